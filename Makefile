@@ -1,0 +1,37 @@
+# Every target sets up what it needs from nothing: a virtual environment with editable
+# installs of every distribution in this repository and the development tools.
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+DISTS := core backend-python plugins/opweave-double
+STAMP := $(VENV)/.installed
+PYPROJECTS := pyproject.toml $(addsuffix /pyproject.toml,$(DISTS))
+
+.PHONY: setup demo test lint format clean
+
+setup: $(STAMP)
+
+$(STAMP): $(PYPROJECTS)
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade "pip>=25.1"
+	$(BIN)/python -m pip install --quiet $(addprefix -e ,$(DISTS)) --group dev
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python -m opweave demo
+
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(STAMP)
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+clean:
+	rm -rf $(VENV) build .pytest_cache

@@ -1,0 +1,44 @@
+"""Python implementations of ``DeepCopyOp``, ``ViewOp``, ``Shape`` and ``Shape_i``."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from opweave.graph.basic import Apply
+
+
+def deep_copy_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
+    """Copy the input: ``.copy()`` where the value has one, else ``copy.deepcopy``."""
+    (x,) = inputs
+    if isinstance(x, np.ndarray):
+        z = out[0][0]
+        if isinstance(z, np.ndarray) and z.shape == x.shape and z.dtype == x.dtype and z is not x:
+            np.copyto(z, x)
+        else:
+            out[0][0] = x.copy()
+    elif hasattr(x, "copy") and callable(x.copy) and not isinstance(x, (int, float, complex, str)):
+        out[0][0] = x.copy()
+    else:
+        out[0][0] = copy.deepcopy(x)
+
+
+def view_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
+    """Return the input itself."""
+    out[0][0] = inputs[0]
+
+
+def shape_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
+    """The input's shape as an int64 vector."""
+    out[0][0] = np.asarray(np.shape(inputs[0]), dtype="int64")
+
+
+def shape_i_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
+    """Dimension ``op.i`` of the input's shape as an int64 scalar."""
+    shape = np.shape(inputs[0])
+    if len(shape) <= op.i:
+        raise ValueError(f"Shape_i({op.i}) of a value with only {len(shape)} dimensions")
+    out[0][0] = np.asarray(shape[op.i], dtype="int64")

@@ -1,0 +1,1 @@
+"""The ``py`` and ``vm`` linkers."""

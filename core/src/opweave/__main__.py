@@ -1,0 +1,5 @@
+"""``python -m opweave``: see :mod:`opweave.cli`."""
+
+from opweave.cli import main
+
+raise SystemExit(main())

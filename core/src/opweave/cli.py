@@ -1,0 +1,81 @@
+"""The ``opweave`` command: ``demo`` and ``info``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+
+def info(out: TextIO) -> int:
+    """Print the plugins found, the backends and linkers, and the configuration."""
+    import opweave
+    from opweave.link.lookup import available_linkers
+
+    pm = opweave.get_plugin_manager()
+    print(f"opweave {opweave.__version__}", file=out)
+    print("plugins (entry points 'opweave.plugins'):", file=out)
+    if not pm.records:
+        print("  none", file=out)
+    for rec in pm.records:
+        where = f" [{rec.distribution} {rec.version}]" if rec.distribution else ""
+        state = "loaded" if rec.loaded else f"SKIPPED: {rec.error}"
+        print(f"  {rec.name} = {rec.value}{where}: {state}", file=out)
+    print("backends:", file=out)
+    for backend in pm.hook.opweave_backend_info():
+        status = (
+            "available" if backend.get("available") else f"unavailable ({backend.get('reason')})"
+        )
+        print(f"  {backend['name']}: linkers {', '.join(backend['linkers'])}; {status}", file=out)
+    linkers = available_linkers(pm)
+    print(f"linkers: {', '.join(sorted(linkers)) or 'none'}", file=out)
+    print("config:", file=out)
+    for name, value, _doc in opweave.config.flags():
+        print(f"  {name} = {value!r}  ({opweave.config.source(name)})", file=out)
+    return 0
+
+
+def demo(out: TextIO) -> int:
+    """Build the seeds' ``(x + y) * z`` example and run it with every installed linker."""
+    import opweave
+    from opweave.link.lookup import available_linkers
+
+    info(out)
+    try:
+        from opweave_double import add, double, mul
+    except ImportError:
+        print("\nthe demo needs the opweave-double plugin: pip install opweave-double", file=out)
+        return 1
+    x, y, z = double("x"), double("y"), double("z")
+    expr = mul(add(x, y), z)
+    print("\nseed example: (x + y) * z with x, y, z of the plugin Type 'double'", file=out)
+    opweave.dprint(expr, file=out)
+    failures = 0
+    for name in sorted(available_linkers()):
+        try:
+            f = opweave.function([x, y, z], expr, mode=opweave.Mode(linker=name))
+            result = f(1.0, 2.0, 3.0)
+        except Exception as exc:
+            print(f"  linker {name:>4}: FAILED {type(exc).__name__}: {exc}", file=out)
+            failures += 1
+            continue
+        print(f"  linker {name:>4}: f(1.0, 2.0, 3.0) = {result!r}", file=out)
+        failures += result != 9.0
+    try:
+        opweave.function([x, y, z], expr)(2**53 + 1, 2.5, 3.0)
+    except TypeError as exc:
+        print(f"\nbad input is refused by name: TypeError: {exc}", file=out)
+    return 1 if failures else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``opweave`` command."""
+    parser = argparse.ArgumentParser(prog="opweave", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("demo", help="run the seeds' example with every installed linker")
+    sub.add_parser("info", help="list plugins, backends, linkers and configuration")
+    args = parser.parse_args(argv)
+    if args.command == "demo":
+        return demo(sys.stdout)
+    return info(sys.stdout)

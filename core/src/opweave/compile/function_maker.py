@@ -1,0 +1,287 @@
+"""Turning inputs, outputs and updates into a rewritten graph and a linked callable."""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+from opweave.compile.io import In, Out
+from opweave.compile.mode import Mode, get_mode
+from opweave.compile.ops import deep_copy_op
+from opweave.graph.basic import Constant, Variable, graph_inputs
+from opweave.graph.fg import FunctionGraph
+from opweave.graph.utils import MissingInputError
+
+
+class UnusedInputError(ValueError):
+    """An input of ``function`` is not needed by any output or update."""
+
+
+def _is_shared(var: Variable) -> bool:
+    return hasattr(var, "container") and hasattr(var, "get_value")
+
+
+class FunctionMaker:
+    """Builds the :class:`FunctionGraph` of a function, rewrites it, and links it.
+
+    Attributes
+    ----------
+    fgraph
+        The rewritten graph (PyTensor's ``f.maker.fgraph``).
+    mode
+        The :class:`Mode` used.
+    linker
+        The linker instance that produced the callable.
+    """
+
+    def __init__(
+        self,
+        inputs: Sequence[In],
+        outputs: Sequence[Out],
+        mode: str | Mode | None = None,
+        updates: Sequence[tuple[Variable, Variable]] = (),
+        name: str | None = None,
+        on_unused_input: str = "raise",
+        accept_inplace: bool = False,
+    ) -> None:
+        if on_unused_input not in ("raise", "warn", "ignore"):
+            raise ValueError(
+                f"on_unused_input must be 'raise', 'warn' or 'ignore', got {on_unused_input!r}"
+            )
+        self.mode = get_mode(mode)
+        self.name = name
+        self.inputs = list(inputs)
+        self.outputs = list(outputs)
+        seen: set[Variable] = set()
+        for i, inp in enumerate(self.inputs):
+            if inp.variable in seen:
+                raise ValueError(f"function input {i} ({inp.variable}) is given twice")
+            seen.add(inp.variable)
+
+        # Updates: from `updates=` on shared variables, and from In(update=...).
+        self.updates: list[tuple[Variable, Variable]] = []
+        for target, expr in updates:
+            if not _is_shared(target):
+                raise TypeError(f"update target {target} is not a shared variable")
+            expr = target.type.filter_variable(expr)
+            self.updates.append((target, expr))
+        for inp in self.inputs:
+            if inp.update is not None:
+                self.updates.append((inp.variable, inp.variable.type.filter_variable(inp.update)))
+        targets = [t for t, _ in self.updates]
+        if len(set(targets)) != len(targets):
+            raise ValueError("a variable is updated more than once")
+
+        out_vars = [o.variable for o in self.outputs]
+        exprs = out_vars + [e for _, e in self.updates]
+        explicit = [i.variable for i in self.inputs]
+        implicit = [v for v in graph_inputs(exprs + targets) if _is_shared(v) and v not in seen]
+        self.implicit = list(dict.fromkeys(implicit))
+        all_inputs = explicit + self.implicit
+        self._check_unused(exprs, on_unused_input)
+        update_mapping = {
+            len(out_vars) + k: all_inputs.index(t) for k, (t, _) in enumerate(self.updates)
+        }
+        try:
+            fgraph = FunctionGraph(all_inputs, exprs, update_mapping=update_mapping)
+        except MissingInputError as exc:
+            var = exc.variable
+            raise MissingInputError(
+                f"the outputs need {var} (type {getattr(var, 'type', '?')}), which is not among "
+                "the function's inputs; add it to the inputs or replace it with givens",
+                variable=var,
+            ) from None
+        self.fgraph = fgraph
+        self._rewrite()
+        self._protect_outputs()
+        self.linker = self._make_linker()
+
+    def _check_unused(self, exprs: list[Variable], policy: str) -> None:
+        if policy == "ignore":
+            return
+        used = set(graph_inputs(exprs))
+        for i, inp in enumerate(self.inputs):
+            if inp.variable in used or inp.update is not None:
+                continue
+            msg = (
+                f"function input {i} ({inp.variable}) is not used to compute any output; pass "
+                "on_unused_input='ignore' to allow it"
+            )
+            if policy == "raise":
+                raise UnusedInputError(msg)
+            warnings.warn(msg, stacklevel=4)
+
+    def _rewrite(self) -> None:
+        query = self.mode.rewrite_query()
+        if query is None:
+            return
+        from opweave.graph.rewriting import build_rewrite_database
+
+        include, exclude, require = query
+        rewriter = build_rewrite_database().query(include=include, exclude=exclude, require=require)
+        rewriter.rewrite(self.fgraph)
+
+    def _protect_outputs(self) -> None:
+        """Copy outputs that would hand the caller an input's or another output's memory."""
+        fgraph = self.fgraph
+        seen: set[Variable] = set()
+        for i, out in enumerate(list(fgraph.outputs)):
+            aliased = out in fgraph.inputs or isinstance(out, Constant) or out in seen
+            seen.add(out)
+            if aliased:
+                fgraph.change_node_input("output", i, deep_copy_op(out), reason="protect_outputs")
+
+    def _make_linker(self) -> Any:
+        from opweave import config
+        from opweave.link.lookup import resolve_linker
+
+        linker = self.mode.linker if self.mode.linker is not None else config.linker
+        if isinstance(linker, str):
+            linker = resolve_linker(linker)()
+        elif isinstance(linker, type):
+            linker = linker()
+        no_recycling = [
+            out
+            for i, out in enumerate(self.fgraph.outputs)
+            if i >= len(self.outputs) or not self.outputs[i].borrow
+        ]
+        return linker.accept(self.fgraph, no_recycling=no_recycling)
+
+    def create(self, unpack_single: bool = False) -> Function:
+        """Link the graph and return the callable :class:`Function`."""
+        input_storage: list[list[Any]] = []
+        for inp in self.inputs:
+            input_storage.append(
+                [
+                    copy.deepcopy(inp.value)
+                    if inp.has_value and not inp.borrow
+                    else (inp.value if inp.has_value else None)
+                ]
+            )
+        for var in self.implicit:
+            input_storage.append(var.container.storage)  # type: ignore[attr-defined]
+        fn, in_cells, out_cells, _thunks, _order = self.linker.make_all(input_storage=input_storage)
+        return Function(self, fn, in_cells, out_cells, unpack_single)
+
+
+class Function:
+    """A compiled function. Call it with the input values in order (or by name).
+
+    Attributes
+    ----------
+    maker
+        The :class:`FunctionMaker`; ``maker.fgraph`` is the rewritten graph.
+    trust_input
+        If true, arguments are not checked (faster; wrong values are the caller's fault).
+    """
+
+    def __init__(
+        self,
+        maker: FunctionMaker,
+        fn: Any,
+        input_cells: list[list[Any]],
+        output_cells: list[list[Any]],
+        unpack_single: bool,
+    ) -> None:
+        self.maker = maker
+        self.fn = fn
+        self.input_cells = input_cells
+        self.output_cells = output_cells
+        self.unpack_single = unpack_single
+        self.trust_input = False
+        self.name = maker.name
+        ins = maker.inputs
+        self._n_args = len(ins)
+        self._arg_specs = [
+            (
+                cell,
+                inp.variable.type.filter,
+                inp.strict,
+                inp.allow_downcast,
+                i,
+                inp.name if inp.name is not None else inp.variable.name,
+                inp.variable.type,
+            )
+            for i, (inp, cell) in enumerate(zip(ins, input_cells, strict=False))
+        ]
+        self._defaults = [
+            (i, cell)
+            for i, (inp, cell) in enumerate(zip(ins, input_cells, strict=False))
+            if inp.has_value
+        ]
+        self._names = {inp.name: i for i, inp in enumerate(ins) if inp.name is not None}
+        n_out = len(maker.outputs)
+        self._user_out_cells = output_cells[:n_out]
+        self._update_targets = [
+            (output_cells[n_out + k], input_cells[maker.fgraph.update_mapping[n_out + k]])
+            for k in range(len(maker.updates))
+        ]
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        n = len(args)
+        if n > self._n_args:
+            raise TypeError(
+                f"{self._label()} takes {self._n_args} inputs, got {n} positional arguments"
+            )
+        if kwargs or n < self._n_args:
+            args = self._bind(args, kwargs)
+        if self.trust_input:
+            for spec, value in zip(self._arg_specs, args, strict=False):
+                if value is not _DEFAULT:
+                    spec[0][0] = value
+        else:
+            for (cell, filt, strict, downcast, i, name, typ), value in zip(
+                self._arg_specs, args, strict=False
+            ):
+                if value is _DEFAULT:
+                    continue
+                try:
+                    cell[0] = filt(value, strict, downcast)
+                except (TypeError, ValueError) as exc:
+                    raise type(exc)(
+                        f"bad input argument {i} (name {name!r}) to {self._label()}: expected "
+                        f"{typ}, got {type(value).__name__} {_short(value)}: {exc}"
+                    ) from exc
+        self.fn()
+        for src, dst in self._update_targets:
+            dst[0] = src[0]
+        if self.unpack_single:
+            return self._user_out_cells[0][0]
+        return [cell[0] for cell in self._user_out_cells]
+
+    def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
+        values: list[Any] = list(args) + [_MISSING] * (self._n_args - len(args))
+        for key, value in kwargs.items():
+            if key not in self._names:
+                raise TypeError(f"{self._label()} has no input named {key!r}")
+            i = self._names[key]
+            if values[i] is not _MISSING:
+                raise TypeError(f"{self._label()} got input {key!r} twice")
+            values[i] = value
+        defaults = dict(self._defaults)
+        for i, value in enumerate(values):
+            if value is _MISSING:
+                if i not in defaults:
+                    _, _, _, _, _, name, typ = self._arg_specs[i]
+                    raise TypeError(
+                        f"missing input argument {i} (name {name!r}, type {typ}) to {self._label()}"
+                    )
+                values[i] = _DEFAULT
+        return values
+
+    def _label(self) -> str:
+        return f"opweave function {self.name!r}" if self.name else "opweave function"
+
+    def __repr__(self) -> str:
+        return f"<Function {self.name or ''} {self.maker.fgraph}>"
+
+
+_MISSING = object()
+_DEFAULT = object()
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -1,0 +1,191 @@
+"""The standard opweave configuration flags.
+
+:func:`build_config` creates the :class:`~opweave.configuration.Config` that
+``opweave.config`` holds: it registers the flags below, then applies the user config file,
+the nearest ``pyproject.toml``'s ``[tool.opweave]`` table and ``OPWEAVE_FLAGS``
+(see :mod:`opweave.configuration`).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from opweave.configuration import (
+    BoolParam,
+    Config,
+    EnumParam,
+    IntParam,
+    PathParam,
+    StrParam,
+)
+
+__all__ = ["build_config", "default_compiledir", "platform_tag"]
+
+MODES = ("FAST_RUN", "FAST_COMPILE", "DebugMode")
+FLOAT_DTYPES = ("float64", "float32", "float16")
+CAST_POLICIES = ("numpy+floatX", "custom")
+
+
+def platform_tag() -> str:
+    """Return the tag naming the compile directory of this machine and Python.
+
+    Returns
+    -------
+    str
+        ``"<machine>-py<major>.<minor>"``, e.g. ``"x86_64-py3.11"``.
+    """
+    machine = re.sub(r"[^A-Za-z0-9_.]+", "_", platform.machine()) or "unknown"
+    return f"{machine}-py{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def default_compiledir(environ: Mapping[str, str] | None = None) -> str:
+    """Return the default compile directory.
+
+    Parameters
+    ----------
+    environ
+        Environment mapping; default: :data:`os.environ`.
+
+    Returns
+    -------
+    str
+        ``$XDG_CACHE_HOME/opweave/compiledir-<tag>`` if ``XDG_CACHE_HOME`` is set to an
+        absolute path, else ``$HOME/.cache/opweave/compiledir-<tag>``, where ``<tag>`` is
+        :func:`platform_tag`.
+    """
+    environ = os.environ if environ is None else environ
+    xdg = environ.get("XDG_CACHE_HOME", "")
+    if xdg and os.path.isabs(xdg):
+        base = Path(xdg)
+    else:
+        home = environ.get("HOME")
+        base = (Path(home) if home else Path.home()) / ".cache"
+    return str(base / "opweave" / f"compiledir-{platform_tag()}")
+
+
+def build_config(
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+    user_config_path: str | os.PathLike[str] | None = None,
+    load: bool = True,
+) -> Config:
+    """Create a config with the standard flags, then apply the outside sources.
+
+    Parameters
+    ----------
+    cwd
+        Directory to start the ``pyproject.toml`` search from; default: the working
+        directory.
+    environ
+        Environment mapping used for the defaults (``CC``, ``XDG_CACHE_HOME``, ``HOME``),
+        the user file location and ``OPWEAVE_FLAGS``; default: :data:`os.environ`.
+    user_config_path
+        Path of the user config file; default:
+        :func:`~opweave.configuration.default_user_config_path` of ``environ``.
+    load
+        If false, only register the flags (every value is its default).
+
+    Returns
+    -------
+    Config
+        The new configuration.
+
+    Raises
+    ------
+    UnknownFlagError, ValueError
+        For unknown flags or bad values in a config file or ``OPWEAVE_FLAGS``.
+    """
+    environ = os.environ if environ is None else environ
+    config = Config()
+    config.add(
+        "linker",
+        "Name of the linker that runs compiled functions.\n\n"
+        "``auto`` picks the fastest installed linker. Backends and plugins add linkers, so "
+        "the name is only checked against the installed ones when a function is compiled.",
+        StrParam(
+            "auto",
+            pattern=r"[A-Za-z_][A-Za-z0-9_]*",
+            expected="a linker name such as 'auto', 'py' or 'c' "
+            "(letters, digits and underscores, not starting with a digit)",
+        ),
+    )
+    config.add(
+        "mode",
+        "Default compilation mode.\n\n"
+        "``FAST_RUN`` applies all optimizing rewrites, ``FAST_COMPILE`` only the cheap ones, "
+        "and ``DebugMode`` checks every rewrite and op implementation (slow).",
+        EnumParam("FAST_RUN", MODES),
+    )
+    config.add(
+        "device",
+        "Device that shared variables and computations are placed on.\n\n"
+        "``cpu``, ``cuda`` (the default GPU) or ``cuda<N>`` (GPU number ``N``).",
+        StrParam("cpu", pattern=r"cpu|cuda[0-9]*", expected="cpu, cuda or cuda<N>"),
+    )
+    config.add(
+        "floatX",
+        "Default floating-point dtype of variables built without an explicit dtype.",
+        EnumParam("float64", FLOAT_DTYPES),
+    )
+    config.add(
+        "compiledir",
+        "Directory where compiled modules are cached.\n\n"
+        "A leading ``~`` is expanded. The default, under ``$XDG_CACHE_HOME`` or "
+        "``~/.cache``, is specific to the machine architecture and Python version.",
+        PathParam(default_compiledir(environ)),
+    )
+    config.add(
+        "cxx",
+        "C compiler command used by C-generating linkers.\n\n"
+        "Defaults to the ``CC`` environment variable, else ``cc``.",
+        StrParam(environ.get("CC") or "cc"),
+    )
+    config.add(
+        "gcc__cxxflags",
+        "Extra flags passed to the C compiler, as one shell-style string.",
+        StrParam(""),
+    )
+    config.add(
+        "check_input",
+        "Whether compiled functions check the type and shape of their inputs.\n\n"
+        "Turning it off saves time per call but lets bad inputs reach the op implementations.",
+        BoolParam(True),
+    )
+    config.add(
+        "allow_gc",
+        "Whether linkers free intermediate results as soon as they are no longer needed.\n\n"
+        "Saves memory; turning it off keeps the storage between calls, which can be faster.",
+        BoolParam(True),
+    )
+    config.add(
+        "optimizer_including",
+        "Extra rewrite tags to include, separated by colons (``tag1:tag2``).",
+        StrParam(""),
+    )
+    config.add(
+        "optimizer_excluding",
+        "Rewrite tags to exclude, separated by colons (``tag1:tag2``).",
+        StrParam(""),
+    )
+    config.add(
+        "cast_policy",
+        "How the result dtype of operations on mixed dtypes is chosen.\n\n"
+        "``numpy+floatX`` follows NumPy's rules, but Python floats use ``floatX``; "
+        "``custom`` follows opweave's own rules.",
+        EnumParam("numpy+floatX", CAST_POLICIES),
+    )
+    config.add(
+        "traceback__limit",
+        "Number of stack frames recorded where each variable was created.\n\n"
+        "``-1`` records the whole stack, ``0`` none.",
+        IntParam(8, minimum=-1),
+    )
+    if load:
+        config.load(cwd=cwd, environ=environ, user_config_path=user_config_path)
+    return config

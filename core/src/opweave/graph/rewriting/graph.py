@@ -1,0 +1,482 @@
+"""Graph rewriters: rewrites applied to a whole :class:`~opweave.graph.fg.FunctionGraph`.
+
+* :class:`GraphRewriter` is the base: ``rewrite(fgraph)`` attaches the features it
+  needs (:meth:`~GraphRewriter.add_requirements`) then runs :meth:`~GraphRewriter.apply`.
+* :class:`SequentialGraphRewriter` runs graph rewriters one after the other.
+* :class:`WalkingGraphRewriter` (built by :func:`in2out` / :func:`out2in`) shows every
+  node to node rewriters once, inputs first or outputs first.
+* :class:`EquilibriumGraphRewriter` repeats node and graph rewriters until none
+  changes the graph, within a bound.
+
+Every replacement goes through :func:`apply_node_rewrite`, which checks types, copies
+names, and replaces through ``fgraph.replace_all_validate`` (a
+:class:`~opweave.graph.features.ReplaceValidate` the rewriters attach), so a replacement
+that makes the graph invalid is undone and skipped.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import deque
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from opweave.graph.basic import Apply, Constant, Variable, io_toposort
+from opweave.graph.features import ChangeTracker, Feature, ReplaceValidate
+from opweave.graph.rewriting.node import (
+    NodeRewriter,
+    SequentialNodeRewriter,
+    op_matches,
+)
+from opweave.graph.utils import InconsistencyError
+
+if TYPE_CHECKING:
+    from opweave.graph.fg import FunctionGraph
+
+__all__ = [
+    "EquilibriumGraphRewriter",
+    "EquilibriumLimitError",
+    "EquilibriumLimitWarning",
+    "GraphRewriter",
+    "SequentialGraphRewriter",
+    "WalkingGraphRewriter",
+    "apply_node_rewrite",
+    "in2out",
+    "out2in",
+]
+
+
+class EquilibriumLimitError(RuntimeError):
+    """An :class:`EquilibriumGraphRewriter` hit its bound before reaching a fixed point."""
+
+
+class EquilibriumLimitWarning(UserWarning):
+    """Warning form of :class:`EquilibriumLimitError`."""
+
+
+# ---------------------------------------------------------------------- applying one rewrite
+
+
+def _replacement_pairs(
+    node: Apply, result: Any, rewriter: NodeRewriter
+) -> tuple[list[tuple[Variable, Variable]], list[Apply]]:
+    remove: list[Apply] = []
+    if isinstance(result, dict):
+        result = dict(result)
+        remove = list(result.pop("remove", ()))
+        pairs = list(result.items())
+    elif isinstance(result, (list, tuple)):
+        if len(result) != len(node.outputs):
+            raise ValueError(
+                f"node rewriter {rewriter} returned {len(result)} replacements for {node}, "
+                f"which has {len(node.outputs)} outputs"
+            )
+        pairs = list(zip(node.outputs, result, strict=True))
+    else:
+        raise TypeError(
+            f"node rewriter {rewriter} returned {result!r}; expected False, None, a list of "
+            "variables or a dict"
+        )
+    checked: list[tuple[Variable, Variable]] = []
+    for old, new in pairs:
+        if new is None or new is old:
+            continue
+        if not isinstance(old, Variable) or not isinstance(new, Variable):
+            raise TypeError(
+                f"node rewriter {rewriter} returned a replacement that is not a Variable: "
+                f"{old!r} -> {new!r}"
+            )
+        if new.type != old.type:
+            try:
+                new = old.type.filter_variable(new)
+            except TypeError as exc:
+                raise TypeError(
+                    f"node rewriter {rewriter} tried to replace {old} (type {old.type}) with "
+                    f"{new} of incompatible type {new.type}"
+                ) from exc
+        checked.append((old, new))
+    return checked, remove
+
+
+def apply_node_rewrite(fgraph: FunctionGraph, node: Apply, rewriter: NodeRewriter) -> bool:
+    """Run ``rewriter`` on ``node`` and apply what it returns.
+
+    Replacements are type-checked (converted with ``filter_variable`` when the types
+    differ but are compatible), an unnamed new variable takes the name of the variable
+    it replaces, and the replacement goes through ``fgraph.replace_all_validate`` when
+    the graph has a :class:`~opweave.graph.features.ReplaceValidate`.
+
+    Returns
+    -------
+    True if the graph was changed; False if the rewriter declined, or its replacement
+    was rejected by validation (and undone).
+
+    Raises
+    ------
+    TypeError
+        If the rewriter returned something malformed or of an incompatible type.
+    """
+    result = rewriter.transform(fgraph, node)
+    if result is False or result is None:
+        return False
+    pairs, remove = _replacement_pairs(node, result, rewriter)
+    pairs = [(old, new) for old, new in pairs if old in fgraph.variables]
+    if not pairs:
+        return False
+    for old, new in pairs:
+        if (
+            new.name is None
+            and old.name is not None
+            and not isinstance(new, Constant)
+            and new not in fgraph.variables
+        ):
+            new.name = old.name
+    reason = str(rewriter)
+    if hasattr(fgraph, "replace_all_validate"):
+        try:
+            if remove:
+                fgraph.replace_all_validate_remove(pairs, remove, reason=reason)  # type: ignore[attr-defined]
+            else:
+                fgraph.replace_all_validate(pairs, reason=reason)  # type: ignore[attr-defined]
+        except InconsistencyError:
+            return False
+    else:
+        fgraph.replace_all(pairs, reason=reason)
+    return True
+
+
+# ---------------------------------------------------------------------- graph rewriters
+
+
+class GraphRewriter:
+    """Base class of rewriters that work on a whole graph.
+
+    Subclasses define :meth:`apply` and, when they need features, :meth:`add_requirements`.
+    """
+
+    def apply(self, fgraph: FunctionGraph) -> Any:
+        """Rewrite ``fgraph`` in place."""
+        raise NotImplementedError(f"{type(self).__name__}.apply is not defined")
+
+    def add_requirements(self, fgraph: FunctionGraph) -> None:
+        """Attach the features :meth:`apply` needs (default: none)."""
+
+    def rewrite(self, fgraph: FunctionGraph) -> Any:
+        """Attach the requirements, then :meth:`apply`; return what ``apply`` returns."""
+        self.add_requirements(fgraph)
+        return self.apply(fgraph)
+
+    def __call__(self, fgraph: FunctionGraph) -> Any:
+        """Same as :meth:`rewrite`."""
+        return self.rewrite(fgraph)
+
+    def __str__(self) -> str:
+        return getattr(self, "name", None) or type(self).__name__
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def _as_graph_rewriter(rewriter: GraphRewriter | NodeRewriter) -> GraphRewriter:
+    if isinstance(rewriter, GraphRewriter):
+        return rewriter
+    if isinstance(rewriter, NodeRewriter):
+        return in2out(rewriter)
+    raise TypeError(f"expected a GraphRewriter or NodeRewriter, got {rewriter!r}")
+
+
+class SequentialGraphRewriter(GraphRewriter):
+    """Runs graph rewriters one after the other (node rewriters are wrapped in :func:`in2out`).
+
+    Parameters
+    ----------
+    rewriters
+        The rewriters, in order.
+    name
+        A display name.
+    """
+
+    def __init__(self, *rewriters: GraphRewriter | NodeRewriter, name: str | None = None) -> None:
+        self.rewriters = [_as_graph_rewriter(rw) for rw in rewriters]
+        self.name = name
+
+    def add_requirements(self, fgraph: FunctionGraph) -> None:
+        """Attach every child's requirements."""
+        for rw in self.rewriters:
+            rw.add_requirements(fgraph)
+
+    def apply(self, fgraph: FunctionGraph) -> None:
+        """Run each child with :meth:`GraphRewriter.rewrite`."""
+        for rw in self.rewriters:
+            rw.rewrite(fgraph)
+
+    def __str__(self) -> str:
+        return self.name or "SequentialGraphRewriter(" + ", ".join(map(str, self.rewriters)) + ")"
+
+
+def _flatten_node_rewriters(
+    rewriters: Iterable[NodeRewriter],
+) -> list[NodeRewriter]:
+    flat: list[NodeRewriter] = []
+    for rw in rewriters:
+        if isinstance(rw, SequentialNodeRewriter):
+            flat.extend(_flatten_node_rewriters(rw.rewriters))
+        elif isinstance(rw, NodeRewriter):
+            flat.append(rw)
+        else:
+            raise TypeError(f"expected a NodeRewriter, got {rw!r}")
+    return flat
+
+
+class _NodeQueue(Feature):
+    """Feeds nodes imported during a walk to a callback."""
+
+    def __init__(self, on_new: Any) -> None:
+        self.on_new = on_new
+
+    def on_import(self, fgraph: FunctionGraph, node: Apply, reason: str | None) -> None:
+        self.on_new(node)
+
+
+def _rewrite_node(fgraph: FunctionGraph, node: Apply, rewriters: Sequence[NodeRewriter]) -> Any:
+    """Try ``rewriters`` on ``node`` in order; return the one that changed it, or None."""
+    for rw in rewriters:
+        if node not in fgraph.apply_nodes:
+            return None
+        if op_matches(rw.tracks(), node.op) and apply_node_rewrite(fgraph, node, rw):
+            return rw
+    return None
+
+
+class WalkingGraphRewriter(GraphRewriter):
+    """Shows each node of the graph to node rewriters, once, in topological order.
+
+    Parameters
+    ----------
+    node_rewriter
+        A node rewriter or a sequence of them; on each node they are tried in order
+        until one changes it.
+    order
+        ``"in_to_out"`` (inputs first) or ``"out_to_in"`` (outputs first).
+    ignore_newtrees
+        If false (the default), nodes created by a rewrite are visited too (after the
+        nodes already queued for ``"in_to_out"``, right away for ``"out_to_in"``).
+    name
+        A display name.
+    """
+
+    def __init__(
+        self,
+        node_rewriter: NodeRewriter | Sequence[NodeRewriter],
+        order: Literal["in_to_out", "out_to_in"] = "in_to_out",
+        ignore_newtrees: bool = False,
+        name: str | None = None,
+    ) -> None:
+        if order not in ("in_to_out", "out_to_in"):
+            raise ValueError(f"order must be 'in_to_out' or 'out_to_in', got {order!r}")
+        if isinstance(node_rewriter, NodeRewriter):
+            node_rewriter = [node_rewriter]
+        self.node_rewriters = _flatten_node_rewriters(node_rewriter)
+        self.order = order
+        self.ignore_newtrees = ignore_newtrees
+        self.name = name
+
+    def add_requirements(self, fgraph: FunctionGraph) -> None:
+        """Attach a ReplaceValidate and the node rewriters' requirements."""
+        fgraph.attach_feature(ReplaceValidate())
+        for rw in self.node_rewriters:
+            rw.add_requirements(fgraph)
+
+    def apply(self, fgraph: FunctionGraph) -> int:
+        """Walk the graph once; return the number of rewrites applied."""
+        queue: deque[Apply] = deque(io_toposort(fgraph.inputs, fgraph.outputs))
+        if self.order == "in_to_out":
+            pop = queue.popleft
+            push = queue.append
+        else:
+            pop = queue.pop
+            push = queue.append
+        current: list[Apply | None] = [None]
+
+        def on_new(node: Apply) -> None:
+            if node is not current[0]:
+                push(node)
+
+        watcher = _NodeQueue(on_new) if not self.ignore_newtrees else None
+        if watcher is not None:
+            fgraph.attach_feature(watcher)
+        count = 0
+        try:
+            while queue:
+                node = pop()
+                if node not in fgraph.apply_nodes:
+                    continue
+                current[0] = node
+                if _rewrite_node(fgraph, node, self.node_rewriters) is not None:
+                    count += 1
+        finally:
+            if watcher is not None:
+                fgraph.remove_feature(watcher)
+        return count
+
+    def __str__(self) -> str:
+        if self.name:
+            return self.name
+        rws = ", ".join(map(str, self.node_rewriters))
+        return f"{'in2out' if self.order == 'in_to_out' else 'out2in'}({rws})"
+
+
+def in2out(*rewriters: NodeRewriter, **kwargs: Any) -> WalkingGraphRewriter:
+    """Return a :class:`WalkingGraphRewriter` visiting nodes from the inputs to the outputs.
+
+    Keyword arguments go to :class:`WalkingGraphRewriter` (``ignore_newtrees``, ``name``).
+    """
+    return WalkingGraphRewriter(list(rewriters), order="in_to_out", **kwargs)
+
+
+def out2in(*rewriters: NodeRewriter, **kwargs: Any) -> WalkingGraphRewriter:
+    """Return a :class:`WalkingGraphRewriter` visiting nodes from the outputs to the inputs.
+
+    Keyword arguments go to :class:`WalkingGraphRewriter` (``ignore_newtrees``, ``name``).
+    """
+    return WalkingGraphRewriter(list(rewriters), order="out_to_in", **kwargs)
+
+
+class EquilibriumGraphRewriter(GraphRewriter):
+    """Applies node and graph rewriters until none of them changes the graph.
+
+    Each pass runs the graph rewriters, then walks the graph from the inputs (new nodes
+    included) trying the node rewriters on each node. Passes repeat until one makes no
+    change.
+
+    Parameters
+    ----------
+    rewriters
+        Node rewriters and graph rewriters, in the order they are tried.
+    max_use_ratio
+        The bound: no single rewriter may change the graph more than
+        ``max_use_ratio * (number of nodes when the rewrite started, at least 1)`` times.
+        A rewrite that undoes another, or a rewriter that keeps "changing" the graph
+        into an equivalent one, hits it.
+    on_limit
+        What happens when the bound is hit: ``"raise"`` an
+        :class:`EquilibriumLimitError` or ``"warn"`` with an
+        :class:`EquilibriumLimitWarning` (the graph is left as it is, valid, and
+        rewriting stops). The message names the rewriter that hit it.
+    name
+        A display name.
+    """
+
+    def __init__(
+        self,
+        rewriters: Sequence[NodeRewriter | GraphRewriter],
+        max_use_ratio: float = 8.0,
+        on_limit: Literal["raise", "warn"] = "warn",
+        name: str | None = None,
+    ) -> None:
+        if max_use_ratio <= 0:
+            raise ValueError(f"max_use_ratio must be positive, got {max_use_ratio}")
+        if on_limit not in ("raise", "warn"):
+            raise ValueError(f"on_limit must be 'raise' or 'warn', got {on_limit!r}")
+        node_rws: list[NodeRewriter] = []
+        graph_rws: list[GraphRewriter] = []
+        for rw in rewriters:
+            if isinstance(rw, GraphRewriter):
+                graph_rws.append(rw)
+            elif isinstance(rw, NodeRewriter):
+                node_rws.append(rw)
+            else:
+                raise TypeError(f"expected a NodeRewriter or GraphRewriter, got {rw!r}")
+        self.node_rewriters = _flatten_node_rewriters(node_rws)
+        self.graph_rewriters = graph_rws
+        self.max_use_ratio = max_use_ratio
+        self.on_limit = on_limit
+        self.name = name
+        #: ``{rewriter: times it changed the graph}`` from the last :meth:`apply`.
+        self.counts: dict[Any, int] = {}
+
+    def add_requirements(self, fgraph: FunctionGraph) -> None:
+        """Attach a ReplaceValidate and every rewriter's requirements."""
+        fgraph.attach_feature(ReplaceValidate())
+        for rw in self.node_rewriters:
+            rw.add_requirements(fgraph)
+        for grw in self.graph_rewriters:
+            grw.add_requirements(fgraph)
+
+    def _limit_hit(self, rewriter: Any, max_use: int) -> None:
+        msg = (
+            f"{self}: rewriter {rewriter} changed the graph more than {max_use} times "
+            f"(max_use_ratio={self.max_use_ratio}); the rewrites probably undo each other or "
+            "never converge. Rewriting stopped before reaching a fixed point."
+        )
+        if self.on_limit == "raise":
+            raise EquilibriumLimitError(msg)
+        warnings.warn(msg, EquilibriumLimitWarning, stacklevel=4)
+
+    def apply(self, fgraph: FunctionGraph) -> int:
+        """Rewrite to a fixed point (or the bound); return the number of passes."""
+        max_use = max(1, int(self.max_use_ratio * max(len(fgraph.apply_nodes), 1)))
+        counts: dict[Any, int] = {}
+        self.counts = counts
+        tracker = ChangeTracker()
+        fgraph.attach_feature(tracker)
+        passes = 0
+        try:
+            while True:
+                passes += 1
+                changed = False
+                for grw in self.graph_rewriters:
+                    before = tracker.changes
+                    grw.apply(fgraph)
+                    if tracker.changes != before:
+                        changed = True
+                        counts[grw] = counts.get(grw, 0) + 1
+                        if counts[grw] > max_use:
+                            self._limit_hit(grw, max_use)
+                            return passes
+                if self.node_rewriters:
+                    applied, hit = self._node_pass(fgraph, counts, max_use)
+                    if hit is not None:
+                        self._limit_hit(hit, max_use)
+                        return passes
+                    changed = changed or applied > 0
+                if not changed:
+                    return passes
+        finally:
+            fgraph.remove_feature(tracker)
+
+    def _node_pass(
+        self, fgraph: FunctionGraph, counts: dict[Any, int], max_use: int
+    ) -> tuple[int, NodeRewriter | None]:
+        """Walk the graph once; return (rewrites applied, rewriter over the bound or None)."""
+        queue: deque[Apply] = deque(io_toposort(fgraph.inputs, fgraph.outputs))
+        current: list[Apply | None] = [None]
+
+        def on_new(node: Apply) -> None:
+            if node is not current[0]:
+                queue.append(node)
+
+        watcher = _NodeQueue(on_new)
+        fgraph.attach_feature(watcher)
+        applied = 0
+        try:
+            while queue:
+                node = queue.popleft()
+                if node not in fgraph.apply_nodes:
+                    continue
+                current[0] = node
+                rw = _rewrite_node(fgraph, node, self.node_rewriters)
+                if rw is not None:
+                    applied += 1
+                    counts[rw] = counts.get(rw, 0) + 1
+                    if counts[rw] > max_use:
+                        return applied, rw
+        finally:
+            fgraph.remove_feature(watcher)
+        return applied, None
+
+    def __str__(self) -> str:
+        if self.name:
+            return self.name
+        rws = ", ".join(map(str, [*self.graph_rewriters, *self.node_rewriters]))
+        return f"EquilibriumGraphRewriter({rws})"

@@ -1,0 +1,251 @@
+"""Node rewriters: rewrites that look at one :class:`~opweave.graph.basic.Apply` node.
+
+A :class:`NodeRewriter` proposes replacements for the outputs of one node; a graph
+rewriter (:mod:`opweave.graph.rewriting.graph`) decides which nodes to show it and
+applies what it returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from opweave.graph.basic import Apply, Variable
+from opweave.graph.op import Op
+
+if TYPE_CHECKING:
+    from opweave.graph.fg import FunctionGraph
+
+#: What :meth:`NodeRewriter.transform` returns: ``False``/``None`` (no change), one
+#: replacement per output (``None`` keeps that output), or ``{old: new}`` (the key
+#: ``"remove"`` may list nodes that must leave the graph).
+TransformResult = Sequence[Variable | None] | dict[Any, Any] | bool | None
+#: A tracked Op: an Op instance (matched by equality) or an Op class (by isinstance).
+Track = Op | type
+#: A requirement: a Feature class (attached fresh) or a callable ``req(fgraph)``.
+Requirement = type | Callable[["FunctionGraph"], Any]
+
+__all__ = [
+    "FromFunctionNodeRewriter",
+    "NodeRewriter",
+    "SequentialNodeRewriter",
+    "node_rewriter",
+    "op_matches",
+]
+
+
+def op_matches(tracks: Sequence[Track] | None, op: Any) -> bool:
+    """True if ``op`` is one of ``tracks`` (``None`` tracks every Op).
+
+    An Op class in ``tracks`` matches its instances (and subclasses' instances); an
+    Op instance matches Ops equal to it.
+    """
+    if tracks is None:
+        return True
+    for track in tracks:
+        if isinstance(track, type):
+            if isinstance(op, track):
+                return True
+        elif op == track:
+            return True
+    return False
+
+
+def attach_requirements(fgraph: FunctionGraph, requirements: Sequence[Requirement]) -> None:
+    """Attach each requirement to ``fgraph``.
+
+    A Feature class is instantiated and attached (features already present make the
+    attachment a no-op); any other callable is called with ``fgraph``.
+    """
+    for req in requirements:
+        if isinstance(req, type):
+            fgraph.attach_feature(req())
+        elif callable(req):
+            req(fgraph)
+        else:
+            raise TypeError(
+                f"a rewrite requirement must be a Feature class or a callable taking the "
+                f"FunctionGraph, got {req!r}"
+            )
+
+
+class NodeRewriter:
+    """Base class of rewriters that replace the outputs of one node.
+
+    Subclasses define :meth:`transform` and usually :meth:`tracks`.
+    """
+
+    def tracks(self) -> list[Track] | None:
+        """Return the Ops (instances or classes) this rewriter applies to, or ``None`` for all."""
+        return None
+
+    def transform(self, fgraph: FunctionGraph, node: Apply) -> TransformResult:
+        """Return replacements for ``node``'s outputs, or ``False``/``None`` for no change.
+
+        Parameters
+        ----------
+        fgraph
+            The graph ``node`` belongs to (read-only here: do not edit it).
+        node
+            The node to rewrite.
+
+        Returns
+        -------
+        ``False`` or ``None`` to leave the node alone; a list with one variable per
+        output of ``node`` (``None`` keeps that output); or a dict ``{old variable:
+        new variable}``, optionally with a ``"remove"`` key listing nodes that must be
+        gone after the replacement.
+        """
+        raise NotImplementedError(f"{type(self).__name__}.transform is not defined")
+
+    def add_requirements(self, fgraph: FunctionGraph) -> None:
+        """Attach the features this rewriter needs (default: none)."""
+
+    def __str__(self) -> str:
+        return getattr(self, "name", None) or type(self).__name__
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+class FromFunctionNodeRewriter(NodeRewriter):
+    """A :class:`NodeRewriter` made from a function ``fn(fgraph, node)``.
+
+    Usually built with the :func:`node_rewriter` decorator.
+
+    Parameters
+    ----------
+    fn
+        The transform function.
+    tracks
+        The Ops it applies to, or ``None`` for every Op.
+    requirements
+        Feature classes or callables ``req(fgraph)`` to attach before rewriting.
+    inplace
+        The rewrite introduces destructive Ops: a
+        :class:`~opweave.graph.features.DestroyHandler` is required too.
+    name
+        Defaults to ``fn.__name__``.
+    """
+
+    def __init__(
+        self,
+        fn: Callable[[FunctionGraph, Apply], TransformResult],
+        tracks: Sequence[Track] | None,
+        requirements: Sequence[Requirement] = (),
+        inplace: bool = False,
+        name: str | None = None,
+    ) -> None:
+        self.fn = fn
+        self._tracks = list(tracks) if tracks is not None else None
+        self.inplace = inplace
+        requirements = list(requirements)
+        if inplace:
+            from opweave.graph.features import DestroyHandler
+
+            requirements.append(DestroyHandler)
+        self.requirements = requirements
+        self.name = name or getattr(fn, "__name__", None) or type(self).__name__
+        self.__doc__ = getattr(fn, "__doc__", None)
+
+    def tracks(self) -> list[Track] | None:
+        """Return the tracked Ops."""
+        return self._tracks
+
+    def transform(self, fgraph: FunctionGraph, node: Apply) -> TransformResult:
+        """Call the wrapped function."""
+        return self.fn(fgraph, node)
+
+    def add_requirements(self, fgraph: FunctionGraph) -> None:
+        """Attach the requirements."""
+        attach_requirements(fgraph, self.requirements)
+
+    def __call__(self, fgraph: FunctionGraph, node: Apply) -> TransformResult:
+        """Call the wrapped function (the decorated name stays usable as a function)."""
+        return self.fn(fgraph, node)
+
+
+def node_rewriter(
+    tracks: Sequence[Track] | None,
+    inplace: bool = False,
+    requirements: Sequence[Requirement] = (),
+) -> Callable[[Callable[[FunctionGraph, Apply], TransformResult]], FromFunctionNodeRewriter]:
+    """Decorator turning ``fn(fgraph, node)`` into a :class:`NodeRewriter`.
+
+    Parameters
+    ----------
+    tracks
+        Op instances (matched by equality) or Op classes (matched by ``isinstance``)
+        whose nodes the rewriter is shown; ``None`` for every node.
+    inplace
+        The rewrite introduces destructive Ops; requires a DestroyHandler.
+    requirements
+        Feature classes or callables ``req(fgraph)`` attached before rewriting.
+
+    Example::
+
+        @node_rewriter([neg])
+        def local_neg_neg(fgraph, node):
+            x = node.inputs[0]
+            if x.owner is not None and x.owner.op == neg:
+                return [x.owner.inputs[0]]
+            return False
+    """
+    if tracks is not None:
+        tracks = list(tracks)
+        if not tracks:
+            raise ValueError("tracks must list at least one Op; use None to track every Op")
+        for track in tracks:
+            if not (isinstance(track, Op) or (isinstance(track, type) and issubclass(track, Op))):
+                raise TypeError(f"tracks must hold Op instances or Op classes, got {track!r}")
+
+    def decorator(
+        fn: Callable[[FunctionGraph, Apply], TransformResult],
+    ) -> FromFunctionNodeRewriter:
+        return FromFunctionNodeRewriter(fn, tracks, requirements=requirements, inplace=inplace)
+
+    return decorator
+
+
+class SequentialNodeRewriter(NodeRewriter):
+    """Tries several node rewriters in turn; the first that changes the node wins.
+
+    Parameters
+    ----------
+    rewriters
+        The node rewriters, in the order they are tried.
+    name
+        A display name.
+    """
+
+    def __init__(self, *rewriters: NodeRewriter, name: str | None = None) -> None:
+        for rw in rewriters:
+            if not isinstance(rw, NodeRewriter):
+                raise TypeError(f"SequentialNodeRewriter takes NodeRewriters, got {rw!r}")
+        self.rewriters = list(rewriters)
+        self.name = name or "SequentialNodeRewriter(" + ", ".join(map(str, rewriters)) + ")"
+
+    def tracks(self) -> list[Track] | None:
+        """The union of the children's tracks (``None`` if any tracks everything)."""
+        union: list[Track] = []
+        for rw in self.rewriters:
+            tracks = rw.tracks()
+            if tracks is None:
+                return None
+            union.extend(t for t in tracks if not any(t is u for u in union))
+        return union
+
+    def transform(self, fgraph: FunctionGraph, node: Apply) -> TransformResult:
+        """Return the result of the first child that proposes a change."""
+        for rw in self.rewriters:
+            if not op_matches(rw.tracks(), node.op):
+                continue
+            result = rw.transform(fgraph, node)
+            if result is not False and result is not None:
+                return result
+        return False
+
+    def add_requirements(self, fgraph: FunctionGraph) -> None:
+        """Attach every child's requirements."""
+        for rw in self.rewriters:
+            rw.add_requirements(fgraph)

@@ -1,0 +1,19 @@
+"""The core's own plugin: what opweave provides through the same hooks a third party uses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from opweave.plugins.hookspecs import hookimpl
+
+
+@hookimpl(trylast=True)
+def opweave_transfer(var: Any, target: str) -> Any:
+    """Built-in target ``'cpu'``: host values stay where they are.
+
+    Plugins whose Types live elsewhere (GPU arrays) are asked first and answer
+    for their own variables.
+    """
+    if target == "cpu":
+        return var
+    return None

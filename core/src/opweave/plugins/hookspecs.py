@@ -1,0 +1,198 @@
+"""Hook specifications: the whole surface through which backends and plugins extend opweave.
+
+A plugin is any module or object with functions decorated by
+:data:`opweave.plugins.hookimpl` whose names are the hooks below. Distributions
+publish one under the entry-point group ``opweave.plugins``::
+
+    [project.entry-points."opweave.plugins"]
+    mybackend = "mybackend.plugin"
+
+and code can register one by hand with
+``opweave.plugins.get_plugin_manager().register(obj)``.
+
+Rules every hook follows:
+
+* Hooks run at **compile time only** (when ``opweave.function`` builds a function,
+  when a rewrite database is assembled, when ``transfer`` builds a graph), never
+  once per call of a compiled function.
+* "first result" hooks stop at the first plugin that returns something other
+  than ``None``; plugins registered later are asked first, and ``tryfirst`` /
+  ``trylast`` on the ``hookimpl`` change that order.
+* "collect" hooks gather one result from every plugin.
+* A plugin may implement any subset of the hooks, and may accept any subset of
+  a hook's arguments (pluggy passes only those a function names).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from opweave.graph.basic import Apply, Variable
+    from opweave.graph.op import Op
+
+#: The project name shared by the markers and the plugin manager.
+PROJECT_NAME = "opweave"
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+
+# ---------------------------------------------------------------------- linkers
+
+
+@hookspec
+def opweave_linkers() -> dict[str, type]:
+    """Return the linkers this plugin provides, as ``{name: Linker class}``.
+
+    **Kind:** collect.
+
+    The names become valid values of ``config.linker`` and of
+    ``Mode(linker=...)``. A Linker class may set an integer ``priority``
+    attribute: ``linker="auto"`` picks the installed linker with the highest one.
+    Two plugins offering the same name is an error reported at compile time.
+
+    Example::
+
+        @hookimpl
+        def opweave_linkers():
+            return {"vm": VMLinker, "py": PerformLinker}
+    """
+
+
+@hookspec
+def opweave_backend_info() -> dict[str, Any]:
+    """Describe this backend for ``opweave info`` and for error messages.
+
+    **Kind:** collect.
+
+    Return a dict with ``name`` (the distribution, e.g. ``"opweave-c"``),
+    ``linkers`` (names it provides), ``available`` (bool) and ``reason``
+    (why it is unavailable, or ``None``). A backend that installed but cannot
+    work on this machine (no C compiler, no CUDA driver) says so here instead
+    of failing at import.
+    """
+
+
+# ---------------------------------------------------------------------- implementations
+
+
+@hookspec(firstresult=True)
+def opweave_make_thunk(
+    op: Op,
+    node: Apply,
+    storage_map: dict[Variable, list[Any]],
+    compute_map: dict[Variable, list[int]],
+    no_recycling: Sequence[Variable],
+    impl: str | None,
+) -> Callable[[], Any] | None:
+    """Return a thunk computing ``node`` with implementation ``impl``, or ``None``.
+
+    **Kind:** first result.
+
+    This is what :meth:`opweave.graph.op.Op.make_thunk` asks when an Op does not
+    override it. ``impl`` is ``None`` (any implementation), ``"py"``, ``"c"`` or a
+    name a backend defines. The thunk reads its inputs from ``storage_map``,
+    writes its outputs there, sets ``compute_map[out][0] = 1`` for each output,
+    and clears the cells of outputs listed in ``no_recycling`` before it runs.
+    It should carry ``inputs``, ``outputs`` (the storage cells) and ``lazy =
+    False`` attributes.
+    """
+
+
+@hookspec(firstresult=True)
+def opweave_perform(op: Op, node: Apply) -> Callable[..., None] | None:
+    """Return a Python implementation of ``op`` for ``node``, or ``None``.
+
+    **Kind:** first result.
+
+    The result has the signature of :meth:`Op.perform`:
+    ``fn(node, inputs, output_storage)``. Asked only for Ops whose class does
+    not define ``perform`` itself. The Python backend supplies these for every
+    standard Op of the core; a plugin adds them for Ops it knows.
+    """
+
+
+@hookspec(firstresult=True)
+def opweave_c_code(op: Op, node: Apply) -> Any | None:
+    """Return the C implementation of ``node``, or ``None``.
+
+    **Kind:** first result.
+
+    The result is an object with the Op C contract of seed 002 (``c_code``,
+    and optionally ``c_support_code``, ``c_support_code_apply``, ``c_headers``,
+    ``c_libraries``, ``c_compile_args``, ``c_code_cleanup``, ``c_init_code``,
+    ``c_code_cache_version`` ...). Asked only for Ops whose class does not
+    define ``c_code`` itself.
+    """
+
+
+@hookspec(firstresult=True)
+def opweave_transfer(var: Variable, target: str) -> Variable | None:
+    """Return ``var`` moved to ``target`` (e.g. ``"cuda"``, ``"cpu"``), or ``None``.
+
+    **Kind:** first result.
+
+    Return ``var`` itself when no transfer is needed, a new variable (typically
+    the output of a transfer Op) when one is, and ``None`` when this plugin
+    cannot handle the pair. ``opweave.register_transfer(fn)`` registers ``fn``
+    as an implementation of this hook.
+    """
+
+
+@hookspec
+def opweave_register_deep_copy_op_c_code() -> list[tuple[type, str, tuple[Any, ...]]]:
+    """Return ``(Type class, C code, version)`` entries for ``DeepCopyOp``.
+
+    **Kind:** collect.
+
+    The C code uses ``%(iname)s`` and ``%(oname)s`` for the input and output
+    names and ``%(fail)s`` on error. ``register_deep_copy_op_c_code`` in
+    :mod:`opweave.compile.ops` feeds the same registry.
+    """
+
+
+@hookspec
+def opweave_register_view_op_c_code() -> list[tuple[type, str, tuple[Any, ...]]]:
+    """Return ``(Type class, C code, version)`` entries for ``ViewOp``.
+
+    **Kind:** collect. Same templating as the DeepCopyOp entries.
+    """
+
+
+@hookspec
+def opweave_register_shape_c_code() -> list[tuple[type, str, tuple[Any, ...]]]:
+    """Return ``(Type class, C code, version)`` entries for ``Shape``.
+
+    **Kind:** collect. Same templating as the DeepCopyOp entries.
+    """
+
+
+@hookspec
+def opweave_register_shape_i_c_code() -> list[tuple[type, str, str, tuple[Any, ...]]]:
+    """Return ``(Type class, C code, CHECK_INPUT code, version)`` entries for ``Shape_i``.
+
+    **Kind:** collect. The code may also use ``%(i)s``, the dimension asked for;
+    ``CHECK_INPUT`` must check that the input has more than ``i`` dimensions.
+    """
+
+
+# ---------------------------------------------------------------------- rewrites
+
+
+@hookspec
+def opweave_rewrites(db: Any) -> None:
+    """Register this plugin's rewrites into ``db``.
+
+    **Kind:** collect (the return value is ignored).
+
+    ``db`` is the rewrite database being assembled for one compilation; call
+    its ``register(name, rewriter, *tags, position=...)``. The core registers
+    its own standard rewrites through this same hook, so a plugin's rewrites
+    take part in queries (``including``/``excluding`` tags) exactly like the
+    built-in ones.
+    """

@@ -1,0 +1,160 @@
+"""The process-wide plugin manager and entry-point loading.
+
+Entry points of the group ``opweave.plugins`` are loaded one by one: a plugin
+whose import fails, whose hook implementations do not match a specification, or
+that names a hook that does not exist is reported with a :class:`PluginWarning`
+naming it and the error, and skipped. The other plugins and the core go on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import warnings
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any
+
+import pluggy
+
+from opweave.plugins import hookspecs
+
+#: The entry-point group plugins are published under.
+ENTRY_POINT_GROUP = "opweave.plugins"
+#: Setting this environment variable to ``1`` turns entry-point loading off.
+DISABLE_AUTOLOAD_ENV = "OPWEAVE_DISABLE_PLUGIN_AUTOLOAD"
+
+
+class PluginWarning(UserWarning):
+    """A plugin could not be loaded and was skipped."""
+
+
+@dataclass(frozen=True)
+class PluginRecord:
+    """What happened to one entry point when plugins were loaded."""
+
+    name: str
+    value: str
+    distribution: str | None
+    version: str | None
+    loaded: bool
+    error: str | None = None
+
+
+class OpweavePluginManager(pluggy.PluginManager):
+    """A :class:`pluggy.PluginManager` that also remembers what it loaded or skipped."""
+
+    def __init__(self) -> None:
+        super().__init__(hookspecs.PROJECT_NAME)
+        self.add_hookspecs(hookspecs)
+        self.records: list[PluginRecord] = []
+
+    def register(self, plugin: Any, name: str | None = None) -> str | None:
+        """Register ``plugin``, rejecting hook implementations with unknown names.
+
+        Raises
+        ------
+        pluggy.PluginValidationError
+            When the plugin implements a hook that has no specification (a
+            misspelling), or implements one with arguments it does not have.
+        """
+        plugin_name = super().register(plugin, name)
+        try:
+            self._check_plugin(plugin)
+        except pluggy.PluginValidationError:
+            self.unregister(plugin)
+            raise
+        return plugin_name
+
+    def _check_plugin(self, plugin: Any) -> None:
+        for hook in self.get_hookcallers(plugin) or ():
+            if hook.spec is not None:
+                continue
+            for impl in hook.get_hookimpls():
+                if impl.plugin is plugin and not impl.optionalhook:
+                    raise pluggy.PluginValidationError(
+                        plugin,
+                        f"unknown hook {hook.name!r} in plugin {self.get_name(plugin)!r}; "
+                        f"known hooks: {', '.join(sorted(_spec_names()))}",
+                    )
+
+    def load_entry_points(self, entry_points: Iterable[metadata.EntryPoint] | None = None) -> None:
+        """Load and register every ``opweave.plugins`` entry point, skipping broken ones."""
+        if entry_points is None:
+            entry_points = metadata.entry_points(group=ENTRY_POINT_GROUP)
+        for ep in entry_points:
+            if self.has_plugin(ep.name) or self.is_blocked(ep.name):
+                continue
+            dist = getattr(ep, "dist", None)
+            dist_name = dist.metadata["Name"] if dist is not None else None
+            version = dist.version if dist is not None else None
+            try:
+                plugin = ep.load()
+                self.register(plugin, name=ep.name)
+            except Exception as exc:  # a broken plugin never breaks the core
+                error = f"{type(exc).__name__}: {exc}"
+                self.records.append(
+                    PluginRecord(ep.name, ep.value, dist_name, version, False, error)
+                )
+                where = f" from {dist_name}" if dist_name else ""
+                warnings.warn(
+                    f"opweave: skipped plugin {ep.name!r} ({ep.value}){where}: {error}",
+                    PluginWarning,
+                    stacklevel=2,
+                )
+                continue
+            self.records.append(PluginRecord(ep.name, ep.value, dist_name, version, True))
+
+
+def _spec_names() -> list[str]:
+    return [name for name in dir(hookspecs) if name.startswith("opweave_")]
+
+
+def _register_builtins(pm: OpweavePluginManager) -> None:
+    from opweave.plugins import builtin
+
+    pm.register(builtin, name="opweave.builtin")
+
+
+def create_plugin_manager(autoload: bool | None = None) -> OpweavePluginManager:
+    """Return a new plugin manager with the core's built-in plugin registered.
+
+    Parameters
+    ----------
+    autoload
+        Load the ``opweave.plugins`` entry points. ``None`` means: unless the
+        environment variable ``OPWEAVE_DISABLE_PLUGIN_AUTOLOAD`` is ``1``.
+    """
+    pm = OpweavePluginManager()
+    _register_builtins(pm)
+    if autoload is None:
+        autoload = os.environ.get(DISABLE_AUTOLOAD_ENV, "").strip() not in ("1", "true", "yes")
+    if autoload:
+        pm.load_entry_points()
+    return pm
+
+
+_state: dict[str, OpweavePluginManager] = {}
+
+
+def get_plugin_manager() -> OpweavePluginManager:
+    """Return the process-wide plugin manager, creating and loading it on first use."""
+    pm = _state.get("pm")
+    if pm is None:
+        pm = _state["pm"] = create_plugin_manager()
+    return pm
+
+
+@contextlib.contextmanager
+def use_plugin_manager(pm: OpweavePluginManager) -> Iterator[OpweavePluginManager]:
+    """Make ``pm`` the process-wide plugin manager inside a ``with`` block."""
+    previous = _state.get("pm")
+    _state["pm"] = pm
+    try:
+        yield pm
+    finally:
+        if previous is None:
+            _state.pop("pm", None)
+        else:
+            _state["pm"] = previous

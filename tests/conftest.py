@@ -1,0 +1,25 @@
+"""Fixtures shared by the whole suite."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from opweave.plugins import OpweavePluginManager, create_plugin_manager, use_plugin_manager
+
+
+@pytest.fixture(autouse=True)
+def plugin_manager() -> Iterator[OpweavePluginManager]:
+    """Give each test its own plugin manager (installed plugins loaded), so registrations
+    made by one test (``register_transfer``, hand-registered plugins) never leak into another.
+    """
+    with use_plugin_manager(create_plugin_manager()) as pm:
+        yield pm
+
+
+@pytest.fixture
+def bare_plugin_manager() -> Iterator[OpweavePluginManager]:
+    """A plugin manager with only the core's built-in plugin: no backend is installed."""
+    with use_plugin_manager(create_plugin_manager(autoload=False)) as pm:
+        yield pm

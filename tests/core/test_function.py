@@ -1,0 +1,228 @@
+"""``opweave.function``: seed 001's semantics, argument checking, In/Out, updates, givens."""
+
+from __future__ import annotations
+
+import pytest
+
+import opweave
+from opweave.compile import In, Out, SharedVariable, UnusedInputError
+from opweave.graph import Constant, MissingInputError
+from opweave.link.lookup import LinkerNotFoundError
+from opweave_double import add, double, mul, sub
+
+
+@pytest.fixture
+def xyz():
+    return double("x"), double("y"), double("z")
+
+
+def test_seed_example(xyz) -> None:
+    x, y, z = xyz
+    f = opweave.function([x, y, z], mul(add(x, y), z))
+    assert f(1.0, 2.0, 3.0) == 9.0
+
+
+def test_list_of_outputs_returns_list(xyz) -> None:
+    x, y, _ = xyz
+    f = opweave.function([x, y], [add(x, y), sub(x, y)])
+    assert f(5.0, 3.0) == [8.0, 2.0]
+    assert opweave.function([x, y], [add(x, y)])(1.0, 1.0) == [2.0]
+
+
+def test_constant_operand(xyz) -> None:
+    """Seed 001: ``c = a + b`` with a constant ``a`` compiles with ``b`` alone."""
+    _, b, _ = xyz
+    a = Constant(double, 1.5)
+    f = opweave.function([b], add(a, b))
+    assert f(2.5) == 4.0
+
+
+def test_missing_input_names_the_variable(xyz) -> None:
+    x, y, _ = xyz
+    with pytest.raises(MissingInputError, match="need y"):
+        opweave.function([x], add(x, y))
+
+
+def test_constant_as_input_is_type_error(xyz) -> None:
+    _, b, _ = xyz
+    a = Constant(double, 1.5)
+    with pytest.raises(TypeError, match="is a Constant"):
+        opweave.function([a, b], add(a, b))
+
+
+def test_non_variable_input_and_output(xyz) -> None:
+    x, _, _ = xyz
+    with pytest.raises(TypeError, match="function input 0 must be a Variable"):
+        opweave.function([1.0], x)
+    with pytest.raises(TypeError, match="function output 0 must be a Variable"):
+        opweave.function([x], "nope")
+
+
+def test_intermediate_as_input_refused(xyz) -> None:
+    x, y, _ = xyz
+    s = add(x, y)
+    with pytest.raises(TypeError, match="inputs must be roots"):
+        opweave.function([s], mul(s, 2.0))
+
+
+def test_duplicate_and_unused_inputs(xyz) -> None:
+    x, y, _ = xyz
+    with pytest.raises(ValueError, match="given twice"):
+        opweave.function([x, x], add(x, x))
+    with pytest.raises(UnusedInputError, match=r"input 1 \(y\) is not used"):
+        opweave.function([x, y], add(x, 1.0))
+    f = opweave.function([x, y], add(x, 1.0), on_unused_input="ignore")
+    assert f(1.0, 5.0) == 2.0
+
+
+def test_bad_argument_names_position_name_and_type(xyz) -> None:
+    x, y, z = xyz
+    f = opweave.function([x, y, z], mul(add(x, y), z))
+    with pytest.raises(TypeError) as info:
+        f(1.0, 2**53 + 1, 3.0)
+    msg = str(info.value)
+    assert "argument 1" in msg and "'y'" in msg and "expected double" in msg
+    assert "cannot accurately represent" in msg
+    with pytest.raises(ValueError, match=r"argument 2 \(name 'z'\).*expected double"):
+        f(1.0, 2.0, "three")
+    with pytest.raises(TypeError, match=r"argument 0 .*expected double"):
+        f(None, 2.0, 3.0)
+
+
+def test_wrong_argument_count_and_keywords(xyz) -> None:
+    x, y, _ = xyz
+    f = opweave.function([x, y], add(x, y))
+    with pytest.raises(TypeError, match="takes 2 inputs, got 3"):
+        f(1.0, 2.0, 3.0)
+    with pytest.raises(TypeError, match=r"missing input argument 1 \(name 'y'"):
+        f(1.0)
+    assert f(1.0, y=4.0) == 5.0
+    with pytest.raises(TypeError, match="no input named 'w'"):
+        f(1.0, w=2.0)
+
+
+def test_allow_input_downcast_and_strict(xyz) -> None:
+    x, _, _ = xyz
+    f = opweave.function([x], mul(x, 2.0), allow_input_downcast=True)
+    assert f(2**53 + 1) == 2.0 * float(2**53)
+    g = opweave.function([In(x, strict=True)], mul(x, 2.0))
+    with pytest.raises(TypeError, match="Expected a float!"):
+        g(1)
+    assert g(1.0) == 2.0
+
+
+def test_in_default_value_and_name(xyz) -> None:
+    x, y, _ = xyz
+    f = opweave.function([x, In(y, value=10.0, name="offset")], add(x, y))
+    assert f(1.0) == 11.0
+    assert f(1.0, offset=2.0) == 3.0
+
+
+def test_in_update_carries_state(xyz) -> None:
+    x, acc, _ = xyz
+    f = opweave.function([x, In(acc, value=0.0, update=add(acc, x))], acc)
+    assert f(1.0) == 0.0
+    assert f(2.0) == 1.0
+    assert f(0.0) == 3.0
+
+
+def test_shared_variable_updates_applied_once_per_call(xyz) -> None:
+    x, _, _ = xyz
+    s = SharedVariable(double, 1.0, name="s")
+    f = opweave.function([x], mul(s, x), updates=[(s, add(s, 1.0))])
+    assert f(10.0) == 10.0
+    assert s.get_value() == 2.0
+    assert f(10.0) == 20.0
+    assert s.get_value() == 3.0
+    s.set_value(5.0)
+    assert f(1.0) == 5.0
+    with pytest.raises(TypeError, match="not a shared variable"):
+        opweave.function([x], x, updates=[(x, add(x, 1.0))])
+
+
+def test_givens_replace_a_variable(xyz) -> None:
+    x, y, z = xyz
+    f = opweave.function([x, z], add(x, y), givens={y: mul(z, 2.0)})
+    assert f(1.0, 3.0) == 7.0
+
+
+def test_output_that_is_an_input_is_copied(xyz) -> None:
+    x, y, _ = xyz
+    f = opweave.function([x, y], [x, add(x, y), x])
+    assert f(1.0, 2.0) == [1.0, 3.0, 1.0]
+    ops = [str(n.op) for n in f.maker.fgraph.toposort()]
+    assert ops.count("DeepCopyOp") == 2
+
+
+def test_outputs_none_with_updates(xyz) -> None:
+    s = SharedVariable(double, 2.0)
+    f = opweave.function([], None, updates=[(s, mul(s, s))])
+    assert f() == []
+    f()
+    assert s.get_value() == 16.0
+
+
+def test_unknown_linker_lists_installed_and_names_distribution(xyz) -> None:
+    x, _, _ = xyz
+    with pytest.raises(LinkerNotFoundError) as info:
+        opweave.function([x], add(x, 1.0), mode=opweave.Mode(linker="c"))
+    msg = str(info.value)
+    assert "pip install opweave-c" in msg and "py" in msg and "vm" in msg
+    with pytest.raises(LinkerNotFoundError, match="no known distribution"):
+        opweave.function([x], add(x, 1.0), mode=opweave.Mode(linker="warp"))
+
+
+def test_linker_from_config(xyz) -> None:
+    x, _, _ = xyz
+    with opweave.config.change_flags(linker="py"):
+        f = opweave.function([x], add(x, 1.0))
+    assert type(f.maker.linker).__name__ == "PerformLinker"
+    with opweave.config.change_flags(linker="auto"):
+        g = opweave.function([x], add(x, 1.0))
+    assert type(g.maker.linker).__name__ == "VMLinker"
+
+
+def test_modes_by_name(xyz) -> None:
+    x, _, _ = xyz
+    for mode in ("FAST_RUN", "FAST_COMPILE", opweave.Mode(linker="py", optimizer=None)):
+        assert opweave.function([x], add(x, 1.0), mode=mode)(1.0) == 2.0
+    with pytest.raises(ValueError, match="unknown mode 'FAST'"):
+        opweave.function([x], add(x, 1.0), mode="FAST")
+
+
+def test_no_backend_installed_is_a_clear_error(xyz, bare_plugin_manager) -> None:
+    x, _, _ = xyz
+    with pytest.raises(LinkerNotFoundError, match="pip install opweave-python"):
+        opweave.function([x], add(x, 1.0))
+
+
+def test_runtime_error_names_the_node(xyz) -> None:
+    from opweave_double import div
+
+    x, y, _ = xyz
+    f = opweave.function([x, y], div(x, y))
+    with pytest.raises(ZeroDivisionError) as info:
+        f(1.0, 0.0)
+    assert any("Apply node that caused the error: div(x, y)" in n for n in info.value.__notes__)
+
+
+def test_variable_eval(xyz) -> None:
+    x, y, _ = xyz
+    expr = mul(add(x, y), 2.0)
+    assert expr.eval({x: 1.0, y: 2.0}) == 6.0
+    assert expr.eval({x: 3.0, y: 2.0}) == 10.0
+    assert mul(Constant(double, 2.0), 4.0).eval() == 8.0
+
+
+def test_trust_input_skips_filter(xyz) -> None:
+    x, _, _ = xyz
+    f = opweave.function([x], add(x, 1.0))
+    f.trust_input = True
+    assert f(1) == 2  # the int went through unchecked
+
+
+def test_out_borrow_keeps_output_storage(xyz) -> None:
+    x, _, _ = xyz
+    f = opweave.function([x], Out(add(x, 1.0), borrow=True))
+    assert f(1.0) == 2.0
+    assert f.maker.linker.no_recycling == []

@@ -1,0 +1,168 @@
+"""Plugin discovery through entry points, broken plugins, opt-out, hand registration."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import opweave
+from opweave.link.lookup import available_linkers
+from opweave.plugins import (
+    DISABLE_AUTOLOAD_ENV,
+    PluginWarning,
+    create_plugin_manager,
+    hookimpl,
+    use_plugin_manager,
+)
+from opweave_double import add, double
+
+GOOD = """
+from opweave.plugins import hookimpl
+from opweave_python.linkers.perform_linker import PerformLinker
+
+class EchoLinker(PerformLinker):
+    name = "echo"
+
+@hookimpl
+def opweave_linkers():
+    return {"echo": EchoLinker}
+
+@hookimpl
+def opweave_transfer(var, target):
+    return var if target == "echo-device" else None
+"""
+
+BROKEN = """
+raise RuntimeError("this plugin is broken on purpose")
+"""
+
+MISSPELLED = """
+from opweave.plugins import hookimpl
+
+@hookimpl
+def opweave_linker():
+    return {}
+"""
+
+BAD_ARGS = """
+from opweave.plugins import hookimpl
+
+@hookimpl
+def opweave_transfer(variable, where):
+    return None
+"""
+
+
+def make_dist(root: Path, dist: str, version: str, modules: dict[str, str]) -> None:
+    """Write plugin modules and a ``*.dist-info`` declaring them as entry points."""
+    info = root / f"{dist.replace('-', '_')}-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
+    lines = ["[opweave.plugins]"]
+    for module, source in modules.items():
+        (root / f"{module}.py").write_text(textwrap.dedent(source))
+        lines.append(f"{module} = {module}")
+    (info / "entry_points.txt").write_text("\n".join(lines) + "\n")
+
+
+@pytest.fixture
+def fake_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delenv(DISABLE_AUTOLOAD_ENV, raising=False)
+    return tmp_path
+
+
+def test_entry_point_plugin_is_discovered(fake_site: Path) -> None:
+    make_dist(fake_site, "fake-good", "1.2.3", {"fake_good_plugin": GOOD})
+    pm = create_plugin_manager()
+    rec = next(r for r in pm.records if r.name == "fake_good_plugin")
+    assert rec.loaded and rec.distribution == "fake-good" and rec.version == "1.2.3"
+    assert "echo" in available_linkers(pm)
+    with use_plugin_manager(pm):
+        x = double("x")
+        f = opweave.function([x], add(x, 1.0), mode=opweave.Mode(linker="echo"))
+        assert f(1.0) == 2.0
+        assert opweave.transfer(x, "echo-device") is x
+
+
+def test_broken_plugin_is_skipped_with_a_warning(fake_site: Path) -> None:
+    make_dist(fake_site, "fake-broken", "0.1", {"fake_broken_plugin": BROKEN})
+    make_dist(fake_site, "fake-good", "1.0", {"fake_good_plugin": GOOD})
+    with pytest.warns(
+        PluginWarning, match=r"skipped plugin 'fake_broken_plugin'.*broken on purpose"
+    ):
+        pm = create_plugin_manager()
+    failed = [r for r in pm.records if not r.loaded]
+    assert [r.name for r in failed] == ["fake_broken_plugin"]
+    assert "RuntimeError" in failed[0].error
+    assert "echo" in available_linkers(pm)  # the other plugins still load
+    with use_plugin_manager(pm):
+        x = double("x")
+        assert opweave.function([x], add(x, 1.0))(2.0) == 3.0  # and the core works
+
+
+def test_misspelled_hook_is_caught(fake_site: Path) -> None:
+    make_dist(fake_site, "fake-typo", "0.1", {"fake_typo_plugin": MISSPELLED})
+    with pytest.warns(PluginWarning, match=r"unknown hook 'opweave_linker'"):
+        pm = create_plugin_manager()
+    assert not pm.has_plugin("fake_typo_plugin")
+
+
+def test_hook_with_wrong_arguments_is_skipped(fake_site: Path) -> None:
+    make_dist(fake_site, "fake-args", "0.1", {"fake_args_plugin": BAD_ARGS})
+    with pytest.warns(PluginWarning, match="fake_args_plugin"):
+        pm = create_plugin_manager()
+    assert not pm.has_plugin("fake_args_plugin")
+
+
+def test_autoload_can_be_turned_off(fake_site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    make_dist(fake_site, "fake-good", "1.0", {"fake_good_plugin": GOOD})
+    monkeypatch.setenv(DISABLE_AUTOLOAD_ENV, "1")
+    pm = create_plugin_manager()
+    assert pm.records == []
+    assert available_linkers(pm) == {}
+    import fake_good_plugin  # type: ignore[import-not-found]
+
+    pm.register(fake_good_plugin)
+    assert set(available_linkers(pm)) == {"echo"}
+
+
+def test_hand_registration_rejects_unknown_hooks(bare_plugin_manager) -> None:
+    class Typo:
+        @hookimpl
+        def opweave_perfrom(self, op, node):
+            return None
+
+    import pluggy
+
+    with pytest.raises(pluggy.PluginValidationError, match="unknown hook 'opweave_perfrom'"):
+        bare_plugin_manager.register(Typo())
+    assert bare_plugin_manager.get_plugins() == {bare_plugin_manager.get_plugin("opweave.builtin")}
+
+
+def test_installed_distributions_are_found(plugin_manager) -> None:
+    loaded = {r.name: r for r in plugin_manager.records if r.loaded}
+    assert loaded["python"].distribution == "opweave-python"
+    assert loaded["double"].distribution == "opweave-double"
+    assert {"py", "vm"} <= set(available_linkers(plugin_manager))
+
+
+def test_register_transfer_and_targets() -> None:
+    x = double("x")
+    assert opweave.transfer(x, "cpu") is x
+    with pytest.raises(ValueError, match=r"cannot transfer x .* to target 'tpu'"):
+        opweave.transfer(x, "tpu")
+
+    def to_tpu(var, target):
+        return add(var, 0.0) if target == "tpu" else None
+
+    opweave.register_transfer(to_tpu)
+    moved = opweave.transfer(x, "tpu")
+    assert moved.owner.op is add and moved.owner.inputs[0] is x
+    assert opweave.transfer(x, "cpu") is x
+    with pytest.raises(TypeError, match="expects a Variable"):
+        opweave.transfer(1.0, "cpu")
+    with pytest.raises(TypeError, match="expects a callable"):
+        opweave.register_transfer("nope")

@@ -1,0 +1,54 @@
+"""The ``opweave`` command: ``demo`` and ``info`` as a newcomer runs them."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+
+from opweave.cli import main
+
+
+def test_demo_runs_the_seed_example_with_every_linker() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "opweave", "demo"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "OPWEAVE_FLAGS": ""},
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "linker   py: f(1.0, 2.0, 3.0) = 9.0" in out
+    assert "linker   vm: f(1.0, 2.0, 3.0) = 9.0" in out
+    assert "double = opweave_double.plugin [opweave-double 0.1.0]: loaded" in out
+    assert "bad input is refused by name: TypeError" in out
+
+
+def test_info_lists_backends_and_config_sources(capsys) -> None:
+    assert main(["info"]) == 0
+    out = capsys.readouterr().out
+    assert "opweave-python: linkers py, vm; available" in out
+    assert "linkers: py, vm" in out
+    assert "linker = " in out and "mode = 'FAST_RUN'" in out
+
+
+def test_printing_debugprint_and_pprint() -> None:
+    from opweave_double import add, double, mul
+
+    import opweave
+
+    x, y, z = double("x"), double("y"), double("z")
+    expr = mul(add(x, y), z)
+    buf = io.StringIO()
+    text = opweave.dprint(expr, file=buf)
+    assert buf.getvalue().strip() == text
+    assert text.splitlines() == [
+        "mul [id A]",
+        " |add [id B]",
+        " | |x [id C]",
+        " | |y [id D]",
+        " |z [id E]",
+    ]
+    assert opweave.pprint(expr) == "mul(add(x, y), z)"
