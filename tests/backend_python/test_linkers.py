@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from opweave_double import add, double, mul
 
 import opweave
 from opweave.compile import Mode
+from opweave_double import add, double, mul
 from opweave_python import PerformLinker, VMLinker
 
 

@@ -35,9 +35,8 @@ def test_info_lists_backends_and_config_sources(capsys) -> None:
 
 
 def test_printing_debugprint_and_pprint() -> None:
-    from opweave_double import add, double, mul
-
     import opweave
+    from opweave_double import add, double, mul
 
     x, y, z = double("x"), double("y"), double("z")
     expr = mul(add(x, y), z)

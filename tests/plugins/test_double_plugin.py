@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from opweave_double import add, div, double, mul, sub
 
 import opweave
 from opweave.compile import Mode
+from opweave_double import add, div, double, mul, sub
 
 
 def test_seed_graph_runs_on_every_python_linker() -> None:
@@ -61,7 +61,7 @@ def test_without_the_plugin_loaded_no_rewrite_runs(bare_plugin_manager) -> None:
 def test_gradient_methods_of_the_tutorial_ops() -> None:
     x, y = double("x"), double("y")
     gz = double("gz")
-    gx, gy = mul.grad([x, y], [gz])
+    gx, _gy = mul.grad([x, y], [gz])
     assert gx.owner.op is mul and gx.owner.inputs == [gz, y]
     f = opweave.function([x, y, gz], list(div.grad([x, y], [gz])))
     dx, dy = f(3.0, 2.0, 1.0)
