@@ -30,6 +30,8 @@ def test_vm_frees_intermediates_after_their_last_client() -> None:
         f = opweave.function([x, y], c, mode=Mode(linker="vm", optimizer=None))
     assert f(1.0, 2.0) == 10.0
     assert [cell[0] for cell in cells_of(f, [a, b])] == [None, None]
+    equiv = f.maker.fgraph.equiv
+    assert [f.fn.compute_map[equiv[v]][0] for v in (a, b, c)] == [2, 2, 1]
     assert f.fn.allow_gc is True
 
 
