@@ -66,3 +66,10 @@ def test_gradient_methods_of_the_tutorial_ops() -> None:
     f = opweave.function([x, y, gz], list(div.grad([x, y], [gz])))
     dx, dy = f(3.0, 2.0, 1.0)
     assert dx == pytest.approx(0.5) and dy == pytest.approx(-0.75)
+
+
+def test_config_optimizer_excluding_tags() -> None:
+    x = double("x")
+    with opweave.config.change_flags(optimizer_excluding="double"):
+        f = opweave.function([x], mul(x, 1.0), mode="FAST_RUN")
+    assert [str(n.op) for n in f.maker.fgraph.toposort()] == ["mul"]

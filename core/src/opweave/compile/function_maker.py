@@ -114,12 +114,16 @@ class FunctionMaker:
             warnings.warn(msg, stacklevel=4)
 
     def _rewrite(self) -> None:
+        from opweave import config
+
         query = self.mode.rewrite_query()
         if query is None:
             return
         from opweave.graph.rewriting import build_rewrite_database
 
         include, exclude, require = query
+        include += tuple(t for t in config.optimizer_including.split(":") if t)
+        exclude += tuple(t for t in config.optimizer_excluding.split(":") if t)
         rewriter = build_rewrite_database().query(include=include, exclude=exclude, require=require)
         rewriter.rewrite(self.fgraph)
 
