@@ -226,3 +226,45 @@ def test_out_borrow_keeps_output_storage(xyz) -> None:
     f = opweave.function([x], Out(add(x, 1.0), borrow=True))
     assert f(1.0) == 2.0
     assert f.maker.linker.no_recycling == []
+
+
+class DoubleInplace:
+    """Builds an Op that doubles a vector in place (``destroy_map = {0: [0]}``)."""
+
+    @staticmethod
+    def make():
+        import numpy as np
+
+        from opweave.graph import Apply, Op
+        from opweave_double import double_vector
+
+        class TwiceInplace(Op):
+            __props__ = ()
+            destroy_map = {0: [0]}
+
+            def make_node(self, v):
+                return Apply(self, [v], [double_vector()])
+
+            def perform(self, node, inputs, out):
+                (v,) = inputs
+                np.multiply(v, 2.0, out=v)
+                out[0][0] = v
+
+        return TwiceInplace(), double_vector
+
+
+def test_inplace_graphs_need_accept_inplace_and_a_mutable_input() -> None:
+    import numpy as np
+
+    from opweave.graph import InconsistencyError
+
+    op, vec = DoubleInplace.make()
+    v = vec("v")
+    with pytest.raises(TypeError, match=r"inplace operations \(TwiceInplace\).*accept_inplace"):
+        opweave.function([v], op(v))
+    with pytest.raises(InconsistencyError):
+        opweave.function([v], op(v), accept_inplace=True)  # v belongs to the caller
+    f = opweave.function([In(v, mutable=True)], op(v), accept_inplace=True)
+    arr = np.ones(3)
+    np.testing.assert_allclose(f(arr), 2.0)
+    np.testing.assert_allclose(arr, 2.0)  # overwritten, as the caller allowed

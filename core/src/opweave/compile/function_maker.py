@@ -94,9 +94,35 @@ class FunctionMaker:
                 variable=var,
             ) from None
         self.fgraph = fgraph
+        self._mark_mutable_inputs()
+        self._check_inplace(accept_inplace)
         self._rewrite()
         self._protect_outputs()
         self.linker = self._make_linker()
+
+    def _mark_mutable_inputs(self) -> None:
+        """Let destructive Ops overwrite inputs marked ``mutable`` and updated variables."""
+        n_explicit = len(self.inputs)
+        updated = {self.fgraph.inputs[i] for i in self.fgraph.update_mapping.values()}
+        for i, var in enumerate(self.fgraph.inputs):
+            if (i < n_explicit and self.inputs[i].mutable) or var in updated:
+                var.tag.mutable = True
+
+    def _check_inplace(self, accept_inplace: bool) -> None:
+        """Refuse user graphs with destructive Ops unless ``accept_inplace``; then validate."""
+        destroyers = [n for n in self.fgraph.apply_nodes if getattr(n.op, "destroy_map", None)]
+        if not destroyers:
+            return
+        if not accept_inplace:
+            names = ", ".join(sorted({str(n.op) for n in destroyers}))
+            raise TypeError(
+                f"the graph contains inplace operations ({names}); pass accept_inplace=True to "
+                "compile it anyway"
+            )
+        from opweave.graph.features import DestroyHandler
+
+        self.fgraph.attach_feature(DestroyHandler())
+        self.fgraph.validate()  # type: ignore[attr-defined]
 
     def _check_unused(self, exprs: list[Variable], policy: str) -> None:
         if policy == "ignore":
