@@ -1,0 +1,206 @@
+"""Shared tensor variables: :class:`TensorSharedVariable` and :func:`shared`.
+
+Memory rules (as in PyTensor, on the CPU):
+
+* ``shared(a)`` copies ``a``; ``shared(a, borrow=True)`` may keep ``a`` itself as the
+  value, so later changes to ``a`` are seen by the variable (and the reverse).
+* ``get_value()`` returns a copy; ``get_value(borrow=True)`` returns the internal array.
+* ``set_value(v)`` stores a copy of ``v`` (reusing the old buffer when it has the same
+  shape and dtype and was never handed out); ``set_value(v, borrow=True)`` may keep ``v``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from opweave.compile.sharedvalue import SharedVariable
+from opweave.tensor.type import TensorType
+from opweave.tensor.variable import TensorVariable
+
+__all__ = ["TensorSharedVariable", "shared"]
+
+
+class _BufferState:
+    """Which internal array the user may hold a reference to (shared between clones)."""
+
+    __slots__ = ("exposed_id",)
+
+    def __init__(self) -> None:
+        self.exposed_id: int | None = None
+
+
+class TensorSharedVariable(SharedVariable, TensorVariable):
+    """A shared variable holding an ndarray; usable wherever a tensor variable is.
+
+    Parameters
+    ----------
+    type
+        Its :class:`~opweave.tensor.type.TensorType`.
+    value
+        The initial value (filtered by ``type``; not copied here, see :func:`shared`).
+    strict, allow_downcast
+        How :meth:`set_value` filters new values (see ``TensorType.filter``).
+    name
+        Optional name.
+    """
+
+    def __init__(
+        self,
+        type: TensorType,
+        value: Any,
+        strict: bool = False,
+        allow_downcast: bool | None = None,
+        name: str | None = None,
+    ) -> None:
+        super().__init__(type, value, strict=strict, allow_downcast=allow_downcast, name=name)
+        self._buffers = _BufferState()
+        stored = self.container.storage[0]
+        if isinstance(value, np.ndarray) and np.may_share_memory(stored, value):
+            self._buffers.exposed_id = id(stored)
+
+    def get_value(self, borrow: bool = False, return_internal_type: bool = False) -> np.ndarray:
+        """Return the current value.
+
+        Parameters
+        ----------
+        borrow
+            Return the internal array itself (later function calls and ``set_value`` may
+            change it) instead of a copy.
+        return_internal_type
+            Accepted for compatibility; CPU values always are ndarrays.
+        """
+        value = self.container.storage[0]
+        if borrow:
+            self._buffers.exposed_id = id(value)
+            return value
+        return value.copy()
+
+    def set_value(self, value: Any, borrow: bool = False) -> None:
+        """Replace the value after filtering it through the Type.
+
+        Parameters
+        ----------
+        value
+            The new value; it must have the variable's dtype (or cast to it without loss,
+            unless the variable was made with ``allow_downcast=True``), rank and static shape.
+        borrow
+            Allow the variable to keep ``value`` itself as its internal array.
+
+        Raises
+        ------
+        TypeError, ValueError
+            If the Type rejects ``value``; the old value is then kept.
+        """
+        cell = self.container.storage
+        strict, downcast = self.container.strict, self.container.allow_downcast
+        if borrow:
+            new = self.type.filter(value, strict=strict, allow_downcast=downcast)
+            if isinstance(value, np.ndarray) and np.may_share_memory(new, value):
+                self._buffers.exposed_id = id(new)
+        else:
+            old = cell[0]
+            if isinstance(old, np.ndarray) and id(old) != self._buffers.exposed_id:
+                new = self.type.filter_inplace(value, old, strict=strict, allow_downcast=downcast)
+            else:
+                new = self.type.filter(value, strict=strict, allow_downcast=downcast)
+            if isinstance(value, np.ndarray) and new is not old and np.may_share_memory(new, value):
+                new = new.copy()
+        cell[0] = new
+
+    def zero(self, borrow: bool = False) -> None:
+        """Set every element to 0 (in place in the internal array when ``borrow``)."""
+        value = self.container.storage[0]
+        if borrow:
+            value[...] = 0
+        else:
+            self.container.storage[0] = np.zeros_like(value)
+
+    def clone(self, **kwargs: Any) -> TensorSharedVariable:
+        """A variable sharing this one's value (and its container)."""
+        cp = super().clone(**kwargs)
+        cp._buffers = self._buffers  # type: ignore[attr-defined]
+        return cp  # type: ignore[return-value]
+
+
+def _initial_array(value: Any) -> np.ndarray:
+    if isinstance(value, np.ma.MaskedArray):
+        raise TypeError("shared: masked arrays are not supported (the mask would be lost)")
+    if isinstance(value, np.ndarray | np.generic | bool | int | float | complex):
+        arr = np.asarray(value)
+        if arr.dtype.kind in "biufc":
+            return arr
+        raise TypeError(f"shared: the value's dtype {arr.dtype} is not numeric")
+    raise TypeError(
+        "shared: expected a numpy.ndarray, a NumPy scalar or a Python number, got "
+        f"{type(value).__name__} {value!r:.60} (use np.asarray for lists)"
+    )
+
+
+def shared(
+    value: Any,
+    name: str | None = None,
+    strict: bool = False,
+    allow_downcast: bool | None = None,
+    borrow: bool = False,
+    shape: tuple[int | None, ...] | None = None,
+    target: str | None = None,
+) -> TensorSharedVariable:
+    """Return a :class:`TensorSharedVariable` initialised with ``value``.
+
+    Parameters
+    ----------
+    value
+        A ``numpy.ndarray``, a NumPy scalar or a Python number (0-d tensor: ints are
+        int64, floats float64, bools bool). Its dtype becomes the variable's dtype.
+    name
+        Optional name.
+    strict
+        ``set_value`` then accepts only ndarrays of exactly the variable's Type.
+    allow_downcast
+        ``set_value`` then allows lossy casts (``None``: the Type's default rule).
+    borrow
+        Keep an ndarray ``value`` itself as the internal array instead of a copy.
+    shape
+        The static shape (default: ``None`` for every dimension, so that later values may
+        have other lengths).
+    target
+        Where the value lives: ``None`` or ``"cpu"``. Other targets need a plugin that
+        provides them.
+
+    Returns
+    -------
+    TensorSharedVariable
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``target``.
+    TypeError
+        For values that are not numeric arrays or numbers, or a ``shape`` they do not fit.
+
+    Examples
+    --------
+    >>> w = shared(np.zeros((3, 2)), name="w")
+    >>> w.get_value().shape
+    (3, 2)
+    """
+    if target not in (None, "cpu"):
+        raise ValueError(
+            f"shared: no installed plugin provides shared variables on target {target!r}; the "
+            "core provides target='cpu' (GPU targets such as 'cuda' need a backend like "
+            "opweave-cuda)"
+        )
+    arr = _initial_array(value)
+    static_shape = (None,) * arr.ndim if shape is None else shape
+    ttype = TensorType(arr.dtype, shape=static_shape)
+    aliased = borrow and isinstance(value, np.ndarray)
+    # np.asarray: ``value`` itself, or a base-class view of an ndarray subclass.
+    initial = np.asarray(arr) if aliased else np.array(arr, copy=True)
+    var = TensorSharedVariable(
+        ttype, initial, strict=strict, allow_downcast=allow_downcast, name=name
+    )
+    if not aliased:
+        var._buffers.exposed_id = None  # our own copy: set_value may reuse its memory
+    return var

@@ -1,0 +1,652 @@
+"""Tensor variables: :class:`TensorVariable`, :class:`TensorConstant` and their operators.
+
+The Python operators (``+``, ``*``, ``[]``, ``.sum()``, ...) build graphs with
+functions of the other ``opweave.tensor`` modules (``math``, ``basic``,
+``shape``, ``subtensor``, ``elemwise``, ...). They are looked up by their
+PyTensor names when an operator is used, so this module works before those
+modules exist; using an operator whose function is missing raises
+:class:`OperatorUnavailableError` naming it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from opweave.graph.basic import Constant, Variable
+
+if TYPE_CHECKING:
+    from opweave.tensor.type import TensorType
+
+__all__ = [
+    "NotScalarConstantError",
+    "OperatorUnavailableError",
+    "TensorConstant",
+    "TensorPyOperators",
+    "TensorVariable",
+    "get_underlying_scalar_constant",
+]
+
+
+class OperatorUnavailableError(NotImplementedError):
+    """A tensor operator's implementing function is not provided by this installation."""
+
+
+class NotScalarConstantError(Exception):
+    """The variable is not (or cannot be shown to be) a constant scalar."""
+
+
+def _tensor_function(module: str, name: str) -> Callable[..., Any]:
+    """Return ``opweave.tensor.<module>.<name>``, importing it now."""
+    qualified = f"opweave.tensor.{module}"
+    try:
+        mod = importlib.import_module(qualified)
+    except ModuleNotFoundError as exc:
+        if exc.name != qualified:
+            raise
+        mod = None
+    fn = getattr(mod, name, None)
+    if fn is None:
+        raise OperatorUnavailableError(
+            f"this operation needs {qualified}.{name}, which this installation of opweave "
+            "does not provide yet"
+        )
+    return fn
+
+
+def _call(module: str, name: str, *args: Any, **kwargs: Any) -> Any:
+    return _tensor_function(module, name)(*args, **kwargs)
+
+
+def _math_method(name: str, doc: str) -> Callable[[Any], Any]:
+    """A method ``x.<name>()`` calling ``opweave.tensor.math.<name>(x)``."""
+
+    def method(self: Any) -> Any:
+        return _call("math", name, self)
+
+    method.__name__ = name
+    method.__qualname__ = f"TensorPyOperators.{name}"
+    method.__doc__ = doc
+    return method
+
+
+def _defers(other: Any) -> bool:
+    """True if ``other`` is a non-tensor variable that should handle the operator itself."""
+    if not isinstance(other, Variable) or hasattr(other, "_as_TensorVariable"):
+        return False
+    from opweave.tensor.type import TensorType
+
+    return not isinstance(other.type, TensorType)
+
+
+class TensorPyOperators:
+    """Python operators and NumPy-like methods shared by every tensor variable class.
+
+    Each builds a graph through the ``opweave.tensor`` function of the same name in
+    PyTensor (``x + y`` is ``opweave.tensor.math.add(x, y)``). Variables have no
+    truth value and compare by identity: use ``opweave.tensor.math.eq``/``neq``.
+    """
+
+    type: TensorType
+    #: Make NumPy defer to these operators in ``ndarray + variable``.
+    __array_priority__ = 1000
+
+    # ------------------------------------------------------------------ static facts
+
+    @property
+    def ndim(self) -> int:
+        """The rank."""
+        return self.type.ndim
+
+    @property
+    def dtype(self) -> str:
+        """The dtype's name."""
+        return self.type.dtype
+
+    @property
+    def broadcastable(self) -> tuple[bool, ...]:
+        """Which dimensions have static length 1."""
+        return self.type.broadcastable
+
+    @property
+    def shape(self) -> Any:
+        """The symbolic shape (an int64 vector)."""
+        try:
+            fn = _tensor_function("shape", "shape")
+        except OperatorUnavailableError:
+            from opweave.compile.ops import shape as fn
+        return fn(self)
+
+    @property
+    def size(self) -> Any:
+        """The symbolic number of elements."""
+        if self.ndim == 1:
+            return self.shape[0]
+        return _call("math", "prod", self.shape)
+
+    # ------------------------------------------------------------------ Python protocol
+
+    def __bool__(self) -> bool:
+        raise TypeError(
+            "a symbolic variable has no truth value: its value is known only when a compiled "
+            "function runs (use opweave.tensor.switch / eq / neq to build conditions, and "
+            "'is None' to test for a missing variable)"
+        )
+
+    def __iter__(self) -> Iterator[Any]:
+        length = self.type.shape[0] if self.ndim > 0 else None
+        if length is None:
+            raise TypeError(
+                f"cannot iterate over {self} of type {self.type!r}: its length is not known "
+                "statically (did you use builtins.sum instead of opweave.tensor.sum?)"
+            )
+        return (self[i] for i in range(length))
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        raise TypeError(
+            "tensor variables do not support item assignment; use x[idx].set(y) or "
+            "x[idx].inc(y) (set_subtensor / inc_subtensor) instead"
+        )
+
+    def __getitem__(self, index: Any) -> Any:
+        return _call("subtensor", "getitem", self, index)
+
+    # ------------------------------------------------------------------ arithmetic
+
+    def _binary(self, name: str, other: Any, reflected: bool = False) -> Any:
+        if _defers(other):
+            return NotImplemented
+        fn = _tensor_function("math", name)
+        return fn(other, self) if reflected else fn(self, other)
+
+    def __abs__(self) -> Any:
+        return _call("math", "abs", self)
+
+    def __neg__(self) -> Any:
+        return _call("math", "neg", self)
+
+    def __invert__(self) -> Any:
+        return _call("math", "invert", self)
+
+    def __add__(self, other: Any) -> Any:
+        return self._binary("add", other)
+
+    def __radd__(self, other: Any) -> Any:
+        return self._binary("add", other, reflected=True)
+
+    def __sub__(self, other: Any) -> Any:
+        return self._binary("sub", other)
+
+    def __rsub__(self, other: Any) -> Any:
+        return self._binary("sub", other, reflected=True)
+
+    def __mul__(self, other: Any) -> Any:
+        return self._binary("mul", other)
+
+    def __rmul__(self, other: Any) -> Any:
+        return self._binary("mul", other, reflected=True)
+
+    def __truediv__(self, other: Any) -> Any:
+        return self._binary("true_div", other)
+
+    def __rtruediv__(self, other: Any) -> Any:
+        return self._binary("true_div", other, reflected=True)
+
+    def __floordiv__(self, other: Any) -> Any:
+        return self._binary("floor_div", other)
+
+    def __rfloordiv__(self, other: Any) -> Any:
+        return self._binary("floor_div", other, reflected=True)
+
+    def __mod__(self, other: Any) -> Any:
+        return self._binary("mod", other)
+
+    def __rmod__(self, other: Any) -> Any:
+        return self._binary("mod", other, reflected=True)
+
+    def __divmod__(self, other: Any) -> Any:
+        return self._binary("divmod", other)
+
+    def __rdivmod__(self, other: Any) -> Any:
+        return self._binary("divmod", other, reflected=True)
+
+    def __pow__(self, other: Any) -> Any:
+        return self._binary("pow", other)
+
+    def __rpow__(self, other: Any) -> Any:
+        return self._binary("pow", other, reflected=True)
+
+    def __matmul__(self, other: Any) -> Any:
+        return self._binary("matmul", other)
+
+    def __rmatmul__(self, other: Any) -> Any:
+        return self._binary("matmul", other, reflected=True)
+
+    def __and__(self, other: Any) -> Any:
+        return self._binary("and_", other)
+
+    def __rand__(self, other: Any) -> Any:
+        return self._binary("and_", other, reflected=True)
+
+    def __or__(self, other: Any) -> Any:
+        return self._binary("or_", other)
+
+    def __ror__(self, other: Any) -> Any:
+        return self._binary("or_", other, reflected=True)
+
+    def __xor__(self, other: Any) -> Any:
+        return self._binary("xor", other)
+
+    def __rxor__(self, other: Any) -> Any:
+        return self._binary("xor", other, reflected=True)
+
+    def __lt__(self, other: Any) -> Any:
+        return self._binary("lt", other)
+
+    def __le__(self, other: Any) -> Any:
+        return self._binary("le", other)
+
+    def __gt__(self, other: Any) -> Any:
+        return self._binary("gt", other)
+
+    def __ge__(self, other: Any) -> Any:
+        return self._binary("ge", other)
+
+    def __ceil__(self) -> Any:
+        return _call("math", "ceil", self)
+
+    def __floor__(self) -> Any:
+        return _call("math", "floor", self)
+
+    def __trunc__(self) -> Any:
+        return _call("math", "trunc", self)
+
+    # ------------------------------------------------------------------ shape and layout
+
+    @property
+    def T(self) -> Any:
+        """The transpose (all axes reversed)."""
+        return _call("basic", "transpose", self)
+
+    @property
+    def mT(self) -> Any:
+        """The transpose of the last two axes."""
+        return _call("basic", "matrix_transpose", self)
+
+    def transpose(self, *axes: Any) -> Any:
+        """Permute the axes (``x.transpose(1, 0)`` or ``x.transpose((1, 0))``)."""
+        if not axes:
+            return _call("basic", "transpose", self)
+        if len(axes) == 1 and isinstance(axes[0], Sequence):
+            axes = tuple(axes[0])
+        return _call("basic", "transpose", self, axes)
+
+    def reshape(self, shape: Any, *, ndim: int | None = None) -> Any:
+        """Reshape to ``shape`` (a tuple or a symbolic int vector of length ``ndim``)."""
+        if ndim is not None and not isinstance(ndim, int):
+            raise TypeError(f"reshape: ndim must be an int, got {ndim!r}")
+        return _call("shape", "reshape", self, shape, ndim=ndim)
+
+    def dimshuffle(self, *pattern: Any) -> Any:
+        """Reorder the axes, ``'x'`` inserting a broadcastable one: ``x.dimshuffle(1, 'x', 0)``."""
+        if len(pattern) == 1 and isinstance(pattern[0], list | tuple):
+            pattern = tuple(pattern[0])
+        dimshuffle_op = _tensor_function("elemwise", "DimShuffle")
+        return dimshuffle_op(input_ndim=self.ndim, new_order=pattern)(self)
+
+    def flatten(self, ndim: int = 1) -> Any:
+        """Collapse the trailing dimensions so that ``ndim`` remain."""
+        return _call("basic", "flatten", self, ndim)
+
+    def ravel(self) -> Any:
+        """Flatten to a vector."""
+        return _call("basic", "flatten", self)
+
+    def squeeze(self, axis: Any = None) -> Any:
+        """Drop broadcastable dimensions."""
+        return _call("extra_ops", "squeeze", self, axis=axis)
+
+    def swapaxes(self, axis1: int, axis2: int) -> Any:
+        """Exchange two axes."""
+        return _call("basic", "swapaxes", self, axis1, axis2)
+
+    def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+        """The diagonal of two axes."""
+        return _call("basic", "diagonal", self, offset, axis1, axis2)
+
+    def astype(self, dtype: Any) -> Any:
+        """Cast to ``dtype``."""
+        return _call("basic", "cast", self, dtype)
+
+    def copy(self, name: str | None = None) -> Any:
+        """A symbolic copy, optionally named."""
+        out = _call("basic", "tensor_copy", self)
+        out.name = name
+        return out
+
+    def transfer(self, target: str) -> Any:
+        """This variable moved to ``target`` (``'cpu'`` or a target a plugin adds)."""
+        from opweave.transfer import transfer
+
+        return transfer(self, target)  # type: ignore[arg-type]
+
+    # ------------------------------------------------------------------ indexing
+
+    def take(self, indices: Any, axis: int | None = None, mode: str = "raise") -> Any:
+        """Elements at ``indices`` along ``axis``."""
+        return _call("subtensor", "take", self, indices, axis, mode)
+
+    def set(self, y: Any, **kwargs: Any) -> Any:
+        """For ``x[idx].set(y)``: ``x`` with the indexed part replaced by ``y``."""
+        return _call("subtensor", "set_subtensor", self, y, **kwargs)
+
+    def inc(self, y: Any, **kwargs: Any) -> Any:
+        """For ``x[idx].inc(y)``: ``x`` with ``y`` added to the indexed part."""
+        return _call("subtensor", "inc_subtensor", self, y, **kwargs)
+
+    def nonzero(self, return_matrix: bool = False) -> Any:
+        """Indices of the non-zero elements."""
+        return _call("basic", "nonzero", self, return_matrix=return_matrix)
+
+    def nonzero_values(self) -> Any:
+        """The non-zero elements, flattened."""
+        return _call("basic", "nonzero_values", self)
+
+    # ------------------------------------------------------------------ reductions
+
+    def sum(
+        self, axis: Any = None, dtype: Any = None, keepdims: bool = False, acc_dtype: Any = None
+    ) -> Any:
+        """Sum over ``axis`` (all axes by default)."""
+        return _call(
+            "math", "sum", self, axis=axis, dtype=dtype, keepdims=keepdims, acc_dtype=acc_dtype
+        )
+
+    def prod(
+        self, axis: Any = None, dtype: Any = None, keepdims: bool = False, acc_dtype: Any = None
+    ) -> Any:
+        """Product over ``axis``."""
+        return _call(
+            "math", "prod", self, axis=axis, dtype=dtype, keepdims=keepdims, acc_dtype=acc_dtype
+        )
+
+    def mean(
+        self, axis: Any = None, dtype: Any = None, keepdims: bool = False, acc_dtype: Any = None
+    ) -> Any:
+        """Mean over ``axis``."""
+        return _call(
+            "math", "mean", self, axis=axis, dtype=dtype, keepdims=keepdims, acc_dtype=acc_dtype
+        )
+
+    def var(
+        self, axis: Any = None, ddof: int = 0, keepdims: bool = False, corrected: bool = False
+    ) -> Any:
+        """Variance over ``axis``."""
+        return _call(
+            "math", "var", self, axis=axis, ddof=ddof, keepdims=keepdims, corrected=corrected
+        )
+
+    def std(
+        self, axis: Any = None, ddof: int = 0, keepdims: bool = False, corrected: bool = False
+    ) -> Any:
+        """Standard deviation over ``axis``."""
+        return _call(
+            "math", "std", self, axis=axis, ddof=ddof, keepdims=keepdims, corrected=corrected
+        )
+
+    def max(self, axis: Any = None, keepdims: bool = False) -> Any:
+        """Maximum over ``axis``."""
+        return _call("math", "max", self, axis, keepdims=keepdims)
+
+    def min(self, axis: Any = None, keepdims: bool = False) -> Any:
+        """Minimum over ``axis``."""
+        return _call("math", "min", self, axis, keepdims=keepdims)
+
+    def argmax(self, axis: Any = None, keepdims: bool = False) -> Any:
+        """Index of the maximum over ``axis``."""
+        return _call("math", "argmax", self, axis, keepdims=keepdims)
+
+    def argmin(self, axis: Any = None, keepdims: bool = False) -> Any:
+        """Index of the minimum over ``axis``."""
+        return _call("math", "argmin", self, axis, keepdims=keepdims)
+
+    def any(self, axis: Any = None, keepdims: bool = False) -> Any:
+        """Logical or over ``axis``."""
+        return _call("math", "any", self, axis=axis, keepdims=keepdims)
+
+    def all(self, axis: Any = None, keepdims: bool = False) -> Any:
+        """Logical and over ``axis``."""
+        return _call("math", "all", self, axis=axis, keepdims=keepdims)
+
+    def ptp(self, axis: Any = None) -> Any:
+        """Maximum minus minimum over ``axis``."""
+        return _call("math", "ptp", self, axis)
+
+    def norm(self, L: float, axis: Any = None, keepdims: bool = False) -> Any:
+        """The ``L``-norm over ``axis`` (``L`` finite and non-zero)."""
+        if L == 0 or np.isinf(L):
+            raise NotImplementedError("norm: only finite, non-zero L is supported")
+        y = ((abs(self)) ** L).sum(axis=axis, keepdims=keepdims)
+        return y ** (1.0 / L)
+
+    def cumsum(self, axis: int | None = None) -> Any:
+        """Cumulative sum along ``axis``."""
+        return _call("extra_ops", "cumsum", self, axis)
+
+    def cumprod(self, axis: int | None = None) -> Any:
+        """Cumulative product along ``axis``."""
+        return _call("extra_ops", "cumprod", self, axis)
+
+    # ------------------------------------------------------------------ linear algebra
+
+    def dot(self, other: Any) -> Any:
+        """Matrix/vector product ``dot(self, other)``."""
+        return _call("math", "dot", self, other)
+
+    def trace(self) -> Any:
+        """Sum of the diagonal."""
+        return _call("linalg", "trace", self)
+
+    # ------------------------------------------------------------------ elementwise
+
+    def clip(self, a_min: Any, a_max: Any) -> Any:
+        """Values limited to ``[a_min, a_max]``."""
+        return _call("math", "clip", self, a_min, a_max)
+
+    def round(self, mode: str | None = None) -> Any:
+        """Round to the nearest integer (``mode``: ``"half_to_even"``/``"half_away_from_zero"``)."""
+        return _call("math", "round", self, mode)
+
+    def conj(self) -> Any:
+        """The complex conjugate."""
+        return _call("math", "conj", self)
+
+    conjugate = conj
+
+    def fill(self, value: Any) -> Any:
+        """A tensor shaped like this one, filled with ``value``."""
+        return _call("basic", "fill", self, value)
+
+    def zeros_like(self, dtype: Any = None) -> Any:
+        """Zeros shaped like this variable."""
+        return _call("basic", "zeros_like", self, dtype=dtype)
+
+    def ones_like(self, dtype: Any = None) -> Any:
+        """Ones shaped like this variable."""
+        return _call("basic", "ones_like", self, dtype=dtype)
+
+    def sort(self, axis: int = -1, kind: str = "quicksort", order: Any = None) -> Any:
+        """Sorted along ``axis``."""
+        return _call("sort", "sort", self, axis, kind, order)
+
+    def argsort(self, axis: int = -1, kind: str = "quicksort", order: Any = None) -> Any:
+        """Indices that sort along ``axis``."""
+        return _call("sort", "argsort", self, axis, kind, order)
+
+    def repeat(self, repeats: Any, axis: int | None = None) -> Any:
+        """Repeat elements."""
+        return _call("extra_ops", "repeat", self, repeats, axis)
+
+    # Elementwise functions: ``x.exp()`` is ``opweave.tensor.math.exp(x)``.
+    exp = _math_method("exp", "Elementwise exponential.")
+    exp2 = _math_method("exp2", "Elementwise ``2 ** x``.")
+    expm1 = _math_method("expm1", "Elementwise ``exp(x) - 1``.")
+    log = _math_method("log", "Elementwise natural logarithm.")
+    log2 = _math_method("log2", "Elementwise base-2 logarithm.")
+    log10 = _math_method("log10", "Elementwise base-10 logarithm.")
+    log1p = _math_method("log1p", "Elementwise ``log(1 + x)``.")
+    sqrt = _math_method("sqrt", "Elementwise square root.")
+    sin = _math_method("sin", "Elementwise sine.")
+    cos = _math_method("cos", "Elementwise cosine.")
+    tan = _math_method("tan", "Elementwise tangent.")
+    arcsin = _math_method("arcsin", "Elementwise inverse sine.")
+    arccos = _math_method("arccos", "Elementwise inverse cosine.")
+    arctan = _math_method("arctan", "Elementwise inverse tangent.")
+    sinh = _math_method("sinh", "Elementwise hyperbolic sine.")
+    cosh = _math_method("cosh", "Elementwise hyperbolic cosine.")
+    tanh = _math_method("tanh", "Elementwise hyperbolic tangent.")
+    arcsinh = _math_method("arcsinh", "Elementwise inverse hyperbolic sine.")
+    arccosh = _math_method("arccosh", "Elementwise inverse hyperbolic cosine.")
+    arctanh = _math_method("arctanh", "Elementwise inverse hyperbolic tangent.")
+    ceil = _math_method("ceil", "Elementwise ceiling.")
+    floor = _math_method("floor", "Elementwise floor.")
+    trunc = _math_method("trunc", "Elementwise truncation toward zero.")
+    deg2rad = _math_method("deg2rad", "Degrees to radians.")
+    rad2deg = _math_method("rad2deg", "Radians to degrees.")
+
+    # ------------------------------------------------------------------ constants
+
+    def get_underlying_scalar_constant(self) -> np.ndarray:
+        """See :func:`get_underlying_scalar_constant`."""
+        return get_underlying_scalar_constant(self)
+
+
+class TensorVariable(TensorPyOperators, Variable):
+    """A :class:`~opweave.graph.basic.Variable` of a :class:`~opweave.tensor.type.TensorType`.
+
+    Parameters
+    ----------
+    type
+        The TensorType.
+    owner, index, name
+        As for :class:`~opweave.graph.basic.Variable`.
+    """
+
+
+class TensorConstant(TensorVariable, Constant):
+    """A tensor with a fixed value.
+
+    The value is filtered through the Type and kept as a private, read-only array:
+    changing the array it was built from does not change the constant.
+
+    Parameters
+    ----------
+    type
+        The TensorType.
+    data
+        The value.
+    name
+        Optional name.
+    """
+
+    def __init__(self, type: TensorType, data: Any, name: str | None = None) -> None:
+        Constant.__init__(self, type, data, name)
+        value = self._data
+        if value is data or not value.flags.owndata:
+            value = value.copy()
+        value.flags.writeable = False
+        self._data = value
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._data.flags.writeable = False  # unpickled arrays come back writeable
+
+    def signature(self) -> tuple[Any, ...]:
+        """A hashable key (Type, shape and a digest of the bytes) used to merge constants."""
+        sig = self.__dict__.get("_signature")
+        if sig is None:
+            data = self._data
+            digest = hashlib.blake2b(np.ascontiguousarray(data).tobytes(), digest_size=16)
+            sig = (self.type, data.shape, digest.hexdigest())
+            self.__dict__["_signature"] = sig
+        return sig
+
+    def __str__(self) -> str:
+        if self.name is not None:
+            return self.name
+        data = self._data
+        if data.ndim == 0:
+            return str(data.item())
+        if data.size <= 8:
+            return str(data.tolist())
+        return f"TensorConstant{{{self.type.dtype}, shape={data.shape}}}"
+
+
+def _unique_value(data: Any) -> np.ndarray:
+    arr = np.asarray(data)
+    if arr.dtype.kind not in "biufc" or arr.size == 0:
+        raise NotScalarConstantError(f"{_describe(data)} is not a numeric scalar")
+    if arr.ndim == 0:
+        return arr
+    first = arr.flat[0]
+    if not (arr == first).all():
+        raise NotScalarConstantError(f"the constant {_describe(data)} holds different values")
+    return np.asarray(first, dtype=arr.dtype)
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:55] + "(...)"
+
+
+def get_underlying_scalar_constant(
+    v: Any, only_process_constants: bool = False, max_recur: int = 10
+) -> np.ndarray:
+    """Return the constant scalar value that ``v`` always holds, or raise.
+
+    Parameters
+    ----------
+    v
+        A Python number, NumPy scalar or array, a constant, or a variable computed from one
+        through identity Ops (``DeepCopyOp``, ``ViewOp``), or ``Shape_i`` of a variable with a
+        known static length.
+    only_process_constants
+        Look only at ``v`` itself, never through the Op computing it.
+    max_recur
+        How many Ops to look through.
+
+    Returns
+    -------
+    numpy.ndarray
+        A 0-d array. Constants whose elements are all equal count as that scalar.
+
+    Raises
+    ------
+    NotScalarConstantError
+        If no constant scalar value can be determined.
+    """
+    from opweave.compile.ops import DeepCopyOp, Shape_i, ViewOp
+
+    for _ in range(max_recur + 1):
+        if isinstance(v, Constant):
+            return _unique_value(v.data)
+        if not isinstance(v, Variable):
+            if v is None or isinstance(v, str | bytes):
+                raise NotScalarConstantError(f"{v!r} is not a numeric scalar")
+            return _unique_value(v)
+        if only_process_constants or v.owner is None:
+            break
+        op = v.owner.op
+        if isinstance(op, DeepCopyOp | ViewOp):
+            v = v.owner.inputs[0]
+            continue
+        if isinstance(op, Shape_i):
+            static = getattr(v.owner.inputs[0].type, "shape", None)
+            if static is not None and static[op.i] is not None:
+                return np.asarray(static[op.i], dtype="int64")
+        break
+    raise NotScalarConstantError(f"{v} is not a constant scalar")
