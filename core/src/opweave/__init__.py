@@ -13,6 +13,7 @@ config = build_config()
 from opweave.compile import In, Mode, Out, SharedVariable, function, get_mode  # noqa: E402
 from opweave.plugins import get_plugin_manager  # noqa: E402
 from opweave.printing import debugprint, dprint, pprint  # noqa: E402
+from opweave.tensor.sharedvar import shared  # noqa: E402
 from opweave.transfer import register_transfer, transfer  # noqa: E402
 
 __version__ = "0.1.0"
@@ -30,5 +31,6 @@ __all__ = [
     "get_plugin_manager",
     "pprint",
     "register_transfer",
+    "shared",
     "transfer",
 ]

@@ -39,3 +39,13 @@ __all__ = [
     "register_view_op_c_code",
     "view_op",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # ``opweave.compile.shared`` is the tensor library's ``shared``; imported on first use
+    # because the tensor library itself builds on this package.
+    if name == "shared":
+        from opweave.tensor.sharedvar import shared
+
+        return shared
+    raise AttributeError(f"module 'opweave.compile' has no attribute {name!r}")
