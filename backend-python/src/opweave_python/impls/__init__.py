@@ -1,4 +1,8 @@
-"""NumPy implementations of the core's standard Ops, looked up by Op class."""
+"""NumPy implementations of the core's standard Ops, looked up by Op class.
+
+Each module here holds a read-only ``PERFORMS`` table (Op class ->
+``perform(op, node, inputs, output_storage)``); this package merges them.
+"""
 
 from __future__ import annotations
 
@@ -7,16 +11,13 @@ from collections.abc import Callable
 from types import MappingProxyType
 from typing import Any
 
-from opweave.compile.ops import DeepCopyOp, Shape, Shape_i, ViewOp
-from opweave_python.impls import compile_ops
+from opweave_python.impls import compile_ops, scalar
 
 #: Op class -> ``perform(op, node, inputs, output_storage)``. Read-only.
 PERFORMS: MappingProxyType[type, Callable[..., None]] = MappingProxyType(
     {
-        DeepCopyOp: compile_ops.deep_copy_perform,
-        ViewOp: compile_ops.view_perform,
-        Shape: compile_ops.shape_perform,
-        Shape_i: compile_ops.shape_i_perform,
+        **compile_ops.PERFORMS,
+        **scalar.PERFORMS,
     }
 )
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
+from opweave.compile.ops import DeepCopyOp, Shape, Shape_i, ViewOp
 from opweave.graph.basic import Apply
 
 
@@ -42,3 +44,14 @@ def shape_i_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[
     if len(shape) <= op.i:
         raise ValueError(f"Shape_i({op.i}) of a value with only {len(shape)} dimensions")
     out[0][0] = np.asarray(shape[op.i], dtype="int64")
+
+
+#: Op class -> implementation, for the tables merged in :mod:`opweave_python.impls`.
+PERFORMS = MappingProxyType(
+    {
+        DeepCopyOp: deep_copy_perform,
+        ViewOp: view_perform,
+        Shape: shape_perform,
+        Shape_i: shape_i_perform,
+    }
+)

@@ -1,0 +1,411 @@
+"""NumPy implementations of the scalar Ops of :mod:`opweave.scalar`.
+
+Two entry points:
+
+* :func:`scalar_impl` gives, for a scalar Op, a function ``f(*values)`` built from
+  NumPy ufuncs, so it computes on NumPy scalars and on arrays alike (broadcasting
+  as ufuncs do). It returns one value, or a tuple for several outputs. The values
+  have NumPy's result dtype; a caller that needs the Op's declared output dtype
+  casts them (:func:`finish` does it for scalars). An elementwise backend uses it to
+  run a scalar Op over arrays.
+* :data:`PERFORMS` maps each scalar Op class to a ``perform(op, node, inputs,
+  output_storage)`` that stores NumPy scalars of the node's output dtypes.
+
+Semantics are NumPy's: ``int_div`` and ``mod`` round towards minus infinity
+(``-7 // 2 == -4``, ``-7 % 2 == 1``), integer division or modulo by zero gives 0
+(with NumPy's ``RuntimeWarning``), float division by zero gives ``inf``/``nan``.
+The one exception is ``pow`` of integers to negative integer powers, which NumPy
+refuses: it is computed in ``float64`` and then cast, as C does.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import operator
+from collections.abc import Callable, Sequence
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from opweave.graph.basic import Apply, Constant
+from opweave.scalar import basic as sb
+from opweave.scalar import math as sm
+from opweave.scalar.basic import Cast, ScalarOp
+from opweave.scalar.composite import Composite
+
+try:  # SciPy is optional: it only makes erf/erfc faster.
+    from scipy import special as _special  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - depends on the environment
+    _special = None
+
+Impl = Callable[..., Any]
+Perform = Callable[[Any, Apply, Sequence[Any], list[list[Any]]], None]
+
+# ====================================================================== helpers
+
+
+def finish(value: Any, dtype: np.dtype[Any]) -> Any:
+    """Return ``value`` with ``dtype``: a NumPy scalar for 0-d values, else an array."""
+    if type(value) is dtype.type:
+        return value
+    if isinstance(value, np.ndarray) and value.ndim:
+        return value.astype(dtype, copy=False)
+    return np.asarray(value).astype(dtype)[()]
+
+
+def _cast(value: Any, dtype: np.dtype[Any]) -> Any:
+    """Like :func:`finish`, but leaves a value that already has ``dtype`` untouched."""
+    if getattr(value, "dtype", None) == dtype:
+        return value
+    return finish(value, dtype)
+
+
+def _fresh(x: Any) -> Any:
+    """``x``, or a copy of it if it is a (mutable) array."""
+    return x.copy() if isinstance(x, np.ndarray) else x
+
+
+def _scalarize(x: Any) -> Any:
+    """A 0-d array as a NumPy scalar; anything else unchanged."""
+    return x[()] if isinstance(x, np.ndarray) and x.ndim == 0 else x
+
+
+def _to_float(x: Any) -> Any:
+    """``x`` as the float dtype ``upgrade_to_float`` gives discrete values."""
+    dtype = getattr(x, "dtype", None)
+    if dtype is None:
+        x = np.asarray(x)
+        dtype = x.dtype
+    if dtype.kind in "biu":
+        return x.astype(np.float32 if dtype.itemsize <= 2 else np.float64)
+    return x
+
+
+def _float_unary(ufunc: Callable[[Any], Any]) -> Impl:
+    """Apply ``ufunc`` after converting discrete inputs to float."""
+
+    def impl(x: Any) -> Any:
+        return ufunc(_to_float(x))
+
+    impl.__name__ = getattr(ufunc, "__name__", "impl")
+    return impl
+
+
+def _float_binary(ufunc: Callable[[Any, Any], Any]) -> Impl:
+    def impl(x: Any, y: Any) -> Any:
+        return ufunc(_to_float(x), _to_float(y))
+
+    impl.__name__ = getattr(ufunc, "__name__", "impl")
+    return impl
+
+
+# ====================================================================== implementations
+
+
+# Python operators on NumPy scalars and arrays compute what NumPy's ufuncs compute (checked
+# on special values for every dtype), without most of the overhead ufuncs have on scalars;
+# they are used wherever they are equivalent.
+
+
+def _add(*xs: Any) -> Any:
+    if len(xs) == 2:
+        return xs[0] + xs[1]
+    if len(xs) == 1:
+        return _fresh(xs[0])
+    return functools.reduce(operator.add, xs)
+
+
+def _mul(*xs: Any) -> Any:
+    if len(xs) == 2:
+        return xs[0] * xs[1]
+    if len(xs) == 1:
+        return _fresh(xs[0])
+    return functools.reduce(operator.mul, xs)
+
+
+def _pow(x: Any, y: Any) -> Any:
+    # np.power, not ``**``: on scalars ``**`` is C's pow, which differs for pow(-inf, 0.5).
+    try:
+        return np.power(x, y)
+    except ValueError:  # "Integers to negative integer powers are not allowed."
+        return np.power(np.asarray(x, dtype=np.float64), y)
+
+
+def _sqr(x: Any) -> Any:
+    return x * x
+
+
+def _reciprocal(x: Any) -> Any:
+    return np.true_divide(1, _to_float(x))
+
+
+def _clip(x: Any, lo: Any, hi: Any) -> Any:
+    return _scalarize(np.where(x < lo, lo, np.where(x > hi, hi, x)))
+
+
+def _switch(cond: Any, ift: Any, iff: Any) -> Any:
+    return _scalarize(np.where(cond, ift, iff))
+
+
+def _second(x: Any, y: Any) -> Any:
+    x_shape, y_shape = np.shape(x), np.shape(y)
+    if x_shape == () or x_shape == y_shape:
+        return _fresh(y)
+    out = np.empty(np.broadcast_shapes(x_shape, y_shape), dtype=np.asarray(y).dtype)
+    out[...] = y
+    return out
+
+
+def _identity(x: Any) -> Any:
+    return _fresh(x)
+
+
+def _isnan(x: Any) -> Any:
+    if np.asarray(x).dtype.kind in "biu":
+        return _scalarize(np.zeros(np.shape(x), dtype=bool))
+    return np.isnan(x)
+
+
+def _isinf(x: Any) -> Any:
+    if np.asarray(x).dtype.kind in "biu":
+        return _scalarize(np.zeros(np.shape(x), dtype=bool))
+    return np.isinf(x)
+
+
+def _round_half_away_from_zero(x: Any) -> Any:
+    t = np.trunc(x)
+    return _scalarize(t + np.where(np.abs(x - t) >= 0.5, np.sign(x), 0))
+
+
+def _sigmoid(x: Any) -> Any:
+    x = _to_float(x)
+    return np.exp(-np.logaddexp(0, -x))
+
+
+def _softplus(x: Any) -> Any:
+    return np.logaddexp(0, _to_float(x))
+
+
+_erf_vec = np.vectorize(math.erf, otypes=[np.float64])
+_erfc_vec = np.vectorize(math.erfc, otypes=[np.float64])
+
+
+def _erf(x: Any) -> Any:
+    x = _to_float(x)
+    if _special is not None:
+        return _special.erf(x)
+    return finish(_erf_vec(x), x.dtype)
+
+
+def _erfc(x: Any) -> Any:
+    x = _to_float(x)
+    if _special is not None:
+        return _special.erfc(x)
+    return finish(_erfc_vec(x), x.dtype)
+
+
+#: Op class -> implementation, for Ops whose computation does not depend on parameters.
+_IMPLS: MappingProxyType[type, Impl] = MappingProxyType(
+    {
+        # arithmetic
+        sb.Add: _add,
+        sb.Mul: _mul,
+        sb.Sub: operator.sub,
+        sb.TrueDiv: operator.truediv,
+        sb.IntDiv: operator.floordiv,
+        sb.Mod: operator.mod,
+        sb.Pow: _pow,
+        sb.Neg: operator.neg,
+        sb.Abs: operator.abs,
+        sb.Sign: np.sign,
+        sb.Sqr: _sqr,
+        sb.Reciprocal: _reciprocal,
+        sb.Maximum: np.maximum,
+        sb.Minimum: np.minimum,
+        sb.Clip: _clip,
+        sb.Floor: _float_unary(np.floor),
+        sb.Ceil: _float_unary(np.ceil),
+        sb.Trunc: _float_unary(np.trunc),
+        sb.RoundHalfToEven: np.round,
+        sb.RoundHalfAwayFromZero: _round_half_away_from_zero,
+        # comparisons and logic
+        sb.LT: operator.lt,
+        sb.GT: operator.gt,
+        sb.LE: operator.le,
+        sb.GE: operator.ge,
+        sb.EQ: operator.eq,
+        sb.NEQ: operator.ne,
+        sb.IsNan: _isnan,
+        sb.IsInf: _isinf,
+        sb.AND: operator.and_,
+        sb.OR: operator.or_,
+        sb.XOR: operator.xor,
+        sb.Invert: operator.invert,
+        # selection and copies
+        sb.Switch: _switch,
+        sb.Second: _second,
+        sb.Identity: _identity,
+        # transcendental
+        sm.Exp: _float_unary(np.exp),
+        sm.Exp2: _float_unary(np.exp2),
+        sm.Expm1: _float_unary(np.expm1),
+        sm.Log: _float_unary(np.log),
+        sm.Log2: _float_unary(np.log2),
+        sm.Log10: _float_unary(np.log10),
+        sm.Log1p: _float_unary(np.log1p),
+        sm.Sqrt: _float_unary(np.sqrt),
+        sm.Sin: _float_unary(np.sin),
+        sm.Cos: _float_unary(np.cos),
+        sm.Tan: _float_unary(np.tan),
+        sm.ArcSin: _float_unary(np.arcsin),
+        sm.ArcCos: _float_unary(np.arccos),
+        sm.ArcTan: _float_unary(np.arctan),
+        sm.ArcTan2: _float_binary(np.arctan2),
+        sm.Sinh: _float_unary(np.sinh),
+        sm.Cosh: _float_unary(np.cosh),
+        sm.Tanh: _float_unary(np.tanh),
+        sm.ArcSinh: _float_unary(np.arcsinh),
+        sm.ArcCosh: _float_unary(np.arccosh),
+        sm.ArcTanh: _float_unary(np.arctanh),
+        sm.Sigmoid: _sigmoid,
+        sm.Softplus: _softplus,
+        sm.Erf: _erf,
+        sm.Erfc: _erfc,
+    }
+)
+
+
+def _cast_impl(op: Cast) -> Impl:
+    dtype = op.o_type.numpy_dtype
+
+    def cast(x: Any) -> Any:
+        return finish(x, dtype)
+
+    return cast
+
+
+def composite_impl(op: Composite) -> Impl:
+    """Return ``op``'s inner graph compiled to one Python function (built once per Op).
+
+    The function takes the input values and returns the output value (a tuple when
+    there are several outputs). Each inner result is cast to its declared dtype, so
+    integer wrap-around and float precision match the unfused graph.
+    """
+    fn = op.__dict__.get("_cache_python_impl")
+    if fn is None:
+        fn = _compile_composite(op)
+        op.__dict__["_cache_python_impl"] = fn
+    return fn  # type: ignore[no-any-return]
+
+
+def _compile_composite(op: Composite) -> Impl:
+    env: dict[str, Any] = {"_cast": _cast}
+    names = {var: f"i{k}" for k, var in enumerate(op.inputs)}
+    lines: list[str] = []
+    for n, node in enumerate(op.inner_nodes()):
+        args = []
+        for var in node.inputs:
+            if var not in names:
+                if not isinstance(var, Constant):
+                    raise ValueError(f"{op}: inner variable {var} is not computed")
+                names[var] = f"c{len(env)}"
+                env[names[var]] = var.data
+            args.append(names[var])
+        env[f"f{n}"] = scalar_impl(node.op)
+        outs = [f"v{n}_{j}" for j in range(len(node.outputs))]
+        lines.append(
+            f"    {', '.join(outs)}{',' if len(outs) > 1 else ''} = f{n}({', '.join(args)})"
+        )
+        for j, (var, name) in enumerate(zip(node.outputs, outs, strict=True)):
+            env[f"d{n}_{j}"] = var.type.numpy_dtype  # type: ignore[attr-defined]
+            lines.append(f"    {name} = _cast({name}, d{n}_{j})")
+            names[var] = name
+    results = ", ".join(names[var] for var in op.outputs)
+    lines.append(f"    return {results}" if op.nout == 1 else f"    return ({results},)")
+    params = ", ".join(f"i{k}" for k in range(op.nin))
+    source = f"def composite({params}):\n" + "\n".join(lines) + "\n"
+    exec(compile(source, f"<opweave Composite {op}>", "exec"), env)
+    fn = env["composite"]
+    fn.__doc__ = source
+    return fn  # type: ignore[no-any-return]
+
+
+#: Op class -> ``factory(op) -> implementation`` for Ops with parameters.
+_FACTORIES: MappingProxyType[type, Callable[[Any], Impl]] = MappingProxyType(
+    {Cast: _cast_impl, Composite: composite_impl}
+)
+
+
+def scalar_impl(op: ScalarOp) -> Impl:
+    """Return a NumPy function computing ``op`` on scalars or arrays.
+
+    An Op that defines its own ``impl`` method (PyTensor style) uses it; otherwise the
+    implementation registered for the nearest class in the Op's MRO.
+
+    Raises
+    ------
+    NotImplementedError
+        If there is none.
+    """
+    own = getattr(op, "impl", None)
+    if callable(own):
+        return own  # type: ignore[no-any-return]
+    for cls in type(op).__mro__:
+        impl = _IMPLS.get(cls)
+        if impl is not None:
+            return impl
+        factory = _FACTORIES.get(cls)
+        if factory is not None:
+            return factory(op)
+    raise NotImplementedError(f"opweave-python has no implementation of the scalar Op {op}")
+
+
+# ====================================================================== perform
+
+
+def _make_perform(impl: Impl) -> Perform:
+    def perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
+        out[0][0] = finish(impl(*inputs), node.outputs[0].type.numpy_dtype)  # type: ignore[attr-defined]
+
+    perform.__name__ = f"perform_{getattr(impl, '__name__', 'scalar')}"
+    return perform
+
+
+def cast_perform(op: Cast, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
+    """Store the input converted to the Cast's dtype."""
+    out[0][0] = finish(inputs[0], op.o_type.numpy_dtype)
+
+
+def composite_perform(
+    op: Composite, node: Apply, inputs: Sequence[Any], out: list[list[Any]]
+) -> None:
+    """Run the Composite's precompiled inner graph and store its outputs."""
+    results = composite_impl(op)(*inputs)
+    if op.nout == 1:
+        out[0][0] = finish(results, node.outputs[0].type.numpy_dtype)  # type: ignore[attr-defined]
+        return
+    for cell, value, var in zip(out, results, node.outputs, strict=True):
+        cell[0] = finish(value, var.type.numpy_dtype)  # type: ignore[attr-defined]
+
+
+def scalar_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
+    """Evaluate any scalar Op with :func:`scalar_impl` and store its outputs."""
+    results = scalar_impl(op)(*inputs)
+    if len(node.outputs) == 1:
+        results = (results,)
+    for cell, value, var in zip(out, results, node.outputs, strict=True):
+        cell[0] = finish(value, var.type.numpy_dtype)  # type: ignore[attr-defined]
+
+
+#: Op class -> ``perform(op, node, inputs, output_storage)``. Read-only. ``ScalarOp``
+#: itself maps to :func:`scalar_perform`, for subclasses that define ``impl``.
+PERFORMS: MappingProxyType[type, Perform] = MappingProxyType(
+    {
+        **{cls: _make_perform(impl) for cls, impl in _IMPLS.items()},
+        Cast: cast_perform,
+        Composite: composite_perform,
+        ScalarOp: scalar_perform,
+    }
+)

@@ -1,0 +1,1120 @@
+"""Scalar variables and constants, the :class:`ScalarOp` base classes and the elementary Ops.
+
+Every Op here is symbolic only: ``make_node``, output types, ``grad``/``L_op`` and
+the attributes an elementwise or C backend needs (``nfunc_spec``, ``identity``,
+``commutative``, ``associative``). The values are computed by backends (the Python
+backend's implementations live in ``opweave_python.impls.scalar``).
+
+Gradients follow seed 004: an Op whose output is discrete is locally flat, so
+every input gets a zero gradient (of the input's dtype when it is continuous, of
+``config.floatX`` when it is discrete); a continuous output gives discrete inputs
+the same gradient a float input would get.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable, Sequence
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from opweave.graph.basic import Apply, Constant, Variable
+from opweave.graph.op import Op
+from opweave.graph.type import DisconnectedType, NullType
+from opweave.scalar.rules import (
+    bitwise_out,
+    bool_out,
+    real_out,
+    same_out,
+    same_out_float_only,
+    same_out_nobool,
+    sign_out,
+    specific_out,
+    transfer_type,
+    upcast_out,
+    upcast_out_min8,
+    upcast_out_no_complex,
+    upcast_out_nobool,
+    upgrade_to_float_no_complex,
+)
+from opweave.scalar.type import (
+    ScalarType,
+    bool_,
+    complex64,
+    complex128,
+    complex_types,
+    continuous_types,
+    discrete_types,
+    float16,
+    float32,
+    float64,
+    floatX,
+    get_scalar_type,
+    int8,
+    int16,
+    int32,
+    int64,
+    normalize_dtype,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+
+# ====================================================================== variables
+
+
+def _binary(op: Callable[..., Any], a: Any, b: Any) -> Any:
+    """Apply ``op``, or return ``NotImplemented`` when ``b`` is a non-scalar Variable."""
+    if isinstance(b, Variable) and not isinstance(b.type, ScalarType):
+        return NotImplemented
+    return op(a, b)
+
+
+class ScalarVariable(Variable):
+    """A Variable of a :class:`~opweave.scalar.type.ScalarType`, with Python operators.
+
+    ``+ - * / // % **``, unary ``-``, ``abs()``, ``< <= > >=`` and the bitwise
+    ``& | ^ ~`` build graphs. ``==`` and ``!=`` keep Python's identity semantics
+    (variables are dictionary keys); use :func:`eq` and :func:`neq` for the
+    symbolic comparisons.
+    """
+
+    ndim = 0
+
+    @property
+    def dtype(self) -> str:
+        """The dtype of the values."""
+        return str(self.type.dtype)  # type: ignore[attr-defined]
+
+    def __bool__(self) -> bool:
+        raise TypeError(
+            "a symbolic scalar has no truth value; use opweave.scalar.switch or compare "
+            "values after compiling"
+        )
+
+    def __abs__(self) -> ScalarVariable:
+        return abs_(self)  # type: ignore[return-value]
+
+    def __neg__(self) -> ScalarVariable:
+        return neg(self)  # type: ignore[return-value]
+
+    def __pos__(self) -> ScalarVariable:
+        return self
+
+    def __invert__(self) -> ScalarVariable:
+        return invert(self)  # type: ignore[return-value]
+
+    def __and__(self, other: Any) -> Any:
+        return _binary(and_, self, other)
+
+    def __or__(self, other: Any) -> Any:
+        return _binary(or_, self, other)
+
+    def __xor__(self, other: Any) -> Any:
+        return _binary(xor, self, other)
+
+    def __rand__(self, other: Any) -> Any:
+        return and_(other, self)
+
+    def __ror__(self, other: Any) -> Any:
+        return or_(other, self)
+
+    def __rxor__(self, other: Any) -> Any:
+        return xor(other, self)
+
+    def __lt__(self, other: Any) -> Any:
+        return _binary(lt, self, other)
+
+    def __le__(self, other: Any) -> Any:
+        return _binary(le, self, other)
+
+    def __gt__(self, other: Any) -> Any:
+        return _binary(gt, self, other)
+
+    def __ge__(self, other: Any) -> Any:
+        return _binary(ge, self, other)
+
+    def __add__(self, other: Any) -> Any:
+        return _binary(add, self, other)
+
+    def __sub__(self, other: Any) -> Any:
+        return _binary(sub, self, other)
+
+    def __mul__(self, other: Any) -> Any:
+        return _binary(mul, self, other)
+
+    def __truediv__(self, other: Any) -> Any:
+        return _binary(true_div, self, other)
+
+    def __floordiv__(self, other: Any) -> Any:
+        return _binary(int_div, self, other)
+
+    def __mod__(self, other: Any) -> Any:
+        return _binary(mod, self, other)
+
+    def __pow__(self, other: Any) -> Any:
+        return _binary(pow, self, other)
+
+    def __radd__(self, other: Any) -> Any:
+        return add(other, self)
+
+    def __rsub__(self, other: Any) -> Any:
+        return sub(other, self)
+
+    def __rmul__(self, other: Any) -> Any:
+        return mul(other, self)
+
+    def __rtruediv__(self, other: Any) -> Any:
+        return true_div(other, self)
+
+    def __rfloordiv__(self, other: Any) -> Any:
+        return int_div(other, self)
+
+    def __rmod__(self, other: Any) -> Any:
+        return mod(other, self)
+
+    def __rpow__(self, other: Any) -> Any:
+        return pow(other, self)
+
+    # No __eq__/__hash__: variables keep identity semantics (they are dict keys).
+
+    def zeros_like(self, dtype: str | None = None) -> ScalarVariable:
+        """A scalar of ``dtype`` (default: this one's) equal to 0, tied to this variable."""
+        return zeros_like(self, dtype)
+
+    def ones_like(self, dtype: str | None = None) -> ScalarVariable:
+        """A scalar of ``dtype`` (default: this one's) equal to 1, tied to this variable."""
+        return ones_like(self, dtype)
+
+    def astype(self, dtype: Any) -> ScalarVariable:
+        """Return this variable cast to ``dtype`` (itself if it already has that dtype)."""
+        return cast(self, dtype)
+
+
+class ScalarConstant(ScalarVariable, Constant):
+    """A :class:`ScalarVariable` with a fixed value (a NumPy scalar)."""
+
+
+ScalarType.variable_type = ScalarVariable
+ScalarType.constant_type = ScalarConstant
+
+
+def _autocast(x: Any) -> np.ndarray:
+    """Return a Python number as a 0-d array whose dtype follows ``config.cast_policy``."""
+    from opweave import config
+
+    policy = config.cast_policy
+    if isinstance(x, builtins.bool):
+        return np.asarray(x, dtype="bool")
+    if isinstance(x, builtins.int):
+        if policy == "custom":
+            for dtype in ("int8", "int16", "int32", "int64"):
+                if np.iinfo(dtype).min <= x <= np.iinfo(dtype).max:
+                    return np.asarray(x, dtype=dtype)
+        if np.iinfo("int64").min <= x <= np.iinfo("int64").max:
+            return np.asarray(x, dtype="int64")
+        if 0 <= x <= np.iinfo("uint64").max:
+            return np.asarray(x, dtype="uint64")
+        raise TypeError(f"the integer {x} does not fit in int64 or uint64")
+    if isinstance(x, builtins.float):
+        fx = floatX()
+        if policy == "custom" and fx == "float64":
+            candidate = np.asarray(x, dtype="float32")
+            if float(candidate) == x or np.isnan(x):
+                return candidate
+            return np.asarray(x, dtype="float64")
+        return np.asarray(x, dtype=fx)
+    if isinstance(x, builtins.complex):
+        return np.asarray(x, dtype="complex128")
+    return np.asarray(x)
+
+
+def constant(x: Any, name: str | None = None, dtype: Any = None) -> ScalarConstant:
+    """Return a :class:`ScalarConstant` holding ``x``.
+
+    Parameters
+    ----------
+    x
+        A Python or NumPy number, or a zero-dimensional array.
+    name
+        Optional name.
+    dtype
+        Force this dtype (``x`` is cast, possibly losing precision). By default a
+        NumPy value keeps its dtype; a Python ``int`` becomes ``int64`` (the smallest
+        integer dtype holding it under ``cast_policy="custom"``), a Python ``float``
+        becomes ``config.floatX``, a ``bool`` ``bool`` and a ``complex`` ``complex128``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a number or not zero-dimensional.
+    """
+    if isinstance(x, Variable):
+        raise TypeError(f"constant() needs a value, got the variable {x}")
+    if x is None or isinstance(x, str | bytes):
+        raise TypeError(f"a scalar constant needs a number, got {type(x).__name__} {x!r}")
+    try:
+        if dtype is not None:
+            value = np.asarray(x).astype(normalize_dtype(dtype))
+        else:
+            value = _autocast(x)
+    except (ValueError, OverflowError) as exc:
+        raise TypeError(f"cannot make a scalar constant from {x!r}: {exc}") from exc
+    if value.ndim != 0:
+        raise TypeError(f"a scalar constant needs a 0-dimensional value, got shape {value.shape}")
+    stype = get_scalar_type(value.dtype)
+    return ScalarConstant(stype, value[()], name=name)
+
+
+def as_scalar(x: Any, name: str | None = None) -> ScalarVariable:
+    """Return ``x`` as a scalar Variable.
+
+    A ScalarType Variable is returned as is, an Apply node with one output gives
+    that output, a zero-dimensional tensor is converted (when ``opweave.tensor``
+    provides ``scalar_from_tensor``), and any other value becomes a :func:`constant`.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` cannot be a scalar.
+    """
+    if isinstance(x, Apply):
+        if len(x.outputs) != 1:
+            raise ValueError(f"{x} has {len(x.outputs)} outputs; say which one is meant")
+        x = x.outputs[0]
+    if isinstance(x, Variable):
+        if isinstance(x.type, ScalarType):
+            return x  # type: ignore[return-value]
+        if getattr(x.type, "ndim", None) == 0:
+            try:
+                from opweave.tensor.basic import scalar_from_tensor  # type: ignore[import-not-found]
+            except ImportError:
+                pass
+            else:
+                return scalar_from_tensor(x)  # type: ignore[no-any-return]
+        raise TypeError(f"cannot use {x} (of type {x.type}) as a scalar")
+    return constant(x, name=name)
+
+
+# ====================================================================== gradient helpers
+
+
+def zeros_like(x: Variable, dtype: Any = None) -> ScalarVariable:
+    """``second(x, 0)``: a zero of ``dtype`` (default ``x``'s) that depends on ``x``."""
+    dtype = x.type.dtype if dtype is None else normalize_dtype(dtype)  # type: ignore[attr-defined]
+    return second(x, constant(0, dtype=dtype))  # type: ignore[return-value]
+
+
+def ones_like(x: Variable, dtype: Any = None) -> ScalarVariable:
+    """``second(x, 1)``: a one of ``dtype`` (default ``x``'s) that depends on ``x``."""
+    dtype = x.type.dtype if dtype is None else normalize_dtype(dtype)  # type: ignore[attr-defined]
+    return second(x, constant(1, dtype=dtype))  # type: ignore[return-value]
+
+
+def zero_grad(x: Variable) -> ScalarVariable:
+    """The zero gradient of ``x`` (seed 004): continuous ``x``'s dtype, else ``floatX``."""
+    dtype = x.type.dtype if x.type in continuous_types else floatX()  # type: ignore[attr-defined]
+    return zeros_like(x, dtype)
+
+
+def grad_undefined(op: Op, x_pos: int, x: Variable, comment: str = "") -> Variable:
+    """A :class:`NullType` gradient: ``op`` is not differentiable in input ``x_pos``."""
+    why = f"the gradient of {op} with respect to input {x_pos} ({x}) is mathematically undefined"
+    return NullType(f"{why}: {comment}" if comment else why)()
+
+
+def grad_not_implemented(op: Op, x_pos: int, x: Variable, comment: str = "") -> Variable:
+    """A :class:`NullType` gradient: ``op`` does not implement the gradient of input ``x_pos``."""
+    why = f"{op} does not implement the gradient with respect to input {x_pos} ({x})"
+    return NullType(f"{why}: {comment}" if comment else why)()
+
+
+def disconnected_grad() -> Variable:
+    """A new :class:`DisconnectedType` variable: the input does not affect the output."""
+    return DisconnectedType()()
+
+
+def _const(value: Any, like: Variable) -> ScalarConstant:
+    """A constant of ``like``'s dtype."""
+    return constant(value, dtype=like.type.dtype)  # type: ignore[attr-defined]
+
+
+def _as_float(x: Variable, dtype: str) -> Variable:
+    """``x`` cast to ``dtype`` if it is discrete (so gradient formulas never overflow)."""
+    return cast(x, dtype) if x.type in discrete_types else x
+
+
+# ====================================================================== Op base classes
+
+
+class ScalarOp(Op):
+    """Base class of Ops on scalars.
+
+    Parameters
+    ----------
+    output_types_preference
+        The output type rule: ``rule(*input_types) -> tuple of ScalarTypes`` (see
+        :mod:`opweave.scalar.rules`). Two Ops of one class with equal rules are equal.
+    name
+        The name shown when printing (not part of the Op's identity).
+
+    Attributes
+    ----------
+    nin, nout
+        Number of inputs (``-1``: any positive number) and outputs.
+    nfunc_spec
+        ``(numpy function name, nin, nout)`` naming the NumPy function computing the
+        same values, or ``None``.
+    identity
+        The neutral element of an associative binary Op (used by reductions), or ``None``.
+    commutative, associative
+        Algebraic properties rewrites may use.
+    infix_symbol, prefix_symbol
+        Operator symbols used when printing expressions, or ``None``.
+
+    Subclasses give the gradient either by overriding :meth:`L_op` / :meth:`grad`, or,
+    for continuous functions, by defining ``grad_formula(inputs, output, gz)``. The
+    inputs it receives are cast to the output dtype when they are discrete; discrete
+    outputs and complex values are handled before it is called.
+    """
+
+    __props__ = ("output_types_preference",)
+
+    nin: int = -1
+    nout: int = 1
+    output_types_preference: Callable[..., Sequence[ScalarType]] | None = None
+    nfunc_spec: tuple[str, int, int] | None = None
+    nfunc_variadic: str | None = None
+    identity: Any = None
+    commutative: bool = False
+    associative: bool = False
+    infix_symbol: str | None = None
+    prefix_symbol: str | None = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        own_str = "__str__" in cls.__dict__
+        super().__init_subclass__(**kwargs)
+        if not own_str and "__str__" in cls.__dict__:
+            delattr(cls, "__str__")  # keep ScalarOp's name-based __str__
+
+    def __init__(
+        self,
+        output_types_preference: Callable[..., Sequence[ScalarType]] | None = None,
+        name: str | None = None,
+    ) -> None:
+        if output_types_preference is not None:
+            if not callable(output_types_preference):
+                raise TypeError(
+                    f"output_types_preference of {type(self).__name__} must be callable, "
+                    f"got {output_types_preference!r}"
+                )
+            self.output_types_preference = output_types_preference
+        self.name = name
+
+    # ------------------------------------------------------------------ nodes
+
+    def make_node(self, *inputs: Any) -> Apply:
+        """Wrap Python numbers as constants, check the arity and build the output types."""
+        if self.nin >= 0 and len(inputs) != self.nin:
+            raise TypeError(f"{self} takes {self.nin} input(s), got {len(inputs)}")
+        if self.nin < 0 and not inputs:
+            raise TypeError(f"{self} needs at least one input")
+        scalars = [as_scalar(x) for x in inputs]
+        types = self.output_types([x.type for x in scalars])
+        return Apply(self, scalars, [t() for t in types])
+
+    def output_types(self, types: Sequence[ScalarType]) -> tuple[ScalarType, ...]:
+        """Return the output Types for inputs of ``types`` (via ``output_types_preference``)."""
+        rule = self.output_types_preference
+        if rule is None:
+            raise NotImplementedError(f"{self} has no output type rule")
+        try:
+            out = rule(*types)
+        except TypeError as exc:
+            names = ", ".join(str(t) for t in types)
+            raise TypeError(
+                f"{self} cannot be applied to inputs of types ({names}): {exc}"
+            ) from exc
+        if not isinstance(out, list | tuple) or not all(isinstance(t, ScalarType) for t in out):
+            raise TypeError(f"the output type rule of {self} returned {out!r}, not ScalarTypes")
+        if len(out) != self.nout:
+            raise TypeError(
+                f"the output type rule of {self} gave {len(out)} types for {self.nout} outputs"
+            )
+        return tuple(out)
+
+    def make_new_inplace(
+        self,
+        output_types_preference: Callable[..., Sequence[ScalarType]] | None = None,
+        name: str | None = None,
+    ) -> ScalarOp:
+        """Return an Op of this class with another output rule (used by inplace rewrites)."""
+        return type(self)(output_types_preference, name)
+
+    # ------------------------------------------------------------------ gradients
+
+    def _has_formula(self) -> bool:
+        return callable(getattr(self, "grad_formula", None))
+
+    def L_op(
+        self,
+        inputs: Sequence[Variable],
+        outputs: Sequence[Variable],
+        output_grads: Sequence[Variable],
+    ) -> list[Variable]:
+        """Return one gradient term per input (see the class docstring)."""
+        if self._has_formula():
+            return _formula_grads(self, inputs, outputs, output_grads)
+        if type(self).grad is ScalarOp.grad:
+            raise NotImplementedError(f"{self} does not implement its gradient")
+        return self.grad(inputs, output_grads)
+
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list[Variable]:
+        """Like :meth:`L_op`, rebuilding the outputs from ``inputs``."""
+        if not self._has_formula() and type(self).L_op is ScalarOp.L_op:
+            raise NotImplementedError(f"{self} does not implement its gradient")
+        return self.L_op(inputs, self.make_node(*inputs).outputs, output_grads)
+
+    def R_op(
+        self, inputs: Sequence[Variable], eval_points: Sequence[Variable | None]
+    ) -> list[Variable | None]:
+        """Jacobian-vector products, from :meth:`L_op` with unit output gradients.
+
+        Each output gets ``sum_i d(output)/d(input_i) * eval_points[i]``, ``None`` when
+        every eval point is ``None`` (or disconnected), and a zero when it is discrete.
+        """
+        outputs = self.make_node(*inputs).outputs
+        results: list[Variable | None] = []
+        for k, out in enumerate(outputs):
+            if out.type in discrete_types:
+                results.append(zero_grad(out))
+                continue
+            seeds = [_const(1, o) if j == k else disconnected_grad() for j, o in enumerate(outputs)]
+            grads = self.L_op(inputs, outputs, seeds)
+            terms: list[Variable] = []
+            for g, ev in zip(grads, eval_points, strict=True):
+                if ev is None or isinstance(g.type, DisconnectedType):
+                    continue
+                if isinstance(g.type, NullType):
+                    terms = [g]
+                    break
+                terms.append(mul(g, ev))  # type: ignore[arg-type]
+            if not terms:
+                results.append(None)
+            elif isinstance(terms[0].type, NullType):
+                results.append(terms[0])
+            else:
+                results.append(terms[0] if len(terms) == 1 else add(*terms))  # type: ignore[arg-type]
+        return results
+
+    # ------------------------------------------------------------------ misc
+
+    def c_code_cache_version(self) -> tuple[Any, ...]:
+        """Version of the (backend-provided) C code of scalar Ops."""
+        return (1,)
+
+    def __str__(self) -> str:
+        if self.name:
+            return self.name
+        props = [p for p in getattr(self, "__props__", ()) if p != "output_types_preference"]
+        if props:
+            params = ", ".join(f"{p}={getattr(self, p)}" for p in props)
+            return f"{type(self).__name__}{{{params}}}"
+        return type(self).__name__
+
+
+def _formula_grads(
+    op: ScalarOp,
+    inputs: Sequence[Variable],
+    outputs: Sequence[Variable],
+    output_grads: Sequence[Variable],
+) -> list[Variable]:
+    (out,) = outputs
+    (gz,) = output_grads
+    if out.type in discrete_types:
+        return [zero_grad(x) for x in inputs]
+    if (
+        out.type in complex_types
+        or gz.type in complex_types
+        or any(x.type in complex_types for x in inputs)
+    ):
+        return [
+            grad_not_implemented(op, i, x, "gradients of complex values are not implemented")
+            for i, x in enumerate(inputs)
+        ]
+    dtype = out.type.dtype  # type: ignore[attr-defined]
+    floats = [_as_float(x, dtype) for x in inputs]
+    grads = list(op.grad_formula(floats, out, gz))  # type: ignore[attr-defined]
+    if len(grads) != len(inputs):
+        raise ValueError(f"{op}.grad_formula returned {len(grads)} terms for {len(inputs)} inputs")
+    return grads
+
+
+class UnaryScalarOp(ScalarOp):
+    """A ScalarOp with one input."""
+
+    nin = 1
+
+
+class BinaryScalarOp(ScalarOp):
+    """A ScalarOp with two inputs."""
+
+    nin = 2
+
+
+class ZeroGradMixin:
+    """For piecewise-constant Ops: every input gets a zero gradient."""
+
+    def L_op(
+        self,
+        inputs: Sequence[Variable],
+        outputs: Sequence[Variable],
+        output_grads: Sequence[Variable],
+    ) -> list[Variable]:
+        """Zeros (of the input's dtype, or ``floatX`` for discrete inputs)."""
+        return [zero_grad(x) for x in inputs]
+
+
+# ====================================================================== comparisons
+
+
+def _compare_out(*types: ScalarType) -> tuple[ScalarType, ...]:
+    for t in types:
+        if t in complex_types:
+            raise TypeError(f"ordering comparisons do not accept complex inputs (got {t})")
+    return bool_out(*types)
+
+
+class LogicalComparison(ZeroGradMixin, BinaryScalarOp):
+    """A comparison of two scalars, with a ``bool`` output."""
+
+
+class LT(LogicalComparison):
+    """``x < y``."""
+
+    nfunc_spec = ("less", 2, 1)
+    infix_symbol = "<"
+
+
+class GT(LogicalComparison):
+    """``x > y``."""
+
+    nfunc_spec = ("greater", 2, 1)
+    infix_symbol = ">"
+
+
+class LE(LogicalComparison):
+    """``x <= y``."""
+
+    nfunc_spec = ("less_equal", 2, 1)
+    infix_symbol = "<="
+
+
+class GE(LogicalComparison):
+    """``x >= y``."""
+
+    nfunc_spec = ("greater_equal", 2, 1)
+    infix_symbol = ">="
+
+
+class EQ(LogicalComparison):
+    """``x == y`` (elementwise, symbolic)."""
+
+    commutative = True
+    nfunc_spec = ("equal", 2, 1)
+    infix_symbol = "=="
+
+
+class NEQ(LogicalComparison):
+    """``x != y`` (elementwise, symbolic)."""
+
+    commutative = True
+    nfunc_spec = ("not_equal", 2, 1)
+    infix_symbol = "!="
+
+
+lt = LT(_compare_out, name="lt")
+gt = GT(_compare_out, name="gt")
+le = LE(_compare_out, name="le")
+ge = GE(_compare_out, name="ge")
+eq = EQ(bool_out, name="eq")
+neq = NEQ(bool_out, name="neq")
+
+
+class IsNan(ZeroGradMixin, UnaryScalarOp):
+    """True where the value is NaN."""
+
+    nfunc_spec = ("isnan", 1, 1)
+
+
+class IsInf(ZeroGradMixin, UnaryScalarOp):
+    """True where the value is infinite."""
+
+    nfunc_spec = ("isinf", 1, 1)
+
+
+isnan = IsNan(bool_out, name="isnan")
+isinf = IsInf(bool_out, name="isinf")
+
+# ====================================================================== bitwise / logical
+
+
+class BinaryBitOp(ZeroGradMixin, BinaryScalarOp):
+    """A bitwise operation of booleans or integers (logical on booleans)."""
+
+    commutative = True
+    associative = True
+
+
+class AND(BinaryBitOp):
+    """``x & y``. ``identity`` is ``-1`` (all bits set: ``True`` for booleans)."""
+
+    identity = -1
+    nfunc_spec = ("bitwise_and", 2, 1)
+    infix_symbol = "&"
+
+
+class OR(BinaryBitOp):
+    """``x | y``."""
+
+    identity = 0
+    nfunc_spec = ("bitwise_or", 2, 1)
+    infix_symbol = "|"
+
+
+class XOR(BinaryBitOp):
+    """``x ^ y``."""
+
+    identity = 0
+    nfunc_spec = ("bitwise_xor", 2, 1)
+    infix_symbol = "^"
+
+
+class Invert(ZeroGradMixin, UnaryScalarOp):
+    """``~x`` (logical not of a boolean)."""
+
+    nfunc_spec = ("invert", 1, 1)
+    prefix_symbol = "~"
+
+
+and_ = AND(bitwise_out, name="and_")
+or_ = OR(bitwise_out, name="or_")
+xor = XOR(bitwise_out, name="xor")
+invert = Invert(bitwise_out, name="invert")
+
+# ====================================================================== selection, copies, casts
+
+
+def _switch_out(cond: ScalarType, ift: ScalarType, iff: ScalarType) -> tuple[ScalarType, ...]:
+    if cond in complex_types:
+        raise TypeError(f"the condition of switch cannot be complex (got {cond})")
+    return upcast_out(ift, iff)
+
+
+class Switch(ScalarOp):
+    """``ift if cond else iff``."""
+
+    nin = 3
+    nfunc_spec = ("where", 3, 1)
+
+    def L_op(
+        self,
+        inputs: Sequence[Variable],
+        outputs: Sequence[Variable],
+        output_grads: Sequence[Variable],
+    ) -> list[Variable]:
+        """The condition gets zero; each branch gets ``gz`` where it was selected."""
+        cond, ift, iff = inputs
+        (gz,) = output_grads
+        if outputs[0].type in discrete_types:
+            return [zero_grad(cond), zero_grad(ift), zero_grad(iff)]
+        zero = _const(0, gz)
+        return [zero_grad(cond), switch(cond, gz, zero), switch(cond, zero, gz)]
+
+
+switch = Switch(_switch_out, name="switch")
+
+
+class Second(BinaryScalarOp):
+    """Return the second input; the first only ties the result to it (``fill``)."""
+
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        """The first input's value is never used."""
+        return [[False], [True]]
+
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list[Variable]:
+        """The first input is disconnected; the second gets ``gz`` (zero if discrete)."""
+        _, y = inputs
+        (gz,) = output_grads
+        if y.type in continuous_types:
+            return [disconnected_grad(), gz]
+        return [disconnected_grad(), zero_grad(y)]
+
+
+second = Second(transfer_type(1), name="second")
+fill = second
+
+
+class Identity(UnaryScalarOp):
+    """Return the input."""
+
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list[Variable]:
+        """``gz`` (zero for a discrete input)."""
+        (x,) = inputs
+        (gz,) = output_grads
+        return [gz] if x.type in continuous_types else [zero_grad(x)]
+
+
+identity = Identity(same_out, name="identity")
+
+
+class Cast(UnaryScalarOp):
+    """Convert to another dtype (as NumPy's ``astype`` does).
+
+    Parameters
+    ----------
+    o_type
+        The output ScalarType.
+    name
+        Printed name.
+    """
+
+    __props__ = ("o_type",)
+
+    def __init__(self, o_type: ScalarType, name: str | None = None) -> None:
+        if not isinstance(o_type, ScalarType):
+            raise TypeError(f"Cast needs a ScalarType, got {o_type!r}")
+        super().__init__(specific_out(o_type), name=name)
+        self.o_type = o_type
+
+    def __str__(self) -> str:
+        return self.name or f"Cast{{{self.o_type.dtype}}}"
+
+    def make_new_inplace(
+        self,
+        output_types_preference: Callable[..., Sequence[ScalarType]] | None = None,
+        name: str | None = None,
+    ) -> Cast:
+        """A Cast to the same type (the rule is fixed by ``o_type``)."""
+        return type(self)(self.o_type, name)
+
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list[Variable]:
+        """``gz`` cast back to a float input's dtype; zero when the output is discrete."""
+        (x,) = inputs
+        (gz,) = output_grads
+        if self.o_type in discrete_types:
+            return [zero_grad(x)]
+        if (x.type in complex_types) != (self.o_type in complex_types):
+            return [grad_not_implemented(self, 0, x, "casts between real and complex")]
+        if x.type in continuous_types:
+            return [cast(gz, x.type.dtype)]  # type: ignore[attr-defined]
+        return [gz]
+
+    def c_code_cache_version(self) -> tuple[Any, ...]:
+        """Version of the C code of casts."""
+        return (1, *super().c_code_cache_version())
+
+
+convert_to_bool = Cast(bool_, name="convert_to_bool")
+convert_to_int8 = Cast(int8, name="convert_to_int8")
+convert_to_int16 = Cast(int16, name="convert_to_int16")
+convert_to_int32 = Cast(int32, name="convert_to_int32")
+convert_to_int64 = Cast(int64, name="convert_to_int64")
+convert_to_uint8 = Cast(uint8, name="convert_to_uint8")
+convert_to_uint16 = Cast(uint16, name="convert_to_uint16")
+convert_to_uint32 = Cast(uint32, name="convert_to_uint32")
+convert_to_uint64 = Cast(uint64, name="convert_to_uint64")
+convert_to_float16 = Cast(float16, name="convert_to_float16")
+convert_to_float32 = Cast(float32, name="convert_to_float32")
+convert_to_float64 = Cast(float64, name="convert_to_float64")
+convert_to_complex64 = Cast(complex64, name="convert_to_complex64")
+convert_to_complex128 = Cast(complex128, name="convert_to_complex128")
+
+#: dtype -> the Cast Op converting to it.
+_CASTS: MappingProxyType[str, Cast] = MappingProxyType(
+    {
+        op.o_type.dtype: op
+        for op in (
+            convert_to_bool,
+            convert_to_int8,
+            convert_to_int16,
+            convert_to_int32,
+            convert_to_int64,
+            convert_to_uint8,
+            convert_to_uint16,
+            convert_to_uint32,
+            convert_to_uint64,
+            convert_to_float16,
+            convert_to_float32,
+            convert_to_float64,
+            convert_to_complex64,
+            convert_to_complex128,
+        )
+    }
+)
+
+
+def cast(x: Any, dtype: Any) -> ScalarVariable:
+    """Return ``x`` cast to ``dtype`` (``x`` itself when it already has that dtype).
+
+    Raises
+    ------
+    TypeError
+        For a complex-to-real cast, which is ambiguous (take the real part or the
+        absolute value explicitly).
+    """
+    dtype = normalize_dtype(dtype)
+    var = as_scalar(x)
+    if var.type.dtype == dtype:  # type: ignore[attr-defined]
+        return var
+    if var.type in complex_types and dtype not in ("complex64", "complex128"):
+        raise TypeError(f"casting {var} from complex to {dtype} is ambiguous")
+    return _CASTS[dtype](var)  # type: ignore[return-value]
+
+
+# ====================================================================== arithmetic
+
+
+class Add(ScalarOp):
+    """``x + y + ...`` (any number of inputs)."""
+
+    identity = 0
+    commutative = True
+    associative = True
+    nfunc_spec = ("add", 2, 1)
+    nfunc_variadic = "sum"
+    infix_symbol = "+"
+
+    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> list[Any]:
+        """``gz`` for every input."""
+        return [gz] * len(inputs)
+
+
+class Mul(ScalarOp):
+    """``x * y * ...`` (any number of inputs)."""
+
+    identity = 1
+    commutative = True
+    associative = True
+    nfunc_spec = ("multiply", 2, 1)
+    nfunc_variadic = "prod"
+    infix_symbol = "*"
+
+    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> list[Any]:
+        """``gz`` times the product of the other inputs."""
+        return [mul(gz, *(inputs[:i] + inputs[i + 1 :])) for i in range(len(inputs))]
+
+
+class Sub(BinaryScalarOp):
+    """``x - y``."""
+
+    nfunc_spec = ("subtract", 2, 1)
+    infix_symbol = "-"
+
+    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> list[Any]:
+        """``gz, -gz``."""
+        return [gz, neg(gz)]
+
+
+def _true_div_out(x: ScalarType, y: ScalarType) -> tuple[ScalarType, ...]:
+    if x in discrete_types and y in discrete_types:
+        return (get_scalar_type(floatX()),)
+    return upcast_out(x, y)
+
+
+class TrueDiv(BinaryScalarOp):
+    """``x / y``; two discrete inputs give a ``floatX`` result."""
+
+    nfunc_spec = ("true_divide", 2, 1)
+    infix_symbol = "/"
+
+    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> list[Any]:
+        """``gz / y`` and ``-gz * x / y**2``."""
+        x, y = inputs
+        return [gz / y, neg(gz * x) / (y * y)]
+
+
+class IntDiv(ZeroGradMixin, BinaryScalarOp):
+    """``x // y``: floor division with NumPy's semantics (rounding towards minus infinity)."""
+
+    nfunc_spec = ("floor_divide", 2, 1)
+    infix_symbol = "//"
+
+
+class Mod(BinaryScalarOp):
+    """``x % y`` with NumPy's (Python's) semantics: the result has the sign of ``y``."""
+
+    nfunc_spec = ("mod", 2, 1)
+    infix_symbol = "%"
+
+    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> list[Any]:
+        """``gz`` and ``-(x // y) * gz``."""
+        x, y = inputs
+        return [gz, neg(int_div(x, y)) * gz]
+
+
+class Pow(BinaryScalarOp):
+    """``x ** y``."""
+
+    nfunc_spec = ("power", 2, 1)
+    infix_symbol = "**"
+
+    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> list[Any]:
+        """``gz * y * x**(y-1)`` and ``gz * log(x) * x**y`` (0 where ``x == 0``)."""
+        from opweave.scalar.math import log
+
+        x, y = inputs
+        gx = gz * y * pow(x, y - _const(1, y))
+        gy = switch(eq(x, _const(0, x)), _const(0, gz), gz * log(x) * out)
+        return [gx, gy]
+
+
+class Neg(UnaryScalarOp):
+    """``-x``."""
+
+    nfunc_spec = ("negative", 1, 1)
+    prefix_symbol = "-"
+
+    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> list[Any]:
+        """``-gz``."""
+        return [neg(gz)]
+
+
+class Abs(UnaryScalarOp):
+    """``|x|`` (the modulus, a float, for complex numbers)."""
+
+    nfunc_spec = ("abs", 1, 1)
+
+    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> list[Any]:
+        """``gz * sign(x)``."""
+        (x,) = inputs
+        return [gz * sign(x)]
+
+
+class Sign(ZeroGradMixin, UnaryScalarOp):
+    """-1, 0 or 1 (NaN for NaN)."""
+
+    nfunc_spec = ("sign", 1, 1)
+
+
+class Sqr(UnaryScalarOp):
+    """``x * x``."""
+
+    nfunc_spec = ("square", 1, 1)
+
+    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> list[Any]:
+        """``2 * x * gz``."""
+        (x,) = inputs
+        return [gz * x * _const(2, x)]
+
+
+class Reciprocal(UnaryScalarOp):
+    """``1 / x``."""
+
+    nfunc_spec = ("reciprocal", 1, 1)
+
+    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> list[Any]:
+        """``-gz / x**2``."""
+        (x,) = inputs
+        return [neg(gz) / (x * x)]
+
+
+class _Extremum(BinaryScalarOp):
+    """Common base of :class:`Maximum` and :class:`Minimum`."""
+
+    commutative = True
+    associative = True
+
+    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> list[Any]:
+        """``gz`` goes to the selected input (the first one on ties)."""
+        x, _ = inputs
+        chosen = eq(out, x)
+        return [chosen * gz, (_const(1, gz) - chosen) * gz]
+
+
+class Maximum(_Extremum):
+    """The larger input (NaN if either is NaN)."""
+
+    identity = -np.inf
+    nfunc_spec = ("maximum", 2, 1)
+    nfunc_variadic = "maximum"
+
+
+class Minimum(_Extremum):
+    """The smaller input (NaN if either is NaN)."""
+
+    identity = np.inf
+    nfunc_spec = ("minimum", 2, 1)
+    nfunc_variadic = "minimum"
+
+
+class Clip(ScalarOp):
+    """``lo if x < lo else hi if x > hi else x`` (``lo`` wins when ``lo > hi``)."""
+
+    nin = 3
+
+    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> list[Any]:
+        """``gz`` goes to ``x`` inside ``[lo, hi]``, to ``lo`` below, to ``hi`` above."""
+        x, lo, hi = inputs
+        below = lt(x, lo)
+        above = gt(x, hi)
+        inside = and_(invert(below), invert(above))
+        return [inside * gz, below * gz, and_(invert(below), above) * gz]
+
+
+class Floor(ZeroGradMixin, UnaryScalarOp):
+    """The largest integer not above ``x`` (as a float)."""
+
+    nfunc_spec = ("floor", 1, 1)
+
+
+class Ceil(ZeroGradMixin, UnaryScalarOp):
+    """The smallest integer not below ``x`` (as a float)."""
+
+    nfunc_spec = ("ceil", 1, 1)
+
+
+class Trunc(ZeroGradMixin, UnaryScalarOp):
+    """``x`` rounded towards zero (as a float)."""
+
+    nfunc_spec = ("trunc", 1, 1)
+
+
+class RoundHalfToEven(ZeroGradMixin, UnaryScalarOp):
+    """Round to the nearest integer, halves to even (NumPy's ``round``)."""
+
+    nfunc_spec = ("round", 1, 1)
+
+
+class RoundHalfAwayFromZero(ZeroGradMixin, UnaryScalarOp):
+    """Round to the nearest integer, halves away from zero (C's ``round``)."""
+
+
+add = Add(upcast_out, name="add")
+mul = Mul(upcast_out, name="mul")
+sub = Sub(upcast_out_nobool, name="sub")
+true_div = TrueDiv(_true_div_out, name="true_div")
+int_div = IntDiv(upcast_out_no_complex, name="int_div")
+floor_div = int_div
+mod = Mod(upcast_out_no_complex, name="mod")
+pow = Pow(upcast_out_min8, name="pow")
+neg = Neg(same_out_nobool, name="neg")
+abs_ = Abs(real_out, name="abs")
+sign = Sign(sign_out, name="sign")
+sqr = Sqr(same_out, name="sqr")
+reciprocal = Reciprocal(upgrade_to_float_no_complex, name="reciprocal")
+maximum = Maximum(upcast_out_no_complex, name="maximum")
+minimum = Minimum(upcast_out_no_complex, name="minimum")
+scalar_maximum = maximum
+scalar_minimum = minimum
+clip = Clip(upcast_out_no_complex, name="clip")
+floor = Floor(upgrade_to_float_no_complex, name="floor")
+ceil = Ceil(upgrade_to_float_no_complex, name="ceil")
+trunc = Trunc(upgrade_to_float_no_complex, name="trunc")
+round_half_to_even = RoundHalfToEven(same_out_float_only, name="round_half_to_even")
+round_half_away_from_zero = RoundHalfAwayFromZero(
+    same_out_float_only, name="round_half_away_from_zero"
+)
