@@ -11,6 +11,7 @@ from opweave.configdefaults import build_config
 config = build_config()
 
 from opweave.compile import In, Mode, Out, SharedVariable, function, get_mode  # noqa: E402
+from opweave.gradient import grad  # noqa: E402
 from opweave.plugins import get_plugin_manager  # noqa: E402
 from opweave.printing import debugprint, dprint, pprint  # noqa: E402
 from opweave.tensor.sharedvar import shared  # noqa: E402
@@ -29,6 +30,7 @@ __all__ = [
     "function",
     "get_mode",
     "get_plugin_manager",
+    "grad",
     "pprint",
     "register_transfer",
     "shared",

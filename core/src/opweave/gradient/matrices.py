@@ -1,0 +1,192 @@
+"""Jacobian and Hessian matrices, built by unrolling :func:`grad` over a static length.
+
+PyTensor builds these with ``scan`` over the rows. opweave has no ``scan``: the
+rows are unrolled in Python, one :func:`~opweave.gradient.grad` per element of
+the expression, and stacked. This needs the expression's length *when the graph
+is built*: its Type's static shape (``TensorType(..., shape=(3,))``), or a length
+``opweave.tensor.basic.get_vector_length`` can infer. Otherwise a ``ValueError``
+asks for a static shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from opweave.gradient._helpers import (
+    as_list,
+    as_variable,
+    format_as,
+    ndim_of,
+    optional_attr,
+    require_attr,
+)
+from opweave.gradient.reverse import grad
+from opweave.graph.basic import Variable
+
+__all__ = ["hessian", "jacobian"]
+
+
+def static_length(var: Variable) -> int | None:
+    """The length of the vector ``var`` if it is known when the graph is built, else ``None``."""
+    shape = getattr(var.type, "shape", None)
+    if isinstance(shape, tuple) and shape and isinstance(shape[0], int):
+        return shape[0]
+    get_vector_length = optional_attr("opweave.tensor.basic", "get_vector_length")
+    if get_vector_length is not None:
+        try:
+            return int(get_vector_length(var))
+        except Exception:
+            return None
+    return None
+
+
+def _require_length(var: Variable, what: str) -> int:
+    n = static_length(var)
+    if n is None:
+        raise ValueError(
+            f"{what}: the length of {var} (Type {var.type}) is not known when the graph is "
+            "built; opweave unrolls one gradient per element and needs a static length: give "
+            "the variable a static shape, e.g. TensorType('float64', shape=(3,))"
+        )
+    if n == 0:
+        raise ValueError(f"{what}: {var} has length 0; there are no rows to compute")
+    return n
+
+
+def _rows(
+    expression: Variable,
+    n: int,
+    wrt: list[Variable],
+    consider_constant: Sequence[Variable] | None,
+    disconnected_inputs: str,
+) -> list[Variable]:
+    """``stack([grad(expression[i], w) for i in range(n)])`` for each ``w`` in ``wrt``."""
+    stack = require_attr("opweave.tensor.basic", "stack", "jacobian")
+    per_row = [
+        grad(
+            expression[i],  # type: ignore[index]
+            wrt,
+            consider_constant=consider_constant,
+            disconnected_inputs=disconnected_inputs,  # type: ignore[arg-type]
+        )
+        for i in range(n)
+    ]
+    return [stack([row[k] for row in per_row]) for k in range(len(wrt))]
+
+
+def jacobian(
+    expression: Variable,
+    wrt: Variable | Sequence[Variable],
+    consider_constant: Sequence[Variable] | None = None,
+    disconnected_inputs: Literal["ignore", "warn", "raise"] = "raise",
+) -> Any:
+    """Return the Jacobian of the vector ``expression`` with respect to ``wrt``.
+
+    Row ``i`` of the Jacobian with respect to ``w`` is ``grad(expression[i], w)``, so
+    the result has shape ``expression.shape + w.shape``. For a scalar
+    ``expression`` this is :func:`~opweave.gradient.grad`.
+
+    Parameters
+    ----------
+    expression
+        A scalar or a vector (``ndim`` 0 or 1) whose length is known statically (see
+        the module docstring).
+    wrt
+        A variable or a list/tuple of variables; the result has the same form.
+    consider_constant, disconnected_inputs
+        As for :func:`~opweave.gradient.grad` (applied to every row).
+
+    Returns
+    -------
+    Variable or list or tuple
+        One Jacobian per ``wrt``.
+
+    Raises
+    ------
+    ValueError
+        If ``expression`` has more than one dimension, or its length is not static.
+    """
+    expression = as_variable(expression, "jacobian: expression")
+    wrt_list, use_list, use_tuple = as_list(wrt)
+    wrt_vars = [as_variable(w, f"jacobian: wrt[{i}]") for i, w in enumerate(wrt_list)]
+    ndim = ndim_of(expression)
+    if ndim is None or ndim == 0:
+        result = grad(
+            expression,
+            wrt_vars,
+            consider_constant=consider_constant,
+            disconnected_inputs=disconnected_inputs,
+        )
+        return format_as(use_list, use_tuple, result)
+    if ndim != 1:
+        raise ValueError(
+            f"jacobian: expression must be a scalar or a vector, got {expression} with ndim "
+            f"{ndim}; flatten it first"
+        )
+    n = _require_length(expression, "jacobian")
+    rows = _rows(expression, n, wrt_vars, consider_constant, disconnected_inputs)
+    return format_as(use_list, use_tuple, rows)
+
+
+def hessian(
+    cost: Variable,
+    wrt: Variable | Sequence[Variable],
+    consider_constant: Sequence[Variable] | None = None,
+    disconnected_inputs: Literal["ignore", "warn", "raise"] = "raise",
+) -> Any:
+    """Return the Hessian of the scalar ``cost`` with respect to ``wrt``.
+
+    The Hessian is the Jacobian of the gradient.
+
+    Parameters
+    ----------
+    cost
+        A scalar variable.
+    wrt
+        A vector (or scalar) variable, or a list/tuple of them; the result has the
+        same form. A vector's length must be static (see the module docstring).
+    consider_constant, disconnected_inputs
+        As for :func:`~opweave.gradient.grad` (applied to both differentiations).
+
+    Returns
+    -------
+    Variable or list or tuple
+        For each ``w``, the matrix ``d^2 cost / dw dw`` (a scalar for a scalar ``w``).
+
+    Raises
+    ------
+    ValueError
+        If a ``wrt`` has more than one dimension or its length is not static.
+    TypeError
+        If ``cost`` is not a scalar.
+    """
+    cost = as_variable(cost, "hessian: cost")
+    cost_ndim = ndim_of(cost)
+    if cost_ndim not in (None, 0):
+        raise TypeError(f"hessian: cost must be a scalar, got {cost} with ndim {cost_ndim}")
+    wrt_list, use_list, use_tuple = as_list(wrt)
+    hessians: list[Variable] = []
+    for i, w in enumerate(wrt_list):
+        w = as_variable(w, f"hessian: wrt[{i}]")
+        w_ndim = ndim_of(w)
+        if w_ndim not in (None, 0, 1):
+            raise ValueError(
+                f"hessian: wrt[{i}] ({w}) must be a scalar or a vector, got ndim {w_ndim}"
+            )
+        g = grad(
+            cost, w, consider_constant=consider_constant, disconnected_inputs=disconnected_inputs
+        )
+        if w_ndim in (None, 0):
+            hessians.append(
+                grad(
+                    g,
+                    w,
+                    consider_constant=consider_constant,
+                    disconnected_inputs=disconnected_inputs,
+                )
+            )
+            continue
+        n = static_length(w) or static_length(g) or _require_length(w, "hessian")
+        hessians.append(_rows(g, n, [w], consider_constant, disconnected_inputs)[0])
+    return format_as(use_list, use_tuple, hessians)

@@ -1,0 +1,105 @@
+"""The gradient exceptions, and what Ops' ``grad`` methods use (NullType helpers, patterns)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from opweave.graph.basic import Apply, Variable
+from opweave.graph.type import NullType
+
+__all__ = [
+    "DisconnectedInputError",
+    "NullTypeGradError",
+    "connection_pattern_of",
+    "grad_not_implemented",
+    "grad_undefined",
+]
+
+
+class DisconnectedInputError(ValueError):
+    """A gradient was requested with respect to a variable the cost does not depend on."""
+
+
+class NullTypeGradError(TypeError):
+    """A requested gradient is undefined or not implemented (a :class:`NullType` reached it)."""
+
+
+def grad_undefined(op: Any, x_pos: int, x: Any, comment: str = "") -> Variable:
+    """Return a :class:`NullType` variable: ``op``'s gradient for input ``x_pos`` is undefined.
+
+    An Op's ``grad`` returns it for an input where the derivative does not exist
+    mathematically (seed 004, example 3: an argmax along a fractional axis).
+    :func:`grad` raises :class:`NullTypeGradError` with this reason if the
+    undefined gradient reaches a requested variable.
+
+    Parameters
+    ----------
+    op
+        The Op whose gradient is undefined.
+    x_pos
+        The position of the input.
+    x
+        The input variable (used in the message).
+    comment
+        An optional explanation appended to the reason.
+
+    Returns
+    -------
+    Variable
+        A fresh variable of ``NullType(reason)``.
+    """
+    why = (
+        f"the gradient of {op} with respect to its input {x_pos} ({x}) is mathematically undefined"
+    )
+    return NullType(f"{why}: {comment}" if comment else why)()
+
+
+def grad_not_implemented(op: Any, x_pos: int, x: Any, comment: str = "") -> Variable:
+    """Return a :class:`NullType` variable: ``op`` does not implement the gradient of ``x_pos``.
+
+    Parameters
+    ----------
+    op
+        The Op whose gradient is missing.
+    x_pos
+        The position of the input.
+    x
+        The input variable (used in the message).
+    comment
+        An optional explanation appended to the reason.
+
+    Returns
+    -------
+    Variable
+        A fresh variable of ``NullType(reason)``.
+    """
+    why = f"the gradient of {op} with respect to its input {x_pos} ({x}) is not implemented"
+    return NullType(f"{why}: {comment}" if comment else why)()
+
+
+def connection_pattern_of(node: Apply) -> list[list[bool]]:
+    """Return ``node.op.connection_pattern(node)``, checked, or all-``True`` if undefined.
+
+    ``pattern[i][j]`` is true when the elements of input ``i`` affect the elements
+    of output ``j`` (seed 004).
+
+    Raises
+    ------
+    ValueError
+        If the Op's pattern does not have one list of ``len(node.outputs)`` booleans
+        per input.
+    """
+    nin, nout = len(node.inputs), len(node.outputs)
+    method = getattr(node.op, "connection_pattern", None)
+    if method is None:
+        return [[True] * nout for _ in range(nin)]
+    pattern = method(node)
+    ok = isinstance(pattern, Sequence) and len(pattern) == nin
+    ok = ok and all(isinstance(row, Sequence) and len(row) == nout for row in pattern)
+    if not ok:
+        raise ValueError(
+            f"{node.op}.connection_pattern(node) must return one list of {nout} booleans per "
+            f"input ({nin} lists), got {pattern!r}"
+        )
+    return [[bool(b) for b in row] for row in pattern]
