@@ -11,13 +11,28 @@ from collections.abc import Callable
 from types import MappingProxyType
 from typing import Any
 
-from opweave_python.impls import compile_ops, scalar
+from opweave_python.impls import (
+    basic,
+    compile_ops,
+    elemwise,
+    math,
+    scalar,
+    shape,
+    special,
+    subtensor,
+)
 
 #: Op class -> ``perform(op, node, inputs, output_storage)``. Read-only.
 PERFORMS: MappingProxyType[type, Callable[..., None]] = MappingProxyType(
     {
         **compile_ops.PERFORMS,
         **scalar.PERFORMS,
+        **elemwise.PERFORMS,
+        **math.PERFORMS,
+        **basic.PERFORMS,
+        **shape.PERFORMS,
+        **subtensor.PERFORMS,
+        **special.PERFORMS,
     }
 )
 

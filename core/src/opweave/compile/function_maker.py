@@ -19,6 +19,24 @@ class UnusedInputError(ValueError):
     """An input of ``function`` is not needed by any output or update."""
 
 
+def view_chain(var: Variable) -> list[Variable]:
+    """Return ``var`` and the variables it aliases, following ``view_map``/``destroy_map``.
+
+    The last entry is the root: a variable that is not a view of anything.
+    """
+    chain = [var]
+    while var.owner is not None:
+        op = var.owner.op
+        aliased = (getattr(op, "view_map", None) or {}).get(var.index) or (
+            getattr(op, "destroy_map", None) or {}
+        ).get(var.index)
+        if not aliased:
+            break
+        var = var.owner.inputs[aliased[0]]
+        chain.append(var)
+    return chain
+
+
 def _is_shared(var: Variable) -> bool:
     return hasattr(var, "container") and hasattr(var, "get_value")
 
@@ -154,12 +172,20 @@ class FunctionMaker:
         rewriter.rewrite(self.fgraph)
 
     def _protect_outputs(self) -> None:
-        """Copy outputs that would hand the caller an input's or another output's memory."""
+        """Copy outputs that would hand the caller memory it does not own.
+
+        An output that is (or is a view, through ``view_map``/``destroy_map`` chains, of) an
+        input or a constant, or that shares its memory with an earlier output, goes through a
+        ``DeepCopyOp``: the "user vs opweave memory region" of seed 002.
+        """
         fgraph = self.fgraph
-        seen: set[Variable] = set()
+        roots_seen: set[Variable] = set()
+        inputs = set(fgraph.inputs)
         for i, out in enumerate(list(fgraph.outputs)):
-            aliased = out in fgraph.inputs or isinstance(out, Constant) or out in seen
-            seen.add(out)
+            chain = view_chain(out)
+            root = chain[-1]
+            aliased = root in inputs or isinstance(root, Constant) or root in roots_seen
+            roots_seen.add(root)
             if aliased:
                 fgraph.change_node_input("output", i, deep_copy_op(out), reason="protect_outputs")
 
@@ -172,11 +198,14 @@ class FunctionMaker:
             linker = resolve_linker(linker)()
         elif isinstance(linker, type):
             linker = linker()
-        no_recycling = [
-            out
-            for i, out in enumerate(self.fgraph.outputs)
-            if i >= len(self.outputs) or not self.outputs[i].borrow
-        ]
+        # An output's storage, and that of every variable it is a view of, is cleared before
+        # each call, so a node never writes into memory a returned value still uses.
+        no_recycling: list[Variable] = []
+        for i, out in enumerate(self.fgraph.outputs):
+            if i < len(self.outputs) and self.outputs[i].borrow:
+                continue
+            no_recycling.extend(v for v in view_chain(out) if v.owner is not None)
+        no_recycling = list(dict.fromkeys(no_recycling))
         return linker.accept(self.fgraph, no_recycling=no_recycling)
 
     def create(self, unpack_single: bool = False) -> Function:

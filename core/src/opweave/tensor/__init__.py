@@ -7,9 +7,20 @@ constructors (``scalar``, ``vector``, ..., the typed shortcuts ``dmatrix``, ``fv
 :data:`opweave.tensor.constructors.__all__`.
 """
 
+from opweave.tensor.basic import *  # noqa: F403
+from opweave.tensor.basic import __all__ as _basic_all
 from opweave.tensor.constructors import *  # noqa: F403 - the constructors' __all__
 from opweave.tensor.constructors import __all__ as _constructors_all
+from opweave.tensor.elemwise import CAReduce, DimShuffle, Elemwise
+from opweave.tensor.math import *  # noqa: F403 (elementwise math, reductions, blas)
+from opweave.tensor.math import __all__ as _math_all
+from opweave.tensor.shape import *  # noqa: F403
+from opweave.tensor.shape import __all__ as _shape_all
 from opweave.tensor.sharedvar import TensorSharedVariable, shared
+from opweave.tensor.special import *  # noqa: F403
+from opweave.tensor.special import __all__ as _special_all
+from opweave.tensor.subtensor import *  # noqa: F403
+from opweave.tensor.subtensor import __all__ as _subtensor_all
 from opweave.tensor.type import TensorType, values_eq_approx
 from opweave.tensor.variable import (
     NotScalarConstantError,
@@ -18,8 +29,12 @@ from opweave.tensor.variable import (
     TensorVariable,
     get_underlying_scalar_constant,
 )
+from opweave.transfer import transfer
 
 __all__ = [
+    "CAReduce",
+    "DimShuffle",
+    "Elemwise",
     "NotScalarConstantError",
     "OperatorUnavailableError",
     "TensorConstant",
@@ -29,5 +44,12 @@ __all__ = [
     "get_underlying_scalar_constant",
     "shared",
     "values_eq_approx",
+    "transfer",
+    *_basic_all,
     *_constructors_all,
+    *_math_all,
+    *_shape_all,
+    *_special_all,
+    *_subtensor_all,
 ]
+__all__ = list(dict.fromkeys(__all__))  # modules re-export a few shared names

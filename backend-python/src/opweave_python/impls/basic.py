@@ -1,0 +1,201 @@
+"""NumPy implementations of :mod:`opweave.tensor.basic`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from opweave.graph.basic import Apply
+from opweave.tensor.basic import (
+    Alloc,
+    ARange,
+    DiagGrad,
+    ExtractDiag,
+    Eye,
+    Join,
+    MakeVector,
+    Nonzero,
+    ScalarFromTensor,
+    Split,
+    TensorFromScalar,
+)
+
+
+def _out_dtype(node: Apply, i: int = 0) -> np.dtype:
+    return np.dtype(node.outputs[i].type.dtype)  # type: ignore[attr-defined]
+
+
+def _reusable(cell: list[Any], shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray | None:
+    """The array in ``cell`` when it is a writeable array of ``shape`` and ``dtype``."""
+    z = cell[0]
+    if (
+        type(z) is np.ndarray
+        and z.shape == shape
+        and z.dtype == dtype
+        and z.flags.writeable
+        and z.flags.c_contiguous
+    ):
+        return z
+    return None
+
+
+def check_broadcast(
+    who: str, static: tuple[int | None, ...], shape: tuple[int, ...], target: tuple[int, ...]
+) -> None:
+    """Check that a value of ``shape`` broadcasts to ``target`` the way its Type allows.
+
+    As for ``Elemwise``, a dimension of length 1 stretches only when its static
+    length is 1: gradients sum over statically broadcast dimensions only.
+    """
+    offset = len(target) - len(shape)
+    if offset < 0 or any(s not in (t, 1) for s, t in zip(shape, target[offset:], strict=True)):
+        raise ValueError(f"{who}: cannot broadcast a value of shape {shape} to {target}")
+    for d, (st, s, t) in enumerate(zip(static, shape, target[offset:], strict=True)):
+        if s == 1 and t != 1 and st != 1:
+            raise ValueError(
+                f"{who}: run-time broadcasting is not allowed: dimension {d} of the value has "
+                f"length 1 but its static length is unknown, and the target has length {t} "
+                "(use specify_shape to mark the dimension as length 1)"
+            )
+
+
+def make_vector_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
+    """The scalars as a vector of ``op.dtype``."""
+    dtype = np.dtype(op.dtype)
+    z = _reusable(out[0], (len(inputs),), dtype)
+    if z is None:
+        out[0][0] = np.array(inputs, dtype=dtype).reshape(len(inputs))
+    else:
+        z[...] = inputs
+
+
+def alloc_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
+    """A new array of the requested shape filled with the value (broadcast)."""
+    value, *shape = inputs
+    shp = tuple(int(s) for s in shape)
+    if any(s < 0 for s in shp):
+        raise ValueError(f"Alloc: negative dimensions are not allowed: {shp}")
+    value = np.asarray(value)
+    check_broadcast("Alloc", node.inputs[0].type.shape, value.shape, shp)  # type: ignore[attr-defined]
+    dtype = _out_dtype(node)
+    z = _reusable(out[0], shp, dtype)
+    if z is None:
+        z = np.empty(shp, dtype=dtype)
+        out[0][0] = z
+    z[...] = value
+
+
+def arange_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
+    """``numpy.arange`` in ``op.dtype``."""
+    start, stop, step = (np.asarray(v).item() for v in inputs)
+    if step == 0:
+        raise ValueError("ARange: step must not be zero")
+    out[0][0] = np.arange(start, stop, step, dtype=op.dtype)
+
+
+def eye_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
+    """``numpy.eye``."""
+    n, m, k = (int(v) for v in inputs)
+    if n < 0 or m < 0:
+        raise ValueError(f"Eye: negative dimensions are not allowed: ({n}, {m})")
+    out[0][0] = np.eye(n, m, k, dtype=op.dtype)
+
+
+def join_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
+    """``numpy.concatenate`` in the output dtype."""
+    axis, *tensors = inputs
+    axis = int(axis)
+    ndim = tensors[0].ndim
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"Join: axis {axis} is out of range for {ndim}-d tensors")
+    try:
+        result = np.concatenate(tensors, axis=axis)
+    except ValueError as exc:
+        shapes = [t.shape for t in tensors]
+        raise ValueError(f"Join: cannot join shapes {shapes} along axis {axis}: {exc}") from None
+    out[0][0] = result.astype(_out_dtype(node), copy=False)
+
+
+def split_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
+    """Views of the pieces of ``x`` along ``axis``."""
+    x, axis, splits = inputs
+    axis = int(axis)
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"Split: axis {axis} is out of range for a {x.ndim}-d value")
+    sizes = [int(s) for s in splits]
+    if len(sizes) != op.len_splits:
+        raise ValueError(f"Split: expected {op.len_splits} split sizes, got {len(sizes)}")
+    if any(s < 0 for s in sizes):
+        raise ValueError(f"Split: split sizes must be non-negative, got {sizes}")
+    if sum(sizes) != x.shape[axis]:
+        raise ValueError(
+            f"Split: the split sizes {sizes} sum to {sum(sizes)}, not to the length "
+            f"{x.shape[axis]} of axis {axis}"
+        )
+    pieces = np.split(x, np.cumsum(sizes[:-1]), axis=axis)
+    for cell, piece in zip(out, pieces):
+        cell[0] = piece
+
+
+def nonzero_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
+    """``numpy.nonzero`` as an int64 matrix (one row per dimension)."""
+    (a,) = inputs
+    idx = np.nonzero(a)
+    out[0][0] = np.array(idx, dtype="int64").reshape(a.ndim, -1)
+
+
+def extract_diag_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
+    """``numpy.diagonal`` (copied)."""
+    (x,) = inputs
+    out[0][0] = np.diagonal(x, op.offset, op.axis1, op.axis2).copy()
+
+
+def diag_grad_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
+    """A copy of ``x`` with the diagonal replaced by ``y``."""
+    x, y = inputs
+    z = x.copy()
+    n1, n2 = x.shape[op.axis1], x.shape[op.axis2]
+    if op.offset >= 0:
+        rows = np.arange(max(0, min(n1, n2 - op.offset)))
+        cols = rows + op.offset
+    else:
+        cols = np.arange(max(0, min(n1 + op.offset, n2)))
+        rows = cols - op.offset
+    moved = np.moveaxis(z, (op.axis1, op.axis2), (-2, -1))
+    moved[..., rows, cols] = y
+    out[0][0] = z
+
+
+def tensor_from_scalar_perform(
+    op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]
+) -> None:
+    """The scalar as a 0-d array."""
+    out[0][0] = np.asarray(inputs[0], dtype=_out_dtype(node))
+
+
+def scalar_from_tensor_perform(
+    op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]
+) -> None:
+    """The 0-d array's value as a NumPy scalar."""
+    out[0][0] = np.asarray(inputs[0]).astype(_out_dtype(node))[()]
+
+
+#: Op class -> ``perform(op, node, inputs, output_storage)``. Read-only.
+PERFORMS: MappingProxyType[type, Callable[..., None]] = MappingProxyType(
+    {
+        MakeVector: make_vector_perform,
+        Alloc: alloc_perform,
+        ARange: arange_perform,
+        Eye: eye_perform,
+        Join: join_perform,
+        Split: split_perform,
+        Nonzero: nonzero_perform,
+        ExtractDiag: extract_diag_perform,
+        DiagGrad: diag_grad_perform,
+        TensorFromScalar: tensor_from_scalar_perform,
+        ScalarFromTensor: scalar_from_tensor_perform,
+    }
+)

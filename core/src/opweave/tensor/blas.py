@@ -1,0 +1,380 @@
+"""Products of tensors: the :class:`Dot` and :class:`MatMul` Ops and the functions ``dot``,
+``matmul``, ``outer`` and ``tensordot`` (NumPy semantics).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+import opweave.scalar as ps
+from opweave.graph.basic import Apply, Variable
+from opweave.graph.op import Op
+from opweave.tensor.dimshuffle import DimShuffle
+from opweave.tensor.elemwise import (
+    Elemwise,
+    _as_tensor,
+    _broadcast_shape,
+    _is_weak,
+    cast_to,
+    left_pad,
+    sum_to_broadcast,
+    zeros_like_float,
+)
+from opweave.tensor.type import TensorType, discrete_dtypes
+
+__all__ = ["Dot", "MatMul", "dot", "matmul", "outer", "tensordot"]
+
+
+def _discrete(x: Variable) -> bool:
+    return x.type.dtype in discrete_dtypes  # type: ignore[attr-defined]
+
+
+def _match_dtype(g: Variable, x: Variable) -> Variable:
+    if _discrete(x) or _discrete(g):
+        return g
+    return cast_to(g, x.type.dtype)  # type: ignore[attr-defined]
+
+
+def _transpose(x: Variable) -> Variable:
+    """Swap the last two axes."""
+    n = x.type.ndim  # type: ignore[attr-defined]
+    if n < 2:
+        return x
+    order = [*range(n - 2), n - 1, n - 2]
+    return DimShuffle(n, order)(x)  # type: ignore[return-value]
+
+
+def _check_contraction(what: str, x: Variable, y: Variable, kx: int, ky: int) -> None:
+    nx, ny = x.type.shape[kx], y.type.shape[ky]  # type: ignore[attr-defined]
+    if nx is not None and ny is not None and nx != ny:
+        raise ValueError(
+            f"{what}: the contracted axes do not match: {x} has static shape "
+            f"{x.type.shape} and {y} has {y.type.shape} ({nx} != {ny})"  # type: ignore[attr-defined]
+        )
+
+
+class Dot(Op):
+    """The NumPy ``dot`` of vectors and matrices: inner product, matrix-vector,
+    vector-matrix or matrix-matrix product.
+
+    The output dtype is the promotion of the inputs' dtypes.
+    """
+
+    __props__ = ()
+
+    def make_node(self, x: Any, y: Any) -> Apply:
+        """Both inputs 1-d or 2-d, with matching contracted lengths.
+
+        Raises
+        ------
+        TypeError
+            If an input is not 1-d or 2-d.
+        ValueError
+            If the static lengths of the contracted axes differ.
+        """
+        x, y = _as_tensor(x), _as_tensor(y)
+        for name, v in (("first", x), ("second", y)):
+            if v.type.ndim not in (1, 2):
+                raise TypeError(
+                    f"Dot: the {name} input {v} has {v.type.ndim} dimensions; Dot takes vectors "
+                    "and matrices (use dot/tensordot/matmul for other ranks)"
+                )
+        _check_contraction("Dot", x, y, -1, 0)
+        dtype = ps.upcast(x.type.dtype, y.type.dtype)
+        shape = x.type.shape[:-1] + y.type.shape[1:]
+        return Apply(self, [x, y], [TensorType(dtype, shape=shape)()])
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]) -> list[Any]:
+        """``x.shape[:-1] + y.shape[1:]``."""
+        xs, ys = shapes
+        return [tuple(xs[:-1]) + tuple(ys[1:])]
+
+    def L_op(
+        self,
+        inputs: Sequence[Variable],
+        outputs: Sequence[Variable],
+        output_grads: Sequence[Variable],
+    ) -> list[Variable]:
+        """``gz . y^T`` and ``x^T . gz`` (outer products and scalings for vectors)."""
+        x, y = inputs
+        (gz,) = output_grads
+        if _discrete(outputs[0]):
+            return [zeros_like_float(x), zeros_like_float(y)]
+        gz = _as_tensor(gz)
+        mul = Elemwise(ps.mul)
+        xd, yd = x.type.ndim, y.type.ndim  # type: ignore[attr-defined]
+        if xd == 1 and yd == 1:
+            gx, gy = mul(gz, y), mul(gz, x)
+        elif xd == 2 and yd == 1:
+            gx, gy = outer(gz, y), self(_transpose(x), gz)
+        elif xd == 1 and yd == 2:
+            gx, gy = self(gz, _transpose(y)), outer(x, gz)
+        else:
+            gx, gy = self(gz, _transpose(y)), self(_transpose(x), gz)
+        return [_match_dtype(gx, x), _match_dtype(gy, y)]  # type: ignore[arg-type]
+
+    def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Variable]) -> list[Any]:
+        """``dot(ex, y) + dot(x, ey)``."""
+        return [_bilinear_rop(self, inputs, eval_points)]
+
+    def c_code_cache_version(self) -> tuple[Any, ...]:
+        """Version of the backends' code."""
+        return (1,)
+
+    def __str__(self) -> str:
+        return "Dot"
+
+
+def _bilinear_rop(op: Op, inputs: Sequence[Variable], eval_points: Sequence[Any]) -> Any:
+    x, y = inputs
+    ex, ey = eval_points
+    terms = []
+    if ex is not None:
+        terms.append(op(ex, y))
+    if ey is not None:
+        terms.append(op(x, ey))
+    if not terms:
+        return None
+    return terms[0] if len(terms) == 1 else Elemwise(ps.add)(*terms)
+
+
+_dot = Dot()
+
+
+class MatMul(Op):
+    """NumPy's ``matmul`` of two tensors of rank at least 2: matrix products over the last
+    two axes, broadcasting the leading (batch) axes like :class:`Elemwise`.
+
+    Inputs of different ranks are left-padded with broadcastable axes. A batch axis whose
+    static length is unknown must not broadcast at run time.
+    """
+
+    __props__ = ()
+
+    def make_node(self, x: Any, y: Any) -> Apply:
+        """Check ranks, batch shapes and contracted lengths.
+
+        Raises
+        ------
+        TypeError
+            If an input has fewer than 2 dimensions.
+        ValueError
+            If static batch shapes cannot broadcast or contracted lengths differ.
+        """
+        x, y = _as_tensor(x), _as_tensor(y)
+        for name, v in (("first", x), ("second", y)):
+            if v.type.ndim < 2:
+                raise TypeError(
+                    f"MatMul: the {name} input {v} has {v.type.ndim} dimensions; MatMul needs "
+                    "at least 2 (matmul() handles vectors)"
+                )
+        ndim = max(x.type.ndim, y.type.ndim)
+        x, y = left_pad(x, ndim), left_pad(y, ndim)
+        _check_contraction("MatMul", x, y, -1, -2)
+        batch = _broadcast_shape([x.type.shape[:-2], y.type.shape[:-2]], "MatMul")
+        dtype = ps.upcast(x.type.dtype, y.type.dtype)
+        shape = (*batch, x.type.shape[-2], y.type.shape[-1])
+        return Apply(self, [x, y], [TensorType(dtype, shape=shape)()])
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]) -> list[Any]:
+        """Broadcast batch axes, then ``(x.shape[-2], y.shape[-1])``."""
+        x = node.inputs[0]
+        xs, ys = shapes
+        static = node.outputs[0].type.shape  # type: ignore[attr-defined]
+        batch: list[Any] = []
+        for axis in range(len(xs) - 2):
+            if static[axis] is not None:
+                batch.append(static[axis])
+            elif x.type.shape[axis] != 1:  # type: ignore[attr-defined]
+                batch.append(xs[axis])
+            else:
+                batch.append(ys[axis])
+        return [(*batch, xs[-2], ys[-1])]
+
+    def L_op(
+        self,
+        inputs: Sequence[Variable],
+        outputs: Sequence[Variable],
+        output_grads: Sequence[Variable],
+    ) -> list[Variable]:
+        """``gz @ y^T`` and ``x^T @ gz``, summed over the batch axes each input broadcast on."""
+        x, y = inputs
+        (gz,) = output_grads
+        out = outputs[0]
+        if _discrete(out):
+            return [zeros_like_float(x), zeros_like_float(y)]
+        gz = _as_tensor(gz)
+        batch = out.type.shape[:-2]  # type: ignore[attr-defined]
+        gx = sum_to_broadcast(self(gz, _transpose(y)), x, batch + x.type.shape[-2:])  # type: ignore[arg-type,attr-defined]
+        gy = sum_to_broadcast(self(_transpose(x), gz), y, batch + y.type.shape[-2:])  # type: ignore[arg-type,attr-defined]
+        return [_match_dtype(gx, x), _match_dtype(gy, y)]
+
+    def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Variable]) -> list[Any]:
+        """``ex @ y + x @ ey``."""
+        return [_bilinear_rop(self, inputs, eval_points)]
+
+    def c_code_cache_version(self) -> tuple[Any, ...]:
+        """Version of the backends' code."""
+        return (1,)
+
+    def __str__(self) -> str:
+        return "MatMul"
+
+
+_matmul = MatMul()
+
+
+# ====================================================================== functions
+
+
+def dot(a: Any, b: Any) -> Variable:
+    """NumPy's ``dot``: a product of scalars, an inner, matrix-vector or matrix product, or
+    for higher ranks a sum over the last axis of ``a`` and the second-to-last of ``b``.
+    """
+    if _is_weak(a) or _is_weak(b):
+        return Elemwise(ps.mul)(a, b)  # type: ignore[return-value]
+    a, b = _as_tensor(a), _as_tensor(b)
+    if a.type.ndim == 0 or b.type.ndim == 0:
+        return Elemwise(ps.mul)(a, b)  # type: ignore[return-value]
+    if a.type.ndim <= 2 and b.type.ndim <= 2:
+        return _dot(a, b)  # type: ignore[return-value]
+    b_axis = b.type.ndim - 2 if b.type.ndim >= 2 else 0
+    return tensordot(a, b, [[a.type.ndim - 1], [b_axis]])
+
+
+def matmul(a: Any, b: Any) -> Variable:
+    """NumPy's ``matmul`` (the ``@`` operator): a 1-d operand is promoted to a matrix and
+    the added axis removed from the result; leading axes broadcast.
+
+    Raises
+    ------
+    ValueError
+        For 0-d operands.
+    """
+    a, b = _as_tensor(a), _as_tensor(b)
+    if a.type.ndim == 0 or b.type.ndim == 0:
+        raise ValueError("matmul: operands must have at least one dimension (use mul for scalars)")
+    if a.type.ndim <= 2 and b.type.ndim <= 2:
+        return _dot(a, b)  # type: ignore[return-value]
+    a_vec, b_vec = a.type.ndim == 1, b.type.ndim == 1
+    if a_vec:
+        a = DimShuffle(1, ["x", 0])(a)  # type: ignore[assignment]
+    if b_vec:
+        b = DimShuffle(1, [0, "x"])(b)  # type: ignore[assignment]
+    out = _matmul(a, b)
+    if a_vec or b_vec:
+        nd = out.type.ndim  # type: ignore[union-attr]
+        remove = {nd - 2} if a_vec else set()
+        if b_vec:
+            remove.add(nd - 1)
+        out = DimShuffle(nd, [i for i in range(nd) if i not in remove])(out)
+    return out  # type: ignore[return-value]
+
+
+def outer(x: Any, y: Any) -> Variable:
+    """The outer product of two vectors (other ranks are flattened first, as in NumPy)."""
+    x, y = _as_tensor(x), _as_tensor(y)
+    if x.type.ndim != 1:
+        x = _flatten(x)
+    if y.type.ndim != 1:
+        y = _flatten(y)
+    return Elemwise(ps.mul)(DimShuffle(1, [0, "x"])(x), DimShuffle(1, ["x", 0])(y))  # type: ignore[return-value]
+
+
+def _flatten(x: Variable) -> Variable:
+    if x.type.ndim == 0:  # type: ignore[attr-defined]
+        return DimShuffle(0, ["x"])(x)  # type: ignore[return-value]
+    from opweave.tensor.shape import reshape  # type: ignore[import-not-found]
+
+    return reshape(x, (-1,), ndim=1)  # type: ignore[no-any-return]
+
+
+def _normalize_tensordot_axes(a: Variable, b: Variable, axes: Any) -> tuple[list[int], list[int]]:
+    na, nb = a.type.ndim, b.type.ndim  # type: ignore[attr-defined]
+    if isinstance(axes, int | np.integer):
+        n = int(axes)
+        if n < 0 or n > na or n > nb:
+            raise ValueError(
+                f"tensordot: axes={n} needs both inputs to have at least {n} dimensions "
+                f"(they have {na} and {nb})"
+            )
+        return list(range(na - n, na)), list(range(n))
+    try:
+        a_axes, b_axes = axes
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"tensordot: axes must be an int or a pair of axis lists, got {axes!r}"
+        ) from None
+    a_axes = [a_axes] if isinstance(a_axes, int | np.integer) else list(a_axes)
+    b_axes = [b_axes] if isinstance(b_axes, int | np.integer) else list(b_axes)
+    if len(a_axes) != len(b_axes):
+        raise ValueError(f"tensordot: the axis lists {a_axes} and {b_axes} have different lengths")
+    norm_a, norm_b = [], []
+    for ax, n, out in ((a_axes, na, norm_a), (b_axes, nb, norm_b)):
+        for i in ax:
+            i = int(i)
+            if not -n <= i < n:
+                raise ValueError(f"tensordot: axis {i} is out of range for a {n}-d input")
+            if i % n in out:
+                raise ValueError(f"tensordot: axis {i} is repeated")
+            out.append(i % n)
+    return norm_a, norm_b
+
+
+def _length(x: Variable, axes: Sequence[int]) -> Any:
+    """The product of ``x``'s lengths over ``axes``: an int when static, else a variable."""
+    static = [x.type.shape[i] for i in axes]  # type: ignore[attr-defined]
+    if all(n is not None for n in static):
+        return int(np.prod(static, dtype=np.int64))
+    from opweave.compile.ops import Shape_i
+
+    terms: list[Any] = [Shape_i(i)(x) for i, n in zip(axes, static) if n is None]
+    known = int(np.prod([n for n in static if n is not None], dtype=np.int64))
+    if known != 1:
+        terms.append(known)
+    return terms[0] if len(terms) == 1 else Elemwise(ps.mul)(*terms)
+
+
+def tensordot(a: Any, b: Any, axes: Any = 2) -> Variable:
+    """Sum products over the given axes (NumPy's ``tensordot``).
+
+    Parameters
+    ----------
+    a, b
+        Tensors.
+    axes
+        An int ``n`` (the last ``n`` axes of ``a`` with the first ``n`` of ``b``) or a pair
+        of axis sequences.
+
+    Returns
+    -------
+    TensorVariable
+        The free axes of ``a`` followed by those of ``b``. Built from DimShuffle, reshape
+        and :class:`Dot`.
+    """
+    a, b = _as_tensor(a), _as_tensor(b)
+    a_axes, b_axes = _normalize_tensordot_axes(a, b, axes)
+    for i, j in zip(a_axes, b_axes):
+        na, nb = a.type.shape[i], b.type.shape[j]
+        if na is not None and nb is not None and na != nb:
+            raise ValueError(
+                f"tensordot: axis {i} of the first input (length {na}) does not match axis "
+                f"{j} of the second (length {nb})"
+            )
+    free_a = [i for i in range(a.type.ndim) if i not in a_axes]
+    free_b = [j for j in range(b.type.ndim) if j not in b_axes]
+    at = DimShuffle(a.type.ndim, free_a + a_axes)(a)
+    bt = DimShuffle(b.type.ndim, b_axes + free_b)(b)
+    from opweave.tensor.shape import reshape
+
+    k = _length(a, a_axes) if a_axes else 1
+    a2 = reshape(at, [_length(a, free_a), k] if free_a else [k], ndim=2 if free_a else 1)
+    b2 = reshape(bt, [k, _length(b, free_b)] if free_b else [k], ndim=2 if free_b else 1)
+    out = _dot(a2, b2)
+    if len(free_a) <= 1 and len(free_b) <= 1:
+        return out  # type: ignore[return-value]
+    shape = [_length(a, [i]) for i in free_a] + [_length(b, [j]) for j in free_b]
+    return reshape(out, shape, ndim=len(shape))  # type: ignore[no-any-return]

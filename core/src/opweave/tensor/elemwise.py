@@ -1,0 +1,653 @@
+"""Tensor Ops built from scalar Ops: :class:`Elemwise` (elementwise application with
+broadcasting), :class:`CAReduce` (reduction over axes), and :class:`DimShuffle`.
+
+Broadcasting follows NumPy's rules on *static* shapes, as in PyTensor: inputs of lower rank
+are left-padded with new axes (a :class:`DimShuffle` with ``"x"`` entries), and a
+dimension broadcasts when its static length is 1. Two different known lengths are an
+error when the graph is built. At run time a dimension whose static length is unknown
+must not silently broadcast (backends raise), so that gradients, which sum only over
+statically broadcast dimensions, stay correct.
+
+Python numbers mixed with tensors are *weak* (NumPy's NEP 50): ``float32 + 1.5`` is
+``float32`` and ``int8 * 2`` is ``int8``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from opweave.graph.basic import Apply, Constant, Variable
+from opweave.graph.op import Op
+from opweave.graph.type import DisconnectedType, NullType
+from opweave.scalar import Cast, ScalarOp, get_scalar_type
+from opweave.scalar import second as scalar_second
+from opweave.scalar.basic import grad_not_implemented
+from opweave.tensor.dimshuffle import DimShuffle
+from opweave.tensor.type import TensorType, continuous_dtypes, discrete_dtypes, float_dtypes
+
+__all__ = [
+    "CAReduce",
+    "DimShuffle",
+    "Elemwise",
+    "FrozenDict",
+    "cast_to",
+    "fill_as",
+    "zeros_like_float",
+]
+
+
+# ====================================================================== helpers
+
+
+class FrozenDict(Mapping[int, int]):
+    """An immutable, hashable ``{int: int}`` mapping (an Elemwise's ``inplace_pattern``)."""
+
+    __slots__ = ("_hash", "_items")
+
+    def __init__(self, items: Mapping[int, int] | None = None) -> None:
+        data = dict(items or {})
+        for k, v in data.items():
+            if not isinstance(k, int | np.integer) or not isinstance(v, int | np.integer):
+                raise TypeError(f"inplace_pattern must map output index to input index: {data}")
+        self._items: dict[int, int] = {int(k): int(v) for k, v in sorted(data.items())}
+        self._hash = hash(tuple(self._items.items()))
+
+    def __getitem__(self, key: int) -> int:
+        return self._items[key]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, FrozenDict):
+            return self._items == other._items
+        if isinstance(other, Mapping):
+            return self._items == dict(other)
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return repr(self._items)
+
+
+def _as_tensor(x: Any) -> Variable:
+    from opweave.tensor.constructors import as_tensor_variable
+
+    return as_tensor_variable(x)
+
+
+def _floatX() -> str:
+    from opweave import config
+
+    return str(config.floatX)
+
+
+def _is_weak(x: Any) -> bool:
+    """True for a Python number (not a NumPy scalar): its dtype adapts to the tensors."""
+    return isinstance(x, bool | int | float | complex) and not isinstance(x, np.generic)
+
+
+def _weak_dtype(x: Any, target: np.dtype[Any]) -> str | None:
+    """The dtype a Python number takes next to tensors of dtype ``target`` (NEP 50)."""
+    kind = target.kind
+    if isinstance(x, bool):
+        return target.name
+    if isinstance(x, int):
+        if kind in "iu":
+            info = np.iinfo(target)
+            return target.name if info.min <= x <= info.max else None
+        return target.name if kind in "fc" else None
+    if isinstance(x, float):
+        if kind in "fc":
+            with np.errstate(over="ignore"):
+                ok = np.isfinite(target.type(x)) or not np.isfinite(x)
+            return target.name if ok else None
+        return None
+    if kind == "c":
+        return target.name
+    if kind == "f":
+        return "complex64" if target.itemsize <= 4 else "complex128"
+    return None
+
+
+def as_elemwise_inputs(inputs: Sequence[Any]) -> list[Variable]:
+    """Convert Elemwise inputs to tensor variables, Python numbers taking the tensors' dtype.
+
+    Parameters
+    ----------
+    inputs
+        Tensor variables, arrays, NumPy or Python scalars.
+
+    Returns
+    -------
+    list of TensorVariable
+        Python numbers become constants of the promoted dtype of the other inputs when
+        they fit in it (NumPy 2's "weak scalar" rule); otherwise, or when every input is
+        a Python number, of their default dtype.
+    """
+    from opweave.tensor.constructors import constant
+
+    strong = [_as_tensor(x) for x in inputs if not _is_weak(x)]
+    if len(strong) == len(inputs):
+        return strong
+    target = np.result_type(*[np.dtype(s.type.dtype) for s in strong]) if strong else None
+    result: list[Variable] = []
+    it = iter(strong)
+    for x in inputs:
+        if not _is_weak(x):
+            result.append(next(it))
+            continue
+        dtype = _weak_dtype(x, target) if target is not None else None
+        result.append(constant(x, dtype=dtype) if dtype is not None else _as_tensor(x))
+    return result
+
+
+def fill_as(model: Variable, value: Any) -> Variable:
+    """``second(model, value)``: ``value`` broadcast to ``model``'s shape (PyTensor's ``fill``)."""
+    return Elemwise(scalar_second)(model, value)  # type: ignore[return-value]
+
+
+def cast_to(x: Any, dtype: str) -> Variable:
+    """``x`` converted elementwise to ``dtype`` (``x`` itself if it has that dtype already)."""
+    x = _as_tensor(x)
+    dtype = np.dtype(dtype).name if dtype != "floatX" else _floatX()
+    if x.type.dtype == dtype:
+        return x
+    return Elemwise(Cast(get_scalar_type(dtype), name=f"convert_to_{dtype}"))(x)  # type: ignore[return-value]
+
+
+def zeros_like_float(x: Variable, dtype: str | None = None) -> Variable:
+    """Zeros shaped like ``x``: of ``x``'s dtype when continuous, else of ``floatX``.
+
+    This is the gradient of an input that does not change the output locally (seed 004).
+    """
+    from opweave.tensor.constructors import constant
+
+    if dtype is None:
+        dtype = x.type.dtype if x.type.dtype in continuous_dtypes else _floatX()  # type: ignore[attr-defined]
+    return fill_as(x, constant(0, dtype=dtype))
+
+
+def _is_special_grad(v: Any) -> bool:
+    return v is None or isinstance(v.type, NullType | DisconnectedType)
+
+
+def _broadcast_shape(shapes: Sequence[tuple[int | None, ...]], what: str) -> tuple[Any, ...]:
+    """The static shape of a broadcast of same-rank static ``shapes``; ``ValueError`` if
+    two known lengths differ on an axis."""
+    out: list[int | None] = []
+    for axis, lengths in enumerate(zip(*shapes)):
+        known = {n for n in lengths if n is not None and n != 1}
+        if len(known) > 1:
+            described = ", ".join(str(s) for s in shapes)
+            raise ValueError(
+                f"{what}: incompatible static shapes on axis {axis}: lengths "
+                f"{sorted(known)} cannot broadcast together (input shapes: {described})"
+            )
+        if known:
+            out.append(known.pop())
+        elif all(n == 1 for n in lengths):
+            out.append(1)
+        else:
+            out.append(None)
+    return tuple(out)
+
+
+def left_pad(x: Variable, ndim: int) -> Variable:
+    """``x`` with new broadcastable axes in front, up to ``ndim`` dimensions."""
+    missing = ndim - x.type.ndim  # type: ignore[attr-defined]
+    if missing <= 0:
+        return x
+    order: list[int | str] = ["x"] * missing + list(range(x.type.ndim))  # type: ignore[attr-defined]
+    return DimShuffle(x.type.ndim, order)(x)  # type: ignore[attr-defined,return-value]
+
+
+def sum_to_broadcast(term: Variable, like: Variable, out_shape: tuple[Any, ...]) -> Variable:
+    """Sum ``term`` (shaped like the broadcast output) over the axes ``like`` broadcast on."""
+    axes = [
+        j
+        for j, n in enumerate(like.type.shape)
+        if n == 1 and out_shape[j] != 1  # type: ignore[attr-defined]
+    ]
+    if not axes:
+        return term
+    from opweave.tensor.reductions import sum as tensor_sum
+
+    return tensor_sum(term, axis=axes, keepdims=True)  # type: ignore[no-any-return]
+
+
+# ====================================================================== Elemwise
+
+
+class Elemwise(Op):
+    """Apply a scalar Op to every element of its (broadcast) tensor inputs.
+
+    Parameters
+    ----------
+    scalar_op
+        The :class:`~opweave.scalar.ScalarOp` applied to each element.
+    inplace_pattern
+        ``{output index: input index}``: each such output is computed in the storage of
+        that input, which is destroyed (``destroy_map``). The input must have the
+        output's dtype and must not be broadcast.
+    name
+        A name for documentation (not part of the Op's identity).
+
+    Notes
+    -----
+    ``Elemwise(add)(x, y)`` is ``x + y``; ``Elemwise(add, {0: 0})`` is ``x += y``. Inputs
+    of lower rank are left-padded with broadcastable axes. The output dtypes are the
+    scalar Op's output dtypes; the static shape on each axis is the known length of a
+    non-broadcast input, 1 if every input has length 1, else unknown.
+    """
+
+    __props__ = ("scalar_op", "inplace_pattern")
+
+    def __init__(
+        self,
+        scalar_op: ScalarOp,
+        inplace_pattern: Mapping[int, int] | None = None,
+        name: str | None = None,
+    ) -> None:
+        if isinstance(scalar_op, Elemwise) or not isinstance(scalar_op, Op):
+            raise TypeError(f"Elemwise needs a scalar Op, got {scalar_op!r}")
+        self.scalar_op = scalar_op
+        self.inplace_pattern = FrozenDict(inplace_pattern)
+        self.destroy_map = {o: [i] for o, i in self.inplace_pattern.items()}
+        self.name = name
+        self.nout = getattr(scalar_op, "nout", 1)
+        self.nin = getattr(scalar_op, "nin", -1)
+
+    def __str__(self) -> str:
+        text = f"Elemwise{{{self.scalar_op}}}"
+        if self.inplace_pattern:
+            text += str(sorted(self.inplace_pattern.items()))
+        return text
+
+    # ------------------------------------------------------------------ graph
+
+    def make_node(self, *inputs: Any) -> Apply:
+        """Broadcast the inputs and build the outputs.
+
+        Raises
+        ------
+        TypeError
+            For a wrong number of inputs, dtypes the scalar Op rejects, or an inplace
+            output whose dtype differs from its input's.
+        ValueError
+            For static shapes that cannot broadcast, or an inplace input that is broadcast.
+        """
+        if self.nin >= 0 and len(inputs) != self.nin:
+            raise TypeError(f"{self} takes {self.nin} input(s), got {len(inputs)}")
+        if not inputs:
+            raise TypeError(f"{self} needs at least one input")
+        tensors = as_elemwise_inputs(inputs)
+        ndim = max(t.type.ndim for t in tensors)  # type: ignore[attr-defined]
+        padded = [left_pad(t, ndim) for t in tensors]
+        dtypes = [t.type.dtype for t in padded]  # type: ignore[attr-defined]
+        try:
+            shadow = self.scalar_op.make_node(*[get_scalar_type(d)() for d in dtypes])
+        except TypeError as exc:
+            raise TypeError(
+                f"{self} cannot be applied to inputs of dtypes ({', '.join(dtypes)}): {exc}"
+            ) from exc
+        out_shape = _broadcast_shape([t.type.shape for t in padded], str(self))  # type: ignore[attr-defined]
+        out_dtypes = [o.type.dtype for o in shadow.outputs]  # type: ignore[attr-defined]
+        for o, i in self.inplace_pattern.items():
+            if not (0 <= o < len(out_dtypes) and 0 <= i < len(padded)):
+                raise ValueError(f"{self}: inplace_pattern refers to a missing output or input")
+            if out_dtypes[o] != dtypes[i]:
+                raise TypeError(
+                    f"{self}: output {o} (dtype {out_dtypes[o]}) cannot be computed in place in "
+                    f"input {i} of dtype {dtypes[i]}"
+                )
+            in_shape = padded[i].type.shape  # type: ignore[attr-defined]
+            if any(s == 1 and n != 1 for s, n in zip(in_shape, out_shape)):
+                raise ValueError(
+                    f"{self}: input {i} (static shape {in_shape}) is broadcast to the output's "
+                    f"{out_shape}, so the output cannot be computed in place in it"
+                )
+        outputs = [TensorType(d, shape=out_shape)() for d in out_dtypes]
+        return Apply(self, padded, outputs)
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]) -> list[Any]:
+        """Each output axis: a known static length, else the first non-broadcast input's."""
+        out_shape: list[Any] = []
+        static = node.outputs[0].type.shape  # type: ignore[attr-defined]
+        for axis, length in enumerate(static):
+            if length is not None:
+                out_shape.append(length)
+                continue
+            for inp, shp in zip(node.inputs, shapes):
+                if inp.type.shape[axis] != 1:  # type: ignore[attr-defined]
+                    out_shape.append(shp[axis])
+                    break
+            else:
+                out_shape.append(1)
+        return [tuple(out_shape)] * len(node.outputs)
+
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        """The scalar Op's connection pattern when it has one, else all connected."""
+        pattern = getattr(self.scalar_op, "connection_pattern", None)
+        if pattern is not None:
+            return pattern(node)  # type: ignore[no-any-return]
+        return [[True] * len(node.outputs) for _ in node.inputs]
+
+    # ------------------------------------------------------------------ gradients
+
+    def L_op(
+        self,
+        inputs: Sequence[Variable],
+        outputs: Sequence[Variable],
+        output_grads: Sequence[Variable],
+    ) -> list[Variable]:
+        """The scalar Op's gradient graph rebuilt with Elemwise Ops, summed over the axes
+        each input was broadcast on, and cast to a float input's dtype.
+
+        Inputs get zero gradients when an output is discrete (locally constant), unless the
+        scalar Op reports them undefined or disconnected.
+        """
+        rval = self._bgrad(inputs, outputs, output_grads)
+        if any(o.type.dtype not in continuous_dtypes for o in outputs):  # type: ignore[attr-defined]
+            return [g if _is_special_grad(g) else zeros_like_float(x) for g, x in zip(rval, inputs)]
+        out_shape = outputs[0].type.shape  # type: ignore[attr-defined]
+        result: list[Variable] = []
+        for g, x in zip(rval, inputs):
+            if _is_special_grad(g):
+                result.append(g)
+                continue
+            g = sum_to_broadcast(g, x, out_shape)
+            if x.type.dtype in float_dtypes and g.type.dtype in float_dtypes:  # type: ignore[attr-defined]
+                g = cast_to(g, x.type.dtype)  # type: ignore[attr-defined]
+            result.append(g)
+        return result
+
+    def _bgrad(
+        self,
+        inputs: Sequence[Variable],
+        outputs: Sequence[Variable],
+        output_grads: Sequence[Variable],
+    ) -> list[Any]:
+        """Gradients with respect to the broadcast inputs (shaped like the output)."""
+        from opweave.tensor.constructors import constant
+
+        def as_scalar(t: Variable) -> Variable:
+            if isinstance(t.type, NullType | DisconnectedType):
+                return t
+            return get_scalar_type(t.type.dtype)()  # type: ignore[attr-defined]
+
+        scalar_inputs = [as_scalar(x) for x in inputs]
+        scalar_ograds = [as_scalar(g) for g in output_grads]
+        scalar_outputs = self.scalar_op.make_node(*scalar_inputs).outputs
+        scalar_igrads = self.scalar_op.L_op(scalar_inputs, scalar_outputs, scalar_ograds)
+        if not isinstance(scalar_igrads, list | tuple) or len(scalar_igrads) != len(inputs):
+            raise TypeError(
+                f"{self.scalar_op}.L_op returned {scalar_igrads!r}: expected one term per input"
+            )
+        known: dict[Variable, Variable] = {}
+        for s, t in zip(scalar_inputs, inputs):
+            known[s] = t
+        for s, t in zip(scalar_outputs, outputs):
+            known[s] = t
+        for s, t in zip(scalar_ograds, output_grads):
+            known[s] = t
+
+        def transform(r: Variable) -> Variable:
+            if isinstance(r.type, NullType | DisconnectedType):
+                return r
+            if r in known:
+                return known[r]
+            node = r.owner
+            if node is None:
+                if not isinstance(r, Constant):
+                    raise ValueError(f"{self.scalar_op}'s gradient uses the free variable {r}")
+                res: Variable = constant(np.asarray(r.data), dtype=r.type.dtype)  # type: ignore[attr-defined]
+            else:
+                args = [transform(i) for i in node.inputs]
+                res = Elemwise(node.op)(*args, return_list=True)[r.index]  # type: ignore[index]
+            known[r] = res
+            return res
+
+        return [None if g is None else transform(g) for g in scalar_igrads]
+
+    def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Variable]) -> list[Any]:
+        """``sum_j d out / d in_j * eval_point_j`` for each output."""
+        from opweave.tensor.constructors import constant
+
+        outs = self(*inputs, return_list=True)
+        rval: list[Any] = []
+        for idx, out in enumerate(outs):  # type: ignore[arg-type]
+            ograds = [zeros_like_float(o) for o in outs]  # type: ignore[union-attr]
+            ograds[idx] = fill_as(out, constant(1, dtype=ograds[idx].type.dtype))
+            bgrads = self._bgrad(inputs, outs, ograds)  # type: ignore[arg-type]
+            total: Any = None
+            for g, ev in zip(bgrads, eval_points):
+                if ev is None or _is_special_grad(g):
+                    continue
+                term = Elemwise(_scalar("mul"))(g, ev)
+                total = term if total is None else Elemwise(_scalar("add"))(total, term)
+            rval.append(total)
+        return rval
+
+    def c_code_cache_version(self) -> tuple[Any, ...]:
+        """The Elemwise version combined with the scalar Op's."""
+        inner = self.scalar_op.c_code_cache_version()
+        return (1, *inner) if inner else ()
+
+
+def _scalar(name: str) -> ScalarOp:
+    import opweave.scalar as ps
+
+    return getattr(ps, name)  # type: ignore[no-any-return]
+
+
+# ====================================================================== CAReduce
+
+
+def normalize_axis(axis: Any, ndim: int, what: str) -> tuple[int, ...]:
+    """``axis`` (``None``, an int or a sequence of ints, possibly negative) as sorted axes.
+
+    Raises
+    ------
+    ValueError
+        For an axis out of ``[-ndim, ndim)`` or a repeated axis.
+    TypeError
+        For non-integer axes.
+    """
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, Variable):
+        axis = getattr(axis, "data", axis)
+    if isinstance(axis, np.ndarray):
+        axis = axis.tolist()
+    items = list(axis) if isinstance(axis, list | tuple) else [axis]
+    result: list[int] = []
+    for a in items:
+        if isinstance(a, Variable):
+            a = getattr(a, "data", a)
+        if not isinstance(a, int | np.integer) or isinstance(a, bool):
+            a_arr = np.asarray(a)
+            if a_arr.ndim != 0 or a_arr.dtype.kind not in "iu":
+                raise TypeError(f"{what}: axis entries must be ints, got {a!r}")
+            a = a_arr.item()
+        a = int(a)
+        if not -ndim <= a < ndim:
+            raise ValueError(
+                f"{what}: axis {a} is out of range for an input with {ndim} dimensions"
+            )
+        a = a % ndim if ndim else a
+        if a in result:
+            raise ValueError(f"{what}: axis {a} is repeated in {axis!r}")
+        result.append(a)
+    return tuple(sorted(result))
+
+
+class CAReduce(Op):
+    """Reduce the given axes of a tensor with an associative binary scalar Op.
+
+    Parameters
+    ----------
+    scalar_op
+        A binary scalar Op (``add``, ``mul``, ``maximum``, ``and_``, ...). Its ``identity``
+        is the value of a reduction over an empty axis.
+    axis
+        An axis, several axes (negative ones count from the end), or ``None`` for all.
+    dtype
+        The output dtype (default: the scalar Op's output dtype for the input's dtype).
+    acc_dtype
+        The dtype accumulated in (default: the output dtype).
+
+    Notes
+    -----
+    ``make_node`` returns a node whose Op has ``axis``, ``dtype`` and ``acc_dtype``
+    resolved (sorted non-negative axes, concrete dtypes), so backends never guess them.
+    """
+
+    __props__ = ("scalar_op", "axis", "dtype", "acc_dtype")
+
+    def __init__(
+        self,
+        scalar_op: ScalarOp,
+        axis: int | Sequence[int] | None = None,
+        dtype: Any = None,
+        acc_dtype: Any = None,
+    ) -> None:
+        if not isinstance(scalar_op, Op) or getattr(scalar_op, "nin", 2) not in (-1, 2):
+            raise TypeError(f"{type(self).__name__} needs a binary scalar Op, got {scalar_op!r}")
+        self.scalar_op = scalar_op
+        self.axis = self._parse_axis(axis)
+        self.dtype = None if dtype is None else _dtype_name(dtype)
+        self.acc_dtype = None if acc_dtype is None else _dtype_name(acc_dtype)
+
+    def _parse_axis(self, axis: Any) -> tuple[int, ...] | None:
+        if axis is None:
+            return None
+        items = [axis] if isinstance(axis, int | np.integer) else list(axis)
+        for a in items:
+            if not isinstance(a, int | np.integer) or isinstance(a, bool):
+                raise TypeError(f"{type(self).__name__}: axis entries must be ints, got {a!r}")
+        parsed = tuple(int(a) for a in items)
+        if len(set(parsed)) != len(parsed):
+            raise ValueError(f"{type(self).__name__}: axis {parsed} repeats an axis")
+        return parsed
+
+    def __str__(self) -> str:
+        name = type(self).__name__
+        head = name if name != "CAReduce" else f"CAReduce{{{self.scalar_op}}}"
+        axes = "all" if self.axis is None else ",".join(map(str, self.axis))
+        return f"{head}{{axes={axes}}}"
+
+    # ------------------------------------------------------------------ dtypes
+
+    def _output_dtype(self, idtype: str) -> str:
+        """The default output dtype for an input of ``idtype``."""
+        t = get_scalar_type(idtype)
+        return str(self.scalar_op.make_node(t(), t()).outputs[0].type.dtype)  # type: ignore[attr-defined]
+
+    def _acc_dtype(self, idtype: str, out_dtype: str) -> str:
+        """The default accumulation dtype."""
+        return out_dtype
+
+    def _prepare_input(self, x: Variable) -> Variable:
+        """Hook for subclasses that convert the input first (``All`` casts to bool)."""
+        return x
+
+    def clone(self, **changes: Any) -> CAReduce:
+        """A copy with some of ``axis``, ``dtype`` and ``acc_dtype`` replaced."""
+        new = copy.copy(self)
+        for key, value in changes.items():
+            setattr(new, key, value)
+        return new
+
+    # ------------------------------------------------------------------ graph
+
+    def make_node(self, x: Any) -> Apply:
+        """Check the axes against the input's rank; drop the reduced axes.
+
+        Raises
+        ------
+        ValueError
+            For an axis out of range.
+        TypeError
+            For an accumulation dtype narrower than the input's.
+        """
+        x = self._prepare_input(_as_tensor(x))
+        ndim = x.type.ndim
+        axis = normalize_axis(self.axis, ndim, str(self))
+        if self.axis is None:
+            axis_prop: tuple[int, ...] | None = None
+        else:
+            axis_prop = axis
+        out_dtype = self.dtype or self._output_dtype(x.type.dtype)
+        acc_dtype = self.acc_dtype or self._acc_dtype(x.type.dtype, out_dtype)
+        if (
+            self.acc_dtype is not None
+            and np.result_type(x.type.dtype, acc_dtype) != np.dtype(acc_dtype)
+            and not (x.type.dtype == "bool" and acc_dtype != "bool")
+        ):
+            raise TypeError(
+                f"{self}: cannot accumulate an input of dtype {x.type.dtype} in {acc_dtype} "
+                "without losing precision; choose a wider acc_dtype"
+            )
+        op = self
+        if (axis_prop, out_dtype, acc_dtype) != (self.axis, self.dtype, self.acc_dtype):
+            op = self.clone(axis=axis_prop, dtype=out_dtype, acc_dtype=acc_dtype)
+        shape = tuple(n for i, n in enumerate(x.type.shape) if i not in axis)
+        return Apply(op, [x], [TensorType(out_dtype, shape=shape)()])
+
+    def reduced_axes(self, ndim: int) -> tuple[int, ...]:
+        """The axes reduced for an input of rank ``ndim``."""
+        return normalize_axis(self.axis, ndim, str(self))
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]) -> list[Any]:
+        """The input shape without the reduced axes."""
+        (ishape,) = shapes
+        axes = self.reduced_axes(len(ishape))
+        return [tuple(n for i, n in enumerate(ishape) if i not in axes)]
+
+    def L_op(
+        self,
+        inputs: Sequence[Variable],
+        outputs: Sequence[Variable],
+        output_grads: Sequence[Variable],
+    ) -> list[Variable]:
+        """Not implemented for a general scalar Op (``Sum``, ``Prod``, ``Max``... define it)."""
+        return [grad_not_implemented(self, 0, inputs[0], "use Sum, Prod, Max or Min")]
+
+    def expand_reduced(self, g: Variable, ndim: int) -> Variable:
+        """``g`` (shaped like the output) with the reduced axes put back with length 1."""
+        axes = self.reduced_axes(ndim)
+        order: list[int | str] = []
+        k = 0
+        for i in range(ndim):
+            if i in axes:
+                order.append("x")
+            else:
+                order.append(k)
+                k += 1
+        return DimShuffle(g.type.ndim, order)(g)  # type: ignore[attr-defined,return-value]
+
+    def c_code_cache_version(self) -> tuple[Any, ...]:
+        """The reduction's version combined with the scalar Op's."""
+        inner = self.scalar_op.c_code_cache_version()
+        return (1, *inner) if inner else ()
+
+
+def _dtype_name(dtype: Any) -> str:
+    if isinstance(dtype, str) and dtype == "floatX":
+        return _floatX()
+    return np.dtype(dtype).name
+
+
+def is_discrete(x: Variable) -> bool:
+    """True if ``x`` has a bool or integer dtype."""
+    return x.type.dtype in discrete_dtypes  # type: ignore[attr-defined]

@@ -1,0 +1,328 @@
+"""Tensor math: elementwise functions, reductions and products (``opweave.tensor.math``).
+
+Every elementwise function is an :class:`~opweave.tensor.elemwise.Elemwise` instance of the
+scalar Op of the same name (``exp`` is ``Elemwise(opweave.scalar.exp)``), so it accepts
+tensors, arrays and Python numbers, broadcasts like NumPy and compares equal to any other
+Elemwise of that scalar Op. The names are PyTensor's; tensor variables' operators use them
+(``x + y`` is ``add(x, y)``). Reductions live in :mod:`opweave.tensor.reductions` and
+products in :mod:`opweave.tensor.blas`; both are re-exported here.
+"""
+
+from __future__ import annotations
+
+import math as _math
+import typing
+
+import opweave.scalar as ps
+from opweave.tensor.blas import Dot, MatMul, dot, matmul, outer, tensordot
+from opweave.tensor.elemwise import Elemwise, _as_tensor, cast_to
+from opweave.tensor.reductions import (
+    All,
+    Any,
+    Argmax,
+    Argmin,
+    Max,
+    Min,
+    Prod,
+    Sum,
+    all,
+    any,
+    argmax,
+    argmin,
+    max,
+    mean,
+    min,
+    prod,
+    ptp,
+    std,
+    sum,
+    var,
+)
+from opweave.tensor.type import complex_dtypes
+
+
+def _elemwise(scalar_op: ps.ScalarOp, name: str, doc: str) -> Elemwise:
+    op = Elemwise(scalar_op, name=name)
+    op.__doc__ = doc
+    return op
+
+
+def _inplace(scalar_op: ps.ScalarOp, name: str) -> Elemwise:
+    op = Elemwise(scalar_op, {0: 0}, name=name)
+    op.__doc__ = f"In-place {scalar_op}: the result overwrites the first input (destroy_map)."
+    return op
+
+
+# ====================================================================== arithmetic
+
+add = _elemwise(ps.add, "add", "Elementwise sum of the inputs (any number of them).")
+sub = _elemwise(ps.sub, "sub", "Elementwise ``x - y``.")
+mul = _elemwise(ps.mul, "mul", "Elementwise product of the inputs (any number of them).")
+true_div = _elemwise(ps.true_div, "true_div", "Elementwise ``x / y`` (ints give floatX).")
+int_div = _elemwise(ps.int_div, "int_div", "Elementwise floor division ``x // y``.")
+floor_div = int_div
+mod = _elemwise(ps.mod, "mod", "Elementwise ``x % y`` (the sign of ``y``, as in NumPy).")
+pow = _elemwise(ps.pow, "pow", "Elementwise ``x ** y``.")
+power = pow
+neg = _elemwise(ps.neg, "neg", "Elementwise ``-x``.")
+abs = _elemwise(ps.abs_, "abs", "Elementwise absolute value.")
+abs_ = abs
+sign = _elemwise(ps.sign, "sign", "Elementwise sign: -1, 0 or 1 (NaN for NaN).")
+sqr = _elemwise(ps.sqr, "sqr", "Elementwise ``x * x``.")
+square = sqr
+reciprocal = _elemwise(ps.reciprocal, "reciprocal", "Elementwise ``1 / x``.")
+maximum = _elemwise(ps.maximum, "maximum", "Elementwise maximum (NaN if either is NaN).")
+minimum = _elemwise(ps.minimum, "minimum", "Elementwise minimum (NaN if either is NaN).")
+floor = _elemwise(ps.floor, "floor", "Elementwise floor (a float).")
+ceil = _elemwise(ps.ceil, "ceil", "Elementwise ceiling (a float).")
+trunc = _elemwise(ps.trunc, "trunc", "Elementwise truncation toward zero (a float).")
+round_half_to_even = _elemwise(
+    ps.round_half_to_even, "round_half_to_even", "Round to nearest, halves to even."
+)
+round_half_away_from_zero = _elemwise(
+    ps.round_half_away_from_zero,
+    "round_half_away_from_zero",
+    "Round to nearest, halves away from zero.",
+)
+
+# ====================================================================== transcendental
+
+exp = _elemwise(ps.exp, "exp", "Elementwise exponential.")
+exp2 = _elemwise(ps.exp2, "exp2", "Elementwise ``2 ** x``.")
+expm1 = _elemwise(ps.expm1, "expm1", "Elementwise ``exp(x) - 1``.")
+log = _elemwise(ps.log, "log", "Elementwise natural logarithm.")
+log2 = _elemwise(ps.log2, "log2", "Elementwise base-2 logarithm.")
+log10 = _elemwise(ps.log10, "log10", "Elementwise base-10 logarithm.")
+log1p = _elemwise(ps.log1p, "log1p", "Elementwise ``log(1 + x)``.")
+sqrt = _elemwise(ps.sqrt, "sqrt", "Elementwise square root.")
+sin = _elemwise(ps.sin, "sin", "Elementwise sine.")
+cos = _elemwise(ps.cos, "cos", "Elementwise cosine.")
+tan = _elemwise(ps.tan, "tan", "Elementwise tangent.")
+arcsin = _elemwise(ps.arcsin, "arcsin", "Elementwise inverse sine.")
+arccos = _elemwise(ps.arccos, "arccos", "Elementwise inverse cosine.")
+arctan = _elemwise(ps.arctan, "arctan", "Elementwise inverse tangent.")
+arctan2 = _elemwise(ps.arctan2, "arctan2", "Elementwise angle of the point ``(x, y)``.")
+sinh = _elemwise(ps.sinh, "sinh", "Elementwise hyperbolic sine.")
+cosh = _elemwise(ps.cosh, "cosh", "Elementwise hyperbolic cosine.")
+tanh = _elemwise(ps.tanh, "tanh", "Elementwise hyperbolic tangent.")
+arcsinh = _elemwise(ps.arcsinh, "arcsinh", "Elementwise inverse hyperbolic sine.")
+arccosh = _elemwise(ps.arccosh, "arccosh", "Elementwise inverse hyperbolic cosine.")
+arctanh = _elemwise(ps.arctanh, "arctanh", "Elementwise inverse hyperbolic tangent.")
+sigmoid = _elemwise(ps.sigmoid, "sigmoid", "Elementwise logistic function.")
+expit = sigmoid
+softplus = _elemwise(ps.softplus, "softplus", "Elementwise ``log(1 + exp(x))``.")
+erf = _elemwise(ps.erf, "erf", "Elementwise error function.")
+erfc = _elemwise(ps.erfc, "erfc", "Elementwise complementary error function.")
+
+# ====================================================================== comparisons and logic
+
+lt = _elemwise(ps.lt, "lt", "Elementwise ``x < y`` (bool).")
+gt = _elemwise(ps.gt, "gt", "Elementwise ``x > y`` (bool).")
+le = _elemwise(ps.le, "le", "Elementwise ``x <= y`` (bool).")
+ge = _elemwise(ps.ge, "ge", "Elementwise ``x >= y`` (bool).")
+eq = _elemwise(ps.eq, "eq", "Elementwise ``x == y`` (bool).")
+neq = _elemwise(ps.neq, "neq", "Elementwise ``x != y`` (bool).")
+less, greater, less_equal, greater_equal, equal, not_equal = lt, gt, le, ge, eq, neq
+isnan = _elemwise(ps.isnan, "isnan", "True where the element is NaN.")
+isinf = _elemwise(ps.isinf, "isinf", "True where the element is infinite.")
+and_ = _elemwise(ps.and_, "and_", "Elementwise bitwise ``&`` (logical on booleans).")
+or_ = _elemwise(ps.or_, "or_", "Elementwise bitwise ``|`` (logical on booleans).")
+xor = _elemwise(ps.xor, "xor", "Elementwise bitwise ``^`` (logical on booleans).")
+invert = _elemwise(ps.invert, "invert", "Elementwise bitwise ``~`` (logical not on booleans).")
+bitwise_and, bitwise_or, bitwise_xor, bitwise_not = and_, or_, xor, invert
+
+# ====================================================================== in-place versions
+
+add_inplace = _inplace(ps.add, "add_inplace")
+sub_inplace = _inplace(ps.sub, "sub_inplace")
+mul_inplace = _inplace(ps.mul, "mul_inplace")
+true_div_inplace = _inplace(ps.true_div, "true_div_inplace")
+neg_inplace = _inplace(ps.neg, "neg_inplace")
+exp_inplace = _inplace(ps.exp, "exp_inplace")
+log_inplace = _inplace(ps.log, "log_inplace")
+sqr_inplace = _inplace(ps.sqr, "sqr_inplace")
+sqrt_inplace = _inplace(ps.sqrt, "sqrt_inplace")
+
+_clip = Elemwise(ps.clip, name="clip")
+
+
+def clip(x: typing.Any, min: typing.Any, max: typing.Any) -> typing.Any:
+    """``x`` limited to ``[min, max]`` elementwise (``min`` wins when ``min > max``)."""
+    return _clip(x, min, max)
+
+
+def divmod(x: typing.Any, y: typing.Any) -> tuple[typing.Any, typing.Any]:
+    """``(x // y, x % y)``."""
+    return int_div(x, y), mod(x, y)
+
+
+def round(a: typing.Any, mode: str | None = None) -> typing.Any:
+    """Round elementwise: ``mode`` is ``"half_to_even"`` (NumPy's, the default) or
+    ``"half_away_from_zero"``."""
+    if mode is None or mode == "half_to_even":
+        return round_half_to_even(a)
+    if mode == "half_away_from_zero":
+        return round_half_away_from_zero(a)
+    raise ValueError(
+        f"round: unknown mode {mode!r}; expected 'half_to_even' or 'half_away_from_zero'"
+    )
+
+
+def deg2rad(x: typing.Any) -> typing.Any:
+    """Degrees to radians."""
+    x = _as_tensor(x)
+    return mul(x, _math.pi / 180.0)
+
+
+def rad2deg(x: typing.Any) -> typing.Any:
+    """Radians to degrees."""
+    x = _as_tensor(x)
+    return mul(x, 180.0 / _math.pi)
+
+
+def _real_only(x: typing.Any, what: str) -> typing.Any:
+    x = _as_tensor(x)
+    if x.type.dtype in complex_dtypes:
+        raise NotImplementedError(f"{what} of complex tensors is not implemented")
+    return x
+
+
+def conj(x: typing.Any) -> typing.Any:
+    """The complex conjugate: ``x`` itself for real tensors (complex ones are not supported)."""
+    return _real_only(x, "conj")
+
+
+def real(x: typing.Any) -> typing.Any:
+    """The real part: ``x`` itself for real tensors (complex ones are not supported)."""
+    return _real_only(x, "real")
+
+
+def imag(x: typing.Any) -> typing.Any:
+    """The imaginary part: zeros for real tensors (complex ones are not supported)."""
+    from opweave.tensor.elemwise import zeros_like_float
+
+    x = _real_only(x, "imag")
+    return zeros_like_float(x, x.type.dtype)
+
+
+def cast(x: typing.Any, dtype: str) -> typing.Any:
+    """``x`` converted elementwise to ``dtype`` (NumPy's ``astype``)."""
+    return cast_to(x, dtype)
+
+
+__all__ = [
+    "All",
+    "Any",
+    "Argmax",
+    "Argmin",
+    "Dot",
+    "MatMul",
+    "Max",
+    "Min",
+    "Prod",
+    "Sum",
+    "abs",
+    "abs_",
+    "add",
+    "add_inplace",
+    "all",
+    "and_",
+    "any",
+    "arccos",
+    "arccosh",
+    "arcsin",
+    "arcsinh",
+    "arctan",
+    "arctan2",
+    "arctanh",
+    "argmax",
+    "argmin",
+    "bitwise_and",
+    "bitwise_not",
+    "bitwise_or",
+    "bitwise_xor",
+    "ceil",
+    "clip",
+    "conj",
+    "cos",
+    "cosh",
+    "deg2rad",
+    "divmod",
+    "dot",
+    "eq",
+    "equal",
+    "erf",
+    "erfc",
+    "exp",
+    "exp2",
+    "exp_inplace",
+    "expit",
+    "expm1",
+    "floor",
+    "floor_div",
+    "ge",
+    "greater",
+    "greater_equal",
+    "gt",
+    "imag",
+    "int_div",
+    "invert",
+    "isinf",
+    "isnan",
+    "le",
+    "less",
+    "less_equal",
+    "log",
+    "log1p",
+    "log2",
+    "log10",
+    "log_inplace",
+    "lt",
+    "matmul",
+    "max",
+    "maximum",
+    "mean",
+    "min",
+    "minimum",
+    "mod",
+    "mul",
+    "mul_inplace",
+    "neg",
+    "neg_inplace",
+    "neq",
+    "not_equal",
+    "or_",
+    "outer",
+    "pow",
+    "power",
+    "prod",
+    "ptp",
+    "rad2deg",
+    "real",
+    "reciprocal",
+    "round",
+    "round_half_away_from_zero",
+    "round_half_to_even",
+    "sigmoid",
+    "sign",
+    "sin",
+    "sinh",
+    "softplus",
+    "sqr",
+    "sqr_inplace",
+    "sqrt",
+    "sqrt_inplace",
+    "square",
+    "std",
+    "sub",
+    "sub_inplace",
+    "sum",
+    "tan",
+    "tanh",
+    "tensordot",
+    "true_div",
+    "true_div_inplace",
+    "trunc",
+    "var",
+    "xor",
+]

@@ -1,0 +1,550 @@
+"""Reductions: the :class:`~opweave.tensor.elemwise.CAReduce` Ops ``Sum``, ``Prod``, ``Max``,
+``Min``, ``All``, ``Any``, the index Ops ``Argmax``/``Argmin``, and the functions ``sum``,
+``prod``, ``max``, ``min``, ``all``, ``any``, ``mean``, ``var``, ``std``, ``ptp``,
+``argmax`` and ``argmin``.
+
+Dtypes follow NumPy: sums and products of booleans and signed integers narrower than 64 bits
+are ``int64`` (unsigned ones ``uint64``); ``float16`` and ``float32`` accumulate in a wider
+float and are cast back. ``mean`` of integers is ``float64``.
+"""
+
+from __future__ import annotations
+
+import builtins
+import typing as t
+from collections.abc import Sequence
+from types import MappingProxyType
+
+import numpy as np
+
+import opweave.scalar as ps
+from opweave.graph.basic import Apply, Variable
+from opweave.graph.op import Op
+from opweave.tensor.elemwise import (
+    CAReduce,
+    Elemwise,
+    _as_tensor,
+    cast_to,
+    fill_as,
+    normalize_axis,
+    zeros_like_float,
+)
+from opweave.tensor.type import TensorType, discrete_dtypes
+
+__all__ = [
+    "All",
+    "Any",
+    "Argmax",
+    "Argmin",
+    "Max",
+    "Min",
+    "Prod",
+    "Sum",
+    "all",
+    "any",
+    "argmax",
+    "argmin",
+    "max",
+    "mean",
+    "min",
+    "prod",
+    "ptp",
+    "std",
+    "sum",
+    "var",
+]
+
+#: Output dtype of sums and products (NumPy's), for input dtypes that change.
+_SUM_DTYPE: MappingProxyType[str, str] = MappingProxyType(
+    {
+        "bool": "int64",
+        "int8": "int64",
+        "int16": "int64",
+        "int32": "int64",
+        "uint8": "uint64",
+        "uint16": "uint64",
+        "uint32": "uint64",
+    }
+)
+#: Accumulation dtype of sums and products, for input dtypes that change.
+_ACC_DTYPE: MappingProxyType[str, str] = MappingProxyType(
+    {**_SUM_DTYPE, "float16": "float32", "float32": "float64", "complex64": "complex128"}
+)
+
+
+def _e(name: str) -> Elemwise:
+    return Elemwise(getattr(ps, name))
+
+
+def _const(value: t.Any, dtype: str) -> Variable:
+    from opweave.tensor.constructors import constant
+
+    return constant(value, dtype=dtype)
+
+
+def _discrete(x: Variable) -> bool:
+    return x.type.dtype in discrete_dtypes  # type: ignore[attr-defined]
+
+
+def _match_dtype(g: Variable, x: Variable) -> Variable:
+    """``g`` cast to ``x``'s dtype when both are floats of different precision."""
+    if _discrete(x) or _discrete(g):
+        return g
+    return cast_to(g, x.type.dtype)  # type: ignore[attr-defined]
+
+
+# ====================================================================== CAReduce subclasses
+
+
+class _SumLike(CAReduce):
+    """Shared dtype rules of ``Sum`` and ``Prod``."""
+
+    def _output_dtype(self, idtype: str) -> str:
+        return _SUM_DTYPE.get(idtype, idtype)
+
+    def _acc_dtype(self, idtype: str, out_dtype: str) -> str:
+        return np.result_type(
+            _ACC_DTYPE.get(idtype, idtype), _ACC_DTYPE.get(out_dtype, out_dtype)
+        ).name
+
+
+class Sum(_SumLike):
+    """Sum over ``axis`` (see :class:`~opweave.tensor.elemwise.CAReduce` for the parameters).
+
+    Booleans and integers narrower than 64 bits sum in ``int64`` (``uint64`` if unsigned).
+    """
+
+    def __init__(
+        self, axis: int | Sequence[int] | None = None, dtype: t.Any = None, acc_dtype: t.Any = None
+    ) -> None:
+        super().__init__(ps.add, axis, dtype, acc_dtype)
+
+    def L_op(
+        self,
+        inputs: Sequence[Variable],
+        outputs: Sequence[Variable],
+        output_grads: Sequence[Variable],
+    ) -> list[Variable]:
+        """``gz`` broadcast back over the reduced axes (zero if the output is discrete)."""
+        (x,) = inputs
+        (out,) = outputs
+        (gz,) = output_grads
+        if _discrete(out):
+            return [zeros_like_float(x)]
+        gx = fill_as(x, self.expand_reduced(_as_tensor(gz), x.type.ndim))  # type: ignore[attr-defined]
+        return [_match_dtype(gx, x)]
+
+    def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Variable]) -> list[t.Any]:
+        """Linear: the sum of the evaluation point."""
+        if eval_points[0] is None:
+            return [None]
+        return [self(eval_points[0])]
+
+
+class Prod(_SumLike):
+    """Product over ``axis``.
+
+    The gradient handles zeros exactly: in a group without zeros it is ``gz * prod / x``,
+    in a group with one zero it is the product of the other elements at the zero (0
+    elsewhere), and with several zeros it is 0.
+    """
+
+    def __init__(
+        self, axis: int | Sequence[int] | None = None, dtype: t.Any = None, acc_dtype: t.Any = None
+    ) -> None:
+        super().__init__(ps.mul, axis, dtype, acc_dtype)
+
+    def L_op(
+        self,
+        inputs: Sequence[Variable],
+        outputs: Sequence[Variable],
+        output_grads: Sequence[Variable],
+    ) -> list[Variable]:
+        """See the class docstring."""
+        (x,) = inputs
+        (out,) = outputs
+        (gz,) = output_grads
+        if _discrete(out):
+            return [zeros_like_float(x)]
+        dtype = out.type.dtype  # type: ignore[attr-defined]
+        ndim = x.type.ndim  # type: ignore[attr-defined]
+        xf = cast_to(x, dtype)
+        is_zero = _e("eq")(xf, _const(0, dtype))
+        n_zeros = self.expand_reduced(Sum(axis=self.axis)(is_zero), ndim)  # type: ignore[arg-type]
+        x_nz = _e("switch")(is_zero, _const(1, dtype), xf)
+        prod_nz = self.expand_reduced(
+            Prod(axis=self.axis, dtype=dtype, acc_dtype=self.acc_dtype)(x_nz),  # type: ignore[arg-type]
+            ndim,
+        )
+        no_zero = _e("eq")(n_zeros, _const(0, "int64"))
+        single = _e("and_")(is_zero, _e("eq")(n_zeros, _const(1, "int64")))
+        factor = _e("switch")(
+            no_zero,
+            _e("true_div")(prod_nz, x_nz),
+            _e("switch")(single, prod_nz, _const(0, dtype)),
+        )
+        gx = _e("mul")(self.expand_reduced(_as_tensor(gz), ndim), factor)
+        return [_match_dtype(gx, x)]
+
+
+class _Extremum(CAReduce):
+    """Shared gradient of ``Max`` and ``Min``: ``gz`` goes to every element equal to the
+    result (each tied element gets the full ``gz``)."""
+
+    def L_op(
+        self,
+        inputs: Sequence[Variable],
+        outputs: Sequence[Variable],
+        output_grads: Sequence[Variable],
+    ) -> list[Variable]:
+        """See the class docstring (zero for discrete inputs)."""
+        (x,) = inputs
+        (out,) = outputs
+        (gz,) = output_grads
+        if _discrete(out):
+            return [zeros_like_float(x)]
+        ndim = x.type.ndim  # type: ignore[attr-defined]
+        mask = _e("eq")(self.expand_reduced(out, ndim), x)
+        gz_e = self.expand_reduced(_as_tensor(gz), ndim)
+        gx = _e("switch")(mask, gz_e, _const(0, gz_e.type.dtype))  # type: ignore[attr-defined]
+        return [_match_dtype(gx, x)]
+
+    def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Variable]) -> list[t.Any]:
+        """The mean of the evaluation point over the elements equal to the result."""
+        (x,) = inputs
+        (ev,) = eval_points
+        if ev is None:
+            return [None]
+        out = self(x)
+        ndim = x.type.ndim  # type: ignore[attr-defined]
+        dtype = out.type.dtype  # type: ignore[union-attr]
+        mask = cast_to(_e("eq")(self.expand_reduced(out, ndim), x), dtype)  # type: ignore[arg-type]
+        num = Sum(axis=self.axis, dtype=dtype)(_e("mul")(mask, ev))
+        den = Sum(axis=self.axis, dtype=dtype)(mask)
+        return [_e("true_div")(num, den)]
+
+
+class Max(_Extremum):
+    """Maximum over ``axis`` (NaN if a reduced element is NaN)."""
+
+    def __init__(
+        self, axis: int | Sequence[int] | None = None, dtype: t.Any = None, acc_dtype: t.Any = None
+    ) -> None:
+        super().__init__(ps.maximum, axis, dtype, acc_dtype)
+
+
+class Min(_Extremum):
+    """Minimum over ``axis`` (NaN if a reduced element is NaN)."""
+
+    def __init__(
+        self, axis: int | Sequence[int] | None = None, dtype: t.Any = None, acc_dtype: t.Any = None
+    ) -> None:
+        super().__init__(ps.minimum, axis, dtype, acc_dtype)
+
+
+class _Logical(CAReduce):
+    """Shared behaviour of ``All`` and ``Any``: non-boolean inputs are compared with 0."""
+
+    def _prepare_input(self, x: Variable) -> Variable:
+        if x.type.dtype == "bool":  # type: ignore[attr-defined]
+            return x
+        return _e("neq")(x, _const(0, x.type.dtype))  # type: ignore[attr-defined,return-value]
+
+    def _output_dtype(self, idtype: str) -> str:
+        return "bool"
+
+    def L_op(
+        self,
+        inputs: Sequence[Variable],
+        outputs: Sequence[Variable],
+        output_grads: Sequence[Variable],
+    ) -> list[Variable]:
+        """Zero: the output is boolean (seed 004)."""
+        return [zeros_like_float(inputs[0])]
+
+
+class All(_Logical):
+    """True where every element over ``axis`` is non-zero."""
+
+    def __init__(
+        self, axis: int | Sequence[int] | None = None, dtype: t.Any = None, acc_dtype: t.Any = None
+    ) -> None:
+        super().__init__(ps.and_, axis, dtype, acc_dtype)
+
+
+class Any(_Logical):
+    """True where some element over ``axis`` is non-zero."""
+
+    def __init__(
+        self, axis: int | Sequence[int] | None = None, dtype: t.Any = None, acc_dtype: t.Any = None
+    ) -> None:
+        super().__init__(ps.or_, axis, dtype, acc_dtype)
+
+
+# ====================================================================== Argmax / Argmin
+
+
+class Argmax(Op):
+    """The int64 index of the maximum over ``axis`` (NaN counts as the maximum).
+
+    Parameters
+    ----------
+    axis
+        ``None`` (the index into the flattened input) or one or more axes. With several
+        axes, the index is into those axes flattened in C order.
+
+    Notes
+    -----
+    The gradient with respect to the input is zero: ``f(x + eps) == f(x)`` almost
+    everywhere (seed 004, example 3).
+    """
+
+    __props__ = ("axis",)
+
+    def __init__(self, axis: int | Sequence[int] | None = None) -> None:
+        if axis is not None:
+            items = [axis] if isinstance(axis, int | np.integer) else list(axis)
+            axis = tuple(int(a) for a in items)
+        self.axis: tuple[int, ...] | None = axis
+
+    def __str__(self) -> str:
+        axes = "all" if self.axis is None else ",".join(map(str, self.axis))
+        return f"{type(self).__name__}{{axes={axes}}}"
+
+    def make_node(self, x: t.Any) -> Apply:
+        """An int64 output without the reduced axes.
+
+        Raises
+        ------
+        ValueError
+            For an axis out of range or repeated.
+        """
+        x = _as_tensor(x)
+        ndim = x.type.ndim
+        axes = normalize_axis(self.axis, ndim, str(self))
+        op = self
+        if self.axis is not None and axes != self.axis:
+            op = type(self)(axes)
+        shape = tuple(n for i, n in enumerate(x.type.shape) if i not in axes)
+        return Apply(op, [x], [TensorType("int64", shape=shape)()])
+
+    def infer_shape(
+        self, fgraph: t.Any, node: Apply, shapes: list[tuple[t.Any, ...]]
+    ) -> list[t.Any]:
+        """The input shape without the reduced axes."""
+        (ishape,) = shapes
+        axes = normalize_axis(self.axis, len(ishape), str(self))
+        return [tuple(n for i, n in enumerate(ishape) if i not in axes)]
+
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list[t.Any]:
+        """Zero (see the class notes)."""
+        return [zeros_like_float(inputs[0])]
+
+    def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Variable]) -> list[t.Any]:
+        """The output is piecewise constant: no R-op term."""
+        return [None]
+
+    def c_code_cache_version(self) -> tuple[t.Any, ...]:
+        """Version of the backends' code."""
+        return (1,)
+
+
+class Argmin(Argmax):
+    """The int64 index of the minimum over ``axis`` (see :class:`Argmax`)."""
+
+
+# ====================================================================== functions
+
+
+def _axis_param(axis: t.Any, x: Variable, what: str) -> tuple[int, ...] | None:
+    if axis is None:
+        return None
+    return normalize_axis(axis, x.type.ndim, what)  # type: ignore[attr-defined]
+
+
+def _finish(out: Variable, x: Variable, keepdims: bool) -> Variable:
+    if not keepdims:
+        return out
+    op = out.owner.op  # type: ignore[union-attr]
+    axes = normalize_axis(op.axis, x.type.ndim, str(op))  # type: ignore[attr-defined]
+    order: list[int | str] = []
+    k = 0
+    for i in range(x.type.ndim):  # type: ignore[attr-defined]
+        if i in axes:
+            order.append("x")
+        else:
+            order.append(k)
+            k += 1
+    from opweave.tensor.dimshuffle import DimShuffle
+
+    return DimShuffle(out.type.ndim, order)(out)  # type: ignore[attr-defined,return-value]
+
+
+def _reduce(cls: type, x: t.Any, axis: t.Any, keepdims: bool, **kwargs: t.Any) -> Variable:
+    x = _as_tensor(x)
+    op = cls(axis=_axis_param(axis, x, cls.__name__.lower()), **kwargs)
+    return _finish(op(x), x, keepdims)
+
+
+def sum(
+    input: t.Any,
+    axis: t.Any = None,
+    dtype: t.Any = None,
+    keepdims: bool = False,
+    acc_dtype: t.Any = None,
+) -> Variable:
+    """Sum of ``input`` over ``axis``.
+
+    Parameters
+    ----------
+    input
+        A tensor (or anything :func:`~opweave.tensor.as_tensor_variable` accepts).
+    axis
+        ``None`` (all axes), an axis or a sequence of axes; negative axes count from the end.
+    dtype
+        The output dtype (default: NumPy's, e.g. ``int64`` for ``int32`` or ``bool``).
+    keepdims
+        Keep the reduced axes with length 1.
+    acc_dtype
+        The accumulation dtype (default: at least ``float64`` for ``float32`` inputs).
+
+    Returns
+    -------
+    TensorVariable
+    """
+    return _reduce(Sum, input, axis, keepdims, dtype=dtype, acc_dtype=acc_dtype)
+
+
+def prod(
+    input: t.Any,
+    axis: t.Any = None,
+    dtype: t.Any = None,
+    keepdims: bool = False,
+    acc_dtype: t.Any = None,
+    no_zeros_in_input: bool = False,
+) -> Variable:
+    """Product of ``input`` over ``axis`` (parameters as for :func:`sum`).
+
+    ``no_zeros_in_input`` is accepted for PyTensor compatibility; the gradient handles
+    zeros in any case.
+    """
+    return _reduce(Prod, input, axis, keepdims, dtype=dtype, acc_dtype=acc_dtype)
+
+
+def max(x: t.Any, axis: t.Any = None, keepdims: bool = False) -> Variable:
+    """Maximum of ``x`` over ``axis`` (``None``: all axes)."""
+    return _reduce(Max, x, axis, keepdims)
+
+
+def min(x: t.Any, axis: t.Any = None, keepdims: bool = False) -> Variable:
+    """Minimum of ``x`` over ``axis`` (``None``: all axes)."""
+    return _reduce(Min, x, axis, keepdims)
+
+
+def all(x: t.Any, axis: t.Any = None, keepdims: bool = False) -> Variable:
+    """True where every element over ``axis`` is non-zero (a bool tensor)."""
+    return _reduce(All, x, axis, keepdims)
+
+
+def any(x: t.Any, axis: t.Any = None, keepdims: bool = False) -> Variable:
+    """True where some element over ``axis`` is non-zero (a bool tensor)."""
+    return _reduce(Any, x, axis, keepdims)
+
+
+def ptp(x: t.Any, axis: t.Any = None, keepdims: bool = False) -> Variable:
+    """Range (maximum minus minimum) over ``axis``."""
+    return _e("sub")(max(x, axis, keepdims), min(x, axis, keepdims))  # type: ignore[return-value]
+
+
+def _arg(cls: type, x: t.Any, axis: t.Any, keepdims: bool) -> Variable:
+    x = _as_tensor(x)
+    out = cls(_axis_param(axis, x, cls.__name__.lower()))(x)
+    if not keepdims:
+        return out  # type: ignore[no-any-return]
+    return _finish(out, x, keepdims)
+
+
+def argmax(x: t.Any, axis: t.Any = None, keepdims: bool = False) -> Variable:
+    """Index (int64) of the maximum over ``axis``; ``None`` indexes the flattened input."""
+    return _arg(Argmax, x, axis, keepdims)
+
+
+def argmin(x: t.Any, axis: t.Any = None, keepdims: bool = False) -> Variable:
+    """Index (int64) of the minimum over ``axis``; ``None`` indexes the flattened input."""
+    return _arg(Argmin, x, axis, keepdims)
+
+
+def _count(x: Variable, axes: Sequence[int]) -> Variable:
+    """The number of elements over ``axes`` of ``x``, as an int64 scalar."""
+    static = [x.type.shape[i] for i in axes]  # type: ignore[attr-defined]
+    if builtins.all(n is not None for n in static):
+        return _const(int(np.prod(static, dtype=np.int64)), "int64")
+    from opweave.compile.ops import Shape_i
+
+    known = int(np.prod([n for n in static if n is not None], dtype=np.int64))
+    terms: list[Variable] = [Shape_i(i)(x) for i, n in zip(axes, static) if n is None]  # type: ignore[misc]
+    if known != 1:
+        terms.append(_const(known, "int64"))
+    return terms[0] if len(terms) == 1 else _e("mul")(*terms)  # type: ignore[return-value]
+
+
+def mean(
+    input: t.Any,
+    axis: t.Any = None,
+    dtype: t.Any = None,
+    keepdims: bool = False,
+    acc_dtype: t.Any = None,
+) -> Variable:
+    """Mean of ``input`` over ``axis``.
+
+    Integers give ``float64``; ``float32`` stays ``float32`` (accumulated in ``float64``);
+    ``float16`` is summed in ``float32``. ``dtype`` forces the result's dtype.
+    """
+    x = _as_tensor(input)
+    axes = normalize_axis(axis, x.type.ndim, "mean")
+    sum_dtype = dtype
+    if sum_dtype is None and x.type.dtype == "float16":
+        sum_dtype = "float32"
+    s = sum(x, axis=axes, dtype=sum_dtype, keepdims=keepdims, acc_dtype=acc_dtype)
+    fdtype = "float32" if s.type.dtype in ("float16", "float32", "complex64") else "float64"  # type: ignore[attr-defined]
+    res = _e("true_div")(s, cast_to(_count(x, axes), fdtype))
+    want = dtype if dtype is not None else ("float16" if x.type.dtype == "float16" else None)
+    if want is not None:
+        res = cast_to(res, want)
+    return res  # type: ignore[return-value]
+
+
+def var(
+    input: t.Any,
+    axis: t.Any = None,
+    ddof: int = 0,
+    keepdims: bool = False,
+    corrected: bool = False,
+) -> Variable:
+    """Variance of ``input`` over ``axis``, dividing by ``n - ddof``.
+
+    ``corrected=True`` uses the compensated two-pass formula
+    ``(sum(c**2) - sum(c)**2 / n) / (n - ddof)`` with ``c = x - mean(x)``.
+    """
+    x = _as_tensor(input)
+    axes = normalize_axis(axis, x.type.ndim, "var")
+    centered = _e("sub")(x, mean(x, axis=axes, keepdims=True))
+    ss = sum(_e("sqr")(centered), axis=axes, keepdims=keepdims)
+    dtype = ss.type.dtype  # type: ignore[attr-defined]
+    n = _count(x, axes)
+    if corrected:
+        sc = sum(centered, axis=axes, keepdims=keepdims)
+        ss = _e("sub")(ss, _e("true_div")(_e("sqr")(sc), cast_to(n, dtype)))
+    denom = _e("sub")(n, _const(int(ddof), "int64")) if ddof else n
+    return _e("true_div")(ss, cast_to(denom, dtype))  # type: ignore[return-value]
+
+
+def std(
+    input: t.Any,
+    axis: t.Any = None,
+    ddof: int = 0,
+    keepdims: bool = False,
+    corrected: bool = False,
+) -> Variable:
+    """Standard deviation: the square root of :func:`var` (same parameters)."""
+    return _e("sqrt")(var(input, axis=axis, ddof=ddof, keepdims=keepdims, corrected=corrected))  # type: ignore[return-value]

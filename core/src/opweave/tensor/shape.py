@@ -1,0 +1,421 @@
+"""Shapes: :func:`shape`, :func:`shape_i`, :class:`Reshape`, :class:`SpecifyShape`.
+
+``shape`` and ``shape_i`` build the type-generic ``Shape``/``Shape_i`` Ops of
+:mod:`opweave.compile.ops`. :class:`Reshape` takes its new shape as an integer
+vector input (one entry may be ``-1``) and returns a view of its input where
+NumPy can; :class:`SpecifyShape` asserts a shape at run time and gives its
+output the corresponding static shape. Shape inputs never affect the output's
+elements, so they are disconnected for gradients.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from opweave.compile.ops import Shape, Shape_i
+from opweave.graph.basic import Apply, Constant, Variable
+from opweave.graph.op import Op
+from opweave.graph.type import Generic, disconnected_type, generic
+from opweave.tensor.basic import (
+    _as_int_scalar,
+    _const_int,
+    _int_vector,
+    _math,
+    _static_vector,
+    make_vector,
+)
+from opweave.tensor.constructors import as_tensor_variable, constant
+from opweave.tensor.type import TensorType
+from opweave.tensor.variable import TensorVariable
+
+__all__ = [
+    "Reshape",
+    "SpecifyShape",
+    "flatten",
+    "reshape",
+    "shape",
+    "shape_i",
+    "shape_padaxis",
+    "shape_padleft",
+    "shape_padright",
+    "specify_shape",
+]
+
+
+def shape(x: Any) -> TensorVariable:
+    """The symbolic shape of ``x``: an int64 vector of static length ``x.ndim``."""
+    return Shape()(as_tensor_variable(x))  # type: ignore[return-value]
+
+
+def shape_i(x: Any, i: int) -> TensorVariable:
+    """The length of dimension ``i`` of ``x`` as an int64 scalar.
+
+    A constant when ``x``'s static shape knows it, else ``Shape_i(i)(x)``.
+    """
+    x = as_tensor_variable(x)
+    if isinstance(i, bool) or not isinstance(i, int | np.integer):
+        raise TypeError(f"shape_i: the dimension must be an int, got {i!r}")
+    if not -x.ndim <= i < x.ndim:
+        raise IndexError(f"shape_i: dimension {i} is out of range for the {x.ndim}-d {x}")
+    i = int(i) % x.ndim
+    static = x.type.shape[i]
+    if static is not None:
+        return constant(static, dtype="int64")
+    return Shape_i(i)(x)  # type: ignore[return-value]
+
+
+# ====================================================================== padding
+
+
+def _dimshuffle(x: TensorVariable, order: Sequence[Any]) -> TensorVariable:
+    from opweave.tensor.variable import _tensor_function
+
+    op = _tensor_function("elemwise", "DimShuffle")(input_ndim=x.ndim, new_order=tuple(order))
+    return op(x)  # type: ignore[no-any-return]
+
+
+def shape_padleft(t: Any, n_ones: int = 1) -> TensorVariable:
+    """``t`` with ``n_ones`` broadcastable dimensions added on the left."""
+    t = as_tensor_variable(t)
+    if n_ones == 0:
+        return t
+    return _dimshuffle(t, ["x"] * n_ones + list(range(t.ndim)))
+
+
+def shape_padright(t: Any, n_ones: int = 1) -> TensorVariable:
+    """``t`` with ``n_ones`` broadcastable dimensions added on the right."""
+    t = as_tensor_variable(t)
+    if n_ones == 0:
+        return t
+    return _dimshuffle(t, list(range(t.ndim)) + ["x"] * n_ones)
+
+
+def shape_padaxis(t: Any, axis: int) -> TensorVariable:
+    """``t`` with a broadcastable dimension inserted at ``axis`` (negative counts from the end)."""
+    t = as_tensor_variable(t)
+    ndim = t.ndim + 1
+    if not -ndim <= axis < ndim:
+        raise IndexError(f"shape_padaxis: axis {axis} is out of range for a {ndim}-d result")
+    axis %= ndim
+    order: list[Any] = list(range(t.ndim))
+    order.insert(axis, "x")
+    return _dimshuffle(t, order)
+
+
+# ====================================================================== Reshape
+
+
+def _reshape_static(
+    in_shape: Sequence[int | None], entries: Sequence[int | None]
+) -> list[int | None]:
+    """The static output shape of a reshape; raises for impossible constant shapes."""
+    if sum(1 for e in entries if e == -1) > 1:
+        raise ValueError(f"Reshape: at most one entry of the new shape can be -1, got {entries}")
+    bad = [e for e in entries if e is not None and e < -1]
+    if bad:
+        raise ValueError(f"Reshape: invalid new shape entries {bad} in {list(entries)}")
+    size = None if None in in_shape else int(np.prod(in_shape, dtype=np.int64))
+    known = [e for e in entries if e is not None and e >= 0]
+    complete = len(known) == len(entries) - (1 if -1 in entries else 0)
+    out: list[int | None] = [e if e is not None and e >= 0 else None for e in entries]
+    if size is not None and complete:
+        prod = int(np.prod(known, dtype=np.int64))
+        if -1 in entries:
+            if prod == 0 or size % prod:
+                raise ValueError(
+                    f"Reshape: cannot reshape a tensor of static shape {tuple(in_shape)} into "
+                    f"{tuple(entries)}"
+                )
+            out[list(entries).index(-1)] = size // prod
+        elif prod != size:
+            raise ValueError(
+                f"Reshape: cannot reshape a tensor of static shape {tuple(in_shape)} (size "
+                f"{size}) into {tuple(entries)} (size {prod})"
+            )
+    return out
+
+
+class Reshape(Op):
+    """``x`` with a new shape of ``ndim`` dimensions, given as an integer vector input.
+
+    One entry of the new shape may be ``-1``: its length is inferred. The output
+    is a view of the input when NumPy can make one (``view_map = {0: [0]}``).
+
+    Parameters
+    ----------
+    ndim
+        The number of output dimensions (the new shape's length).
+    """
+
+    __props__ = ("ndim",)
+    view_map = {0: [0]}
+
+    def __init__(self, ndim: int) -> None:
+        if isinstance(ndim, bool) or not isinstance(ndim, int | np.integer) or ndim < 0:
+            raise TypeError(f"Reshape: ndim must be a non-negative int, got {ndim!r}")
+        self.ndim = int(ndim)
+
+    def make_node(self, x: Any, shp: Any) -> Apply:
+        """``x`` and an integer vector of length ``ndim``; the output's static shape is known
+        where ``shp``'s entries are."""
+        x = as_tensor_variable(x)
+        shp = _int_vector(shp, "Reshape: the new shape")
+        length = shp.type.shape[0]
+        if length is not None and length != self.ndim:
+            raise ValueError(
+                f"Reshape: the new shape {shp} has {length} entries but ndim is {self.ndim}"
+            )
+        entries = _static_vector(shp) or [None] * self.ndim
+        static = _reshape_static(x.type.shape, entries)
+        return Apply(self, [x, shp], [TensorType(x.dtype, shape=static)()])
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+        """The new shape's entries, with a ``-1`` replaced by the size left over."""
+        shp = node.inputs[1]
+        static = node.outputs[0].type.shape
+        if None not in static:
+            return [tuple(static)]
+        entries = _static_vector(shp) or [None] * self.ndim
+        m = _math
+        size = _product(shapes[0])
+        # With a -1 entry, -prod(shp) is the product of the other entries.
+        missing = m("int_div")(size, m("maximum")(m("neg")(m("prod")(shp)), 1))
+        out = []
+        for i, (s, e) in enumerate(zip(static, entries)):
+            if s is not None:
+                out.append(s)
+            elif e is not None and e >= 0:
+                out.append(e)
+            elif e == -1:
+                out.append(missing)
+            else:
+                entry = shp[i]  # type: ignore[index]
+                out.append(_switch(m("eq")(entry, -1), missing, entry))
+        return [tuple(out)]
+
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        """The shape input does not affect the elements."""
+        return [[True], [False]]
+
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list[Any]:
+        """The output gradient reshaped to ``x``'s shape; the shape is disconnected."""
+        x, _ = inputs
+        (gz,) = output_grads
+        return [reshape(gz, shape(x), ndim=x.ndim), disconnected_type()]  # type: ignore[attr-defined]
+
+    def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Any]) -> list[Any]:
+        """The evaluation point reshaped the same way."""
+        if eval_points[0] is None:
+            return [None]
+        return [self(eval_points[0], inputs[1])]
+
+
+def _switch(cond: Any, ift: Any, iff: Any) -> Any:
+    from opweave.tensor.basic import where
+
+    return where(cond, ift, iff)
+
+
+def _product(dims: Sequence[Any]) -> Any:
+    result: Any = 1
+    for d in dims:
+        if isinstance(d, int | np.integer):
+            if isinstance(result, int):
+                result *= int(d)
+                continue
+        result = _math("mul")(result, d)
+    return result
+
+
+def reshape(x: Any, newshape: Any, ndim: int | None = None) -> TensorVariable:
+    """Return ``x`` reshaped to ``newshape``.
+
+    Parameters
+    ----------
+    x
+        The tensor.
+    newshape
+        An int, a sequence of ints and 0-d integer tensors, or an integer vector. One entry
+        may be ``-1``.
+    ndim
+        The new shape's length; needed only when ``newshape`` is a vector whose length is
+        not known statically.
+
+    Raises
+    ------
+    ValueError
+        If the number of dimensions cannot be determined or disagrees with ``ndim``, or a
+        constant new shape cannot hold ``x``'s static size.
+    """
+    x = as_tensor_variable(x)
+    if isinstance(newshape, int | np.integer) and not isinstance(newshape, bool):
+        newshape = (int(newshape),)
+    elif isinstance(newshape, Variable) and getattr(newshape.type, "ndim", None) == 0:
+        newshape = (newshape,)
+    if isinstance(newshape, list | tuple):
+        n = len(newshape)
+        if any(isinstance(e, Variable) for e in newshape):
+            shp = make_vector(*[_as_int_scalar(e, "reshape: shape entry") for e in newshape])
+        else:
+            shp = _int_vector(newshape, "reshape: the new shape")
+    else:
+        shp = _int_vector(newshape, "reshape: the new shape")
+        n = shp.type.shape[0]
+        if n is None:
+            if ndim is None:
+                raise ValueError(
+                    f"reshape: the length of the new shape {shp} is not known statically; pass ndim"
+                )
+            n = ndim
+    if ndim is not None and ndim != n:
+        raise ValueError(f"reshape: ndim={ndim} but the new shape has {n} entries")
+    return Reshape(n)(x, shp)  # type: ignore[return-value]
+
+
+def flatten(x: Any, ndim: int = 1) -> TensorVariable:
+    """Collapse the trailing dimensions of ``x`` so that ``ndim`` remain.
+
+    Parameters
+    ----------
+    x
+        The tensor.
+    ndim
+        The number of dimensions of the result, between 1 and ``max(x.ndim, 1)``.
+    """
+    x = as_tensor_variable(x)
+    if isinstance(ndim, bool) or not isinstance(ndim, int) or not 1 <= ndim <= max(x.ndim, 1):
+        raise ValueError(f"flatten: ndim must be between 1 and {max(x.ndim, 1)}, got {ndim!r}")
+    if x.ndim == ndim:
+        return x
+    dims: list[Any] = [shape_i(x, i) for i in range(ndim - 1)]
+    tail = x.type.shape[ndim - 1 :]
+    dims.append(int(np.prod(tail, dtype=np.int64)) if None not in tail else -1)
+    return reshape(x, dims, ndim=ndim)
+
+
+# ====================================================================== SpecifyShape
+
+
+def _none_const() -> Constant:
+    """A constant ``None`` standing for an unspecified dimension."""
+    return Constant(generic, None)
+
+
+def _is_none(v: Any) -> bool:
+    return v is None or (isinstance(v, Constant) and isinstance(v.type, Generic) and v.data is None)
+
+
+class SpecifyShape(Op):
+    """Return ``x`` after checking, at run time, that its shape is the one given.
+
+    Inputs: ``x`` then one entry per dimension, a 0-d integer or ``None`` (a
+    constant of the ``generic`` Type) for a dimension not checked. The output
+    (a view of ``x``) has the constant entries as static shape.
+    """
+
+    __props__ = ()
+    view_map = {0: [0]}
+
+    def make_node(self, x: Any, *shape: Any) -> Apply:
+        """Check the entries against ``x``'s rank and static shape."""
+        x = as_tensor_variable(x)
+        if len(shape) != x.ndim:
+            raise ValueError(
+                f"SpecifyShape: {x} has {x.ndim} dimensions but {len(shape)} shape entries "
+                "were given"
+            )
+        dims: list[Variable] = []
+        static: list[int | None] = []
+        for i, s in enumerate(shape):
+            if _is_none(s):
+                dims.append(s if isinstance(s, Constant) else _none_const())
+                static.append(x.type.shape[i])
+                continue
+            d = _as_int_scalar(s, f"SpecifyShape: shape entry {i}")
+            known = _const_int(d)
+            if known is not None and known < 0:
+                raise ValueError(f"SpecifyShape: shape entry {i} is negative ({known})")
+            have = x.type.shape[i]
+            if known is not None and have is not None and known != have:
+                raise ValueError(
+                    f"SpecifyShape: {x} has static length {have} in dimension {i}, which "
+                    f"contradicts the specified {known}"
+                )
+            dims.append(d)
+            static.append(known if known is not None else have)
+        return Apply(self, [x, *dims], [x.type.clone(shape=static)()])
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+        """The specified entries, ``x``'s dimensions elsewhere."""
+        xshape = shapes[0]
+        out = []
+        for i, d in enumerate(node.inputs[1:]):
+            static = node.outputs[0].type.shape[i]
+            if static is not None:
+                out.append(static)
+            elif _is_none(d):
+                out.append(xshape[i])
+            else:
+                out.append(d)
+        return [tuple(out)]
+
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        """The shape entries do not affect the elements."""
+        return [[True]] + [[False]] * (len(node.inputs) - 1)
+
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list[Any]:
+        """The output gradient (with the same shape specified); shape entries disconnected."""
+        (gz,) = output_grads
+        return [self(gz, *inputs[1:]), *[disconnected_type() for _ in inputs[1:]]]
+
+    def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Any]) -> list[Any]:
+        """The evaluation point with the same shape specified."""
+        if eval_points[0] is None:
+            return [None]
+        return [self(eval_points[0], *inputs[1:])]
+
+
+def specify_shape(x: Any, shape: Any) -> TensorVariable:
+    """Return ``x``, checked at run time to have shape ``shape``.
+
+    Parameters
+    ----------
+    x
+        The tensor.
+    shape
+        One entry per dimension of ``x``: an int, a 0-d integer tensor, or ``None`` for a
+        dimension not checked; or an integer vector of length ``x.ndim``. A single int or
+        ``None`` is accepted for a vector.
+
+    Returns
+    -------
+    TensorVariable
+        ``x`` itself when nothing new is specified, else a ``SpecifyShape`` output whose
+        static shape includes the constant entries.
+    """
+    x = as_tensor_variable(x)
+    if shape is None or isinstance(shape, int | np.integer):
+        shape = (shape,)
+    elif isinstance(shape, Variable) and getattr(shape.type, "ndim", None) == 0:
+        shape = (shape,)
+    if isinstance(shape, Variable):
+        vec = _int_vector(shape, "specify_shape: shape")
+        entries = _static_vector(vec)
+        if entries is None:
+            raise ValueError(f"specify_shape: the length of the shape {vec} is not known")
+        shape = tuple(e if e is not None else vec[i] for i, e in enumerate(entries))  # type: ignore[index]
+    shape = tuple(shape)
+    if len(shape) != x.ndim:
+        raise ValueError(
+            f"specify_shape: {x} has {x.ndim} dimensions but the shape {shape} has {len(shape)}"
+        )
+    redundant = all(
+        _is_none(s) or (x.type.shape[i] is not None and _const_int(s) == x.type.shape[i])
+        for i, s in enumerate(shape)
+    )
+    if redundant:
+        return x
+    return SpecifyShape()(x, *shape)  # type: ignore[return-value]
