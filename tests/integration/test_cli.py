@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import io
+import itertools
 import os
 import subprocess
 import sys
+
+import numpy as np
+import pytest
 
 from opweave.cli import main
 
@@ -24,6 +28,7 @@ def test_demo_runs_the_seed_example_with_every_linker() -> None:
     assert "linker   vm: f(1.0, 2.0, 3.0) = 9.0" in out
     assert "double = opweave_double.plugin [opweave-double 0.1.0]: loaded" in out
     assert "bad input is refused by name: TypeError" in out
+    assert "logistic regression: symbolic grad, shared weights, updates" in out
 
 
 def test_info_lists_backends_and_config_sources(capsys) -> None:
@@ -51,3 +56,14 @@ def test_printing_debugprint_and_pprint() -> None:
         " |z [id E]",
     ]
     assert opweave.pprint(expr) == "mul(add(x, y), z)"
+
+
+def test_logistic_regression_loss_falls() -> None:
+    from opweave.cli import logistic_regression
+
+    buf = io.StringIO()
+    losses = logistic_regression(buf, steps=60, seed=1)
+    assert losses[0] == pytest.approx(np.log(2.0))  # zero weights: p = 0.5 everywhere
+    assert all(b <= a + 1e-12 for a, b in itertools.pairwise(losses))
+    assert losses[-1] < 0.5 * losses[0]
+    assert "training accuracy" in buf.getvalue()
