@@ -611,8 +611,9 @@ def test_build_rewrite_database_calls_plugins_on_a_fresh_manager() -> None:
     NegNegPlugin.calls = 0
     db = build_rewrite_database(pm)
     assert NegNegPlugin.calls == 1
-    assert list(db) == ["merge1", "canonicalize", "stabilize", "specialize", "merge2", "inplace"]
-    assert [db.position(n) for n in db] == [0, 1, 1.5, 2, 49, 50]
+    phases = ["merge1", "canonicalize", "stabilize", "specialize", "merge2", "inplace"]
+    assert [n for n in db if n in phases] == phases
+    assert [db.position(n) for n in phases] == [0, 1, 1.5, 2, 49, 50]
     assert {"fast_run", "fast_compile", "merge"} <= db.tags("merge1")
     assert {"fast_run", "inplace"} <= db.tags("inplace")
     assert "fast_compile" not in db.tags("canonicalize")
@@ -635,6 +636,7 @@ def test_build_rewrite_database_calls_plugins_on_a_fresh_manager() -> None:
 
 def test_build_rewrite_database_without_plugins() -> None:
     pm = create_plugin_manager(autoload=False)
+    pm.unregister(name="opweave.builtin")  # not even the core's own rewrites
     db = build_rewrite_database(pm)
     assert len(db["canonicalize"]) == 0
     x = double("x")

@@ -15,7 +15,6 @@ Per-node preparations are kept in ``node.tag`` (checked against the node's input
 
 from __future__ import annotations
 
-import functools
 import sys
 from collections.abc import Callable, Sequence
 from types import MappingProxyType
@@ -362,12 +361,3 @@ PERFORMS: MappingProxyType[type, Callable[..., None]] = MappingProxyType(
         CAReduce: careduce_perform,
     }
 )
-
-
-def perform_for(op: Any) -> Callable[..., None] | None:
-    """``op``'s implementation from :data:`PERFORMS` (by class MRO), bound to it, or ``None``."""
-    for cls in type(op).__mro__:
-        fn = PERFORMS.get(cls)
-        if fn is not None:
-            return functools.partial(fn, op)
-    return None

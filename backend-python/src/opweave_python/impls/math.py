@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import functools
 import sys
 from collections.abc import Callable, Sequence
 from types import MappingProxyType
@@ -106,12 +105,3 @@ PERFORMS: MappingProxyType[type, Callable[..., None]] = MappingProxyType(
         Argmin: argmax_perform,
     }
 )
-
-
-def perform_for(op: Any) -> Callable[..., None] | None:
-    """``op``'s implementation from :data:`PERFORMS` (by class MRO), bound to it, or ``None``."""
-    for cls in type(op).__mro__:
-        fn = PERFORMS.get(cls)
-        if fn is not None:
-            return functools.partial(fn, op)
-    return None

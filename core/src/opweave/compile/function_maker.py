@@ -181,10 +181,14 @@ class FunctionMaker:
         fgraph = self.fgraph
         roots_seen: set[Variable] = set()
         inputs = set(fgraph.inputs)
+        n_user = len(self.outputs)
         for i, out in enumerate(list(fgraph.outputs)):
-            chain = view_chain(out)
-            root = chain[-1]
-            aliased = root in inputs or isinstance(root, Constant) or root in roots_seen
+            root = view_chain(out)[-1]
+            # An update computed in the memory of the variable it updates needs no copy.
+            own = i >= n_user and root is fgraph.inputs[fgraph.update_mapping[i]]
+            aliased = (
+                (root in inputs and not own) or isinstance(root, Constant) or root in roots_seen
+            )
             roots_seen.add(root)
             if aliased:
                 fgraph.change_node_input("output", i, deep_copy_op(out), reason="protect_outputs")

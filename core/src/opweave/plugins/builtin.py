@@ -17,3 +17,13 @@ def opweave_transfer(var: Any, target: str) -> Any:
     if target == "cpu":
         return var
     return None
+
+
+@hookimpl
+def opweave_rewrites(db: Any) -> None:
+    """The core's standard rewrites (constant folding, canonicalization, shapes, fusion,
+    in-place), registered like any plugin's: see :mod:`opweave.tensor.rewriting.plugin`.
+    """
+    from opweave.tensor.rewriting.plugin import register_standard_rewrites
+
+    register_standard_rewrites(db)

@@ -9,6 +9,7 @@ only; backends provide their implementations.
 
 import builtins as _builtins
 
+from opweave.gradient.opsupport import grad_not_implemented, grad_undefined
 from opweave.scalar.basic import (
     AND,
     EQ,
@@ -81,8 +82,6 @@ from opweave.scalar.basic import (
     floor,
     floor_div,
     ge,
-    grad_not_implemented,
-    grad_undefined,
     gt,
     identity,
     int_div,

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from opweave.gradient.opsupport import grad_not_implemented
 from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.op import Op
 from opweave.graph.type import DisconnectedType, NullType
@@ -318,18 +319,6 @@ def zero_grad(x: Variable) -> ScalarVariable:
     """The zero gradient of ``x`` (seed 004): continuous ``x``'s dtype, else ``floatX``."""
     dtype = x.type.dtype if x.type in continuous_types else floatX()  # type: ignore[attr-defined]
     return zeros_like(x, dtype)
-
-
-def grad_undefined(op: Op, x_pos: int, x: Variable, comment: str = "") -> Variable:
-    """A :class:`NullType` gradient: ``op`` is not differentiable in input ``x_pos``."""
-    why = f"the gradient of {op} with respect to input {x_pos} ({x}) is mathematically undefined"
-    return NullType(f"{why}: {comment}" if comment else why)()
-
-
-def grad_not_implemented(op: Op, x_pos: int, x: Variable, comment: str = "") -> Variable:
-    """A :class:`NullType` gradient: ``op`` does not implement the gradient of input ``x_pos``."""
-    why = f"{op} does not implement the gradient with respect to input {x_pos} ({x})"
-    return NullType(f"{why}: {comment}" if comment else why)()
 
 
 def disconnected_grad() -> Variable:

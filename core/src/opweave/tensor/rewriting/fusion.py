@@ -1,0 +1,245 @@
+"""Elementwise fusion: chains of ``Elemwise`` nodes become one ``Elemwise(Composite)`` node.
+
+:class:`FusionOptimizer` walks the graph from the outputs. Each ``Elemwise`` node it meets
+(a *root*) grows a cluster upward: the ``Elemwise`` node computing one of the cluster's
+inputs joins when
+
+* every client of every output of that node is already in the cluster (its results are
+  needed nowhere else, not even as graph outputs: nothing is computed twice);
+* its outputs have the root's broadcast pattern (a value broadcast inside the root is
+  not recomputed for every element it is broadcast to);
+* the fused node would still have at most ``max_inputs`` inputs (32 by default);
+* it is not in place and its scalar Op (like every Op in a ``Composite``) comes from
+  the core's scalar library, for which every backend has an implementation.
+
+A cluster of two nodes or more is replaced by one ``Elemwise`` of a
+:class:`~opweave.scalar.Composite` of the clustered scalar Ops; constants holding a
+single element are inlined into the ``Composite``. ``exp(x) * y + z`` becomes one node,
+a chain of 200 elementwise Ops on ``x`` too.
+
+Registered as its own phase ``elemwise_fusion`` at position 3 (after ``specialize``,
+before ``merge2``), tags ``fast_run``, ``fusion``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from opweave.graph.basic import Apply, Constant, Variable, io_toposort
+from opweave.graph.features import ReplaceValidate
+from opweave.graph.rewriting import GraphRewriter
+from opweave.graph.utils import InconsistencyError
+from opweave.scalar import Composite, ScalarOp, get_scalar_type
+from opweave.tensor.elemwise import Elemwise
+from opweave.tensor.type import TensorType
+
+if TYPE_CHECKING:
+    from opweave.graph.fg import FunctionGraph
+    from opweave.graph.rewriting import RewriteDatabase
+
+__all__ = ["FusionOptimizer", "is_fusable", "register_fusion"]
+
+#: The default bound on the number of inputs of a fused node.
+DEFAULT_MAX_INPUTS = 32
+#: Passes over the graph before giving up on reaching a fixed point.
+_MAX_PASSES = 8
+
+
+def _library_scalar_op(op: Any) -> bool:
+    """True for a scalar Op of the core's library (backends implement all of them)."""
+    if not isinstance(op, ScalarOp) or callable(getattr(op, "impl", None)):
+        return False
+    if not type(op).__module__.startswith("opweave.scalar"):
+        return False
+    if isinstance(op, Composite):
+        return all(_library_scalar_op(n.op) for n in op.inner_nodes())
+    return True
+
+
+def is_fusable(node: Apply) -> bool:
+    """True if ``node`` may take part in a fused ``Elemwise(Composite)`` node.
+
+    Parameters
+    ----------
+    node
+        An Apply node.
+
+    Returns
+    -------
+    bool
+        ``node`` is a non-inplace ``Elemwise`` of a library scalar Op with tensor outputs.
+    """
+    op = node.op
+    return (
+        isinstance(op, Elemwise)
+        and not op.inplace_pattern
+        and all(isinstance(o.type, TensorType) for o in node.outputs)
+        and all(isinstance(i.type, TensorType) for i in node.inputs)
+        and _library_scalar_op(op.scalar_op)
+    )
+
+
+def _inlinable(var: Variable) -> bool:
+    """True for a constant with a single element (inlined as a scalar constant)."""
+    return (
+        isinstance(var, Constant)
+        and isinstance(var.type, TensorType)
+        and np.asarray(var.data).size == 1
+    )
+
+
+class FusionOptimizer(GraphRewriter):
+    """Fuses clusters of ``Elemwise`` nodes into ``Elemwise(Composite)`` nodes.
+
+    See the module docstring for the rules.
+
+    Parameters
+    ----------
+    max_inputs
+        The most inputs a fused node may have.
+    name
+        A display name.
+
+    Attributes
+    ----------
+    fused
+        How many fused nodes the last :meth:`apply` created.
+    """
+
+    def __init__(self, max_inputs: int = DEFAULT_MAX_INPUTS, name: str | None = None) -> None:
+        if max_inputs < 1:
+            raise ValueError(f"max_inputs must be at least 1, got {max_inputs}")
+        self.max_inputs = max_inputs
+        self.name = name
+        self.fused = 0
+
+    def add_requirements(self, fgraph: FunctionGraph) -> None:
+        """Attach a ReplaceValidate."""
+        fgraph.attach_feature(ReplaceValidate())
+
+    def apply(self, fgraph: FunctionGraph) -> int:
+        """Fuse until nothing more can be fused; return the number of fused nodes made."""
+        self.fused = 0
+        for _ in range(_MAX_PASSES):
+            made = self._pass(fgraph)
+            self.fused += made
+            if not made:
+                break
+        return self.fused
+
+    # ------------------------------------------------------------------ one pass
+
+    def _pass(self, fgraph: FunctionGraph) -> int:
+        made = 0
+        for node in reversed(io_toposort(fgraph.inputs, fgraph.outputs)):
+            if node not in fgraph.apply_nodes or not is_fusable(node):
+                continue
+            cluster, outer = self._grow(fgraph, node)
+            if len(cluster) < 2:
+                continue
+            if self._fuse(fgraph, node, cluster, outer):
+                made += 1
+        return made
+
+    def _grow(self, fgraph: FunctionGraph, root: Apply) -> tuple[set[Apply], list[Variable]]:
+        """Return the cluster rooted at ``root`` and its outer inputs (in first-use order)."""
+        pattern = root.outputs[0].type.broadcastable  # type: ignore[attr-defined]
+        cluster: set[Apply] = {root}
+        outer: dict[Variable, None] = {
+            v: None for v in root.inputs if not _inlinable(v) and v not in root.outputs
+        }
+        changed = True
+        while changed:
+            changed = False
+            for var in list(outer):
+                cand = var.owner
+                if cand is None or cand in cluster or not is_fusable(cand):
+                    continue
+                if any(o.type.broadcastable != pattern for o in cand.outputs):  # type: ignore[attr-defined]
+                    continue
+                if not all(
+                    isinstance(client, Apply) and client in cluster
+                    for o in cand.outputs
+                    for client, _ in fgraph.clients.get(o, ())
+                ):
+                    continue
+                new_outer = {v: None for v in outer if v.owner is not cand}
+                for inp in cand.inputs:
+                    if not _inlinable(inp):
+                        new_outer[inp] = None
+                if len(new_outer) > self.max_inputs:
+                    continue
+                # Keep the first-use order: the candidate's inputs take its place.
+                ordered: dict[Variable, None] = {}
+                for v in outer:
+                    if v.owner is cand:
+                        for inp in cand.inputs:
+                            if not _inlinable(inp):
+                                ordered[inp] = None
+                    else:
+                        ordered[v] = None
+                outer = ordered
+                cluster.add(cand)
+                changed = True
+        return cluster, list(outer)
+
+    def _fuse(
+        self, fgraph: FunctionGraph, root: Apply, cluster: set[Apply], outer: list[Variable]
+    ) -> bool:
+        """Replace ``cluster`` by one ``Elemwise(Composite)`` node; False if it cannot."""
+        order = [n for n in io_toposort(outer, root.outputs) if n in cluster]
+        if len(order) != len(cluster):
+            return False
+        if not outer:  # only constants: keep one as an input so the node has a shape
+            first = next(i for n in order for i in n.inputs if _inlinable(i))
+            outer = [first]
+        inner: dict[Variable, Variable] = {
+            v: get_scalar_type(v.type.dtype)()  # type: ignore[attr-defined]
+            for v in outer
+        }
+        inner_inputs = [inner[v] for v in outer]
+        for node in order:
+            args = []
+            for inp in node.inputs:
+                if inp not in inner:
+                    if not _inlinable(inp):
+                        return False
+                    stype = get_scalar_type(inp.type.dtype)  # type: ignore[attr-defined]
+                    inner[inp] = stype.make_constant(np.asarray(inp.data).reshape(()))  # type: ignore[attr-defined]
+                args.append(inner[inp])
+            scalar_node = node.op.scalar_op.make_node(*args)  # type: ignore[attr-defined]
+            for old, new in zip(node.outputs, scalar_node.outputs, strict=True):
+                inner[old] = new
+        try:
+            composite = Composite(inner_inputs, [inner[o] for o in root.outputs])
+            new_outputs = Elemwise(composite)(*outer, return_list=True)
+        except (TypeError, ValueError):
+            return False
+        pairs = list(zip(root.outputs, new_outputs, strict=True))  # type: ignore[arg-type]
+        for old, new in pairs:
+            if new.type != old.type and not old.type.is_super(new.type):  # type: ignore[attr-defined]
+                return False
+        try:
+            fgraph.replace_all_validate(pairs, reason="elemwise_fusion")  # type: ignore[attr-defined]
+        except InconsistencyError:
+            return False
+        return True
+
+
+def register_fusion(db: RewriteDatabase) -> None:
+    """Register :class:`FusionOptimizer` as the phase ``elemwise_fusion`` of ``db``.
+
+    Parameters
+    ----------
+    db
+        The database being built for one compilation (with the standard phases).
+    """
+    db.register(
+        "elemwise_fusion",
+        FusionOptimizer(name="elemwise_fusion"),
+        "fast_run",
+        "fusion",
+        position=3,
+    )

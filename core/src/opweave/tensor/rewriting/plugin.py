@@ -1,0 +1,59 @@
+"""The registration of the standard tensor rewrites, called by the core's own plugin.
+
+:mod:`opweave.plugins.builtin` implements the ``opweave_rewrites(db)`` hook by calling
+:func:`register_standard_rewrites`: the core's rewrites enter each compilation's
+database through the same hook a third-party plugin uses, and can be selected or
+turned off by the same tags.
+
+Where everything goes (positions of the standard phases: ``merge1`` 0,
+``canonicalize`` 1, ``stabilize`` 1.5, ``specialize`` 2, ``merge2`` 49, ``inplace`` 50):
+
+=============================== =================== ===================================
+entry                           where               tags
+=============================== =================== ===================================
+``constant_folding``            own phase, 0.5      fast_run, fast_compile,
+                                                    constant_folding
+``canonicalize_constant_folding`` ``canonicalize``  fast_run, constant_folding
+``local_mul_by_one``, ...       ``canonicalize``    fast_run, canonicalize
+``local_shape_i_from_infer_shape``, ``canonicalize`` fast_run, shape
+``local_shape_from_infer_shape``
+``local_log1p``, ...            ``stabilize``       fast_run, stabilize
+``specialize_constant_folding`` ``specialize``      fast_run, constant_folding
+``local_dot_transposes``        ``specialize``      fast_run, specialize
+``elemwise_fusion``             own phase, 3        fast_run, fusion
+``inplace_elemwise``            ``inplace``         fast_run, inplace
+=============================== =================== ===================================
+
+Every entry is also tagged with its own name and the name of the database holding it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from opweave.tensor.rewriting.canonicalize import register_canonicalize
+from opweave.tensor.rewriting.constant_folding import register_constant_folding
+from opweave.tensor.rewriting.fusion import register_fusion
+from opweave.tensor.rewriting.inplace import register_inplace
+from opweave.tensor.rewriting.shape import register_shape
+
+if TYPE_CHECKING:
+    from opweave.graph.rewriting import RewriteDatabase
+
+__all__ = ["register_standard_rewrites"]
+
+
+def register_standard_rewrites(db: RewriteDatabase) -> None:
+    """Register the core's standard rewrites into ``db``.
+
+    Parameters
+    ----------
+    db
+        The database being built for one compilation; it already holds the standard
+        phases (see :func:`opweave.graph.rewriting.build_rewrite_database`).
+    """
+    register_constant_folding(db)
+    register_canonicalize(db)
+    register_shape(db)
+    register_fusion(db)
+    register_inplace(db)

@@ -1,0 +1,286 @@
+"""Shape rewrites: answer ``Shape`` and ``Shape_i`` from ``infer_shape``, not by computing.
+
+``Shape_i(i)(v)`` and ``Shape()(v)``, where ``v = node.outputs[k]`` of any Op implementing
+``infer_shape`` (seed 004), are replaced by what ``node.op.infer_shape(fgraph, node,
+input_shapes)`` says, where each input's shape is a tuple of its static lengths (as int64
+constants) or, where they are not known, ``Shape_i(j)(input)``. Those are in turn
+answered from the inputs' own Ops, until the graph's inputs are reached, so that a
+function asking for the shape of a result does not compute the result. Lengths known
+statically become constants.
+
+Registered in ``canonicalize`` (tags ``fast_run``, ``shape``):
+
+* ``local_shape_i_from_infer_shape``: ``Shape_i(i)(v)`` -> the inferred length;
+* ``local_shape_from_infer_shape``: ``Shape()(v)`` -> a ``MakeVector`` of the inferred
+  lengths (a constant vector when they are all static);
+* ``local_subtensor_of_shape``: ``v.shape[k]`` (a constant ``k``) -> ``Shape_i(k)(v)``
+  (itself answered as above), and ``MakeVector(a, b, ...)[k]`` -> the ``k``-th entry.
+
+Where ``infer_shape`` is not defined, raises, or returns something that is not an
+integer scalar, the node is left alone. As in PyTensor, a shape answered this way does
+not check at run time that the result could have been computed (e.g. that the inputs of
+an ``Elemwise`` have compatible lengths).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from opweave.compile.ops import Shape, Shape_i
+from opweave.graph.basic import Apply, Constant, Variable
+from opweave.graph.rewriting import node_rewriter
+from opweave.tensor.basic import MakeVector
+from opweave.tensor.subtensor import Subtensor
+from opweave.tensor.type import TensorType
+
+if TYPE_CHECKING:
+    from opweave.graph.fg import FunctionGraph
+    from opweave.graph.rewriting import RewriteDatabase
+
+__all__ = [
+    "infer_dim",
+    "local_shape_from_infer_shape",
+    "local_shape_i_from_infer_shape",
+    "local_subtensor_of_shape",
+    "register_shape",
+    "symbolic_shape",
+]
+
+
+def _int64_constant(value: Any) -> Variable:
+    from opweave.tensor.constructors import constant
+
+    return constant(int(value), dtype="int64")
+
+
+def symbolic_shape(var: Variable) -> tuple[Variable, ...] | None:
+    """The shape of ``var`` as a tuple of int64 scalars: constants where the static shape
+    knows the length, ``Shape_i(j)(var)`` elsewhere.
+
+    Parameters
+    ----------
+    var
+        A variable.
+
+    Returns
+    -------
+    tuple or None
+        ``None`` when ``var``'s Type has no shape (``()`` for rank-0 Types).
+    """
+    static = getattr(var.type, "shape", None)
+    if static is None:
+        return () if getattr(var.type, "ndim", None) == 0 else None
+    return tuple(
+        _int64_constant(n) if n is not None else Shape_i(j)(var)  # type: ignore[misc]
+        for j, n in enumerate(static)
+    )
+
+
+def _as_int64_scalar(entry: Any) -> Variable | None:
+    """``entry`` (an int or an integer scalar variable) as a 0-d int64 tensor, or ``None``."""
+    if isinstance(entry, bool | np.bool_):
+        return None
+    if isinstance(entry, int | np.integer):
+        return _int64_constant(entry)
+    if not isinstance(entry, Variable):
+        return None
+    from opweave.scalar import ScalarType
+
+    if isinstance(entry.type, ScalarType):
+        from opweave.tensor.basic import tensor_from_scalar
+
+        entry = tensor_from_scalar(entry)
+    typ = entry.type
+    if not isinstance(typ, TensorType) or typ.ndim != 0 or typ.dtype[:3] not in ("int", "uin"):
+        return None
+    if typ.dtype != "int64":
+        from opweave.tensor.basic import cast
+
+        entry = cast(entry, "int64")
+    return entry
+
+
+def _depends_on(var: Variable, targets: set[Variable], known: set[Variable]) -> bool:
+    """True if the new graph computing ``var`` reads one of ``targets``.
+
+    The walk does not enter variables already in the graph (``known``): they cannot
+    depend on ``targets``, which are outputs of the node whose shape is inferred.
+    """
+    stack = [var]
+    seen: set[Variable] = set()
+    while stack:
+        v = stack.pop()
+        if v in targets:
+            return True
+        if v in seen or v in known:
+            continue
+        seen.add(v)
+        if v.owner is not None:
+            stack.extend(v.owner.inputs)
+    return False
+
+
+def _inferred_shapes(fgraph: FunctionGraph | None, node: Apply) -> list[Any] | None:
+    """``node.op.infer_shape`` on the symbolic shapes of its inputs, or ``None``."""
+    infer = getattr(node.op, "infer_shape", None)
+    if infer is None:
+        return None
+    shapes = [symbolic_shape(inp) for inp in node.inputs]
+    try:
+        out_shapes = infer(fgraph, node, shapes)
+    except Exception:  # not defined (MethodNotDefined), or not for these inputs
+        return None
+    if not isinstance(out_shapes, list | tuple) or len(out_shapes) != len(node.outputs):
+        return None
+    return list(out_shapes)
+
+
+def infer_dim(fgraph: FunctionGraph | None, var: Variable, i: int) -> Variable | None:
+    """The length of dimension ``i`` of ``var`` without computing ``var``, or ``None``.
+
+    Parameters
+    ----------
+    fgraph
+        The graph ``var`` belongs to (given to ``infer_shape``), or ``None``.
+    var
+        A tensor variable.
+    i
+        A dimension of ``var``.
+
+    Returns
+    -------
+    Variable or None
+        An int64 constant when the static shape knows the length; else the entry of the
+        owner's ``infer_shape`` as a 0-d int64 tensor; ``None`` when neither is available.
+    """
+    static = getattr(var.type, "shape", None)
+    if static is None or not 0 <= i < len(static):
+        return None
+    if static[i] is not None:
+        return _int64_constant(static[i])
+    node = var.owner
+    if node is None:
+        return None
+    out_shapes = _inferred_shapes(fgraph, node)
+    if out_shapes is None:
+        return None
+    out_shape = out_shapes[var.index]  # type: ignore[attr-defined]
+    try:
+        entry = out_shape[i]
+    except (TypeError, IndexError, KeyError):
+        return None
+    dim = _as_int64_scalar(entry)
+    if dim is None:
+        return None
+    known = fgraph.variables if fgraph is not None else set()
+    if _depends_on(dim, set(node.outputs), known):  # type: ignore[arg-type]
+        return None
+    return dim
+
+
+@node_rewriter([Shape_i])
+def local_shape_i_from_infer_shape(fgraph: FunctionGraph, node: Apply) -> list[Variable] | bool:
+    """``Shape_i(i)(v)`` -> the static length, or the entry of ``v.owner``'s ``infer_shape``."""
+    (var,) = node.inputs
+    if not isinstance(var.type, TensorType):
+        return False
+    dim = infer_dim(fgraph, var, node.op.i)  # type: ignore[attr-defined]
+    if dim is None or dim is node.outputs[0]:
+        return False
+    return [dim]
+
+
+@node_rewriter([Shape])
+def local_shape_from_infer_shape(fgraph: FunctionGraph, node: Apply) -> list[Variable] | bool:
+    """``Shape()(v)`` -> a constant vector (static shape) or a ``MakeVector`` of the lengths
+    inferred from ``v.owner``'s ``infer_shape``; left alone for graph inputs."""
+    (var,) = node.inputs
+    typ = var.type
+    if not isinstance(typ, TensorType):
+        return False
+    from opweave.tensor.constructors import constant
+
+    if None not in typ.shape:
+        return [constant(np.array(typ.shape, dtype="int64"))]
+    if var.owner is None:
+        return False
+    dims = [infer_dim(fgraph, var, i) for i in range(typ.ndim)]
+    if any(d is None for d in dims):
+        return False
+    return [MakeVector("int64")(*dims)]  # type: ignore[list-item]
+
+
+def _constant_index(node: Apply) -> int | None:
+    """The index of a ``Subtensor`` taking one constant integer entry, else ``None``."""
+    (entry,) = node.op.idx_list  # type: ignore[attr-defined]
+    if isinstance(entry, int | np.integer) and not isinstance(entry, bool):
+        return int(entry)
+    if isinstance(entry, TensorType) and len(node.inputs) == 2:
+        index = node.inputs[1]
+        if isinstance(index, Constant):
+            return int(np.asarray(index.data))
+    return None
+
+
+@node_rewriter([Subtensor])
+def local_subtensor_of_shape(fgraph: FunctionGraph, node: Apply) -> list[Variable] | bool:
+    """``v.shape[k] -> Shape_i(k)(v)`` and ``MakeVector(a, b, ...)[k] -> a``, ``b``, ...
+
+    Only for a constant index within bounds (a negative one counts from the end).
+    """
+    if len(node.op.idx_list) != 1:  # type: ignore[attr-defined]
+        return False
+    vector = node.inputs[0].owner
+    if vector is None:
+        return False
+    k = _constant_index(node)
+    if k is None:
+        return False
+    out = node.outputs[0]
+    if isinstance(vector.op, Shape):
+        (var,) = vector.inputs
+        ndim = getattr(var.type, "ndim", None)
+        if not isinstance(var.type, TensorType) or ndim is None or not -ndim <= k < ndim:
+            return False
+        new = infer_dim(fgraph, var, k % ndim)
+        if new is None:
+            new = Shape_i(k % ndim)(var)  # type: ignore[assignment]
+    elif isinstance(vector.op, MakeVector):
+        n = len(vector.inputs)
+        if not -n <= k < n:
+            return False
+        new = vector.inputs[k % n]
+    else:
+        return False
+    return [new] if new.type == out.type else False  # type: ignore[union-attr]
+
+
+def register_shape(db: RewriteDatabase) -> None:
+    """Register the shape rewrites in the ``canonicalize`` phase of ``db``.
+
+    Parameters
+    ----------
+    db
+        The database being built for one compilation (with the standard phases).
+    """
+    canonicalize = db["canonicalize"]
+    canonicalize.register(
+        "local_shape_i_from_infer_shape",
+        local_shape_i_from_infer_shape,
+        "fast_run",
+        "shape",
+    )
+    canonicalize.register(
+        "local_shape_from_infer_shape",
+        local_shape_from_infer_shape,
+        "fast_run",
+        "shape",
+    )
+    canonicalize.register(
+        "local_subtensor_of_shape",
+        local_subtensor_of_shape,
+        "fast_run",
+        "shape",
+    )
