@@ -159,6 +159,7 @@ __all__ = [
     "uiscalar",
     "ulscalar",
     "uwscalar",
+    "value",
     "vector",
     "vectors",
     "wcol",
@@ -691,3 +692,16 @@ def _variable_with_ndim(x: TensorVariable, ndim: int | None) -> TensorVariable:
 
 #: Short alias of :func:`as_tensor_variable`.
 as_tensor = as_tensor_variable
+
+
+def value(x: Any, name: str | None = None, ndim: int | None = None, dtype: Any = None) -> Any:
+    """A root variable typed like ``constant(x)`` that, unlike a constant, can be an input.
+
+    Seed 001's ``tensor.value``: ``x`` is kept as ``var.tag.value`` for reference, and a
+    function taking the variable as an input uses the argument it is called with.
+    """
+    const = constant(x, ndim=ndim, dtype=dtype)
+    var = const.type(name)
+    var.tag.value = const.data
+    return var
+
