@@ -106,9 +106,9 @@ def get_mode(mode: str | Mode | None) -> Mode:
             linker = config.linker
         return Mode(linker=linker, optimizer=optimizer)
     if mode == "DebugMode":
-        raise NotImplementedError(
-            "DebugMode is not available in this version of opweave; use FAST_RUN or FAST_COMPILE"
-        )
+        from opweave.compile.debugmode import DebugMode
+
+        return DebugMode()
     raise ValueError(
         f"unknown mode {mode!r}; expected one of {', '.join(PREDEFINED_MODES)} or a Mode"
     )

@@ -704,4 +704,3 @@ def value(x: Any, name: str | None = None, ndim: int | None = None, dtype: Any =
     var = const.type(name)
     var.tag.value = const.data
     return var
-

@@ -248,6 +248,7 @@ def check_valid_outputs(
     node: Apply,
     outputs: Sequence[Any],
     check_isfinite: bool,
+    hidden: Iterable[int],
     impl: str,
     input_values: Sequence[Any],
     context: str | None = None,
@@ -255,9 +256,11 @@ def check_valid_outputs(
     """Raise :class:`InvalidValueError` for an output its Type rejects, or a NaN/inf.
 
     Validity is ``type.is_valid_value`` (``filter(value, strict=True)`` succeeds); with
-    ``check_isfinite``, floating-point arrays and scalars must also be finite.
+    ``check_isfinite``, floating-point arrays and scalars must also be finite, except in
+    ``hidden`` outputs (private buffers that may hold uninitialised memory).
     """
-    for var, val in zip(node.outputs, outputs, strict=True):
+    hidden = set(hidden)
+    for j, (var, val) in enumerate(zip(node.outputs, outputs, strict=True)):
         try:
             valid = bool(var.type.is_valid_value(val))
         except Exception:
@@ -270,7 +273,7 @@ def check_valid_outputs(
             if val is None:
                 hint = "the implementation did not set this output (it is None); " + hint
             raise InvalidValueError(var, val, node, hint, impl, input_values, context)
-        if check_isfinite and not _all_finite(val):
+        if check_isfinite and j not in hidden and not _all_finite(val):
             raise InvalidValueError(
                 var, val, node, "non-finite values (NaN or inf)", impl, input_values, context
             )

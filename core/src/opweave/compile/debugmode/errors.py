@@ -8,6 +8,7 @@ without parsing the message.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -62,8 +63,8 @@ def describe_value(value: Any) -> str:
         parts.append(f"strides={value.strides}")
         if value.size and value.dtype.kind in "biuf":
             try:
-                parts.append(f"min={value.min()!r}")
-                parts.append(f"max={value.max()!r}")
+                parts.append(f"min={value.min()}")
+                parts.append(f"max={value.max()}")
                 if value.dtype.kind == "f":
                     parts.append(f"n_nan={int(np.isnan(value).sum())}")
                     parts.append(f"n_inf={int(np.isinf(value).sum())}")
@@ -109,14 +110,17 @@ def describe_difference(expected: Any, value: Any) -> str:
         lines.append(f"dtypes differ: {dtype_a} vs {dtype_b}")
     if shape_a == shape_b:
         try:
-            aa = np.asarray(a, dtype=float)
-            bb = np.asarray(b, dtype=float)
-            absdiff = np.abs(bb - aa)
-            with np.errstate(divide="ignore", invalid="ignore"):
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore", RuntimeWarning)
+                aa = np.asarray(a, dtype=float)
+                bb = np.asarray(b, dtype=float)
+                absdiff = np.abs(bb - aa)
                 reldiff = absdiff / np.abs(aa)
-            mismatch = np.argwhere(~np.isclose(aa, bb, equal_nan=True))
-            lines.append(f"max abs diff: {np.nanmax(absdiff) if absdiff.size else 0.0!r}")
-            lines.append(f"max rel diff: {np.nanmax(reldiff) if reldiff.size else 0.0!r}")
+                mismatch = np.argwhere(~np.isclose(aa, bb, equal_nan=True))
+                max_abs = np.nanmax(absdiff) if absdiff.size else 0.0
+                max_rel = np.nanmax(reldiff) if reldiff.size else 0.0
+            lines.append(f"max abs diff: {max_abs}")
+            lines.append(f"max rel diff: {max_rel}")
             lines.append(
                 f"mismatching positions: {len(mismatch)} (first: "
                 f"{[tuple(int(k) for k in idx) for idx in mismatch[:5]]})"
@@ -187,7 +191,7 @@ class BadThunkOutput(DebugModeError):
     ) -> None:
         self.node = node
         self.output_index = output_index
-        self.variable = node.outputs[output_index]
+        self.variable = node.outputs[output_index] if node.outputs else None
         self.impl1 = impl1
         self.value1 = value1
         self.impl2 = impl2
@@ -203,13 +207,14 @@ class BadThunkOutput(DebugModeError):
 
     def _message(self) -> str:
         var = self.variable
+        var_desc = f"{var}, type {var.type}" if var is not None else "no output"
         storage = (
             f"with its output storage pre-allocated ({self.prealloc})"
             if self.prealloc
             else "with empty output storage"
         )
         lines = [
-            f"BadThunkOutput: output {self.output_index} ({var}, type {var.type}) of node "
+            f"BadThunkOutput: output {self.output_index} ({var_desc}) of node "
             f"{self.node} differs between implementation {self.impl1!r} and implementation "
             f"{self.impl2!r} run {storage}",
             f"  Apply node: {self.node}",
