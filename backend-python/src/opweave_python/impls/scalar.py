@@ -300,11 +300,55 @@ def composite_impl(op: Composite) -> Impl:
     return fn  # type: ignore[no-any-return]
 
 
+def _into(
+    ufunc: np.ufunc,
+    dead: Any,
+    dtype: np.dtype[Any],
+    fallback: Impl,
+    inputs: tuple[Any, ...],
+    *args: Any,
+) -> Any:
+    """``fallback(*args)``, computed into ``dead`` when that is safe.
+
+    ``dead`` is an intermediate of the composite that no later step reads. Writing the
+    result into it saves allocating (and page-faulting) a fresh array per step. That is
+    done only for float arrays of the output dtype whose shape every array argument
+    shares (so the result has exactly that shape), where the ufunc and the fallback are
+    the same computation, and only when ``dead`` owns its memory and is none of the
+    composite's ``inputs`` (which belong to the caller).
+    """
+    if (
+        type(dead) is np.ndarray
+        and dead.dtype == dtype
+        and dead.base is None
+        and dead.flags.writeable
+        and not any(dead is x for x in inputs)
+    ):
+        shape = dead.shape
+        if all(getattr(a, "shape", ()) in (shape, ()) for a in args):
+            return ufunc(*args, out=dead)
+    return fallback(*args)
+
+
+def _reusable_ufunc(node: Any) -> np.ufunc | None:
+    """The NumPy ufunc computing ``node`` on floats exactly as its implementation does."""
+    spec = getattr(node.op, "nfunc_spec", None)
+    if not spec or node.outputs[0].type.numpy_dtype.kind != "f":
+        return None
+    ufunc = getattr(np, spec[0], None)
+    if not isinstance(ufunc, np.ufunc) or ufunc.nout != 1 or ufunc.nin != len(node.inputs):
+        return None
+    return ufunc
+
+
 def _compile_composite(op: Composite) -> Impl:
-    env: dict[str, Any] = {"_cast": _cast}
+    env: dict[str, Any] = {"_cast": _cast, "_into": _into}
     names = {var: f"i{k}" for k, var in enumerate(op.inputs)}
     lines: list[str] = []
-    for n, node in enumerate(op.inner_nodes()):
+    nodes = list(op.inner_nodes())
+    last_use = {var: n for n, node in enumerate(nodes) for var in node.inputs}
+    intermediates = {out for node in nodes for out in node.outputs} - set(op.outputs)
+    for n, node in enumerate(nodes):
         args = []
         for var in node.inputs:
             if var not in names:
@@ -315,9 +359,22 @@ def _compile_composite(op: Composite) -> Impl:
             args.append(names[var])
         env[f"f{n}"] = scalar_impl(node.op)
         outs = [f"v{n}_{j}" for j in range(len(node.outputs))]
-        lines.append(
-            f"    {', '.join(outs)}{',' if len(outs) > 1 else ''} = f{n}({', '.join(args)})"
-        )
+        dead = [
+            names[var]
+            for var in dict.fromkeys(node.inputs)
+            if var in intermediates and last_use[var] == n
+        ]
+        ufunc = _reusable_ufunc(node) if dead else None
+        if ufunc is not None:
+            env[f"u{n}"] = ufunc
+            env[f"d{n}_0"] = node.outputs[0].type.numpy_dtype  # type: ignore[attr-defined]
+            lines.append(
+                f"    {outs[0]} = _into(u{n}, {dead[0]}, d{n}_0, f{n}, _ins, {', '.join(args)})"
+            )
+        else:
+            lines.append(
+                f"    {', '.join(outs)}{',' if len(outs) > 1 else ''} = f{n}({', '.join(args)})"
+            )
         for j, (var, name) in enumerate(zip(node.outputs, outs, strict=True)):
             env[f"d{n}_{j}"] = var.type.numpy_dtype  # type: ignore[attr-defined]
             lines.append(f"    {name} = _cast({name}, d{n}_{j})")
@@ -325,6 +382,7 @@ def _compile_composite(op: Composite) -> Impl:
     results = ", ".join(names[var] for var in op.outputs)
     lines.append(f"    return {results}" if op.nout == 1 else f"    return ({results},)")
     params = ", ".join(f"i{k}" for k in range(op.nin))
+    lines.insert(0, f"    _ins = ({params}{',' if op.nin == 1 else ''})")
     source = f"def composite({params}):\n" + "\n".join(lines) + "\n"
     exec(compile(source, f"<opweave Composite {op}>", "exec"), env)
     fn = env["composite"]
