@@ -347,6 +347,8 @@ class TensorType(Type):
         """
         if type(data) is np.ndarray and data.dtype == self.numpy_dtype:
             pass
+        elif type(data) is float and not strict and self.dtype == "float64" and not self.ndim:
+            return np.asarray(data)  # fast path: a Python float is exactly a float64
         elif isinstance(data, np.ma.MaskedArray):
             raise TypeError(f"{self!r} does not accept masked arrays (the mask would be lost)")
         elif isinstance(data, np.ndarray) and data.dtype == self.numpy_dtype:
