@@ -4,7 +4,6 @@ differences."""
 
 from __future__ import annotations
 
-import functools
 import math
 import pickle
 from types import MappingProxyType
@@ -18,33 +17,11 @@ import opweave
 import opweave.scalar as s
 from opweave.compile import Mode
 from opweave.graph.type import DisconnectedType, NullType
-from opweave.plugins import hookimpl
-from opweave_python import impls
 from opweave_python.impls import scalar as si
 
 LINKERS = ["py", "vm"]
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-
-
-class _ScalarPerforms:
-    """Hands out ``opweave_python.impls.scalar.PERFORMS`` until the backend wires it in."""
-
-    @staticmethod
-    @hookimpl
-    def opweave_perform(op, node):
-        for cls in type(op).__mro__:
-            fn = si.PERFORMS.get(cls)
-            if fn is not None:
-                return functools.partial(fn, op)
-        return None
-
-
-@pytest.fixture(autouse=True)
-def _scalar_performs(plugin_manager):
-    if impls.perform_for(s.add) is None:
-        plugin_manager.register(_ScalarPerforms)
-    yield
 
 
 def compile_fn(inputs, outputs, linker="py", **kwargs):

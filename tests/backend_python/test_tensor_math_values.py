@@ -5,7 +5,6 @@ differences."""
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
@@ -19,57 +18,17 @@ import opweave.scalar as ps
 import opweave.tensor as ot
 from opweave.compile import Mode
 from opweave.compile.ops import Shape_i
-from opweave.plugins import hookimpl
 from opweave.tensor import math as tm
 from opweave.tensor.elemwise import Elemwise
 from opweave.tensor.type import TensorType
 from opweave_python import impls
 from opweave_python.impls import elemwise as ie
-from opweave_python.impls import math as im
 
 LINKERS = ["py", "vm"]
 FLOATS64 = st.floats(allow_nan=True, allow_infinity=True, width=64)
 FLOATS32 = st.floats(allow_nan=True, allow_infinity=True, width=32)
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-
-
-def _sibling_tables() -> list:
-    """PERFORMS tables of the Python backend's other tensor modules, where they exist (the
-    gradient graphs and ``tensordot`` use their Ops: Alloc, MakeVector, Reshape...)."""
-    import importlib
-
-    tables = [ie.PERFORMS, im.PERFORMS]
-    for name in ("basic", "shape", "subtensor"):
-        try:
-            module = importlib.import_module(f"opweave_python.impls.{name}")
-        except ImportError:
-            continue
-        tables.append(getattr(module, "PERFORMS", {}))
-    return tables
-
-
-class _TensorPerforms:
-    """Hands out this issue's PERFORMS tables until ``opweave_python.impls`` includes them."""
-
-    tables = _sibling_tables()
-
-    @classmethod
-    @hookimpl
-    def opweave_perform(cls, op, node):
-        for klass in type(op).__mro__:
-            for table in cls.tables:
-                fn = table.get(klass)
-                if fn is not None:
-                    return functools.partial(fn, op)
-        return None
-
-
-@pytest.fixture(autouse=True)
-def _tensor_performs(plugin_manager):
-    if impls.perform_for(tm.add) is None or impls.perform_for(tm.Dot()) is None:
-        plugin_manager.register(_TensorPerforms)
-    yield
 
 
 def compile_fn(inputs, outputs, linker="vm", **kwargs):

@@ -8,7 +8,6 @@ shape of the value it computes; every differentiable Op's gradient is checked wi
 
 from __future__ import annotations
 
-import functools
 import importlib
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -20,7 +19,6 @@ import opweave
 import opweave.tensor as ot
 from opweave.compile import Mode
 from opweave.graph.basic import Variable, io_toposort
-from opweave.plugins import hookimpl
 from opweave.tensor import TensorType
 from opweave.tensor import basic as tb
 from opweave.tensor import special as tsp
@@ -30,14 +28,6 @@ from opweave.tensor import special as tsp
 ts = importlib.import_module("opweave.tensor.shape")
 tst = importlib.import_module("opweave.tensor.subtensor")
 
-IMPL_MODULES = (
-    "opweave_python.impls.basic",
-    "opweave_python.impls.shape",
-    "opweave_python.impls.subtensor",
-    "opweave_python.impls.special",
-    "opweave_python.impls.elemwise",
-    "opweave_python.impls.math",
-)
 LINKERS = ("vm", "py")
 
 
@@ -45,31 +35,6 @@ def needs(*modules: str) -> None:
     """Import every module the calling test needs (an ImportError fails the test)."""
     for name in modules:
         importlib.import_module(name)
-
-
-class _ImplsPlugin:
-    """Serves the ``PERFORMS`` tables of :data:`IMPL_MODULES` (those that import)."""
-
-    def __init__(self) -> None:
-        self.tables = []
-        for name in IMPL_MODULES:
-            try:
-                self.tables.append(importlib.import_module(name).PERFORMS)
-            except ImportError:
-                continue
-
-    @hookimpl
-    def opweave_perform(self, op: Any, node: Any) -> Any:
-        for cls in type(op).__mro__:
-            for table in self.tables:
-                if cls in table:
-                    return functools.partial(table[cls], op)
-        return None
-
-
-@pytest.fixture(autouse=True)
-def _impls(plugin_manager: Any) -> None:
-    plugin_manager.register(_ImplsPlugin(), "test-tensor-shape-basic-impls")
 
 
 def compile_(inputs: Sequence[Variable], outputs: Any, linker: str = "vm") -> Callable[..., Any]:
@@ -698,6 +663,7 @@ def test_grad_of_shape_input_is_disconnected_but_value_grad_works() -> None:
 
 def test_every_op_has_an_implementation() -> None:
     from opweave.graph.op import Op
+    from opweave_python import impls
     from opweave_python.impls import basic, shape, special, subtensor
 
     ops = {
@@ -709,6 +675,7 @@ def test_every_op_has_an_implementation() -> None:
     }  # fmt: skip
     tables = {**basic.PERFORMS, **shape.PERFORMS, **subtensor.PERFORMS, **special.PERFORMS}
     assert ops == set(tables)
+    assert ops <= set(impls.PERFORMS)  # and the backend serves them through its hook
     assert all("perform" not in vars(op) for op in ops), "the core holds no kernels"
 
 
