@@ -49,10 +49,7 @@ def grad_undefined(op: Any, x_pos: int, x: Any, comment: str = "") -> Variable:
     Variable
         A fresh variable of ``NullType(reason)``.
     """
-    why = (
-        f"the gradient of {op} with respect to its input {x_pos} ({x}) is mathematically undefined"
-    )
-    return NullType(f"{why}: {comment}" if comment else why)()
+    return _null_gradient(op, x_pos, x, "is mathematically undefined", comment)
 
 
 def grad_not_implemented(op: Any, x_pos: int, x: Any, comment: str = "") -> Variable:
@@ -74,7 +71,11 @@ def grad_not_implemented(op: Any, x_pos: int, x: Any, comment: str = "") -> Vari
     Variable
         A fresh variable of ``NullType(reason)``.
     """
-    why = f"the gradient of {op} with respect to its input {x_pos} ({x}) is not implemented"
+    return _null_gradient(op, x_pos, x, "is not implemented", comment)
+
+
+def _null_gradient(op: Any, x_pos: int, x: Any, what: str, comment: str) -> Variable:
+    why = f"the gradient of {op} with respect to its input {x_pos} ({x}) {what}"
     return NullType(f"{why}: {comment}" if comment else why)()
 
 
