@@ -3,10 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+import opweave
 from opweave.plugins import OpweavePluginManager, create_plugin_manager, use_plugin_manager
+
+
+@pytest.fixture(autouse=True, scope="session")
+def session_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The suite's configuration: a private compile directory shared by every test (so C
+    modules compiled once are reused), and the ``vm`` linker by default so that only the
+    tests that ask for ``c`` or ``cvm`` pay for compiling C.
+    """
+    compiledir = tmp_path_factory.mktemp("compiledir")
+    with opweave.config.change_flags(compiledir=str(compiledir), linker="vm"):
+        yield compiledir
 
 
 @pytest.fixture(autouse=True)

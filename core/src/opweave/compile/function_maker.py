@@ -281,8 +281,28 @@ class Function:
             (output_cells[n_out + k], input_cells[maker.fgraph.update_mapping[n_out + k]])
             for k in range(len(maker.updates))
         ]
+        make_fast_call = getattr(maker.linker, "make_fast_call", None)
+        self._fast = (
+            make_fast_call(
+                [_bound_filter(spec[1], spec[2], spec[3]) for spec in self._arg_specs],
+                self._update_targets,
+                self._user_out_cells,
+                unpack_single,
+            )
+            if make_fast_call is not None
+            else None
+        )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        fast = self._fast
+        if fast is not None and not kwargs:
+            try:
+                out = fast(*args)
+            except Exception as exc:
+                self._fast_call_failed(exc, args)
+                raise
+            if out is not NotImplemented:
+                return out
         n = len(args)
         if n > self._n_args:
             raise TypeError(
@@ -314,6 +334,25 @@ class Function:
             return self._user_out_cells[0][0]
         return [cell[0] for cell in self._user_out_cells]
 
+    def _fast_call_failed(self, exc: Exception, args: tuple[Any, ...]) -> None:
+        """Re-raise a refused argument the way the generic path words it."""
+        explain = getattr(self.maker.linker, "explain_failure", None)
+        found = explain(exc) if explain is not None else None
+        if found is None or found[0] != "input":
+            return
+        try:
+            i = self.maker.fgraph.inputs.index(found[1])
+        except ValueError:
+            return
+        if i >= self._n_args or not isinstance(exc, TypeError | ValueError):
+            return
+        _, _, _, _, _, name, typ = self._arg_specs[i]
+        value = args[i]
+        raise type(exc)(
+            f"bad input argument {i} (name {name!r}) to {self._label()}: expected "
+            f"{typ}, got {type(value).__name__} {_short(value)}: {exc}"
+        ) from exc
+
     def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
         values: list[Any] = list(args) + [_MISSING] * (self._n_args - len(args))
         for key, value in kwargs.items():
@@ -343,6 +382,13 @@ class Function:
 
 _MISSING = object()
 _DEFAULT = object()
+
+
+def _bound_filter(filt: Any, strict: bool, allow_downcast: bool | None) -> Any:
+    def bound(value: Any) -> Any:
+        return filt(value, strict, allow_downcast)
+
+    return bound
 
 
 def _short(value: Any) -> str:

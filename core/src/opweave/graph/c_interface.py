@@ -10,6 +10,7 @@ that argument; callers try the version with it first.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from opweave.graph.utils import MethodNotDefined
@@ -80,10 +81,14 @@ class CLinkerType(CLinkerObject):
 
     def c_extract_out(self, name: str, sub: dict[str, str], check_input: bool = True) -> str:
         """Like :meth:`c_extract`, but ``py_<name>`` may be ``Py_None`` (then :meth:`c_init`)."""
-        return (
-            f"if (py_{name} == Py_None) {{\n{self.c_init(name, sub)}\n}} else {{\n"
-            f"{self.c_extract(name, sub, check_input)}\n}}"
+        try:
+            takes_check = "check_input" in inspect.signature(self.c_extract).parameters
+        except (TypeError, ValueError):
+            takes_check = True
+        extract = (
+            self.c_extract(name, sub, check_input) if takes_check else self.c_extract(name, sub)
         )
+        return f"if (py_{name} == Py_None) {{\n{self.c_init(name, sub)}\n}} else {{\n{extract}\n}}"
 
     def c_sync(self, name: str, sub: dict[str, str]) -> str:
         """Return C code storing the C data back into ``py_<name>`` (outputs only)."""

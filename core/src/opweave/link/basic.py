@@ -117,6 +117,30 @@ class Linker:
         """
         raise NotImplementedError(f"{type(self).__name__}.make_all is not defined")
 
+    def make_fast_call(
+        self,
+        arg_filters: list[Callable[[Any], Any]],
+        update_cells: list[tuple[list[Any], list[Any]]],
+        user_output_cells: list[list[Any]],
+        unpack_single: bool,
+    ) -> Callable[..., Any] | None:
+        """Optionally return one callable doing a compiled function's whole call.
+
+        Called after :meth:`make_all`. The callable takes the explicit arguments
+        positionally, checks and converts each (``arg_filters[i]`` is the input's
+        ``Type.filter`` with its ``strict``/``allow_downcast``), runs the graph, copies
+        each update's source cell into its destination cell and returns the user outputs
+        (the first one alone when ``unpack_single``). It returns ``NotImplemented`` for a
+        call it cannot take (a different number of arguments); the caller then takes the
+        generic path. The default, ``None``, means the linker has no such path.
+        """
+        return None
+
+    def explain_failure(self, exc: BaseException) -> tuple[str, Any] | None:
+        """After the fast call raised ``exc``: ``("input", variable)`` when an argument was
+        refused, another ``(kind, what)`` for other failures, or ``None``."""
+        return None
+
     def make_thunk(
         self,
         input_storage: list[list[Any]] | None = None,

@@ -132,6 +132,23 @@ def opweave_c_code(op: Op, node: Apply) -> Any | None:
 
 
 @hookspec(firstresult=True)
+def opweave_c_type(type_: Any) -> Any | None:
+    """Return the C interface of ``type_``, or ``None``.
+
+    **Kind:** first result.
+
+    The result is an object with the Type C contract of seeds 001/002
+    (``c_declare``, ``c_init``, ``c_extract``, ``c_sync``, ``c_cleanup`` and
+    optionally ``c_extract_out``, ``c_literal``, ``c_is_simple``,
+    ``c_element_type``, ``c_headers``, ``c_support_code``, ``c_init_code``,
+    ``c_code_cache_version`` ...). Asked only for Types whose class (or
+    instance) does not define ``c_declare`` itself: the seeds' ``Double`` is
+    used as it is, while the C backend answers for the core's ``TensorType``,
+    ``ScalarType`` and ``Generic``.
+    """
+
+
+@hookspec(firstresult=True)
 def opweave_transfer(var: Variable, target: str) -> Variable | None:
     """Return ``var`` moved to ``target`` (e.g. ``"cuda"``, ``"cpu"``), or ``None``.
 

@@ -65,6 +65,27 @@ class BinaryDoubleOp(gof.Op):
     def __str__(self) -> str:
         return self.name
 
+    def c_code(
+        self,
+        node: gof.Apply,
+        name: str,
+        inputs: Sequence[str],
+        outputs: Sequence[str],
+        sub: dict[str, str],
+    ) -> str:
+        """``z = x <op> y;`` on the C doubles of :class:`~opweave_double.type.Double`."""
+        x, y = inputs
+        (z,) = outputs
+        return f"{z} = {x} {C_OPERATORS[self.name]} {y};"
+
+    def c_code_cache_version(self) -> tuple[int, ...]:
+        """Version of :meth:`c_code`."""
+        return (1,)
+
+
+#: The C operator of each arithmetic Op.
+C_OPERATORS = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
+
 
 def _add(x: float, y: float) -> float:
     return x + y

@@ -1,7 +1,8 @@
 """The ``opweave.plugins`` entry point of opweave-double.
 
-The Ops define ``perform`` themselves, so no implementation hook is needed;
-what the plugin contributes is rewrites, registered like the core's own.
+The Ops define ``perform`` and ``c_code`` themselves and the Type its C interface, so
+no implementation hook is needed; what the plugin contributes is rewrites, registered
+like the core's own, and the DeepCopyOp/ViewOp C code for ``Double`` (seed 002).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from typing import Any
 
 from opweave.plugins import hookimpl
 from opweave_double.rewrites import remove_add_zero, remove_mul_one
+from opweave_double.type import Double
 
 
 @hookimpl
@@ -17,3 +19,15 @@ def opweave_rewrites(db: Any) -> None:
     """Register the neutral-element rewrites in the ``canonicalize`` phase (FAST_RUN)."""
     db["canonicalize"].register("double_remove_add_zero", remove_add_zero, "fast_run", "double")
     db["canonicalize"].register("double_remove_mul_one", remove_mul_one, "fast_run", "double")
+
+
+@hookimpl
+def opweave_register_deep_copy_op_c_code() -> list[tuple[type, str, tuple[int, ...]]]:
+    """Copying a C double is assigning it (seed 002's DeepCopyOp registration)."""
+    return [(Double, "%(oname)s = %(iname)s;", (1,))]
+
+
+@hookimpl
+def opweave_register_view_op_c_code() -> list[tuple[type, str, tuple[int, ...]]]:
+    """A view of a C double is the double itself."""
+    return [(Double, "%(oname)s = %(iname)s;", (1,))]

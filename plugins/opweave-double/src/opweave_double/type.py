@@ -40,6 +40,46 @@ class Double(gof.Type):
     def __str__(self) -> str:
         return "double"
 
+    # The C version of the type, as seed 002 writes it: a C ``double`` on the stack.
+
+    def c_declare(self, name: str, sub: dict[str, str]) -> str:
+        """Declare the C ``double`` holding the value."""
+        return f"double {name};"
+
+    def c_init(self, name: str, sub: dict[str, str]) -> str:
+        """Start at 0.0."""
+        return f"{name} = 0.0;"
+
+    def c_extract(self, name: str, sub: dict[str, str]) -> str:
+        """Accept Python floats only, failing with ``TypeError('expected a float')``."""
+        return """
+        if (!PyFloat_Check(py_%(name)s)) {
+            PyErr_SetString(PyExc_TypeError, "expected a float");
+            %(fail)s
+        }
+        %(name)s = PyFloat_AsDouble(py_%(name)s);
+        """ % dict(sub, name=name)  # noqa: UP031 - the seed's templating
+
+    def c_sync(self, name: str, sub: dict[str, str]) -> str:
+        """Box the result as a new Python float (``None`` if that fails)."""
+        return """
+        Py_XDECREF(py_%(name)s);
+        py_%(name)s = PyFloat_FromDouble(%(name)s);
+        if (!py_%(name)s) {
+            printf("PyFloat_FromDouble failed on: %%f\\n", %(name)s);
+            Py_XINCREF(Py_None);
+            py_%(name)s = Py_None;
+        }
+        """ % dict(name=name)  # noqa: UP031 - the seed's templating
+
+    def c_cleanup(self, name: str, sub: dict[str, str]) -> str:
+        """Nothing to release: the double lives on the stack."""
+        return ""
+
+    def c_code_cache_version(self) -> tuple[int, ...]:
+        """Version of the C code above."""
+        return (1,)
+
 
 #: The one advertised instance (seed 000 hides the class behind it).
 double = Double()

@@ -1,0 +1,269 @@
+"""Generating the C of one block: the nested scopes of seed 002.
+
+A block computes a sequence of Apply nodes. Each variable it touches gets a mangled
+name (``V<k>``) and one scope::
+
+    {
+        PyObject* py_V3 = <input value | output cell | Py_None>;  (a new reference)
+        <c_declare>
+        <c_extract | c_extract_out | c_init>        %(fail)s -> goto __label_<L>
+        { ...the next variable's scope, and innermost the nodes... }
+        __label_<L>: ;
+        if (!__failure) { <c_sync>; store py_V3 in its cell }     (outputs only)
+        <c_cleanup>
+        Py_XDECREF(py_V3);
+    }
+
+and each node one scope holding its ``c_code``, the next node, its label and its
+``c_code_cleanup``. ``%(fail)s`` sets ``__failure`` to the label's number and jumps to
+it, so exactly what was acquired is released, in reverse order. The block function
+returns 0, or the label that failed (which names the variable or node to blame).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from opweave.graph.basic import Apply, Constant, Variable
+from opweave_c.contract import (
+    NoCCode,
+    as_snippets,
+    c_op_of,
+    c_type_of,
+    call_optional,
+    version_of,
+)
+
+INPUT, OUTPUT, TEMP, LITERAL = "input", "output", "temp", "literal"
+
+
+@dataclass
+class BlockVar:
+    """One variable of a block and how the block gets and gives its value."""
+
+    var: Variable
+    name: str
+    role: str
+    ctype: Any
+    index: int = -1
+    recycle: bool = False
+
+
+@dataclass
+class Block:
+    """The generated C of one block and what is needed to build and link it."""
+
+    fn_name: str
+    code: str
+    inputs: list[Variable]
+    outputs: list[Variable]
+    labels: dict[int, tuple[str, Any]]
+    objects: list[tuple[Any, Any]] = field(default_factory=list)
+    support_apply: list[str] = field(default_factory=list)
+    init_apply: list[str] = field(default_factory=list)
+
+
+def _indent(code: str, depth: int) -> str:
+    pad = "    " * depth
+    return "\n".join(pad + line if line.strip() else line for line in code.splitlines())
+
+
+class BlockBuilder:
+    """Builds one block's function.
+
+    Parameters
+    ----------
+    fn_name
+        Name of the generated C function.
+    nodes
+        The Apply nodes, in execution order.
+    inputs
+        Variables read from outside, in the order of ``in_values`` (graph inputs first).
+    outputs
+        Variables whose values leave the block (written to output cells), in cell order.
+    no_recycling
+        Outputs that must not reuse their previous value's memory.
+    check_input
+        Passed to ``c_declare``/``c_extract``.
+    """
+
+    def __init__(
+        self,
+        fn_name: str,
+        nodes: Sequence[Apply],
+        inputs: Sequence[Variable],
+        outputs: Sequence[Variable],
+        no_recycling: Sequence[Variable] = (),
+        check_input: bool = True,
+    ) -> None:
+        self.fn_name = fn_name
+        self.nodes = list(nodes)
+        self.check_input = check_input
+        self.labels: dict[int, tuple[str, Any]] = {}
+        self.vars: dict[Variable, BlockVar] = {}
+        self.objects: list[tuple[Any, Any]] = []
+        no_recycle = set(no_recycling)
+        out_index = {v: i for i, v in enumerate(outputs)}
+        in_index = {v: i for i, v in enumerate(inputs)}
+        order: list[Variable] = list(inputs)
+        for node in self.nodes:
+            order += [v for v in node.inputs if v not in in_index]
+        for node in self.nodes:
+            order += list(node.outputs)
+        for var in dict.fromkeys(order):
+            ctype = c_type_of(var.type)
+            if var in in_index:
+                role, idx = INPUT, in_index[var]
+            elif var in out_index:
+                role, idx = OUTPUT, out_index[var]
+            elif isinstance(var, Constant):
+                literal = call_optional(ctype, "c_literal", var.data)
+                if literal is None:
+                    raise NoCCode(f"constant {var} is neither an input of the block nor a literal")
+                role, idx = LITERAL, -1
+            elif var.owner is not None and var.owner in self.nodes:
+                role, idx = TEMP, -1
+            else:
+                raise NoCCode(f"variable {var} is not computed in the block and not an input")
+            self.vars[var] = BlockVar(
+                var, f"V{len(self.vars)}", role, ctype, idx, var not in no_recycle
+            )
+            self.objects.append((ctype, None))
+        self.inputs = list(inputs)
+        self.outputs = list(outputs)
+        self._label = 0
+
+    def _new_label(self, kind: str, what: Any) -> int:
+        self._label += 1
+        self.labels[self._label] = (kind, what)
+        return self._label
+
+    @staticmethod
+    def _fail(label: int) -> str:
+        return f"{{__failure = {label}; goto __label_{label};}}"
+
+    # -------------------------------------------------------------- pieces
+
+    def _var_open(self, bv: BlockVar) -> tuple[str, int]:
+        label = self._new_label(bv.role, bv.var)
+        sub = {"fail": self._fail(label), "id": str(label), "failure_var": "__failure"}
+        ct, name = bv.ctype, bv.name
+        if bv.role == INPUT:
+            source = f"in_values[{bv.index}]"
+            sub["filter"] = f"st->filters[{bv.index}]"
+        elif bv.role == OUTPUT:
+            source = f"PyList_GET_ITEM(st->out_cells[{bv.index}], 0)"
+            sub["filter"] = "NULL"
+        else:
+            source = "Py_None"
+            sub["filter"] = "NULL"
+        lines = [f"PyObject* py_{name} = {source};", f"Py_XINCREF(py_{name});"]
+        lines.append(ct.c_declare(name, sub, **self._check(ct, "c_declare")))
+        if bv.role == INPUT:
+            lines.append(ct.c_extract(name, sub, **self._check(ct, "c_extract")))
+        elif bv.role == LITERAL:
+            lines.append(f"{name} = {ct.c_literal(bv.var.data)};")
+        elif bv.role == OUTPUT and bv.recycle:
+            code = call_optional(ct, "c_extract_out", name, sub, check_input=False, default=None)
+            lines.append(code if code is not None else ct.c_init(name, sub))
+        else:
+            lines.append(ct.c_init(name, sub))
+        return "\n".join(lines), label
+
+    def _check(self, ct: Any, method: str) -> dict[str, bool]:
+        from opweave_c.contract import _accepts
+
+        fn = getattr(ct, method)
+        return {"check_input": self.check_input} if _accepts(fn, "check_input") else {}
+
+    def _var_close(self, bv: BlockVar, label: int) -> str:
+        name, ct = bv.name, bv.ctype
+        lines = [f"__label_{label}: ;"]
+        if bv.role == OUTPUT:
+            sync_label = self._new_label("sync", bv.var)
+            sub = {
+                "fail": f"{{__failure = {sync_label}; goto __sync_end_{sync_label};}}",
+                "id": str(sync_label),
+                "failure_var": "__failure",
+            }
+            lines.append("if (!__failure) {")
+            lines.append(_indent(ct.c_sync(name, sub), 1))
+            lines.append(
+                f"    if (py_{name} == NULL) {{ py_{name} = Py_None; Py_INCREF(Py_None); }}"
+            )
+            lines.append(f"    opw_cell_set(st->out_cells[{bv.index}], py_{name});")
+            lines.append(f"    __sync_end_{sync_label}: ;")
+            lines.append("}")
+        sub = {"fail": "", "id": str(label), "failure_var": "__failure"}
+        lines.append(ct.c_cleanup(name, sub))
+        lines.append(f"Py_XDECREF(py_{name});")
+        return "\n".join(lines)
+
+    def _node_code(self, node: Apply, k: int) -> tuple[str, str, Any, int]:
+        impl = c_op_of(node)
+        label = self._new_label("node", node)
+        name = f"node_{self.fn_name}_{k}"
+        ins = [self.vars[v].name for v in node.inputs]
+        outs = [self.vars[v].name for v in node.outputs]
+        sub = {"fail": self._fail(label), "id": str(label), "failure_var": "__failure"}
+        code = impl.c_code(node, name, ins, outs, sub)
+        cleanup = call_optional(impl, "c_code_cleanup", node, name, ins, outs, sub, default="")
+        self.objects.append((impl, node))
+        return code, cleanup or "", impl, label
+
+    # -------------------------------------------------------------- the block
+
+    def build(self) -> Block:
+        """Generate the block function."""
+        opens: list[tuple[BlockVar, str, int]] = []
+        for bv in self.vars.values():
+            code, label = self._var_open(bv)
+            opens.append((bv, code, label))
+        nodes = []
+        support_apply: list[str] = []
+        init_apply: list[str] = []
+        for k, node in enumerate(self.nodes):
+            code, cleanup, impl, label = self._node_code(node, k)
+            nodes.append((code, cleanup, label))
+            name = f"node_{self.fn_name}_{k}"
+            support_apply += as_snippets(
+                call_optional(impl, "c_support_code_apply", node, name, default="")
+            )
+            init_apply += as_snippets(
+                call_optional(impl, "c_init_code_apply", node, name, default="")
+            )
+        inner = ""
+        for code, cleanup, label in reversed(nodes):
+            inner = "\n".join(
+                ["{", _indent(code, 1), _indent(inner, 1), f"__label_{label}: ;", cleanup, "}"]
+            )
+        for bv, code, label in reversed(opens):
+            close = self._var_close(bv, label)
+            inner = "\n".join(["{", _indent(code, 1), _indent(inner, 1), _indent(close, 1), "}"])
+        fn = "\n".join(
+            [
+                f"static int {self.fn_name}(PyObject* const* in_values, opw_state* st) {{",
+                "    int __failure = 0;",
+                "    (void)in_values; (void)st;",
+                _indent(inner, 1),
+                "    return __failure;",
+                "}",
+            ]
+        )
+        return Block(
+            self.fn_name,
+            fn,
+            self.inputs,
+            self.outputs,
+            self.labels,
+            self.objects,
+            support_apply,
+            init_apply,
+        )
+
+
+def block_versions(block: Block) -> list[tuple[Any, ...]]:
+    """Every ``c_code_cache_version`` involved in ``block`` (``()`` for unversioned parts)."""
+    return [version_of(obj, node) for obj, node in block.objects]

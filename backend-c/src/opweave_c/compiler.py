@@ -1,0 +1,125 @@
+"""The C compiler: its identity (part of every cache key) and one call to build a module."""
+
+from __future__ import annotations
+
+import functools
+import os
+import shlex
+import subprocess
+import sysconfig
+from dataclasses import dataclass
+
+import numpy as np
+
+from opweave_c.errors import CompilationError
+
+#: Flags every module is built with. No ``-ffast-math``: IEEE semantics (NaN, inf,
+#: signed zeros) must match NumPy's.
+BASE_FLAGS = ("-O3", "-fPIC", "-shared", "-fno-strict-aliasing", "-fno-math-errno", "-w")
+#: cffi defaults to the limited API; the generated code needs all of CPython's and NumPy's.
+DEFINES = ("-D_CFFI_NO_LIMITED_API", "-DNPY_NO_DEPRECATED_API=NPY_1_7_API_VERSION")
+
+
+@dataclass(frozen=True)
+class CCompiler:
+    """A C compiler command and the flags the user added.
+
+    Parameters
+    ----------
+    command
+        The compiler executable (``config.cxx``).
+    extra_flags
+        Extra flags from ``config.gcc__cxxflags``.
+    """
+
+    command: str
+    extra_flags: tuple[str, ...] = ()
+
+    @classmethod
+    def from_config(cls) -> CCompiler:
+        """The compiler named by ``config.cxx`` with ``config.gcc__cxxflags``."""
+        from opweave import config
+
+        return cls(config.cxx, tuple(shlex.split(config.gcc__cxxflags)))
+
+    @property
+    def identity(self) -> str:
+        """The compiler's path and first ``--version`` line (part of the cache key)."""
+        return _identity(self.command)
+
+    def include_dirs(self) -> list[str]:
+        """Python's and NumPy's header directories."""
+        return [sysconfig.get_paths()["include"], np.get_include()]
+
+    def command_line(
+        self,
+        source: str,
+        target: str,
+        compile_args: list[str],
+        include_dirs: list[str],
+        lib_dirs: list[str],
+        libraries: list[str],
+        no_compile_args: list[str],
+    ) -> list[str]:
+        """The full command that builds ``source`` into the shared object ``target``."""
+        flags = [*BASE_FLAGS, *DEFINES, *compile_args, *self.extra_flags]
+        flags = [f for f in dict.fromkeys(flags) if f not in set(no_compile_args)]
+        incs = [f"-I{d}" for d in dict.fromkeys([*self.include_dirs(), *include_dirs])]
+        libs = [f"-L{d}" for d in lib_dirs] + [f"-l{lib}" for lib in libraries]
+        return [self.command, *flags, *incs, source, "-o", target, *libs]
+
+    def build(self, source: str, target: str, what: str, **kwargs: list[str]) -> None:
+        """Compile ``source`` into ``target``.
+
+        Raises
+        ------
+        CompilationError
+            With the compiler's output, ``what`` was compiled, and the kept source.
+        """
+        cmd = self.command_line(source, target, **kwargs)
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        except OSError as exc:
+            raise CompilationError(
+                f"cannot run the C compiler {self.command!r} ({exc}); set config.cxx "
+                "(OPWEAVE_FLAGS=cxx=...) to a working compiler",
+                source,
+                what,
+            ) from exc
+        if proc.returncode != 0:
+            output = (proc.stderr or proc.stdout).strip()
+            raise CompilationError(
+                f"compiling {what} failed (exit {proc.returncode}).\n"
+                f"Source kept at: {source}\nCommand: {shlex.join(cmd)}\n{output}",
+                source,
+                what,
+            )
+
+
+@functools.cache
+def _identity(command: str) -> str:
+    try:
+        proc = subprocess.run([command, "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{command}: unavailable ({exc})"
+    first = (proc.stdout or proc.stderr).splitlines()[:1]
+    resolved = shutil_which(command) or command
+    return f"{resolved}: {first[0] if first else 'unknown'}"
+
+
+def shutil_which(command: str) -> str | None:
+    """``shutil.which`` that also accepts paths."""
+    import shutil
+
+    if os.sep in command:
+        return command if os.access(command, os.X_OK) else None
+    return shutil.which(command)
+
+
+def compiler_problem(command: str) -> str | None:
+    """Why ``command`` cannot compile C here, or ``None`` when it can."""
+    if shutil_which(command) is None:
+        return f"C compiler {command!r} not found (set config.cxx or the CC variable)"
+    if "unavailable" in _identity(command):
+        return _identity(command)
+    return None

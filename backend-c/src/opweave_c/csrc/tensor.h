@@ -1,0 +1,81 @@
+/* Helpers for TensorType values (NumPy arrays) shared by every Op's C code. */
+
+/* Is ``o`` an aligned, native-order ndarray of exactly this type number and rank? */
+static inline int opw_tensor_exact(PyObject* o, int typenum, int ndim) {
+    PyArrayObject* a;
+    if (!PyArray_Check(o)) return 0;
+    a = (PyArrayObject*)o;
+    return PyArray_TYPE(a) == typenum && PyArray_NDIM(a) == ndim &&
+           PyArray_ISALIGNED(a) && PyArray_ISNOTSWAPPED(a);
+}
+
+/* Make ``*py`` (a new reference) an exact array for the Type described, converting
+ * through ``filter`` (the Type's Python filter) when given. 0 on success, -1 with an
+ * exception set otherwise. */
+static int opw_tensor_check(PyObject** py, PyObject* filter, int typenum, int ndim,
+                            const char* type_desc) {
+    PyArrayObject* a;
+    if (opw_tensor_exact(*py, typenum, ndim)) return 0;
+    if (filter != NULL && filter != Py_None) {
+        if (opw_filter(py, filter) < 0) return -1;
+        if (opw_tensor_exact(*py, typenum, ndim)) return 0;
+    }
+    if (*py == Py_None) {
+        PyErr_Format(PyExc_TypeError, "expected a value of %s, got None", type_desc);
+        return -1;
+    }
+    if (!PyArray_Check(*py)) {
+        PyErr_Format(PyExc_TypeError, "expected a NumPy array for %s, got %s", type_desc,
+                     Py_TYPE(*py)->tp_name);
+        return -1;
+    }
+    a = (PyArrayObject*)*py;
+    if (PyArray_NDIM(a) != ndim) {
+        PyErr_Format(PyExc_TypeError, "%s expects %d dimensions, got an array with %d",
+                     type_desc, ndim, PyArray_NDIM(a));
+        return -1;
+    }
+    if (PyArray_TYPE(a) == typenum || PyArray_EquivTypenums(PyArray_TYPE(a), typenum)) {
+        /* Unaligned or byte-swapped data of the right type: work on a native copy. */
+        PyObject* copy = PyArray_FromAny(*py, PyArray_DescrFromType(typenum), ndim, ndim,
+                                         NPY_ARRAY_ALIGNED | NPY_ARRAY_NOTSWAPPED, NULL);
+        if (!copy) return -1;
+        Py_DECREF(*py);
+        *py = copy;
+        return 0;
+    }
+    {
+        PyObject* got = PyObject_Str((PyObject*)PyArray_DESCR(a));
+        PyErr_Format(PyExc_TypeError, "%s expects dtype %s, got an array of dtype %S",
+                     type_desc, PyArray_DescrFromType(typenum)->typeobj->tp_name, got);
+        Py_XDECREF(got);
+    }
+    return -1;
+}
+
+/* Check static dimension ``i`` of ``a`` has length ``n``. */
+static int opw_check_dim(PyArrayObject* a, int i, npy_intp n, const char* type_desc) {
+    if (PyArray_DIMS(a)[i] != n) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s has static length %zd on dimension %d, got an array of length %zd",
+                     type_desc, (Py_ssize_t)n, i, (Py_ssize_t)PyArray_DIMS(a)[i]);
+        return -1;
+    }
+    return 0;
+}
+
+/* Make ``*out`` a C-contiguous, writeable array of the given shape and type, reusing it
+ * when it already is one. 0 on success, -1 with an exception set. */
+static int opw_prep_output(PyArrayObject** out, int nd, const npy_intp* dims, int typenum) {
+    PyArrayObject* o = *out;
+    if (o != NULL && PyArray_NDIM(o) == nd && PyArray_TYPE(o) == typenum &&
+        PyArray_IS_C_CONTIGUOUS(o) && PyArray_ISWRITEABLE(o) && PyArray_ISALIGNED(o) &&
+        PyArray_ISNOTSWAPPED(o)) {
+        int same = 1, i;
+        for (i = 0; i < nd; i++) same &= PyArray_DIMS(o)[i] == dims[i];
+        if (same) return 0;
+    }
+    Py_XDECREF(o);
+    *out = (PyArrayObject*)PyArray_EMPTY(nd, (npy_intp*)dims, typenum, 0);
+    return *out == NULL ? -1 : 0;
+}

@@ -1,0 +1,232 @@
+"""C interfaces of the core's Types: TensorType (NumPy arrays), ScalarType, Generic."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from opweave.graph.type import Generic
+from opweave.graph.utils import MethodNotDefined
+from opweave.scalar.type import ScalarType
+from opweave.tensor.type import TensorType
+
+TENSOR_SUPPORT = (Path(__file__).parent.parent / "csrc" / "tensor.h").read_text()
+
+#: dtypes with C code. float16 and complex values run in Python (cvm falls back).
+C_DTYPES = frozenset(
+    [
+        "bool",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "float32",
+        "float64",
+    ]
+)
+
+
+SCALAR_SUPPORT = """
+/* The NumPy type number of a NumPy scalar, or -1 for anything else. */
+static int opw_scalar_typenum(PyObject* o) {
+    PyArray_Descr* d;
+    int num;
+    if (!PyArray_IsScalar(o, Generic)) return -1;
+    d = PyArray_DescrFromScalar(o);
+    if (!d) { PyErr_Clear(); return -1; }
+    num = d->type_num;
+    Py_DECREF(d);
+    return num;
+}
+"""
+
+
+def _c_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+class TensorCType:
+    """The C side of a :class:`~opweave.tensor.type.TensorType`: a ``PyArrayObject*``.
+
+    Declares ``PyArrayObject* <name>`` and ``typedef <element> dtype_<name>``. An input is
+    checked for dtype, rank and static shape (``check_input``); a value that is not
+    already exact goes through the Type's Python ``filter`` when the linker supplies it
+    (``%(filter)s``), so the C path accepts exactly what the Python path accepts.
+    """
+
+    def __init__(self, type_: TensorType) -> None:
+        self.type = type_
+        _, self.element, self.typenum = type_.dtype_specs()
+        self.desc = _c_string(repr(type_))
+
+    def c_declare(self, name: str, sub: dict[str, str], check_input: bool = True) -> str:
+        return f"PyArrayObject* {name};\ntypedef {self.element} dtype_{name};"
+
+    def c_init(self, name: str, sub: dict[str, str]) -> str:
+        return f"{name} = NULL;"
+
+    def c_extract(self, name: str, sub: dict[str, str], check_input: bool = True) -> str:
+        fail = sub["fail"]
+        lines = [f"{name} = NULL;"]
+        if check_input:
+            filt = sub.get("filter", "NULL")
+            lines.append(
+                f"if (opw_tensor_check(&py_{name}, {filt}, {self.typenum}, {self.type.ndim}, "
+                f"{self.desc}) < 0) {fail}"
+            )
+            for i, n in enumerate(self.type.shape):
+                if n is not None:
+                    lines.append(
+                        f"if (opw_check_dim((PyArrayObject*)py_{name}, {i}, {n}, {self.desc}) "
+                        f"< 0) {fail}"
+                    )
+        lines.append(f"{name} = (PyArrayObject*)py_{name};\nPy_INCREF({name});")
+        return "\n".join(lines)
+
+    def c_extract_out(self, name: str, sub: dict[str, str], check_input: bool = True) -> str:
+        # An output cell holds None or what a previous run synced; reuse it when it fits.
+        return (
+            f"{name} = NULL;\nif (py_{name} != Py_None && opw_tensor_exact(py_{name}, "
+            f"{self.typenum}, {self.type.ndim})) {{\n"
+            f"    {name} = (PyArrayObject*)py_{name};\n    Py_INCREF({name});\n}}"
+        )
+
+    def c_sync(self, name: str, sub: dict[str, str]) -> str:
+        return f"""
+if (!{name}) {{
+    Py_XDECREF(py_{name});
+    Py_INCREF(Py_None);
+    py_{name} = Py_None;
+}} else if ((PyObject*){name} != py_{name}) {{
+    if (PyArray_TYPE({name}) != {self.typenum} || PyArray_NDIM({name}) != {self.type.ndim}) {{
+        PyErr_Format(PyExc_TypeError, "generated C produced a %d-dimensional array of type "
+                     "number %d for %s", PyArray_NDIM({name}), PyArray_TYPE({name}), {self.desc});
+        {sub["fail"]}
+    }}
+    Py_XDECREF(py_{name});
+    py_{name} = (PyObject*){name};
+    Py_INCREF(py_{name});
+}}"""
+
+    def c_cleanup(self, name: str, sub: dict[str, str]) -> str:
+        return f"Py_XDECREF({name});\n{name} = NULL;"
+
+    def c_element_type(self) -> str:
+        return self.element
+
+    def c_is_simple(self) -> bool:
+        return False
+
+    def c_literal(self, data: Any) -> str:
+        raise MethodNotDefined("tensor constants are passed in storage cells")
+
+    def c_support_code(self, **kwargs: Any) -> list[str]:
+        return [TENSOR_SUPPORT]
+
+    def c_code_cache_version(self) -> tuple[int, ...]:
+        return (1,)
+
+
+class ScalarCType:
+    """The C side of a :class:`~opweave.scalar.type.ScalarType`: one C number."""
+
+    def __init__(self, type_: ScalarType) -> None:
+        self.type = type_
+        self.element = type_.c_element_type()
+        self.typenum = "NPY_" + type_.dtype.upper()
+        self.desc = _c_string(f"ScalarType({type_.dtype})")
+
+    def c_declare(self, name: str, sub: dict[str, str], check_input: bool = True) -> str:
+        return f"{self.element} {name};\ntypedef {self.element} dtype_{name};"
+
+    def c_init(self, name: str, sub: dict[str, str]) -> str:
+        return f"{name} = 0;"
+
+    def c_extract(self, name: str, sub: dict[str, str], check_input: bool = True) -> str:
+        fail = sub["fail"]
+        filt = sub.get("filter", "NULL")
+        return f"""
+if (opw_scalar_typenum(py_{name}) != {self.typenum}) {{
+    if (opw_filter(&py_{name}, {filt}) < 0) {fail}
+    if (opw_scalar_typenum(py_{name}) != {self.typenum}) {{
+        PyErr_Format(PyExc_TypeError, "expected a NumPy scalar for %s, got %s", {self.desc},
+                     Py_TYPE(py_{name})->tp_name);
+        {fail}
+    }}
+}}
+PyArray_ScalarAsCtype(py_{name}, &{name});"""
+
+    def c_support_code(self, **kwargs: Any) -> list[str]:
+        return [SCALAR_SUPPORT]
+
+    def c_sync(self, name: str, sub: dict[str, str]) -> str:
+        return f"""
+{{
+    PyObject* boxed = PyArray_Scalar(&{name}, PyArray_DescrFromType({self.typenum}), NULL);
+    if (!boxed) {sub["fail"]}
+    Py_XDECREF(py_{name});
+    py_{name} = boxed;
+}}"""
+
+    def c_cleanup(self, name: str, sub: dict[str, str]) -> str:
+        return ""
+
+    def c_element_type(self) -> str:
+        return self.element
+
+    def c_is_simple(self) -> bool:
+        return True
+
+    def c_literal(self, data: Any) -> str:
+        return self.type.c_literal(data)
+
+    def c_code_cache_version(self) -> tuple[int, ...]:
+        return (1,)
+
+
+class GenericCType:
+    """The C side of :class:`~opweave.graph.type.Generic`: a ``PyObject*``."""
+
+    def c_declare(self, name: str, sub: dict[str, str], check_input: bool = True) -> str:
+        return f"PyObject* {name};"
+
+    def c_init(self, name: str, sub: dict[str, str]) -> str:
+        return f"{name} = NULL;"
+
+    def c_extract(self, name: str, sub: dict[str, str], check_input: bool = True) -> str:
+        return f"{name} = py_{name};\nPy_XINCREF({name});"
+
+    def c_sync(self, name: str, sub: dict[str, str]) -> str:
+        return f"""
+if (!{name}) {{ {name} = Py_None; Py_INCREF(Py_None); }}
+if ({name} != py_{name}) {{
+    Py_XDECREF(py_{name});
+    py_{name} = {name};
+    Py_INCREF(py_{name});
+}}"""
+
+    def c_cleanup(self, name: str, sub: dict[str, str]) -> str:
+        return f"Py_XDECREF({name});\n{name} = NULL;"
+
+    def c_code_cache_version(self) -> tuple[int, ...]:
+        return (1,)
+
+
+def _tensor(type_: TensorType) -> TensorCType | None:
+    return TensorCType(type_) if type_.dtype in C_DTYPES else None
+
+
+def _scalar(type_: ScalarType) -> ScalarCType | None:
+    return ScalarCType(type_) if type_.dtype in C_DTYPES else None
+
+
+def _generic(type_: Generic) -> GenericCType:
+    return GenericCType()
+
+
+C_TYPES = MappingProxyType({TensorType: _tensor, ScalarType: _scalar, Generic: _generic})

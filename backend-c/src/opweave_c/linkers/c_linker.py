@@ -1,0 +1,136 @@
+"""The ``c`` linker: the whole graph in one generated C block (seed 002)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from opweave.graph.basic import Apply, Constant, Variable
+from opweave.link.basic import Linker, map_storage
+from opweave_c.codegen import BlockBuilder
+from opweave_c.contract import NoCCode, c_type_of, call_optional
+from opweave_c.linkers.failures import explain
+from opweave_c.module import build_module
+
+
+class MissingCCodeError(NoCCode):
+    """The ``c`` linker was asked to compile a graph with a node that has no C code."""
+
+
+def block_io(fgraph: Any, order: list[Apply]) -> tuple[list[Variable], list[Variable]]:
+    """The variables the whole-graph block reads and writes.
+
+    Inputs: the graph's inputs, then constants without a C literal. Outputs: the graph's
+    outputs, then node outputs nobody reads (hidden state an Op keeps between calls, as
+    in seed 003), so their values persist in their storage cells.
+    """
+    inputs: list[Variable] = list(fgraph.inputs)
+    for node in order:
+        for var in node.inputs:
+            if isinstance(var, Constant) and var not in inputs:
+                ctype = c_type_of(var.type)
+                if call_optional(ctype, "c_literal", var.data) is None:
+                    inputs.append(var)
+    outputs = [v for v in dict.fromkeys(fgraph.outputs) if v.owner is not None]
+    read = {v for node in order for v in node.inputs}
+    for node in order:
+        outputs += [v for v in node.outputs if v not in read and v not in outputs]
+    return inputs, outputs
+
+
+class CLinker(Linker):
+    """Compile the whole graph into one C function; every node must have C code.
+
+    Calls go straight from Python into C: the compiled function extracts and checks
+    its arguments with the Types' ``c_extract`` (``config.check_input``), runs, applies
+    the updates and returns the outputs.
+    """
+
+    name = "c"
+    priority = 5
+
+    def make_all(
+        self,
+        input_storage: list[list[Any]] | None = None,
+        output_storage: list[list[Any]] | None = None,
+        storage_map: dict[Variable, list[Any]] | None = None,
+    ) -> tuple[Callable[[], Any], list[list[Any]], list[list[Any]], list[Any], list[Apply]]:
+        """Link the accepted graph; see :meth:`opweave.link.basic.Linker.make_all`."""
+        from opweave import config
+
+        fgraph = self.fgraph
+        assert fgraph is not None, "call accept(fgraph) first"
+        order = fgraph.toposort()
+        ins, outs, smap = map_storage(fgraph, order, input_storage, output_storage, storage_map)
+        try:
+            inputs, outputs = block_io(fgraph, order)
+            block = BlockBuilder(
+                "opw_graph", order, inputs, outputs, self.no_recycling, config.check_input
+            ).build()
+        except NoCCode as exc:
+            raise MissingCCodeError(
+                f"linker 'c' compiles the whole graph to C, but {exc}. Use linker='cvm', "
+                "which runs such nodes in Python, or install a plugin giving it C code."
+            ) from exc
+        module = build_module([block], f"graph {fgraph}")
+        self._labels = block.labels
+        self._failcell: list[Any] = [0]
+        self._storage_map = smap
+        self._in_cells = tuple(smap[v] for v in inputs)
+        self._out_cells = tuple(smap[v] for v in outputs)
+        self._link = getattr(module, f"link_{block.fn_name}")
+        run, _ = self._link(
+            self._in_cells,
+            self._out_cells,
+            (None,) * len(inputs),
+            self._failcell,
+            0,
+            (),
+            (),
+            (),
+            False,
+        )
+        labels, failcell = self._labels, self._failcell
+
+        def fn() -> None:
+            try:
+                run()
+            except Exception as exc:
+                explain(exc, labels, failcell, smap)
+                raise
+
+        fn.storage_map = smap  # type: ignore[attr-defined]
+        return fn, ins, outs, [run], order
+
+    def make_fast_call(
+        self,
+        arg_filters: list[Callable[[Any], Any]],
+        update_cells: list[tuple[list[Any], list[Any]]],
+        user_output_cells: list[list[Any]],
+        unpack_single: bool,
+    ) -> Callable[..., Any] | None:
+        """A C callable doing a whole call: arguments in, updates applied, outputs out.
+
+        ``arg_filters[i]`` converts argument ``i`` when it is not already exactly a value
+        of its Type (the Type's ``filter`` with the input's ``strict``/``allow_downcast``);
+        Types whose C extraction is strict, like seed 002's ``Double``, never call it.
+        It returns ``NotImplemented`` when called with a different number of arguments.
+        """
+        n = len(arg_filters)
+        filters = tuple(arg_filters) + (None,) * (len(self._in_cells) - n)
+        _, call = self._link(
+            self._in_cells,
+            self._out_cells,
+            filters,
+            self._failcell,
+            n,
+            tuple(src for src, _ in update_cells),
+            tuple(dst for _, dst in update_cells),
+            tuple(user_output_cells),
+            unpack_single,
+        )
+        return call
+
+    def explain_failure(self, exc: BaseException) -> tuple[str, Any] | None:
+        """What a failing fast call was doing: ``("input", var)``, ``("node", node)``..."""
+        return explain(exc, self._labels, self._failcell, self._storage_map)

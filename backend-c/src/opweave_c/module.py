@@ -1,0 +1,258 @@
+"""Turning generated blocks into a loaded extension module, through cffi and the cache.
+
+One module holds one or more blocks. Its source is the shared runtime
+(``csrc/runtime.h``), every header and support code the blocks' Types and Ops ask
+for (deduplicated, in first-seen order), the block functions, and ``opw_install``:
+the one function cffi exports. Installing imports NumPy's C API, runs the
+``c_init_code`` snippets, and attaches ``link_<block>`` functions to the module.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import platform
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import cffi
+import numpy as np
+from cffi.recompiler import make_c_source
+
+from opweave_c.cache import ModuleCache, cache_for_config
+from opweave_c.codegen import Block, block_versions
+from opweave_c.compiler import CCompiler
+from opweave_c.contract import as_snippets, call_optional, call_with_compiler
+
+RUNTIME = (Path(__file__).parent / "csrc" / "runtime.h").read_text()
+#: Bump when the runtime or the block layout changes: part of every cache key.
+RUNTIME_VERSION = 1
+CDEF = "int opw_install(void);"
+
+
+@dataclass
+class ModuleSpec:
+    """Everything a module's source and build need, gathered from its blocks."""
+
+    blocks: list[Block]
+    headers: list[str] = field(default_factory=list)
+    support: list[str] = field(default_factory=list)
+    init: list[str] = field(default_factory=list)
+    compile_args: list[str] = field(default_factory=list)
+    no_compile_args: list[str] = field(default_factory=list)
+    include_dirs: list[str] = field(default_factory=list)
+    lib_dirs: list[str] = field(default_factory=list)
+    libraries: list[str] = field(default_factory=list)
+    compiler: CCompiler | None = None
+
+    @classmethod
+    def gather(cls, blocks: list[Block], compiler: CCompiler | None = None) -> ModuleSpec:
+        """Collect the C contract pieces of every Type and Op of ``blocks``."""
+        spec = cls(blocks)
+        compiler = compiler or CCompiler.from_config()
+        seen_objects: list[Any] = []
+        for block in blocks:
+            for obj, _node in block.objects:
+                if any(obj is o for o in seen_objects):
+                    continue
+                seen_objects.append(obj)
+                own = call_optional(obj, "c_compiler", default=None)
+                if own is not None:
+                    compiler = own if isinstance(own, CCompiler) else CCompiler(str(own))
+        spec.compiler = compiler
+        for obj in seen_objects:
+            spec.headers += call_with_compiler(obj, "c_headers", compiler)
+            spec.include_dirs += call_with_compiler(obj, "c_header_dirs", compiler)
+            spec.lib_dirs += call_with_compiler(obj, "c_lib_dirs", compiler)
+            spec.libraries += call_with_compiler(obj, "c_libraries", compiler)
+            spec.compile_args += call_with_compiler(obj, "c_compile_args", compiler)
+            spec.no_compile_args += call_with_compiler(obj, "c_no_compile_args", compiler)
+            spec.support += as_snippets(call_optional(obj, "c_support_code", default=""))
+            spec.init += as_snippets(call_optional(obj, "c_init_code", default=[]))
+        for block in blocks:
+            spec.support += block.support_apply
+            spec.init += block.init_apply
+        for name in (
+            "headers",
+            "support",
+            "init",
+            "compile_args",
+            "include_dirs",
+            "lib_dirs",
+            "libraries",
+            "no_compile_args",
+        ):
+            setattr(spec, name, list(dict.fromkeys(getattr(spec, name))))
+        return spec
+
+    @property
+    def versioned(self) -> bool:
+        """True when every Type and Op involved gives a non-empty cache version."""
+        return all(v for block in self.blocks for v in block_versions(block))
+
+    def source(self, modname: str) -> str:
+        """The module's C source (without cffi's wrapper)."""
+        includes = []
+        for h in self.headers:
+            h = h.strip()
+            includes.append(f"#include {h}" if h[0] in '<"' else f"#include <{h}>")
+        links, installs = [], []
+        for block in self.blocks:
+            n_in, n_out = len(block.inputs), len(block.outputs)
+            links.append(
+                f"static PyObject* link_{block.fn_name}(PyObject* self, PyObject* args) {{\n"
+                f"    return opw_link({block.fn_name}, {n_in}, {n_out}, args);\n}}\n"
+                f"static PyMethodDef def_{block.fn_name} = "
+                f'{{"link_{block.fn_name}", link_{block.fn_name}, METH_VARARGS, NULL}};'
+            )
+            installs.append(
+                f"    f = PyCFunction_NewEx(&def_{block.fn_name}, NULL, NULL);\n"
+                f'    if (!f || PyObject_SetAttrString(m, "link_{block.fn_name}", f) < 0) '
+                "goto done;\n    Py_CLEAR(f);"
+            )
+        init = "\n".join("    {\n" + snippet + "\n    }" for snippet in self.init)
+        install = f"""
+static int opw_installed = 0;
+int opw_install(void) {{
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *m = NULL, *f = NULL;
+    int rc = -1;
+    if (opw_installed) {{ rc = 0; goto done; }}
+    m = PyImport_ImportModule("{modname}");
+    if (!m) goto done;
+    if (_import_array() < 0) goto done;
+{init}
+    if (PyErr_Occurred()) goto done;
+{chr(10).join(installs)}
+    opw_installed = 1;
+    rc = 0;
+done:
+    if (rc != 0 && m != NULL) {{
+        PyObject *t, *v, *tb;
+        PyErr_Fetch(&t, &v, &tb);
+        PyErr_NormalizeException(&t, &v, &tb);
+        if (v) PyObject_SetAttrString(m, "install_error", v);
+        Py_XDECREF(t); Py_XDECREF(v); Py_XDECREF(tb);
+    }}
+    PyErr_Clear();
+    Py_XDECREF(f);
+    Py_XDECREF(m);
+    PyGILState_Release(gil);
+    return rc;
+}}
+"""
+        parts = [RUNTIME, *includes, *self.support]
+        parts += [block.code for block in self.blocks]
+        parts += links
+        parts.append(install)
+        return "\n\n".join(parts)
+
+    def key(self, source: str) -> str:
+        """sha256 over the source, flags, versions and the toolchain's identity."""
+        assert self.compiler is not None
+        h = hashlib.sha256()
+        for part in (
+            source,
+            repr(
+                self.compiler.command_line(
+                    "",
+                    "",
+                    self.compile_args,
+                    self.include_dirs,
+                    self.lib_dirs,
+                    self.libraries,
+                    self.no_compile_args,
+                )
+            ),
+            repr([block_versions(b) for b in self.blocks]),
+            f"runtime {RUNTIME_VERSION}",
+            f"numpy C ABI {numpy_abi_version()} / {np.__version__}",
+            f"python {sys.version} {sys.implementation.cache_tag} {platform.machine()}",
+            f"cffi {cffi.__version__}",
+            self.compiler.identity,
+        ):
+            h.update(part.encode())
+            h.update(b"\0")
+        return h.hexdigest()
+
+
+def numpy_abi_version() -> str:
+    """NumPy's C ABI version (what compiled extensions depend on)."""
+    try:
+        from numpy._core._multiarray_umath import _get_ndarray_c_version
+    except ImportError:  # NumPy < 2
+        from numpy.core._multiarray_umath import _get_ndarray_c_version  # type: ignore
+    return hex(_get_ndarray_c_version())
+
+
+def build_module(blocks: list[Block], what: str, cache: ModuleCache | None = None) -> ModuleType:
+    """Generate, build (or find in the cache) and load the module holding ``blocks``."""
+    spec = ModuleSpec.gather(blocks)
+    draft = spec.source("@MODNAME@")
+    key = spec.key(draft)
+    versioned = spec.versioned
+    modname = f"opw_{key[:40]}" if versioned else f"opw_u{key[:39]}"
+    loaded = sys.modules.get(modname)
+    if loaded is not None:
+        return loaded
+    source = draft.replace("@MODNAME@", modname)
+    cache = cache or cache_for_config()
+
+    def build(tmp: Path) -> dict[str, Any]:
+        ffi = cffi.FFI()
+        ffi.cdef(CDEF)
+        c_path = tmp / f"{modname}.c"
+        # cffi's API mode: its wrapper around our source, written without a build step of
+        # cffi's own, so that the compiler, flags and timing stay ours.
+        make_c_source(ffi, modname, source, str(c_path), verbose=False)
+        lib_name = f"{modname}.so"
+        assert spec.compiler is not None
+        spec.compiler.build(
+            str(c_path),
+            str(tmp / lib_name),
+            what,
+            compile_args=spec.compile_args,
+            include_dirs=spec.include_dirs,
+            lib_dirs=spec.lib_dirs,
+            libraries=spec.libraries,
+            no_compile_args=spec.no_compile_args,
+        )
+        return {"library": lib_name, "module": modname, "what": what, "versioned": versioned}
+
+    if versioned:
+        entry = cache.get_or_build(key, build, what)
+    else:
+        entry = cache.build_private(build, what)
+    module = load_module(modname, entry.library)
+    if not versioned:
+        import shutil
+
+        shutil.rmtree(entry.path, ignore_errors=True)
+    return module
+
+
+def load_module(modname: str, path: Path) -> ModuleType:
+    """Import the cffi module at ``path`` and install its entry points.
+
+    Raises
+    ------
+    ImportError
+        When the shared object cannot be loaded or its initialisation fails.
+    """
+    spec = importlib.util.spec_from_file_location(modname, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load compiled module {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[modname] = module
+    try:
+        spec.loader.exec_module(module)
+        if module.lib.opw_install() != 0:
+            error = getattr(module, "install_error", None)
+            raise ImportError(f"initialising compiled module {path} failed: {error!r}") from error
+    except BaseException:
+        sys.modules.pop(modname, None)
+        raise
+    return module

@@ -1,0 +1,66 @@
+"""The ``opweave.plugins`` entry point of the C backend."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from opweave.plugins import hookimpl
+from opweave_c.compiler import compiler_problem
+from opweave_c.impls import c_code_for, c_type_for, compile_ops
+from opweave_c.linkers import CLinker, CVMLinker
+
+
+@hookimpl
+def opweave_linkers() -> dict[str, type]:
+    """``c`` (whole graph in C) and ``cvm`` (per-node C, Python fallback)."""
+    return {"c": CLinker, "cvm": CVMLinker}
+
+
+@hookimpl
+def opweave_backend_info() -> dict[str, Any]:
+    """Available when ``config.cxx`` names a working C compiler."""
+    from opweave import config
+
+    problem = compiler_problem(config.cxx)
+    return {
+        "name": "opweave-c",
+        "linkers": ["c", "cvm"],
+        "available": problem is None,
+        "reason": problem,
+    }
+
+
+@hookimpl
+def opweave_c_type(type_: Any) -> Any:
+    """C interfaces of the core's Types (TensorType, ScalarType, Generic)."""
+    return c_type_for(type_)
+
+
+@hookimpl
+def opweave_c_code(op: Any, node: Any) -> Any:
+    """C implementations of the core's standard Ops."""
+    return c_code_for(op, node)
+
+
+@hookimpl
+def opweave_register_deep_copy_op_c_code() -> list[tuple[type, str, tuple[Any, ...]]]:
+    """DeepCopyOp C code for arrays and scalars."""
+    return compile_ops.deep_copy_entries()
+
+
+@hookimpl
+def opweave_register_view_op_c_code() -> list[tuple[type, str, tuple[Any, ...]]]:
+    """ViewOp C code for arrays, scalars and generic objects."""
+    return compile_ops.view_entries()
+
+
+@hookimpl
+def opweave_register_shape_c_code() -> list[tuple[type, str, tuple[Any, ...]]]:
+    """Shape C code for arrays."""
+    return compile_ops.shape_entries()
+
+
+@hookimpl
+def opweave_register_shape_i_c_code() -> list[tuple[type, str, str, tuple[Any, ...]]]:
+    """Shape_i C code for arrays."""
+    return compile_ops.shape_i_entries()
