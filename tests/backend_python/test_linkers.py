@@ -71,9 +71,10 @@ def test_error_note_names_node_and_inputs(linker: str) -> None:
     assert f(1.0, 2.0) == 1.5  # the function still works afterwards
 
 
-def test_linker_classes_and_priorities() -> None:
+def test_linker_classes_and_priorities(plugin_manager) -> None:
     from opweave.link.lookup import available_linkers, resolve_linker
 
+    plugin_manager.unregister(name="c")  # the Python backend alone
     linkers = available_linkers()
     assert linkers["py"] is PerformLinker and linkers["vm"] is VMLinker
     assert resolve_linker("auto") is VMLinker

@@ -162,8 +162,9 @@ def test_outputs_none_with_updates(xyz) -> None:
     assert s.get_value() == 16.0
 
 
-def test_unknown_linker_lists_installed_and_names_distribution(xyz) -> None:
+def test_unknown_linker_lists_installed_and_names_distribution(xyz, plugin_manager) -> None:
     x, _, _ = xyz
+    plugin_manager.unregister(name="c")  # as if opweave-c were not installed
     with pytest.raises(LinkerNotFoundError) as info:
         opweave.function([x], add(x, 1.0), mode=opweave.Mode(linker="c"))
     msg = str(info.value)
@@ -172,14 +173,19 @@ def test_unknown_linker_lists_installed_and_names_distribution(xyz) -> None:
         opweave.function([x], add(x, 1.0), mode=opweave.Mode(linker="warp"))
 
 
-def test_linker_from_config(xyz) -> None:
+def test_linker_from_config(xyz, plugin_manager) -> None:
     x, _, _ = xyz
     with opweave.config.change_flags(linker="py"):
         f = opweave.function([x], add(x, 1.0))
     assert type(f.maker.linker).__name__ == "PerformLinker"
     with opweave.config.change_flags(linker="auto"):
         g = opweave.function([x], add(x, 1.0))
-    assert type(g.maker.linker).__name__ == "VMLinker"
+    assert type(g.maker.linker).__name__ == "CVMLinker"  # opweave-c is installed
+    assert g(1.0) == 2.0
+    plugin_manager.unregister(name="c")
+    with opweave.config.change_flags(linker="auto"):
+        h = opweave.function([x], add(x, 1.0))
+    assert type(h.maker.linker).__name__ == "VMLinker"
 
 
 def test_modes_by_name(xyz) -> None:

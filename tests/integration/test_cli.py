@@ -14,18 +14,20 @@ import pytest
 from opweave.cli import main
 
 
-def test_demo_runs_the_seed_example_with_every_linker() -> None:
+def test_demo_runs_the_seed_example_with_every_linker(session_config) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "opweave", "demo"],
         capture_output=True,
         text=True,
-        env={**os.environ, "OPWEAVE_FLAGS": ""},
+        env={**os.environ, "OPWEAVE_FLAGS": f"compiledir={session_config}"},
         timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert "linker   py: f(1.0, 2.0, 3.0) = 9.0" in out
     assert "linker   vm: f(1.0, 2.0, 3.0) = 9.0" in out
+    assert "linker    c: f(1.0, 2.0, 3.0) = 9.0" in out
+    assert "linker  cvm: f(1.0, 2.0, 3.0) = 9.0" in out
     assert "double = opweave_double.plugin [opweave-double 0.1.0]: loaded" in out
     assert "bad input is refused by name: TypeError" in out
     assert "logistic regression: symbolic grad, shared weights, updates" in out
@@ -35,7 +37,8 @@ def test_info_lists_backends_and_config_sources(capsys) -> None:
     assert main(["info"]) == 0
     out = capsys.readouterr().out
     assert "opweave-python: linkers py, vm; available" in out
-    assert "linkers: py, vm" in out
+    assert "opweave-c: linkers c, cvm; available" in out
+    assert "linkers: c, cvm, py, vm" in out
     assert "linker = " in out and "mode = 'FAST_RUN'" in out
 
 

@@ -37,6 +37,8 @@ from opweave_c.contract import (
 )
 
 INPUT, OUTPUT, TEMP, LITERAL = "input", "output", "temp", "literal"
+#: Comment opening each node's code, so compiler errors can be traced to the node.
+NODE_MARKER = "opweave node:"
 
 
 @dataclass
@@ -112,8 +114,13 @@ class BlockBuilder:
             order += [v for v in node.inputs if v not in in_index]
         for node in self.nodes:
             order += list(node.outputs)
+        self.impls = {node: c_op_of(node) for node in self.nodes}
         for var in dict.fromkeys(order):
-            ctype = c_type_of(var.type)
+            try:
+                ctype = c_type_of(var.type)
+            except NoCCode as exc:
+                user = var.owner or next(n for n in self.nodes if var in n.inputs)
+                raise NoCCode(f"{exc}, and node {user} uses it (variable {var})") from exc
             if var in in_index:
                 role, idx = INPUT, in_index[var]
             elif var in out_index:
@@ -202,13 +209,14 @@ class BlockBuilder:
         return "\n".join(lines)
 
     def _node_code(self, node: Apply, k: int) -> tuple[str, str, Any, int]:
-        impl = c_op_of(node)
+        impl = self.impls[node]
         label = self._new_label("node", node)
         name = f"node_{self.fn_name}_{k}"
         ins = [self.vars[v].name for v in node.inputs]
         outs = [self.vars[v].name for v in node.outputs]
         sub = {"fail": self._fail(label), "id": str(label), "failure_var": "__failure"}
-        code = impl.c_code(node, name, ins, outs, sub)
+        marker = str(node).replace("*/", "* /").replace("\n", " ")
+        code = f"/* {NODE_MARKER} {marker} */\n" + impl.c_code(node, name, ins, outs, sub)
         cleanup = call_optional(impl, "c_code_cleanup", node, name, ins, outs, sub, default="")
         self.objects.append((impl, node))
         return code, cleanup or "", impl, label
@@ -267,3 +275,16 @@ class BlockBuilder:
 def block_versions(block: Block) -> list[tuple[Any, ...]]:
     """Every ``c_code_cache_version`` involved in ``block`` (``()`` for unversioned parts)."""
     return [version_of(obj, node) for obj, node in block.objects]
+
+
+def nodes_at_lines(source: str, lines: list[int]) -> list[str]:
+    """The nodes whose code holds the given (1-based) source lines, from the markers."""
+    text = source.splitlines()
+    found: list[str] = []
+    for number in lines:
+        for line in reversed(text[: max(0, number)]):
+            if NODE_MARKER in line:
+                node = line.split(NODE_MARKER, 1)[1].rsplit("*/", 1)[0].strip()
+                found.append(node)
+                break
+    return list(dict.fromkeys(found))

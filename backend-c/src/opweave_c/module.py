@@ -12,6 +12,8 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import platform
+import re
+import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,9 +25,10 @@ import numpy as np
 from cffi.recompiler import make_c_source
 
 from opweave_c.cache import ModuleCache, cache_for_config
-from opweave_c.codegen import Block, block_versions
+from opweave_c.codegen import Block, block_versions, nodes_at_lines
 from opweave_c.compiler import CCompiler
 from opweave_c.contract import as_snippets, call_optional, call_with_compiler
+from opweave_c.errors import CompilationError
 
 RUNTIME = (Path(__file__).parent / "csrc" / "runtime.h").read_text()
 #: Bump when the runtime or the block layout changes: part of every cache key.
@@ -179,6 +182,20 @@ done:
         return h.hexdigest()
 
 
+def _with_failing_nodes(exc: CompilationError, c_path: Path, tmp: Path) -> CompilationError:
+    """Name the nodes whose code the compiler's errors point at; keep the source apart."""
+    kept = tmp.parent / f"failed-{tmp.name}"
+    shutil.copytree(tmp, kept, dirs_exist_ok=True)
+    source_path = kept / c_path.name
+    source = c_path.read_text()
+    lines = [int(m) for m in re.findall(rf"{re.escape(c_path.name)}:(\d+):\d+: error", str(exc))]
+    nodes = nodes_at_lines(source, lines)
+    message = str(exc).replace(str(c_path), str(source_path))
+    if nodes:
+        message = f"C code of node {'; '.join(nodes)} does not compile.\n{message}"
+    return CompilationError(message, str(source_path), exc.what)
+
+
 def numpy_abi_version() -> str:
     """NumPy's C ABI version (what compiled extensions depend on)."""
     try:
@@ -210,16 +227,19 @@ def build_module(blocks: list[Block], what: str, cache: ModuleCache | None = Non
         make_c_source(ffi, modname, source, str(c_path), verbose=False)
         lib_name = f"{modname}.so"
         assert spec.compiler is not None
-        spec.compiler.build(
-            str(c_path),
-            str(tmp / lib_name),
-            what,
-            compile_args=spec.compile_args,
-            include_dirs=spec.include_dirs,
-            lib_dirs=spec.lib_dirs,
-            libraries=spec.libraries,
-            no_compile_args=spec.no_compile_args,
-        )
+        try:
+            spec.compiler.build(
+                str(c_path),
+                str(tmp / lib_name),
+                what,
+                compile_args=spec.compile_args,
+                include_dirs=spec.include_dirs,
+                lib_dirs=spec.lib_dirs,
+                libraries=spec.libraries,
+                no_compile_args=spec.no_compile_args,
+            )
+        except CompilationError as exc:
+            raise _with_failing_nodes(exc, c_path, tmp) from None
         return {"library": lib_name, "module": modname, "what": what, "versioned": versioned}
 
     if versioned:
@@ -228,8 +248,6 @@ def build_module(blocks: list[Block], what: str, cache: ModuleCache | None = Non
         entry = cache.build_private(build, what)
     module = load_module(modname, entry.library)
     if not versioned:
-        import shutil
-
         shutil.rmtree(entry.path, ignore_errors=True)
     return module
 
