@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from opweave.plugins import hookimpl
 from opweave_c.compiler import compiler_problem
 from opweave_c.impls import c_code_for, c_type_for, compile_ops
 from opweave_c.linkers import CLinker, CVMLinker
+from opweave_c.thunk import make_c_thunk
 
 
 @hookimpl
@@ -28,6 +30,25 @@ def opweave_backend_info() -> dict[str, Any]:
         "available": problem is None,
         "reason": problem,
     }
+
+
+@hookimpl
+def opweave_make_thunk(
+    op: Any,
+    node: Any,
+    storage_map: dict[Any, list[Any]],
+    compute_map: dict[Any, list[int]],
+    no_recycling: Sequence[Any],
+    impl: str | None,
+) -> Any:
+    """A C thunk of the node alone when ``impl == "c"`` (``None`` for other impls).
+
+    Raises :class:`~opweave_c.contract.NoCCode` (a ``NotImplementedError``) when the
+    node has no C code.
+    """
+    if impl != "c":
+        return None
+    return make_c_thunk(node, storage_map, compute_map, no_recycling)
 
 
 @hookimpl
