@@ -274,6 +274,9 @@ class Function:
             for i, (inp, cell) in enumerate(zip(ins, input_cells, strict=False))
             if inp.has_value
         ]
+        # Inputs with an update carry state between calls; the others return to their
+        # default whenever the caller omits them.
+        self._default_values = {i: cell[0] for i, cell in self._defaults if ins[i].update is None}
         self._names = {inp.name: i for i, inp in enumerate(ins) if inp.name is not None}
         n_out = len(maker.outputs)
         self._user_out_cells = output_cells[:n_out]
@@ -371,6 +374,8 @@ class Function:
                         f"missing input argument {i} (name {name!r}, type {typ}) to {self._label()}"
                     )
                 values[i] = _DEFAULT
+                if i in self._default_values:
+                    defaults[i][0] = self._default_values[i]
         return values
 
     def _label(self) -> str:
