@@ -1,8 +1,465 @@
-"""C implementations: (to be written)."""
+"""C code for :mod:`opweave.tensor.subtensor`: basic, incrementing and integer-vector indexing.
+
+``Subtensor`` builds its output as a view of the input (``PyArray_NewFromDescr`` on the
+input's memory, the input as base), computing each slice as ``slice.indices`` does, so
+values, strides and errors are those of NumPy basic indexing in the Python backend
+(:mod:`opweave_python.impls.subtensor`). ``IncSubtensor`` writes into such a view of
+(a copy of) its input; ``AdvancedSubtensor1`` is ``PyArray_TakeFrom`` after the Python
+backend's index check. ``AdvancedIncSubtensor1`` (``numpy.add.at``) stays in Python.
+"""
 
 from __future__ import annotations
 
 from types import MappingProxyType
 from typing import Any
 
-C_OPS: MappingProxyType[type, Any] = MappingProxyType({})
+from opweave.graph.basic import Apply
+from opweave.tensor.subtensor import (
+    AdvancedSubtensor1,
+    IncSubtensor,
+    Subtensor,
+)
+from opweave.tensor.type import TensorType
+from opweave_c.impls.shape import SHARED_SUPPORT, SnippetImpl, c_string, int_value, tensor_dtype
+
+SUBTENSOR_SUPPORT = r"""
+/* opweave Subtensor: ``slice(start, stop, step).indices(n)`` and the slice's length, as
+ * Python computes them (absent bounds take their defaults). 0, or -1 with ValueError set
+ * for a zero step. */
+static int opw_sub_slice(npy_intp n, int has_start, npy_int64 start, int has_stop,
+                         npy_int64 stop, int has_step, npy_int64 step, npy_intp* out_start,
+                         npy_intp* out_len, npy_intp* out_step) {
+    npy_int64 len;
+    if (!has_step) step = 1;
+    if (step == 0) {
+        PyErr_SetString(PyExc_ValueError, "slice step cannot be zero");
+        return -1;
+    }
+    if (step < -NPY_MAX_INT64) step = -NPY_MAX_INT64;
+    if (!has_start) {
+        start = step < 0 ? (npy_int64)n - 1 : 0;
+    } else if (start < 0) {
+        start += n;
+        if (start < 0) start = step < 0 ? -1 : 0;
+    } else if (start >= n) {
+        start = step < 0 ? (npy_int64)n - 1 : (npy_int64)n;
+    }
+    if (!has_stop) {
+        stop = step < 0 ? -1 : (npy_int64)n;
+    } else if (stop < 0) {
+        stop += n;
+        if (stop < 0) stop = step < 0 ? -1 : 0;
+    } else if (stop >= n) {
+        stop = step < 0 ? (npy_int64)n - 1 : (npy_int64)n;
+    }
+    if (step < 0)
+        len = stop < start ? (start - stop - 1) / (-step) + 1 : 0;
+    else
+        len = start < stop ? (stop - start - 1) / step + 1 : 0;
+    *out_start = (npy_intp)start;
+    *out_len = (npy_intp)len;
+    *out_step = (npy_intp)step;
+    return 0;
+}
+
+/* IndexError "<op>: index <i> is out of bounds for axis <axis> with size <n> (input shape
+ * <shape>)", as the Python backend words NumPy's error. */
+static void opw_sub_index_error(const char* op, npy_int64 i, int axis, npy_intp n,
+                                PyArrayObject* x) {
+    PyObject* s = opw_sb_shape_of(x);
+    if (!s) return;
+    PyErr_Format(PyExc_IndexError,
+                 "%s: index %lld is out of bounds for axis %d with size %zd (input shape %R)",
+                 op, (long long)i, axis, (Py_ssize_t)n, s);
+    Py_DECREF(s);
+}
+
+"""
+
+INC_SUPPORT = r"""
+/* opweave IncSubtensor: ``numpy.add(view, y, out=view, casting="unsafe")``. 0 or -1. */
+static PyObject* opw_sub_np_add = NULL;
+static int opw_sub_add_into(PyArrayObject* view, PyArrayObject* y) {
+    PyObject *args, *kw, *r;
+    if (!opw_sub_np_add) {
+        PyObject* np = PyImport_ImportModule("numpy");
+        if (!np) return -1;
+        opw_sub_np_add = PyObject_GetAttrString(np, "add");
+        Py_DECREF(np);
+        if (!opw_sub_np_add) return -1;
+    }
+    args = PyTuple_Pack(3, (PyObject*)view, (PyObject*)y, (PyObject*)view);
+    kw = Py_BuildValue("{s:s}", "casting", "unsafe");
+    r = (args && kw) ? PyObject_Call(opw_sub_np_add, args, kw) : NULL;
+    Py_XDECREF(args);
+    Py_XDECREF(kw);
+    if (!r) return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+/* Wrap a ValueError of the update as the Python backend does. */
+static void opw_sub_update_error(const char* op, PyArrayObject* y, PyArrayObject* view) {
+    PyObject *t, *v, *tb, *msg, *a, *b;
+    if (!PyErr_ExceptionMatches(PyExc_ValueError)) return;
+    PyErr_Fetch(&t, &v, &tb);
+    PyErr_NormalizeException(&t, &v, &tb);
+    msg = v ? PyObject_Str(v) : NULL;
+    Py_XDECREF(t);
+    Py_XDECREF(v);
+    Py_XDECREF(tb);
+    a = opw_sb_shape_of(y);
+    b = opw_sb_shape_of(view);
+    if (msg && a && b)
+        PyErr_Format(PyExc_ValueError,
+                     "%s: cannot broadcast a value of shape %R to the indexed part of shape "
+                     "%R: %U", op, a, b, msg);
+    Py_XDECREF(msg);
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+}
+"""
+
+
+def _placeholder_inputs(node: Apply, first: int) -> list[str] | None:
+    """The dtypes of the index inputs (from ``first`` on), or ``None`` if one has no C."""
+    dtypes = []
+    for var in node.inputs[first:]:
+        dtype = tensor_dtype(var)
+        if dtype is None or var.type.ndim != 0:  # type: ignore[attr-defined]
+            return None
+        dtypes.append(dtype)
+    return dtypes
+
+
+def view_code(
+    idx_list: tuple[Any, ...],
+    x: str,
+    idx_names: list[str],
+    idx_dtypes: list[str],
+    view: str,
+    op: str,
+    fail: str,
+) -> str:
+    """C code setting the (declared) ``PyArrayObject* view`` to the view ``x[idx_list]``.
+
+    Parameters
+    ----------
+    idx_list
+        The Op's index description; placeholders are read from ``idx_names`` in order.
+    x
+        The C name of the indexed array.
+    idx_names, idx_dtypes
+        C names and dtypes of the 0-d integer index inputs.
+    view
+        The C name receiving the new view (a new reference).
+    op
+        The Op's name as a C string literal, for error messages.
+    fail
+        The failure code.
+
+    Returns
+    -------
+    str
+        The code (a C block).
+    """
+    names = iter(zip(idx_names, idx_dtypes))
+    overflow: list[str] = []
+    lines: list[str] = []
+
+    def value(c: Any, index: bool) -> tuple[str, str]:
+        """(has, value) C expressions of a bound: a literal, a placeholder, or absent."""
+        if c is None:
+            return "0", "0"
+        if isinstance(c, TensorType):
+            cname, dtype = next(names)
+            if index and dtype == "uint64":
+                raw = f"(*(dtype_{cname}*)PyArray_DATA({cname}))"
+                overflow.append(
+                    f"if ({raw} > (npy_uint64)NPY_MAX_INT64) {{\n"
+                    '    PyErr_SetString(PyExc_OverflowError, "Python int too large to '
+                    f'convert to C long");\n    {fail}\n}}'
+                )
+            return "1", int_value(cname, dtype)
+        return "1", f"(npy_int64){int(c)}LL"
+
+    for d, e in enumerate(idx_list):
+        lines.append(f"opw_n = PyArray_DIMS({x})[{d}];")
+        if isinstance(e, slice):
+            hs, s = value(e.start, False)
+            ht, t = value(e.stop, False)
+            hp, p = value(e.step, False)
+            lines.append(
+                f"if (opw_sub_slice(opw_n, {hs}, {s}, {ht}, {t}, {hp}, {p}, &opw_start, "
+                f"&opw_len, &opw_step) < 0) {fail}\n"
+                f"opw_dims[opw_nd] = opw_len;\n"
+                f"opw_strides[opw_nd] = PyArray_STRIDES({x})[{d}] * opw_step;\n"
+                f"if (opw_len > 0) opw_data += opw_start * PyArray_STRIDES({x})[{d}];\n"
+                "opw_nd++;"
+            )
+        else:
+            _, i = value(e, True)
+            lines.append(
+                f"opw_i = {i};\n"
+                "if (opw_i < -(npy_int64)opw_n || opw_i >= (npy_int64)opw_n) {\n"
+                f"    opw_sub_index_error({op}, opw_i, {d}, opw_n, {x});\n"
+                f"    {fail}\n"
+                "}\n"
+                "if (opw_i < 0) opw_i += opw_n;\n"
+                f"opw_data += opw_i * PyArray_STRIDES({x})[{d}];"
+            )
+    n_idx = len(idx_list)
+    body = "\n".join(overflow + lines)
+    body = body.replace("\n", "\n    ")
+    return f"""
+{{
+    npy_intp opw_dims[NPY_MAXDIMS], opw_strides[NPY_MAXDIMS];
+    npy_intp opw_n, opw_start, opw_len, opw_step;
+    npy_int64 opw_i;
+    char* opw_data = PyArray_BYTES({x});
+    int opw_nd = 0, opw_d;
+    (void)opw_n; (void)opw_start; (void)opw_len; (void)opw_step; (void)opw_i;
+    if (PyArray_NDIM({x}) < {n_idx}) {{
+        PyErr_Format(PyExc_IndexError, "%s: too many indices for array: array is "
+                     "%d-dimensional, but {n_idx} were indexed", {op}, PyArray_NDIM({x}));
+        {fail}
+    }}
+    {body}
+    for (opw_d = {n_idx}; opw_d < PyArray_NDIM({x}); opw_d++) {{
+        opw_dims[opw_nd] = PyArray_DIMS({x})[opw_d];
+        opw_strides[opw_nd] = PyArray_STRIDES({x})[opw_d];
+        opw_nd++;
+    }}
+    {view} = opw_sb_make_view({x}, opw_nd, opw_dims, opw_strides, opw_data);
+    if (!{view}) {fail}
+}}"""
+
+
+class SubtensorC(SnippetImpl):
+    """Basic indexing as a view of the input."""
+
+    def c_support_code(self, **kwargs: Any) -> list[str]:
+        """The shared helpers and the slicing helpers."""
+        return [SHARED_SUPPORT, SUBTENSOR_SUPPORT]
+
+    def c_code(
+        self,
+        node: Apply,
+        name: str,
+        inputs: list[str],
+        outputs: list[str],
+        sub: dict[str, str],
+    ) -> str:
+        """Compute the view's shape, strides and data pointer; replace the output."""
+        x, *idx = inputs
+        (z,) = outputs
+        dtypes = [v.type.dtype for v in node.inputs[1:]]  # type: ignore[attr-defined]
+        code = view_code(
+            node.op.idx_list,  # type: ignore[attr-defined]
+            x,
+            idx,
+            dtypes,
+            "opw_view",
+            c_string(str(node.op)),
+            sub["fail"],
+        )
+        return f"""
+{{
+    PyArrayObject* opw_view = NULL;
+    {code.replace(chr(10), chr(10) + "    ")}
+    Py_XDECREF({z});
+    {z} = opw_view;
+}}
+"""
+
+
+def _subtensor(op: Subtensor, node: Apply) -> SubtensorC | None:
+    if tensor_dtype(node.inputs[0]) is None or _placeholder_inputs(node, 1) is None:
+        return None
+    return SubtensorC()
+
+
+class IncSubtensorC(SnippetImpl):
+    """``x`` (copied unless in place) with ``y`` set into or added to a view of it."""
+
+    def c_support_code(self, **kwargs: Any) -> list[str]:
+        """The shared, slicing and update helpers."""
+        return [SHARED_SUPPORT, SUBTENSOR_SUPPORT, INC_SUPPORT]
+
+    def c_code(
+        self,
+        node: Apply,
+        name: str,
+        inputs: list[str],
+        outputs: list[str],
+        sub: dict[str, str],
+    ) -> str:
+        """Copy, view, check the broadcast as the Python backend does, then update."""
+        op_ = node.op
+        x, y, *idx = inputs
+        (z,) = outputs
+        fail = sub["fail"]
+        label = f"opw_sub_fail_{sub['id']}"
+        op = c_string(str(op_))
+        dtypes = [v.type.dtype for v in node.inputs[2:]]  # type: ignore[attr-defined]
+        if op_.inplace:  # type: ignore[attr-defined]
+            prepare = f"Py_XDECREF({z});\n{z} = {x};\nPy_INCREF({z});"
+        else:
+            prepare = (
+                f"if ({z} == {x}) Py_CLEAR({z});  /* never write into the input */\n"
+                f"if (opw_prep_output(&{z}, PyArray_NDIM({x}), PyArray_DIMS({x}), "
+                f"PyArray_TYPE({x})) < 0) {fail}\n"
+                f"if (PyArray_CopyInto({z}, {x}) < 0) {fail}"
+            )
+        code = view_code(
+            op_.idx_list,  # type: ignore[attr-defined]
+            z,
+            idx,
+            dtypes,
+            "opw_view",
+            op,
+            fail,
+        )
+        ystatic = node.inputs[1].type.shape  # type: ignore[attr-defined]
+        yn = len(ystatic)
+        runtime = []
+        for d, st in enumerate(ystatic):
+            if st != 1:
+                runtime.append(
+                    f"if (PyArray_DIMS({y})[{d}] == 1 && "
+                    f"PyArray_DIMS(opw_view)[opw_off + {d}] != 1) {{\n"
+                    f"    opw_sb_runtime_broadcast_error({op}, {d}, "
+                    f"PyArray_DIMS(opw_view)[opw_off + {d}]);\n"
+                    f"    goto {label};\n}}"
+                )
+        runtime_code = "\n        ".join(runtime)
+        if op_.set_instead_of_inc:  # type: ignore[attr-defined]
+            update = f"PyArray_CopyInto(opw_view, {y})"
+        else:
+            update = f"opw_sub_add_into(opw_view, {y})"
+        return f"""
+{{
+    PyArrayObject* opw_view = NULL;
+    {prepare.replace(chr(10), chr(10) + "    ")}
+    {code.replace(chr(10), chr(10) + "    ")}
+    {{
+        int opw_off = PyArray_NDIM(opw_view) - {yn}, opw_j;
+        if (opw_off < 0 || PyArray_NDIM({y}) != {yn}) {{
+            opw_sb_broadcast_error({op}, PyArray_NDIM({y}), PyArray_DIMS({y}),
+                                   PyArray_NDIM(opw_view), PyArray_DIMS(opw_view));
+            goto {label};
+        }}
+        for (opw_j = 0; opw_j < {yn}; opw_j++) {{
+            npy_intp opw_s = PyArray_DIMS({y})[opw_j];
+            if (opw_s != 1 && opw_s != PyArray_DIMS(opw_view)[opw_off + opw_j]) {{
+                opw_sb_broadcast_error({op}, PyArray_NDIM({y}), PyArray_DIMS({y}),
+                                   PyArray_NDIM(opw_view), PyArray_DIMS(opw_view));
+                goto {label};
+            }}
+        }}
+        {runtime_code}
+        if ({update} < 0) {{
+            opw_sub_update_error({op}, {y}, opw_view);
+            goto {label};
+        }}
+    }}
+    Py_DECREF(opw_view);
+    if (0) {{
+    {label}:
+        Py_XDECREF(opw_view);
+        {fail}
+    }}
+}}
+"""
+
+
+def _inc_subtensor(op: IncSubtensor, node: Apply) -> IncSubtensorC | None:
+    if tensor_dtype(node.inputs[0]) is None or tensor_dtype(node.inputs[1]) is None:
+        return None
+    if _placeholder_inputs(node, 2) is None:
+        return None
+    return IncSubtensorC()
+
+
+ADV_SUPPORT = r"""
+/* opweave AdvancedSubtensor1: IndexError naming the first out-of-range index. */
+static void opw_sub_take_error(const char* op, PyObject* bad, npy_intp n) {
+    PyErr_Format(PyExc_IndexError, "%s: index %S is out of bounds for axis 0 with size %zd",
+                 op, bad, (Py_ssize_t)n);
+}
+"""
+
+
+class AdvancedSubtensor1C(SnippetImpl):
+    """``numpy.take(x, ilist, axis=0)`` after the Python backend's index check."""
+
+    def c_support_code(self, **kwargs: Any) -> list[str]:
+        """The shared helpers and the error helper."""
+        return [SHARED_SUPPORT, ADV_SUPPORT]
+
+    def c_code(
+        self,
+        node: Apply,
+        name: str,
+        inputs: list[str],
+        outputs: list[str],
+        sub: dict[str, str],
+    ) -> str:
+        """Check the indices in order, prepare the output, take into it."""
+        x, ilist = inputs
+        (z,) = outputs
+        fail = sub["fail"]
+        op = c_string(str(node.op))
+        dtype = node.inputs[1].type.dtype  # type: ignore[attr-defined]
+        raw = f"(*(dtype_{ilist}*)PyArray_GETPTR1({ilist}, opw_k))"
+        if dtype.startswith("uint"):
+            bad = f"(npy_uint64){raw} >= (npy_uint64)opw_n"
+            boxed = f"PyLong_FromUnsignedLongLong((unsigned long long){raw})"
+        else:
+            bad = f"(npy_int64){raw} >= (npy_int64)opw_n || (npy_int64){raw} < -(npy_int64)opw_n"
+            boxed = f"PyLong_FromLongLong((long long){raw})"
+        return f"""
+{{
+    npy_intp opw_n, opw_k, opw_m = PyArray_DIMS({ilist})[0];
+    npy_intp opw_dims[NPY_MAXDIMS];
+    int opw_d;
+    PyArrayObject* opw_res;
+    if (PyArray_NDIM({x}) < 1) {{
+        PyErr_Format(PyExc_IndexError, "%s: cannot index a 0-d array", {op});
+        {fail}
+    }}
+    opw_n = PyArray_DIMS({x})[0];
+    for (opw_k = 0; opw_k < opw_m; opw_k++) {{
+        if ({bad}) {{
+            PyObject* opw_b = {boxed};
+            if (opw_b) {{
+                opw_sub_take_error({op}, opw_b, opw_n);
+                Py_DECREF(opw_b);
+            }}
+            {fail}
+        }}
+    }}
+    opw_dims[0] = opw_m;
+    for (opw_d = 1; opw_d < PyArray_NDIM({x}); opw_d++) opw_dims[opw_d] = PyArray_DIMS({x})[opw_d];
+    if (opw_prep_output(&{z}, PyArray_NDIM({x}), opw_dims, PyArray_TYPE({x})) < 0) {fail}
+    opw_res = (PyArrayObject*)PyArray_TakeFrom({x}, (PyObject*){ilist}, 0, {z}, NPY_RAISE);
+    if (!opw_res) {fail}
+    Py_DECREF(opw_res);
+}}
+"""
+
+
+def _advanced_subtensor1(op: AdvancedSubtensor1, node: Apply) -> AdvancedSubtensor1C | None:
+    if tensor_dtype(node.inputs[0]) is None or tensor_dtype(node.inputs[1]) is None:
+        return None
+    return AdvancedSubtensor1C()
+
+
+#: Op class -> ``factory(op, node)`` giving the C implementation or ``None``. Read-only.
+C_OPS: MappingProxyType[type, Any] = MappingProxyType(
+    {
+        Subtensor: _subtensor,
+        IncSubtensor: _inc_subtensor,
+        AdvancedSubtensor1: _advanced_subtensor1,
+    }
+)
