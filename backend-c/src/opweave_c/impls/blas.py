@@ -1,8 +1,283 @@
-"""C implementations: (to be written)."""
+"""C code for :class:`~opweave.tensor.blas.Dot` and :class:`~opweave.tensor.blas.MatMul`.
+
+Both call NumPy's C API, so they use the BLAS NumPy was built with and give exactly
+NumPy's values and errors, as the Python backend (:mod:`opweave_python.impls.math`) does:
+
+* ``Dot`` is ``PyArray_MatrixProduct2`` (the function behind ``numpy.dot``), for every
+  combination of vectors and matrices;
+* ``MatMul`` calls ``numpy.matmul`` (a ufunc: batch axes broadcast, BLAS for the matrix
+  products) after the Python backend's check that only the batch axes whose static
+  length is 1 broadcast.
+
+When both inputs already have the output's dtype, the product is written into the
+previous output array if it has the right shape, is C-contiguous, writeable and shares no
+memory with the inputs (no allocation in a loop); otherwise NumPy allocates the result,
+which is then cast to the node's output dtype when NumPy's result dtype differs.
+"""
 
 from __future__ import annotations
 
 from types import MappingProxyType
 from typing import Any
 
-C_OPS: MappingProxyType[type, Any] = MappingProxyType({})
+from opweave.graph.basic import Apply
+from opweave.tensor.blas import Dot, MatMul
+from opweave_c.impls.types import C_DTYPES
+
+__all__ = ["C_OPS", "DotC", "MatMulC"]
+
+#: Bump when the generated C changes.
+VERSION = (1,)
+
+SUPPORT = r"""
+/* opweave blas helpers: the lowest and one past the highest byte of ``a``'s elements. */
+static void opw_blas_extent(PyArrayObject* a, char** lo, char** hi) {
+    int i;
+    char* l = PyArray_BYTES(a);
+    char* h = l + PyArray_ITEMSIZE(a);
+    for (i = 0; i < PyArray_NDIM(a); i++) {
+        npy_intp n = PyArray_DIMS(a)[i], s = PyArray_STRIDES(a)[i];
+        if (n == 0) { *lo = *hi = PyArray_BYTES(a); return; }
+        if (s < 0) l += (n - 1) * s; else h += (n - 1) * s;
+    }
+    *lo = l;
+    *hi = h;
+}
+
+/* May ``a`` and ``b`` share memory? (Bounds only: conservative.) */
+static int opw_blas_overlap(PyArrayObject* a, PyArrayObject* b) {
+    char *alo, *ahi, *blo, *bhi;
+    opw_blas_extent(a, &alo, &ahi);
+    opw_blas_extent(b, &blo, &bhi);
+    return alo < ahi && blo < bhi && alo < bhi && blo < ahi;
+}
+
+/* Make ``*z`` (the previous output, or NULL) an array the product can be written into:
+ * C-contiguous, of ``dims`` and ``typenum``, not overlapping ``x`` or ``y``. 0 or -1. */
+static int opw_blas_prep(PyArrayObject** z, int nd, const npy_intp* dims, int typenum,
+                         PyArrayObject* x, PyArrayObject* y) {
+    if (*z && (opw_blas_overlap(*z, x) || opw_blas_overlap(*z, y))) {
+        Py_DECREF(*z);
+        *z = NULL;
+    }
+    return opw_prep_output(z, nd, dims, typenum);
+}
+
+/* Store ``r`` (a new reference to NumPy's result, possibly a NumPy scalar) in ``*z`` as an
+ * ``nd``-dimensional C-contiguous array of ``typenum``, casting when needed. 0 or -1. */
+static int opw_blas_store(PyObject* r, PyArrayObject** z, int nd, int typenum) {
+    PyObject* a;
+    if (!r) return -1;
+    a = PyArray_FromAny(r, PyArray_DescrFromType(typenum), 0, 0,
+                        NPY_ARRAY_CARRAY | NPY_ARRAY_FORCECAST | NPY_ARRAY_ENSUREARRAY, NULL);
+    Py_DECREF(r);
+    if (!a) return -1;
+    if (PyArray_NDIM((PyArrayObject*)a) != nd) {
+        PyErr_Format(PyExc_ValueError, "a product gave a %d-dimensional result, expected %d",
+                     PyArray_NDIM((PyArrayObject*)a), nd);
+        Py_DECREF(a);
+        return -1;
+    }
+    Py_XDECREF(*z);
+    *z = (PyArrayObject*)a;
+    return 0;
+}
+
+/* ``numpy.matmul`` (a borrowed reference, looked up once), or NULL with an exception. */
+static PyObject* opw_blas_matmul_ufunc(void) {
+    static PyObject* ufunc = NULL;
+    if (ufunc == NULL) {
+        PyObject* np = PyImport_ImportModule("numpy");
+        if (!np) return NULL;
+        ufunc = PyObject_GetAttrString(np, "matmul");
+        Py_DECREF(np);
+    }
+    return ufunc;
+}
+
+/* A Python tuple of ``n`` lengths (new reference), for error messages. */
+static PyObject* opw_blas_dims_tuple(int n, const npy_intp* dims) {
+    PyObject* t = PyTuple_New(n > 0 ? n : 0);
+    int i;
+    if (!t) return NULL;
+    for (i = 0; i < n; i++) {
+        PyObject* v = PyLong_FromSsize_t((Py_ssize_t)dims[i]);
+        if (!v) { Py_DECREF(t); return NULL; }
+        PyTuple_SET_ITEM(t, i, v);
+    }
+    return t;
+}
+"""
+
+
+def _typenum(dtype: str) -> str:
+    return f"NPY_{dtype.upper()}"
+
+
+class _ProductC:
+    """What Dot and MatMul share: dtypes, ranks and the module's support code."""
+
+    def __init__(self, node: Apply) -> None:
+        x, y = node.inputs
+        self.x_dt: str = x.type.dtype  # type: ignore[attr-defined]
+        self.y_dt: str = y.type.dtype  # type: ignore[attr-defined]
+        self.out_dt: str = node.outputs[0].type.dtype  # type: ignore[attr-defined]
+        self.x_nd: int = x.type.ndim  # type: ignore[attr-defined]
+        self.y_nd: int = y.type.ndim  # type: ignore[attr-defined]
+        self.out_nd: int = node.outputs[0].type.ndim  # type: ignore[attr-defined]
+        self.x_static: tuple[int | None, ...] = x.type.shape  # type: ignore[attr-defined]
+        self.y_static: tuple[int | None, ...] = y.type.shape  # type: ignore[attr-defined]
+
+    def supported(self) -> bool:
+        """True when every dtype involved has C code."""
+        return {self.x_dt, self.y_dt, self.out_dt} <= C_DTYPES
+
+    @property
+    def same_dtype(self) -> bool:
+        """Both inputs have the output's dtype (NumPy's result has it too)."""
+        return self.x_dt == self.y_dt == self.out_dt
+
+    def c_support_code(self, **kwargs: Any) -> str:
+        """The helpers (one copy per module)."""
+        return SUPPORT
+
+    def c_code_cache_version(self) -> tuple[int, ...]:
+        """The version of this module's code."""
+        return VERSION
+
+
+class DotC(_ProductC):
+    """``numpy.dot`` of vectors and matrices through ``PyArray_MatrixProduct2``."""
+
+    def c_code(
+        self, node: Apply, name: str, inputs: list[str], outputs: list[str], sub: dict[str, str]
+    ) -> str:
+        """The product of ``inputs`` into ``outputs[0]``."""
+        x, y = inputs
+        (z,) = outputs
+        fail = sub["fail"]
+        typenum = _typenum(self.out_dt)
+        if not self.same_dtype:
+            return f"""
+if (opw_blas_store(PyArray_MatrixProduct2((PyObject*){x}, (PyObject*){y}, NULL), &{z},
+                   {self.out_nd}, {typenum}) < 0) {fail}
+"""
+        dims = []
+        if self.x_nd == 2:
+            dims.append(f"PyArray_DIMS({x})[0]")
+        if self.y_nd == 2:
+            dims.append(f"PyArray_DIMS({y})[1]")
+        dims_init = ", ".join(dims) if dims else "0"
+        return f"""
+{{
+    npy_intp dims[] = {{{dims_init}}};
+    PyObject* r;
+    if (PyArray_DIMS({x})[{self.x_nd - 1}] != PyArray_DIMS({y})[0]) {{
+        /* NumPy raises its "not aligned" error. */
+        if (opw_blas_store(PyArray_MatrixProduct2((PyObject*){x}, (PyObject*){y}, NULL), &{z},
+                           {self.out_nd}, {typenum}) < 0) {fail}
+    }} else {{
+        if (opw_blas_prep(&{z}, {self.out_nd}, dims, {typenum}, {x}, {y}) < 0) {fail}
+        r = PyArray_MatrixProduct2((PyObject*){x}, (PyObject*){y}, {z});
+        if (!r) {fail}
+        Py_DECREF(r);
+    }}
+}}
+"""
+
+
+class MatMulC(_ProductC):
+    """``numpy.matmul`` of tensors of rank 2 or more (equal ranks: ``make_node`` pads)."""
+
+    def _batch_check(self, x: str, y: str, fail: str) -> str:
+        checks = []
+        for axis in range(self.out_nd - 2):
+            if self.x_static[axis] == 1 or self.y_static[axis] == 1:
+                continue
+            checks.append(f"PyArray_DIMS({x})[{axis}] != PyArray_DIMS({y})[{axis}]")
+        if not checks:
+            return ""
+        cond = " || ".join(checks)
+        nb = self.out_nd - 2
+        return f"""
+if ({cond}) {{
+    int bad = 0, a;
+    PyObject* xs = opw_blas_dims_tuple({nb}, PyArray_DIMS({x}));
+    PyObject* ys = opw_blas_dims_tuple({nb}, PyArray_DIMS({y}));
+    static const int checked[] = {{{self._checked()}}};
+    for (a = {nb - 1}; a >= 0; a--)
+        if (checked[a] && PyArray_DIMS({x})[a] != PyArray_DIMS({y})[a]) bad = a;
+    if (xs && ys)
+        PyErr_Format(PyExc_ValueError, "MatMul: batch shapes %R and %R do not match on axis "
+                     "%d; a length-1 axis broadcasts only when its static shape says so",
+                     xs, ys, bad);
+    Py_XDECREF(xs);
+    Py_XDECREF(ys);
+    {fail}
+}}"""
+
+    def _checked(self) -> str:
+        return ", ".join(
+            "0" if self.x_static[a] == 1 or self.y_static[a] == 1 else "1"
+            for a in range(self.out_nd - 2)
+        )
+
+    def c_code(
+        self, node: Apply, name: str, inputs: list[str], outputs: list[str], sub: dict[str, str]
+    ) -> str:
+        """``numpy.matmul`` of ``inputs`` into ``outputs[0]``."""
+        x, y = inputs
+        (z,) = outputs
+        fail = sub["fail"]
+        nd = self.out_nd
+        typenum = _typenum(self.out_dt)
+        check = self._batch_check(x, y, fail)
+        fresh = f"""
+        if (opw_blas_store(PyObject_CallFunctionObjArgs(mm, (PyObject*){x}, (PyObject*){y},
+                                                        NULL),
+                           &{z}, {nd}, {typenum}) < 0) {fail}"""
+        if not self.same_dtype:
+            body = fresh
+        else:
+            body = f"""
+        npy_intp dims[{nd}];
+        int a, fits = PyArray_DIMS({x})[{nd - 1}] == PyArray_DIMS({y})[{nd - 2}];
+        for (a = 0; a < {nd - 2}; a++) {{
+            npy_intp dx = PyArray_DIMS({x})[a], dy = PyArray_DIMS({y})[a];
+            dims[a] = dx == 1 ? dy : dx;
+            fits &= dx == dy || dx == 1 || dy == 1;
+        }}
+        dims[{nd - 2}] = PyArray_DIMS({x})[{nd - 2}];
+        dims[{nd - 1}] = PyArray_DIMS({y})[{nd - 1}];
+        if (!fits) {{
+            /* NumPy raises its error. */{fresh}
+        }} else {{
+            PyObject* r;
+            if (opw_blas_prep(&{z}, {nd}, dims, {typenum}, {x}, {y}) < 0) {fail}
+            r = PyObject_CallFunctionObjArgs(mm, (PyObject*){x}, (PyObject*){y},
+                                             (PyObject*){z}, NULL);
+            if (!r) {fail}
+            Py_DECREF(r);
+        }}"""
+        return f"""{check}
+{{
+    PyObject* mm = opw_blas_matmul_ufunc();
+    if (!mm) {fail}
+    {{{body}
+    }}
+}}
+"""
+
+
+def _dot(op: Dot, node: Apply) -> DotC | None:
+    impl = DotC(node)
+    return impl if impl.supported() else None
+
+
+def _matmul(op: MatMul, node: Apply) -> MatMulC | None:
+    impl = MatMulC(node)
+    return impl if impl.supported() else None
+
+
+#: Op class -> ``fn(op, node)`` giving the node's C implementation (or ``None``).
+C_OPS: MappingProxyType[type, Any] = MappingProxyType({Dot: _dot, MatMul: _matmul})
