@@ -946,3 +946,12 @@ def test_verify_grad_of_composite_functions(fn) -> None:
     verify_grad = _verify_grad()
     rng = np.random.default_rng(12)
     verify_grad(fn, [rng.normal(size=(3, 4))], rng=rng, mode=Mode(linker="vm", optimizer=None))
+
+
+def test_argmax_over_several_axes_with_an_empty_kept_axis() -> None:
+    x = ot.dtensor3("x")
+    f = opweave.function([x], tm.argmax(x, axis=(1, 2)), mode=opweave.Mode(linker="py"))
+    assert f(np.zeros((0, 2, 3))).shape == (0,)
+    assert list(f(np.arange(24.0).reshape(2, 3, 4))) == [11, 11]
+    with pytest.raises(ValueError, match="empty"):
+        f(np.zeros((2, 0, 3)))

@@ -91,7 +91,9 @@ def argmax_perform(op: Argmax, node: Apply, inputs: Sequence[Any], out: list[lis
         else:
             keep = [i for i in range(x.ndim) if i not in axes]
             moved = x.transpose(keep + list(axes))
-            flat = moved.reshape((*moved.shape[: len(keep)], -1))
+            kept_shape = moved.shape[: len(keep)]
+            # Not -1: with a zero-length kept axis the reduced length cannot be inferred.
+            flat = moved.reshape((*kept_shape, int(np.prod(moved.shape[len(keep) :]))))
             result = fn(flat, axis=-1)
     out[0][0] = np.asarray(result, dtype=np.int64)
 

@@ -28,7 +28,9 @@ node is left alone.
 
 ``specialize`` (tags ``fast_run``, ``specialize``):
 
-* ``local_dot_transposes``: ``dot(x.T, y.T) -> dot(y, x).T``.
+* ``local_dot_transposes``: ``dot(x.T, y.T) -> dot(y, x).T``;
+* ``local_pow_specialize``: ``x ** 2 -> sqr(x)`` and ``x ** 1 -> x`` (as NumPy's
+  ``power`` does; a generic ``pow`` is many times slower than a multiplication).
 
 Constant arithmetic (``2 * 3``) is left to constant folding
 (:mod:`opweave.tensor.rewriting.constant_folding`).
@@ -64,6 +66,7 @@ __all__ = [
     "local_log1p",
     "local_log_softmax",
     "local_mul_by_one",
+    "local_pow_specialize",
     "local_reduce_of_dimshuffle",
     "local_sub_self",
     "local_sub_zero",
@@ -345,6 +348,19 @@ def local_dot_transposes(fgraph: FunctionGraph, node: Apply) -> list[Variable] |
     return _replace_if_same_type(node.outputs[0], new)  # type: ignore[arg-type]
 
 
+@node_rewriter([Elemwise])
+def local_pow_specialize(fgraph: FunctionGraph, node: Apply) -> list[Variable] | bool:
+    """``x ** 2 -> sqr(x)``, ``x ** 1 -> x`` for a constant exponent, same Type only."""
+    if not _is_elemwise(node, ps.Pow):
+        return False
+    base, exponent = node.inputs
+    if _is_constant(exponent, 2):
+        return _replace_if_same_type(node.outputs[0], _math("sqr")(base))
+    if _is_constant(exponent, 1):
+        return _replace_if_same_type(node.outputs[0], base)
+    return False
+
+
 # ====================================================================== registration
 
 
@@ -374,6 +390,8 @@ def register_canonicalize(db: RewriteDatabase) -> None:
         ("local_log_softmax", local_log_softmax),
     ):
         stabilize.register(name, rewriter, "fast_run", "stabilize")
-    db["specialize"].register(
-        "local_dot_transposes", local_dot_transposes, "fast_run", "specialize"
-    )
+    for name, rewriter in (
+        ("local_dot_transposes", local_dot_transposes),
+        ("local_pow_specialize", local_pow_specialize),
+    ):
+        db["specialize"].register(name, rewriter, "fast_run", "specialize")
