@@ -107,7 +107,7 @@ def test_op_without_c_code_is_a_clear_error_under_c_and_falls_back_under_cvm() -
 
     a, b = double_vector("a"), double_vector("b")
     out = hidden_buffer_add(a, b)
-    with pytest.raises(MissingCCodeError, match="HiddenBufferAdd.*Use linker='cvm'") as info:
+    with pytest.raises(MissingCCodeError, match=r"HiddenBufferAdd.*Use linker='cvm'") as info:
         opweave.function([a, b], out, mode=Mode(linker="c"))
     assert "has no C implementation" in str(info.value)
     f = opweave.function([a, b], out, mode=Mode(linker="cvm"))
@@ -134,7 +134,7 @@ def test_cvm_mixes_c_thunks_and_python_fallback(xyz) -> None:
     assert order == ["BinaryDoubleOp", "PythonOnlyNeg", "BinaryDoubleOp"]
     assert f.fn.c_nodes == [0, 2]
     assert f(1.0, 2.0, 3.0) == -9.0
-    with pytest.raises(TypeError, match="Expected a float|cannot accurately represent"):
+    with pytest.raises(TypeError, match=r"Expected a float|cannot accurately represent"):
         f(2**53 + 1, 0.0, 1.0)  # cvm filters arguments in Python first
 
 
