@@ -100,6 +100,7 @@ def test_registered_through_the_builtin_plugin_with_tags_and_positions() -> None
         "specialize": {
             "specialize_constant_folding": "constant_folding",
             "local_dot_transposes": "specialize",
+            "local_pow_specialize": "specialize",
         },
         "inplace": {"inplace_elemwise": "inplace"},
     }
@@ -386,6 +387,16 @@ def test_dot_of_transposes() -> None:
     assert [type(op) for op in ops_of(f)] == [Dot, DimShuffle]
     dot_node = f.maker.fgraph.toposort()[0]
     assert list(dot_node.inputs) == list(reversed(f.maker.fgraph.inputs))
+
+
+def test_pow_by_two_becomes_sqr_and_by_one_disappears() -> None:
+    x = ot.dvector("x")
+    f = check_values([x], [x**2, x**1 + 1.0], [np.array([-1.5, 0.0, 3.0, np.inf])], ALGEBRA)
+    names = [str(op) for op in ops_of(f)]
+    assert not any("pow" in n for n in names) and any("sqr" in n for n in names)
+    i = ot.bvector("i")
+    g = function([i], i**2.0, mode=ALGEBRA)  # int8 ** float64 is float64: left alone
+    assert any("pow" in str(op) for op in ops_of(g))
 
 
 # ====================================================================== shapes

@@ -1,8 +1,532 @@
-"""C implementations: (to be written)."""
+"""C code of :class:`~opweave.tensor.elemwise.Elemwise`: one loop over the broadcast inputs.
+
+The loop body is the scalar Op's C (:func:`opweave_c.impls.scalar_ops.scalar_c_code`); a
+:class:`~opweave.scalar.composite.Composite` becomes one loop whose body is its whole
+inner graph, each inner result held in a C variable of its dtype. A scalar Op with its
+own ``c_code`` (PyTensor style) is used as it is, with its support code, headers and
+libraries, and may fail (``%(fail)s``) with a Python exception.
+
+At run time the node
+
+1. computes the output shape, raising ``ValueError`` (as the Python backend does) when
+   two inputs that are not statically broadcastable on an axis differ in length there: a
+   length-1 axis broadcasts only where the input's Type says so (the loop then reads it
+   with stride 0);
+2. makes its outputs: an ``inplace_pattern`` output is the destroyed input itself (which
+   must be writeable), the others are C-contiguous arrays, the previous call's when they
+   fit and overlap no input (:c:func:`opw_prep_output`);
+3. runs a flat loop when every input that is not statically a scalar is C-contiguous
+   with the output's size (a function whose array parameters are ``restrict`` pointers,
+   one index, statically broadcast inputs passed by value: GCC vectorises it when the
+   body allows), or else a strided loop over the dimensions left after dropping
+   length-1 axes and merging the ones that are contiguous in every operand, whose
+   innermost loop (a function of its own) steps typed pointers by element strides, so
+   that GCC versions it for unit strides and vectorises it.
+
+An input that is misaligned, byte-swapped or has strides that are not a multiple of its
+item size is copied first. An in-place output that overlaps another input in any other
+way than element for element (or that had to be copied) is computed into a temporary
+and copied back, so the result is always what the out-of-place computation gives.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from types import MappingProxyType
 from typing import Any
 
-C_OPS: MappingProxyType[type, Any] = MappingProxyType({})
+from opweave.graph.basic import Apply
+from opweave.tensor.elemwise import Elemwise
+from opweave_c.impls.scalar_ops import (
+    C_TYPE,
+    COMPILE_ARGS,
+    SCALAR_C_SUPPORT,
+    OwnCOps,
+    scalar_c_code,
+)
+from opweave_c.impls.scalar_ops import VERSION as SCALAR_VERSION
+from opweave_c.impls.types import C_DTYPES
+
+__all__ = ["C_OPS", "ELEMWISE_C_SUPPORT", "ElemwiseC"]
+
+#: Version of the generated loop code.
+VERSION = (1,)
+
+ELEMWISE_C_SUPPORT = r"""
+/* opweave Elemwise helpers. */
+
+/* The strided loops' innermost loops stay functions of their own, so GCC vectorises them
+ * (with run-time checks for unit strides) instead of giving up on the loop nest. */
+#if defined(__GNUC__)
+#define OPW_EW_NOINLINE __attribute__((noinline))
+#else
+#define OPW_EW_NOINLINE
+#endif
+
+/* The byte range [*lo, *hi) the elements of ``a`` occupy (empty for an empty array). */
+static void opw_ew_extent(PyArrayObject* a, char** lo, char** hi) {
+    char* p = PyArray_BYTES(a);
+    int d;
+    *lo = *hi = p;
+    for (d = 0; d < PyArray_NDIM(a); d++) {
+        npy_intp n = PyArray_DIMS(a)[d], s = PyArray_STRIDES(a)[d];
+        if (n == 0) { *lo = *hi = p; return; }
+        if (s < 0) *lo += s * (n - 1); else *hi += s * (n - 1);
+    }
+    *hi += PyArray_ITEMSIZE(a);
+}
+
+/* Might ``a`` and ``b`` share memory? (Their byte ranges intersect.) */
+static int opw_ew_overlap(PyArrayObject* a, PyArrayObject* b) {
+    char *alo, *ahi, *blo, *bhi;
+    if (a == b) return PyArray_SIZE(a) > 0;
+    opw_ew_extent(a, &alo, &ahi);
+    opw_ew_extent(b, &blo, &bhi);
+    return alo < ahi && blo < bhi && alo < bhi && blo < ahi;
+}
+
+/* Can the loop read ``a`` through typed pointers and element strides? */
+static int opw_ew_usable(PyArrayObject* a) {
+    int d, size = (int)PyArray_ITEMSIZE(a);
+    if (!PyArray_ISALIGNED(a) || !PyArray_ISNOTSWAPPED(a)) return 0;
+    for (d = 0; d < PyArray_NDIM(a); d++)
+        if (PyArray_STRIDES(a)[d] % size) return 0;
+    return 1;
+}
+
+/* Release the arrays an Elemwise node made for itself (copies, temporaries). */
+static void opw_ew_release(PyArrayObject** arrays, int n) {
+    int k;
+    for (k = 0; k < n; k++) Py_CLEAR(arrays[k]);
+}
+
+/* Append the shape of ``a`` to ``buf`` as Python prints a tuple. */
+static void opw_ew_shape_str(char* buf, size_t size, PyArrayObject* a) {
+    int d, nd = PyArray_NDIM(a);
+    size_t len = strlen(buf);
+    len += snprintf(buf + len, len < size ? size - len : 0, "(");
+    for (d = 0; d < nd; d++)
+        len += snprintf(buf + len, len < size ? size - len : 0, d ? ", %zd" : "%zd",
+                        (Py_ssize_t)PyArray_DIMS(a)[d]);
+    snprintf(buf + len, len < size ? size - len : 0, nd == 1 ? ",)" : ")");
+}
+
+/* Set the ValueError of inputs whose lengths differ on a non-broadcastable axis. */
+static void opw_ew_shape_error(const char* op, int axis, PyArrayObject** inputs, int n) {
+    char shapes[1024];
+    int k;
+    shapes[0] = 0;
+    for (k = 0; k < n; k++) {
+        size_t len = strlen(shapes);
+        if (k && len + 2 < sizeof(shapes)) strcat(shapes, ", ");
+        opw_ew_shape_str(shapes, sizeof(shapes), inputs[k]);
+    }
+    PyErr_Format(PyExc_ValueError,
+                 "%s: input shapes (%s) do not match on axis %d; a length-1 axis broadcasts "
+                 "only when its static shape says so (give the input static shape 1 there, "
+                 "e.g. with specify_shape or a 'row'/'col' variable)", op, shapes, axis);
+}
+
+/* Set the ValueError of an in-place output whose input is read-only. */
+static void opw_ew_readonly_error(const char* op, int input) {
+    PyErr_Format(PyExc_ValueError,
+                 "%s: input %d, which the node overwrites in place, is read-only", op, input);
+}
+"""
+
+
+def _c_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
+
+
+def _indent(code: str, depth: int) -> str:
+    pad = "    " * depth
+    return "\n".join(pad + line if line.strip() else line for line in code.splitlines())
+
+
+class ElemwiseC:
+    """The C implementation of one Elemwise node (see the module docstring).
+
+    Parameters
+    ----------
+    op
+        The Elemwise Op.
+    node
+        Its node (input and output Types fix the broadcast pattern and the dtypes).
+    body
+        The scalar code, on inputs ``opw_a<k>`` and outputs ``opw_r<j>`` (``return -1;``
+        on failure, for scalar Ops with their own C code).
+    own
+        The scalar Ops with their own C code that ``body`` uses.
+    """
+
+    def __init__(self, op: Elemwise, node: Apply, body: str, own: OwnCOps) -> None:
+        self.op = op
+        self.body = body
+        self.own = own
+        self.nin = len(node.inputs)
+        self.nout = len(node.outputs)
+        self.ndim: int = node.outputs[0].type.ndim  # type: ignore[attr-defined]
+        self.bcast = [
+            tuple(s == 1 for s in v.type.shape)  # type: ignore[attr-defined]
+            for v in node.inputs
+        ]
+        self.scalar_in = [all(b) for b in self.bcast]
+        self.inplace = dict(op.inplace_pattern)
+        self.in_types = [C_TYPE[v.type.dtype] for v in node.inputs]  # type: ignore[attr-defined]
+        self.out_types = [C_TYPE[v.type.dtype] for v in node.outputs]  # type: ignore[attr-defined]
+        self.typenums = [
+            "NPY_" + v.type.dtype.upper()  # type: ignore[attr-defined]
+            for v in node.outputs
+        ]
+
+    # ------------------------------------------------------------------ contract
+
+    def c_support_code(self, **kwargs: Any) -> list[str]:
+        """The scalar helpers, the loop helpers, scalar Ops' own support code."""
+        return [SCALAR_C_SUPPORT, ELEMWISE_C_SUPPORT, *self.own.snippets("c_support_code")]
+
+    def c_init_code(self, **kwargs: Any) -> list[str]:
+        """Scalar Ops' own initialisation code."""
+        return self.own.snippets("c_init_code")
+
+    def c_headers(self, c_compiler: Any = None) -> list[str]:
+        """Scalar Ops' own headers."""
+        return self.own.snippets("c_headers", c_compiler=c_compiler)
+
+    def c_header_dirs(self, c_compiler: Any = None) -> list[str]:
+        """Scalar Ops' own include directories."""
+        return self.own.snippets("c_header_dirs", c_compiler=c_compiler)
+
+    def c_libraries(self, c_compiler: Any = None) -> list[str]:
+        """Scalar Ops' own libraries."""
+        return self.own.snippets("c_libraries", c_compiler=c_compiler)
+
+    def c_lib_dirs(self, c_compiler: Any = None) -> list[str]:
+        """Scalar Ops' own library directories."""
+        return self.own.snippets("c_lib_dirs", c_compiler=c_compiler)
+
+    def c_compile_args(self, c_compiler: Any = None) -> list[str]:
+        """No floating-point contraction (values as NumPy rounds them), and scalar Ops'
+        own arguments."""
+        return [*COMPILE_ARGS, *self.own.snippets("c_compile_args", c_compiler=c_compiler)]
+
+    def c_support_code_apply(self, node: Apply, name: str) -> str:
+        """The node's two loops: flat (contiguous operands) and strided."""
+        args = "PyArrayObject* const* opw_x, PyArrayObject* const* opw_dst"
+        flat = ", ".join(decl for decl, _ in self._flat_params())
+        return (
+            f"static int opw_ew_flat_{name}({flat}) {{\n"
+            + _indent(self._flat_loop(), 1)
+            + f"\n}}\n\nOPW_EW_NOINLINE static int opw_ew_inner_{name}"
+            + self._inner_loop()
+            + f"\nstatic int opw_ew_strided_{name}({args}, const npy_intp* opw_dims) {{\n"
+            + _indent(self._strided_loop(name), 1)
+            + "\n}\n"
+        )
+
+    def c_code_cache_version(self) -> tuple[Any, ...]:
+        """The loop's version and the scalar code's (unversioned if a scalar Op's own C
+        code is)."""
+        inner = self.own.versions()
+        return () if inner is None else (*VERSION, *SCALAR_VERSION, *inner)
+
+    # ------------------------------------------------------------------ code
+
+    def c_code(
+        self,
+        node: Apply,
+        name: str,
+        inputs: Sequence[str],
+        outputs: Sequence[str],
+        sub: dict[str, str],
+    ) -> str:
+        """The node's code: shape, outputs, then the flat or the strided loop."""
+        nin, nout, nd = self.nin, self.nout, self.ndim
+        release = f"opw_ew_release(opw_cp, {nin}); opw_ew_release(opw_tmp, {nout});"
+        fail = "{ " + release + " " + sub["fail"] + " }"
+        opname = _c_string(str(self.op))
+        lines: list[str] = []
+        add = lines.append
+        add(f"npy_intp opw_dims[{max(nd, 1)}];")
+        add("npy_intp opw_n = 1;")
+        add(f"PyArrayObject* opw_x[{nin}];")
+        add(f"PyArrayObject* opw_cp[{nin}] = {{NULL}};")
+        add(f"PyArrayObject* opw_tmp[{nout}] = {{NULL}};")
+        add(f"PyArrayObject* opw_dst[{nout}];")
+        add("int opw_fast = 1, opw_k;")
+        add("(void)opw_k;")
+        for k, var in enumerate(inputs):
+            add(f"opw_x[{k}] = {var};")
+        # 1. the output shape, checking non-broadcastable axes
+        for d in range(nd):
+            free = [k for k in range(nin) if not self.bcast[k][d]]
+            if not free:
+                add(f"opw_dims[{d}] = 1;")
+                continue
+            add(f"opw_dims[{d}] = PyArray_DIMS({inputs[free[0]]})[{d}];")
+            for k in free[1:]:
+                add(
+                    f"if (PyArray_DIMS({inputs[k]})[{d}] != opw_dims[{d}]) {{\n"
+                    f"    opw_ew_shape_error({opname}, {d}, opw_x, {nin});\n    {fail}\n}}"
+                )
+            add(f"opw_n *= opw_dims[{d}];")
+        # 2. inputs the loop can read as they are, or copies
+        add(
+            f"for (opw_k = 0; opw_k < {nin}; opw_k++) {{\n"
+            "    if (!opw_ew_usable(opw_x[opw_k])) {\n"
+            "        opw_cp[opw_k] = (PyArrayObject*)PyArray_NewCopy(opw_x[opw_k], NPY_CORDER);\n"
+            f"        if (!opw_cp[opw_k]) {fail}\n"
+            "        opw_x[opw_k] = opw_cp[opw_k];\n"
+            "    }\n"
+            "}"
+        )
+        # 3. outputs
+        for j, out in enumerate(outputs):
+            if j in self.inplace:
+                i = self.inplace[j]
+                src = inputs[i]
+                add(
+                    f"if (!PyArray_ISWRITEABLE({src})) {{\n"
+                    f"    opw_ew_readonly_error({opname}, {i});\n    {fail}\n}}"
+                )
+                add(f"Py_XDECREF({out});\n{out} = {src};\nPy_INCREF({out});")
+                # Element-for-element aliasing is safe; any other overlap (or a copied
+                # destination) computes into a temporary that is copied back.
+                others = [k for k in range(nin) if k != i]
+                cond = [f"opw_cp[{i}] != NULL"]
+                cond += [
+                    f"(opw_ew_overlap({src}, opw_x[{k}]) && !opw_ew_same_elements_{j}_{k})"
+                    for k in others
+                ]
+                for k in others:
+                    add(
+                        f"int opw_ew_same_elements_{j}_{k} = "
+                        + self._same_elements(src, f"opw_x[{k}]", k, nd)
+                        + ";"
+                    )
+                add(
+                    f"if ({' || '.join(cond)}) {{\n"
+                    f"    opw_tmp[{j}] = (PyArrayObject*)PyArray_EMPTY({nd}, opw_dims, "
+                    f"{self.typenums[j]}, 0);\n"
+                    f"    if (!opw_tmp[{j}]) {fail}\n"
+                    f"    opw_dst[{j}] = opw_tmp[{j}];\n"
+                    "    opw_fast = 0;\n"
+                    f"}} else {{\n    opw_dst[{j}] = {src};\n}}"
+                )
+                for k in others:  # restrict pointers must not alias a written array
+                    add(f"if (opw_ew_same_elements_{j}_{k}) opw_fast = 0;")
+            else:
+                overlap = " || ".join(f"opw_ew_overlap({out}, {v})" for v in inputs)
+                add(f"if ({out} != NULL && ({overlap})) Py_CLEAR({out});")
+                add(f"if (opw_prep_output(&{out}, {nd}, opw_dims, {self.typenums[j]}) < 0) {fail}")
+                add(f"opw_dst[{j}] = {out};")
+        # 4. the loops (functions of their own: small functions compile fast and well)
+        add("if (opw_n > 0) {")
+        fast_cond = [
+            f"(PyArray_IS_C_CONTIGUOUS(opw_x[{k}]) && PyArray_SIZE(opw_x[{k}]) == opw_n)"
+            for k in range(nin)
+            if not self._hoisted(k)
+        ]
+        if fast_cond:
+            add("    opw_fast = opw_fast && " + " && ".join(fast_cond) + ";")
+        flat_args = ", ".join(arg for _, arg in self._flat_params())
+        add(
+            f"    if ((opw_fast ? opw_ew_flat_{name}({flat_args}) : "
+            f"opw_ew_strided_{name}(opw_x, opw_dst, opw_dims)) < 0) {fail}"
+        )
+        add("}")
+        # 5. temporaries back into the destroyed inputs
+        for j in range(nout):
+            if j in self.inplace:
+                src = inputs[self.inplace[j]]
+                add(f"if (opw_tmp[{j}] && PyArray_CopyInto({src}, opw_tmp[{j}]) < 0) {fail}")
+        add(release)
+        code = "\n".join(lines)
+        return "{\n" + _indent(code, 1) + "\n}\n"
+
+    def _hoisted(self, k: int) -> bool:
+        """Is input ``k`` read once, before the flat loop (statically one element, and not
+        overwritten in place)?"""
+        return self.scalar_in[k] and k not in self.inplace.values()
+
+    def _same_elements(self, dst: str, src: str, k: int, nd: int) -> str:
+        """C condition: input ``k`` (``src``) reads, for every output element, exactly the
+        element of ``dst`` that the loop writes there."""
+        terms = [f"PyArray_DATA({dst}) == PyArray_DATA({src})"]
+        for d in range(nd):
+            if self.bcast[k][d]:
+                terms.append(f"opw_dims[{d}] <= 1")
+            else:
+                terms.append(
+                    f"(opw_dims[{d}] <= 1 || "
+                    f"PyArray_STRIDES({dst})[{d}] == PyArray_STRIDES({src})[{d}])"
+                )
+        return "(" + " && ".join(terms) + ")"
+
+    def _loads(self, index: str, elem_stride: str | None) -> list[str]:
+        """Read each input's element into ``opw_a<k>`` (hoisted ones are read already in
+        the flat loop)."""
+        lines = []
+        for k, t in enumerate(self.in_types):
+            if elem_stride is None and self._hoisted(k):
+                continue
+            at = index if elem_stride is None else f"{index} * {elem_stride}{k}"
+            lines.append(f"const {t} opw_a{k} = opw_p{k}[{at}];")
+        return lines
+
+    def _flat_params(self) -> list[tuple[str, str]]:
+        """The flat loop's parameters: ``(declaration, argument)`` per operand. Arrays are
+        ``restrict`` parameters (so GCC needs no aliasing checks), statically scalar
+        inputs their value, an in-place output the destroyed input's pointer."""
+        params = [("npy_intp opw_n", "opw_n")]
+        dest_of = {i: j for j, i in self.inplace.items()}
+        for k, t in enumerate(self.in_types):
+            data = f"PyArray_DATA(opw_x[{k}])"
+            if self._hoisted(k):
+                params.append((f"const {t} opw_a{k}", f"*(const {t}*){data}"))
+            elif k in dest_of:
+                params.append((f"{t}* restrict opw_p{k}", f"({t}*){data}"))
+            else:
+                params.append((f"const {t}* restrict opw_p{k}", f"(const {t}*){data}"))
+        for j, t in enumerate(self.out_types):
+            if j not in self.inplace:
+                params.append((f"{t}* restrict opw_q{j}", f"({t}*)PyArray_DATA(opw_dst[{j}])"))
+        return params
+
+    def _flat_loop(self) -> str:
+        """One index over C-contiguous operands; statically scalar inputs read once."""
+        lines = ["npy_intp opw_i;", "for (opw_i = 0; opw_i < opw_n; opw_i++) {"]
+        body = self._loads("opw_i", None)
+        body += self._compute()
+        for j in range(self.nout):
+            if j in self.inplace:
+                body.append(f"opw_p{self.inplace[j]}[opw_i] = opw_r{j};")
+            else:
+                body.append(f"opw_q{j}[opw_i] = opw_r{j};")
+        lines.append(_indent("\n".join(body), 1))
+        lines.append("}")
+        lines.append("return 0;")
+        return "\n".join(lines)
+
+    def _compute(self) -> list[str]:
+        lines = [f"{t} opw_r{j};" for j, t in enumerate(self.out_types)]
+        lines.append(self.body)
+        return lines
+
+    def _operand_types(self) -> list[str]:
+        """The pointer types of the inputs then the outputs."""
+        return [f"const {t}" for t in self.in_types] + list(self.out_types)
+
+    def _inner_loop(self) -> str:
+        """The strided loop's innermost axis: typed pointers and element strides (GCC
+        versions it for unit strides)."""
+        params = ["npy_intp opw_m"]
+        for k, t in enumerate(self.in_types):
+            params += [f"const {t}* opw_p{k}", f"npy_intp opw_e{k}"]
+        for j, t in enumerate(self.out_types):
+            params += [f"{t}* opw_q{j}", f"npy_intp opw_f{j}"]
+        body = self._loads("opw_j", "opw_e")
+        body += self._compute()
+        body += [f"opw_q{j}[opw_j * opw_f{j}] = opw_r{j};" for j in range(self.nout)]
+        return (
+            f"({', '.join(params)}) {{\n    npy_intp opw_j;\n"
+            "    for (opw_j = 0; opw_j < opw_m; opw_j++) {\n"
+            + _indent("\n".join(body), 2)
+            + "\n    }\n    return 0;\n}\n"
+        )
+
+    def _strided_loop(self, name: str) -> str:
+        """Drop length-1 axes, merge contiguous ones, loop with an odometer over the outer
+        axes, calling the inner loop on the innermost one."""
+        nd, nin = self.ndim, self.nin
+        nop = nin + self.nout
+        lines = [
+            f"npy_intp opw_gd[{max(nd, 1)}], opw_gs[{nop}][{max(nd, 1)}], "
+            f"opw_idx[{max(nd, 1)}], opw_es[{nop}];",
+            f"char* opw_gp[{nop}];",
+            "int opw_nd = 0, opw_d, opw_o;",
+        ]
+        for k in range(nin):
+            lines.append(f"opw_gp[{k}] = PyArray_BYTES(opw_x[{k}]);")
+        for j in range(self.nout):
+            lines.append(f"opw_gp[{nin + j}] = PyArray_BYTES(opw_dst[{j}]);")
+        for d in range(nd):
+            strides = []
+            for k in range(nin):
+                s = "0" if self.bcast[k][d] else f"PyArray_STRIDES(opw_x[{k}])[{d}]"
+                strides.append(s)
+            for j in range(self.nout):
+                strides.append(f"PyArray_STRIDES(opw_dst[{j}])[{d}]")
+            merge = " && ".join(
+                f"opw_gs[{o}][opw_nd - 1] == ({s}) * opw_dims[{d}]" for o, s in enumerate(strides)
+            )
+            sets = " ".join(f"opw_gs[{o}][opw_nd] = {s};" for o, s in enumerate(strides))
+            inner = " ".join(f"opw_gs[{o}][opw_nd - 1] = {s};" for o, s in enumerate(strides))
+            lines.append(
+                f"if (opw_dims[{d}] != 1) {{\n"
+                f"    if (opw_nd > 0 && {merge}) {{\n"
+                f"        opw_gd[opw_nd - 1] *= opw_dims[{d}];\n        {inner}\n"
+                f"    }} else {{\n"
+                f"        opw_gd[opw_nd] = opw_dims[{d}];\n        {sets}\n"
+                f"        opw_nd++;\n    }}\n}}"
+            )
+        lines.append(
+            "if (opw_nd == 0) {\n"
+            "    opw_gd[0] = 1;\n"
+            f"    for (opw_o = 0; opw_o < {nop}; opw_o++) opw_gs[opw_o][0] = 0;\n"
+            "    opw_nd = 1;\n}"
+        )
+        sizes = [f"sizeof({t})" for t in (*self.in_types, *self.out_types)]
+        for o, size in enumerate(sizes):
+            lines.append(f"opw_es[{o}] = opw_gs[{o}][opw_nd - 1] / (npy_intp){size};")
+        lines.append("for (opw_d = 0; opw_d < opw_nd; opw_d++) opw_idx[opw_d] = 0;")
+        args = [f"({t}*)opw_gp[{o}], opw_es[{o}]" for o, t in enumerate(self._operand_types())]
+        lines.append("for (;;) {")
+        inner = [f"if (opw_ew_inner_{name}(opw_gd[opw_nd - 1], {', '.join(args)}) < 0) return -1;"]
+        inner.append(
+            "for (opw_d = opw_nd - 2; opw_d >= 0; opw_d--) {\n"
+            "    if (++opw_idx[opw_d] < opw_gd[opw_d]) {\n"
+            f"        for (opw_o = 0; opw_o < {nop}; opw_o++) "
+            "opw_gp[opw_o] += opw_gs[opw_o][opw_d];\n"
+            "        break;\n"
+            "    }\n"
+            "    opw_idx[opw_d] = 0;\n"
+            f"    for (opw_o = 0; opw_o < {nop}; opw_o++)\n"
+            "        opw_gp[opw_o] -= opw_gs[opw_o][opw_d] * (opw_gd[opw_d] - 1);\n"
+            "}\n"
+            "if (opw_d < 0) break;"
+        )
+        lines.append(_indent("\n".join(inner), 1))
+        lines.append("}")
+        lines.append("return 0;")
+        return "\n".join(lines)
+
+
+def _elemwise(op: Elemwise, node: Apply) -> ElemwiseC | None:
+    dtypes = [v.type.dtype for v in (*node.inputs, *node.outputs)]  # type: ignore[attr-defined]
+    if any(d not in C_DTYPES for d in dtypes):
+        return None
+    if any(getattr(v.type, "ndim", None) is None for v in (*node.inputs, *node.outputs)):
+        return None
+    nin = len(node.inputs)
+    scalar_like = [all(s == 1 for s in v.type.shape) for v in node.inputs]  # type: ignore[attr-defined]
+    own = OwnCOps()
+    body = scalar_c_code(
+        op.scalar_op,
+        dtypes[:nin],
+        dtypes[nin:],
+        [f"opw_a{k}" for k in range(nin)],
+        [f"opw_r{j}" for j in range(len(node.outputs))],
+        scalar_like,
+        prefix="opw_s_",
+        sub={"fail": "return -1;", "id": "0"},
+        own=own,
+    )
+    if body is None:
+        return None
+    return ElemwiseC(op, node, body, own)
+
+
+#: Op class -> ``factory(op, node)`` giving the C implementation or ``None``. Read-only.
+C_OPS: MappingProxyType[type, Any] = MappingProxyType({Elemwise: _elemwise})
