@@ -1,266 +1,391 @@
-"""opweave's benchmarks: every installed linker against NumPy (and PyTensor when importable).
+"""opweave's benchmarks: every linker against NumPy and PyTensor, in one run.
 
 Usage::
 
-    python benchmarks/run.py [--quick] [--linkers py,vm]
+    python benchmarks/run.py [--quick] [--linkers py,vm,cvm,c] [--no-pytensor]
+                             [--pytensor-venv PATH] [--pytensor-modes CVM,C,NUMBA]
 
-Prints one table of median times and ratios (opweave / reference; lower is better). The
-cases are those of DESIGN.md section 6. Columns for linkers that are not installed (``c``,
-``cvm`` before opweave-c exists) and for PyTensor when it cannot be imported are shown as
-``n/a``.
+Prints (stdout) a markdown report: the machine and versions, then one table of median
+times per call with their ratio to the row's reference (lower is better) and whether the
+row's target is reached. Progress and failures go to stderr. The cases are those of
+DESIGN.md section 6. A linker that cannot compile a case (``c`` on an Op without C code)
+shows ``n/a (no C for <Op>)`` in its cell.
+
+PyTensor runs in its own venv (``--pytensor-venv``, created with ``pip install pytensor``
+on first use), one subprocess per case, so both sides are measured in the same run.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import platform
 import statistics
 import subprocess
 import sys
 import tempfile
-import textwrap
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import date
+from functools import partial
+from importlib import metadata
+from pathlib import Path
 
 import numpy as np
+import opweave_side as ows
+import workloads
+from pytensor_env import MODE_COLUMNS, PyTensorSide, log, prepare
+from report import NotAvailable, Outcome, Row, Target, markdown_table, seconds_of
+from timing import Settings, median_time
 
-import opweave
-import opweave.tensor as ot
-from opweave.compile import Mode
 from opweave.link.lookup import available_linkers
+
+REPO = Path(__file__).resolve().parent.parent
+LINKER_ORDER = ["py", "vm", "cvm", "c"]
+DISTRIBUTIONS = ["opweave", "opweave-python", "opweave-c", "opweave-double"]
 
 
 @dataclass
-class Row:
-    """One benchmark case: a reference time and one time per linker."""
+class Context:
+    """What every case needs: the settings, the linkers and the PyTensor side."""
 
-    case: str
-    reference: str
-    ref_seconds: float
-    seconds: dict[str, float | None]
-    extra: str = ""
+    settings: Settings
+    linkers: list[str]
+    modes: list[str]
+    pytensor: PyTensorSide | NotAvailable
 
+    def columns(self) -> list[str]:
+        """The table's time columns: opweave's linkers, then PyTensor's modes."""
+        return self.linkers + [MODE_COLUMNS[m] for m in self.modes]
 
-def median_time(fn: Callable[[], object], repeat: int, number: int) -> float:
-    """Median over ``repeat`` runs of the mean time of ``number`` calls."""
-    fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        times.append((time.perf_counter() - start) / number)
-    return statistics.median(times)
+    def pytensor_times(self, case: str, **params: object) -> dict[str, Outcome]:
+        """PyTensor's time for ``case`` per mode column (``n/a`` when it is not run)."""
+        if isinstance(self.pytensor, NotAvailable):
+            why = "skipped" if self.pytensor.reason == "--no-pytensor" else "not available"
+            return {MODE_COLUMNS[m]: NotAvailable(why) for m in self.modes}
+        return self.pytensor.time_case(case, self.settings, **params)
 
-
-def pytensor_or_none():
-    try:
-        import pytensor  # noqa: F401
-        import pytensor.tensor as pt
-    except ImportError:
-        return None
-    return pt
+    def time(self, fn: Callable[..., object], *args: object) -> float:
+        """Median seconds per call of ``fn(*args)`` (the references)."""
+        s = self.settings
+        return median_time(fn, *args, repeat=s.repeat, min_run_seconds=s.min_run_seconds)
 
 
-def copy_bandwidth(n: int) -> float:
+def fmt_n(n: int) -> str:
+    """``1e7`` for a power of ten, else the number."""
+    digits = str(n)
+    if digits.startswith("1") and set(digits[1:]) <= {"0"} and n >= 10:
+        return f"1e{len(digits) - 1}"
+    return digits
+
+
+def overhead_rows(ctx: Context) -> list[Row]:
+    """Call overhead of ``(x + y) * z`` on Python floats: ``Double`` and ``dscalars``."""
+    floats = (1.0, 2.0, 3.0)
+    ref = ctx.time(workloads.python_overhead, *floats)
+    pytensor = ctx.pytensor_times("overhead")
+    target = Target(
+        "c ≤ 1/12 PyTensor c and < 1 µs",
+        1 / 12,
+        against="PyTensor c",
+        linkers=("c",),
+        max_seconds=1e-6,
+    )
+    rows = []
+    for label, build in (
+        ("seeds' Double", ows.overhead_double_graph),
+        ("dscalars", ows.overhead_dscalar_graph),
+    ):
+        log(f"call overhead, {label}")
+        times, notes = ows.time_linkers(build, floats, ctx.linkers, ctx.settings)
+        case = f"(x + y) * z, {label}, Python floats"
+        rows.append(Row(case, "Python", ref, {**times, **pytensor}, target, notes))
+    rows[0].notes.append("PyTensor: the dscalars graph")
+    return rows
+
+
+def copy_bandwidth(ctx: Context, n: int) -> float:
     """Bytes per second of ``np.copyto`` on ``n`` float64s (read + write)."""
     src, dst = np.ones(n), np.empty(n)
-    t = median_time(lambda: np.copyto(dst, src), 5, 3)
-    return 2 * src.nbytes / t
+    return 2 * src.nbytes / ctx.time(np.copyto, dst, src)
 
 
-def case_overhead(linkers: list[str], repeat: int) -> Row:
-    a, b, c = ot.dscalars("a", "b", "c")
-    expr = (a + b) * c
-    times: dict[str, float | None] = {}
-    for name in linkers:
-        f = opweave.function([a, b, c], expr, mode=Mode(linker=name))
-        times[name] = median_time(lambda f=f: f(1.0, 2.0, 3.0), repeat, 2000)
-    ref = median_time(lambda: (1.0 + 2.0) * 3.0, repeat, 20000)
-    return Row("(x + y) * z, Python floats", "Python", ref, times, "call overhead")
+def bandwidth_note(n: int, copy: float, ref: Outcome, times: dict[str, Outcome]) -> str:
+    """GB/s of NumPy and of the fastest opweave linker, against the copy bandwidth."""
+    moved = 4 * 8 * n  # read x, y, z; write the result
+    parts = [f"copy {copy / 1e9:.1f} GB/s"]
+    if (ref_s := seconds_of(ref)) is not None:
+        parts.append(f"NumPy {moved / ref_s / 1e9:.1f} GB/s")
+    timed = {k: t for k, v in times.items() if (t := seconds_of(v)) is not None}
+    if timed:
+        name, best = min(timed.items(), key=lambda item: item[1])
+        gbs = moved / best
+        parts.append(f"best {name} {gbs / 1e9:.1f} GB/s ({100 * gbs / copy:.0f}% of copy)")
+    return ", ".join(parts)
 
 
-def case_fused(linkers: list[str], n: int, repeat: int, bandwidth: float) -> Row:
-    x, y, z = ot.dvectors("x", "y", "z")
-    expr = ot.exp(x) * y + z
-    rng = np.random.default_rng(0)
-    xv, yv, zv = (rng.normal(size=n) for _ in range(3))
-    number = max(1, int(2e6 // n))
-    times: dict[str, float | None] = {}
-    for name in linkers:
-        f = opweave.function([x, y, z], expr, mode=Mode(linker=name))
-        times[name] = median_time(lambda f=f: f(xv, yv, zv), repeat, number)
-    ref = median_time(lambda: np.exp(xv) * yv + zv, repeat, number)
-    best = min(t for t in times.values() if t)
-    gbs = 4 * 8 * n / best / 1e9
-    extra = f"best {gbs:.1f} GB/s ({100 * gbs * 1e9 / bandwidth:.0f}% of copy bandwidth)"
-    return Row(f"exp(x) * y + z, n={n:.0e}", "NumPy", ref, times, extra)
+def fused_row(ctx: Context, n: int, target: Target | None) -> Row:
+    """``exp(x) * y + z`` on ``n`` float64s, with GB/s against the copy bandwidth."""
+    log(f"exp(x) * y + z, n={fmt_n(n)}")
+    args = workloads.fused_inputs(n)
+    times, notes = ows.time_linkers(ows.fused_graph, args, ctx.linkers, ctx.settings)
+    ref = ctx.time(workloads.fused, np.exp, *args)
+    notes.insert(0, bandwidth_note(n, copy_bandwidth(ctx, n), ref, times))
+    pytensor = ctx.pytensor_times("fused", n=n)
+    return Row(f"exp(x) * y + z, n={fmt_n(n)}", "NumPy", ref, {**times, **pytensor}, target, notes)
 
 
-def case_sum_squares(linkers: list[str], n: int, repeat: int) -> Row:
-    x = ot.dvector("x")
-    xv = np.random.default_rng(1).normal(size=n)
-    times: dict[str, float | None] = {}
-    for name in linkers:
-        f = opweave.function([x], ot.sum(x**2), mode=Mode(linker=name))
-        times[name] = median_time(lambda f=f: f(xv), repeat, 3)
-    ref = median_time(lambda: np.dot(xv, xv), repeat, 3)
-    return Row(f"sum(x ** 2), n={n:.0e}", "np.dot(x, x)", ref, times)
+def fused_rows(ctx: Context) -> list[Row]:
+    """The fused case at 1e3, 1e5 and the large size, with their targets."""
+    return [
+        fused_row(ctx, 10**3, Target("≤ 1.0x NumPy", 1.0)),
+        fused_row(ctx, 10**5, None),
+        fused_row(ctx, ctx.settings.big_n, Target("≤ 0.6x NumPy (at 1e7)", 0.6)),
+    ]
 
 
-def case_chain(linkers: list[str], n: int, repeat: int) -> Row:
-    x = ot.dvector("x")
-    expr = x
-    for k in range(200):
-        expr = ot.tanh(expr) * 0.5 + 0.1 if k % 2 else expr * 1.01 - 0.01
-    xv = np.random.default_rng(2).normal(size=n)
-
-    def numpy_chain() -> np.ndarray:
-        r = xv
-        for k in range(200):
-            r = np.tanh(r) * 0.5 + 0.1 if k % 2 else r * 1.01 - 0.01
-        return r
-
-    times: dict[str, float | None] = {}
-    for name in linkers:
-        f = opweave.function([x], expr, mode=Mode(linker=name))
-        times[name] = median_time(lambda f=f: f(xv), repeat, 5)
-    ref = median_time(numpy_chain, repeat, 5)
-    return Row(f"200 elementwise ops, n={n:.0e}", "NumPy", ref, times)
-
-
-def case_mlp(linkers: list[str], repeat: int) -> Row:
-    rng = np.random.default_rng(3)
-    batch, n_in, n_hid, n_out, lr = 256, 784, 256, 10, 0.01
-    xv = rng.normal(size=(batch, n_in))
-    labels = rng.integers(0, n_out, size=batch)
-    onehot = np.eye(n_out)[labels]
-    w1_0 = rng.normal(scale=0.05, size=(n_in, n_hid))
-    w2_0 = rng.normal(scale=0.05, size=(n_hid, n_out))
-
-    x, t = ot.dmatrix("x"), ot.dmatrix("t")
-    times: dict[str, float | None] = {}
-    for name in linkers:
-        w1, w2 = opweave.shared(w1_0.copy()), opweave.shared(w2_0.copy())
-        b1, b2 = opweave.shared(np.zeros(n_hid)), opweave.shared(np.zeros(n_out))
-        h = ot.tanh(ot.dot(x, w1) + b1)
-        loss = -ot.mean(ot.sum(t * ot.log_softmax(ot.dot(h, w2) + b2, axis=-1), axis=1))
-        params = [w1, b1, w2, b2]
-        grads = opweave.grad(loss, params)
-        step = opweave.function(
-            [x, t],
-            loss,
-            updates=[(p, p - lr * g) for p, g in zip(params, grads, strict=True)],
-            mode=Mode(linker=name),
-        )
-        times[name] = median_time(lambda s=step: s(xv, onehot), repeat, 3)
-
-    w1, w2 = w1_0.copy(), w2_0.copy()
-    b1, b2 = np.zeros(n_hid), np.zeros(n_out)
-
-    def numpy_step() -> float:
-        nonlocal w1, w2, b1, b2
-        a1 = xv @ w1 + b1
-        h = np.tanh(a1)
-        z = h @ w2 + b2
-        z = z - z.max(axis=1, keepdims=True)
-        logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
-        loss = -np.mean(np.sum(onehot * logp, axis=1))
-        dz = (np.exp(logp) - onehot) / batch
-        gw2, gb2 = h.T @ dz, dz.sum(axis=0)
-        da1 = (dz @ w2.T) * (1 - h**2)
-        gw1, gb1 = xv.T @ da1, da1.sum(axis=0)
-        w1, b1, w2, b2 = w1 - lr * gw1, b1 - lr * gb1, w2 - lr * gw2, b2 - lr * gb2
-        return loss
-
-    ref = median_time(numpy_step, repeat, 3)
-    return Row("MLP SGD step 784-256-10, batch 256", "NumPy by hand", ref, times)
-
-
-COMPILE_SCRIPT = textwrap.dedent(
-    """
-    import time, sys
-    start = time.perf_counter()
-    import opweave, opweave.tensor as ot
-    from opweave.compile import Mode
-    x, y, z = ot.dvectors("x", "y", "z")
-    t0 = time.perf_counter()
-    opweave.function([x, y, z], ot.exp(x) * y + z, mode=Mode(linker=sys.argv[1]))
-    print(time.perf_counter() - t0)
-    """
-)
-
-
-def case_compile(linkers: list[str]) -> tuple[Row, Row]:
-    """Compile time of the small elementwise graph in a fresh process, twice."""
-    cold: dict[str, float | None] = {}
-    warm: dict[str, float | None] = {}
-    with tempfile.TemporaryDirectory() as compiledir:
-        for name in linkers:
-            runs = []
-            for _ in range(2):
-                out = subprocess.run(
-                    [sys.executable, "-c", COMPILE_SCRIPT, name],
-                    capture_output=True,
-                    text=True,
-                    check=True,
-                    env={"OPWEAVE_FLAGS": f"compiledir={compiledir}", "PATH": ""},
-                )
-                runs.append(float(out.stdout.strip()))
-            cold[name], warm[name] = runs
-    return (
-        Row("compile exp(x) * y + z, cold", "-", float("nan"), cold, "fresh compiledir"),
-        Row("compile exp(x) * y + z, warm", "-", float("nan"), warm, "same compiledir"),
+def sum_squares_row(ctx: Context) -> Row:
+    """``sum(x ** 2)`` on the large size against ``np.dot(x, x)``."""
+    n = ctx.settings.big_n
+    log(f"sum(x ** 2), n={fmt_n(n)}")
+    x = workloads.sum_squares_input(n)
+    times, notes = ows.time_linkers(ows.sum_squares_graph, (x,), ctx.linkers, ctx.settings)
+    ref = ctx.time(np.dot, x, x)
+    pytensor = ctx.pytensor_times("sum_squares", n=n)
+    target = Target("≤ 1.5x np.dot (at 1e7)", 1.5)
+    return Row(
+        f"sum(x ** 2), n={fmt_n(n)}", "np.dot(x, x)", ref, {**times, **pytensor}, target, notes
     )
 
 
-def fmt_time(seconds: float | None) -> str:
-    if seconds is None or seconds != seconds:
-        return "n/a"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9)):
-        if seconds >= scale:
-            return f"{seconds / scale:.3g} {unit}"
-    return f"{seconds / 1e-9:.3g} ns"
+def chain_row(ctx: Context) -> Row:
+    """The chain of ``CHAIN_LENGTH`` elementwise Ops."""
+    log("elementwise chain")
+    x = workloads.chain_input()
+    times, notes = ows.time_linkers(ows.chain_graph, (x,), ctx.linkers, ctx.settings)
+    ref = ctx.time(workloads.chain, np.tanh, x)
+    pytensor = ctx.pytensor_times("chain")
+    case = f"{workloads.CHAIN_LENGTH} elementwise ops, n={fmt_n(workloads.CHAIN_N)}"
+    return Row(case, "NumPy", ref, {**times, **pytensor}, Target("≤ 0.5x NumPy", 0.5), notes)
 
 
-def print_table(rows: list[Row], linkers: list[str]) -> None:
-    header = ["case", "reference"] + [f"{name}" for name in linkers] + ["ratios", "notes"]
-    print(" | ".join(header))
-    print(" | ".join("---" for _ in header))
-    for row in rows:
-        cells = [row.case, f"{row.reference} {fmt_time(row.ref_seconds)}"]
-        cells += [fmt_time(row.seconds.get(name)) for name in linkers]
-        ratios = []
-        for name in linkers:
-            t = row.seconds.get(name)
-            if t and row.ref_seconds == row.ref_seconds:
-                ratios.append(f"{name} {t / row.ref_seconds:.2f}x")
-        cells += [", ".join(ratios) or "-", row.extra]
-        print(" | ".join(cells))
+def mlp_row(ctx: Context) -> Row:
+    """One SGD step of the 784-256-10 MLP against hand-written NumPy."""
+    log("MLP step")
+    data = workloads.mlp_data()
+    args = (data.x, data.onehot)
+    times, notes = ows.time_linkers(lambda: ows.mlp_graph(data), args, ctx.linkers, ctx.settings)
+    ref = ctx.time(workloads.numpy_mlp_step(data), *args)
+    pytensor = ctx.pytensor_times("mlp")
+    case = (
+        f"MLP SGD step {workloads.MLP_IN}-{workloads.MLP_HIDDEN}-{workloads.MLP_OUT}, "
+        f"batch {workloads.MLP_BATCH}"
+    )
+    target = Target("≤ 1.0x NumPy", 1.0)
+    return Row(case, "NumPy by hand", ref, {**times, **pytensor}, target, notes)
+
+
+CompileOnce = Callable[[Path], tuple[Outcome, float | None]]
+
+
+def cold_and_warm(compile_once: CompileOnce, repeat: int) -> tuple[Outcome, Outcome, float | None]:
+    """Median cold (fresh directory) and warm (same directory again) compile times.
+
+    Also returns the median import time of the processes.
+    """
+    cold, warm, imports = [], [], []
+    for _ in range(repeat):
+        with tempfile.TemporaryDirectory(prefix="opweave-bench-") as tmp:
+            for times in (cold, warm):
+                outcome, imported = compile_once(Path(tmp))
+                if isinstance(outcome, NotAvailable):
+                    return outcome, outcome, None
+                times.append(outcome)
+                imports.append(imported)
+    known = [t for t in imports if t is not None]
+    median_import = statistics.median(known) if known else None
+    return statistics.median(cold), statistics.median(warm), median_import
+
+
+def compile_rows(ctx: Context) -> list[Row]:
+    """Cold and warm compile time of ``exp(x) * y + z``, each in a fresh process."""
+    repeat = ctx.settings.compile_repeat
+    cold: dict[str, Outcome] = {}
+    warm: dict[str, Outcome] = {}
+    imports: dict[str, float | None] = {}
+    for name in ctx.linkers:
+        log(f"compile time, {name}")
+        once = partial(ows.compile_in_fresh_process, name)
+        cold[name], warm[name], imported = cold_and_warm(once, repeat)
+        imports["opweave"] = imported or imports.get("opweave")
+    for mode in ctx.modes:
+        column = MODE_COLUMNS[mode]
+        if isinstance(ctx.pytensor, NotAvailable):
+            cold[column] = warm[column] = ctx.pytensor_times("compile")[column]
+            continue
+        log(f"compile time, {column}")
+        once = partial(ctx.pytensor.compile_time, mode)
+        cold[column], warm[column], imported = cold_and_warm(once, repeat)
+        imports["PyTensor"] = imported or imports.get("PyTensor")
+    imported = ", ".join(f"import {k} {t:.2f} s" for k, t in imports.items() if t is not None)
+    reference = MODE_COLUMNS["CVM"]
+    return [
+        Row(
+            f"compile exp(x) * y + z, {kind}",
+            reference,
+            times.get(reference, NotAvailable("not run")),
+            times,
+            Target(f"≤ {limit}x {reference}", limit),
+            [f"{what}; compile + first call, in a new process; {imported}"],
+        )
+        for kind, times, limit, what in (
+            ("cold", cold, 0.25, "fresh compiledir"),
+            ("warm", warm, 0.1, "second process, same compiledir"),
+        )
+    ]
+
+
+def cpu_model() -> str:
+    """The CPU's model name from ``/proc/cpuinfo`` (or ``platform.processor()``)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def versions() -> str:
+    """``opweave 0.1.0, opweave-c 0.1.0, ...`` for the installed distributions."""
+    found = []
+    for name in DISTRIBUTIONS:
+        try:
+            found.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            pass
+    return ", ".join(found)
+
+
+def blas_threads() -> str:
+    """The BLAS/OpenMP thread variables set in the environment, or the default."""
+    names = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+    found = [f"{name}={os.environ[name]}" for name in names if name in os.environ]
+    return ", ".join(found) or "library default (one per CPU)"
+
+
+def load_average() -> str:
+    """The one-minute load average, ``n/a`` where the OS has none."""
+    return f"{os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else "n/a"
+
+
+def source_state() -> str:
+    """``git`` commit of the measured tree, ``+ uncommitted changes`` when dirty."""
+    try:
+        commit = subprocess.run(
+            ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown (not a git checkout)"
+    return f"{commit} + uncommitted changes" if dirty else commit
+
+
+def header(ctx: Context, load_before: str) -> str:
+    """The report's first lines: date, machine and its load, versions, settings."""
+    nproc = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if isinstance(ctx.pytensor, NotAvailable):
+        pytensor = f"n/a ({ctx.pytensor.reason})"
+    else:
+        info = ", ".join(
+            f"{k} {v!r}" if k == "blas__ldflags" else f"{k} {v}"
+            for k, v in ctx.pytensor.info.items()
+        )
+        pytensor = f"{info}; venv {ctx.pytensor.python.parent.parent}"
+    s = ctx.settings
+    return "\n".join(
+        [
+            "# opweave benchmarks",
+            "",
+            f"- date: {date.today().isoformat()}",
+            f"- machine: {nproc} CPUs ({cpu_model()}), {platform.system()} {platform.release()}; "
+            f"load average {load_before} before the run, {load_average()} after",
+            f"- BLAS threads: {blas_threads()}",
+            f"- opweave tree: {source_state()}",
+            f"- Python {platform.python_version()}, NumPy {np.__version__}; {versions()}",
+            f"- opweave linkers installed: {', '.join(installed_linkers())}",
+            f"- PyTensor: {pytensor}",
+            f"- settings: median of {s.repeat} runs of at least {s.min_run_seconds} s each; "
+            f"compile times: median of {s.compile_repeat} fresh compile directories",
+        ]
+    )
+
+
+LEGEND = """\
+Cells: median time per call (ratio to the row's reference; lower is better). Targets are
+judged on the faster of opweave's `cvm` and `c` (on `c` alone for the call overhead).
+PyTensor columns: its C backend (`CVM` and `C` modes) and its default since 3.0 (`NUMBA`)."""
+
+
+def installed_linkers() -> list[str]:
+    """opweave's installed linkers, in the order of the table."""
+    names = set(available_linkers())
+    return [n for n in LINKER_ORDER if n in names] + sorted(names - set(LINKER_ORDER))
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """The command line (see the module docstring)."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats, 1e6 instead of 1e7")
+    parser.add_argument("--linkers", help="comma-separated linkers (default: all installed)")
+    parser.add_argument(
+        "--pytensor-venv",
+        default=str(REPO / ".bench-pytensor-venv"),
+        help="venv for PyTensor, created (pip install pytensor) when missing",
+    )
+    parser.add_argument("--no-pytensor", action="store_true", help="do not run PyTensor")
+    parser.add_argument(
+        "--pytensor-modes",
+        default="CVM,C,NUMBA",
+        help="comma-separated PyTensor modes among CVM, C, NUMBA (default: all)",
+    )
+    args = parser.parse_args(argv)
+    args.modes = [m.strip().upper() for m in args.pytensor_modes.split(",") if m.strip()]
+    if unknown := [m for m in args.modes if m not in MODE_COLUMNS]:
+        parser.error(f"unknown PyTensor mode(s) {unknown}; choose among {list(MODE_COLUMNS)}")
+    installed = installed_linkers()
+    args.linkers = [n.strip() for n in args.linkers.split(",")] if args.linkers else installed
+    if unknown := [n for n in args.linkers if n not in installed]:
+        parser.error(f"linker(s) {unknown} not installed; installed: {installed}")
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer repeats, no 1e7 cases")
-    parser.add_argument("--linkers", help="comma-separated linkers (default: all installed)")
-    args = parser.parse_args(argv)
-    installed = sorted(available_linkers())
-    linkers = args.linkers.split(",") if args.linkers else installed
-    repeat = 3 if args.quick else 7
-    big = 10**6 if args.quick else 10**7
-    print(f"opweave {opweave.__version__}; linkers installed: {', '.join(installed)}")
-    print(f"NumPy {np.__version__}; PyTensor: {'yes' if pytensor_or_none() else 'not importable'}")
-    bandwidth = copy_bandwidth(big)
-    print(f"measured copy bandwidth: {bandwidth / 1e9:.1f} GB/s\n")
-    rows = [case_overhead(linkers, repeat)]
-    rows += [case_fused(linkers, n, repeat, bandwidth) for n in (10**3, 10**5, big)]
-    rows.append(case_sum_squares(linkers, big, repeat))
-    rows.append(case_chain(linkers, 10**4, repeat))
-    rows.append(case_mlp(linkers, repeat))
-    rows.extend(case_compile(linkers))
-    print_table(rows, linkers)
+    """Run every case and print the report."""
+    args = parse_args(argv)
+    if args.no_pytensor:
+        pytensor: PyTensorSide | NotAvailable = NotAvailable("--no-pytensor")
+    else:
+        pytensor = prepare(Path(args.pytensor_venv), args.modes)
+        if isinstance(pytensor, NotAvailable):
+            log(f"PyTensor not available: {pytensor.reason}")
+    ctx = Context(Settings.choose(args.quick), args.linkers, args.modes, pytensor)
+    load_before = load_average()
+    rows = overhead_rows(ctx) + fused_rows(ctx)
+    rows += [sum_squares_row(ctx), chain_row(ctx), mlp_row(ctx)]
+    rows += compile_rows(ctx)
+    print(header(ctx, load_before), "", markdown_table(rows, ctx.columns()), "", LEGEND, sep="\n")
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())
