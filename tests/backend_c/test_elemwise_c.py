@@ -7,6 +7,7 @@ into one function with several outputs, or into one Composite.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -23,6 +24,16 @@ from opweave.tensor.dimshuffle import DimShuffle
 from opweave.tensor.elemwise import Elemwise
 from opweave_c.impls.scalar_ops import has_scalar_c_code, scalar_c_code
 from opweave_c.linkers.c_linker import MissingCCodeError
+
+
+
+@pytest.fixture(autouse=True)
+def scalar_math_library() -> Iterator[None]:
+    """Compare exactly with NumPy: loops call the scalar C library, as NumPy's float64 loops
+    do (``test_vector_math_c.py`` tests the vectorised math functions)."""
+    with opweave.config.change_flags(c__vector_math=False):
+        yield
+
 
 DTYPES = [
     "bool",

@@ -152,6 +152,14 @@ def build_config(
         StrParam(""),
     )
     config.add(
+        "c__vector_math",
+        "Whether C loops may call glibc's vector math library (libmvec) for ``exp``, ``log``,\n"
+        "``tanh``... on processors with AVX2: several times faster, with results within 4 ulp\n"
+        "of the correctly rounded ones (the scalar C library is within 1). NaN, infinities\n"
+        "and signed zeros are the same either way.",
+        BoolParam(True),
+    )
+    config.add(
         "check_input",
         "Whether compiled functions check the type and shape of their inputs.\n\n"
         "Turning it off saves time per call but lets bad inputs reach the op implementations.",

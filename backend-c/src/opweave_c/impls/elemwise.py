@@ -46,6 +46,7 @@ from opweave_c.impls.scalar_ops import (
 )
 from opweave_c.impls.scalar_ops import VERSION as SCALAR_VERSION
 from opweave_c.impls.types import C_DTYPES
+from opweave_c.vector_math import vector_math_code
 
 __all__ = ["C_OPS", "ELEMWISE_C_SUPPORT", "ElemwiseC"]
 
@@ -55,8 +56,9 @@ VERSION = (1,)
 ELEMWISE_C_SUPPORT = r"""
 /* opweave Elemwise helpers. */
 
-/* The strided loops' innermost loops stay functions of their own, so GCC vectorises them
- * (with run-time checks for unit strides) instead of giving up on the loop nest. */
+/* The flat loops and the strided loops' innermost loops stay functions of their own, so GCC
+ * vectorises them (with run-time checks for unit strides) instead of giving up on them once
+ * inlined into a large function. */
 #if defined(__GNUC__)
 #define OPW_EW_NOINLINE __attribute__((noinline))
 #else
@@ -183,8 +185,11 @@ class ElemwiseC:
     # ------------------------------------------------------------------ contract
 
     def c_support_code(self, **kwargs: Any) -> list[str]:
-        """The scalar helpers, the loop helpers, scalar Ops' own support code."""
-        return [SCALAR_C_SUPPORT, ELEMWISE_C_SUPPORT, *self.own.snippets("c_support_code")]
+        """The vector math declarations, the scalar helpers, the loop helpers, scalar Ops'
+        own support code."""
+        vec = vector_math_code()
+        head = [vec.support_code] if vec else []
+        return [*head, SCALAR_C_SUPPORT, ELEMWISE_C_SUPPORT, *self.own.snippets("c_support_code")]
 
     def c_init_code(self, **kwargs: Any) -> list[str]:
         """Scalar Ops' own initialisation code."""
@@ -199,8 +204,10 @@ class ElemwiseC:
         return self.own.snippets("c_header_dirs", c_compiler=c_compiler)
 
     def c_libraries(self, c_compiler: Any = None) -> list[str]:
-        """Scalar Ops' own libraries."""
-        return self.own.snippets("c_libraries", c_compiler=c_compiler)
+        """libmvec (see :mod:`opweave_c.vector_math`) and scalar Ops' own libraries."""
+        vec = vector_math_code()
+        head = list(vec.libraries) if vec else []
+        return [*head, *self.own.snippets("c_libraries", c_compiler=c_compiler)]
 
     def c_lib_dirs(self, c_compiler: Any = None) -> list[str]:
         """Scalar Ops' own library directories."""
@@ -208,15 +215,17 @@ class ElemwiseC:
 
     def c_compile_args(self, c_compiler: Any = None) -> list[str]:
         """No floating-point contraction (values as NumPy rounds them), and scalar Ops'
-        own arguments."""
-        return [*COMPILE_ARGS, *self.own.snippets("c_compile_args", c_compiler=c_compiler)]
+        own arguments; the vector math flags where they apply."""
+        vec = vector_math_code()
+        head = list(vec.compile_args) if vec else []
+        return [*COMPILE_ARGS, *head, *self.own.snippets("c_compile_args", c_compiler=c_compiler)]
 
     def c_support_code_apply(self, node: Apply, name: str) -> str:
         """The node's two loops: flat (contiguous operands) and strided."""
         args = "PyArrayObject* const* opw_x, PyArrayObject* const* opw_dst"
         flat = ", ".join(decl for decl, _ in self._flat_params())
         return (
-            f"static int opw_ew_flat_{name}({flat}) {{\n"
+            f"OPW_EW_NOINLINE static int opw_ew_flat_{name}({flat}) {{\n"
             + _indent(self._flat_loop(), 1)
             + f"\n}}\n\nOPW_EW_NOINLINE static int opw_ew_inner_{name}"
             + self._inner_loop()
