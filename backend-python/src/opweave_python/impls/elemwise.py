@@ -25,6 +25,7 @@ import numpy as np
 from opweave.graph.basic import Apply
 from opweave.scalar import basic as sb
 from opweave.tensor.elemwise import CAReduce, DimShuffle, Elemwise
+from opweave.tensor.map_reduce import MapReduce
 from opweave_python.impls.scalar import scalar_impl
 
 __all__ = ["PERFORMS", "careduce_perform", "dimshuffle_perform", "elemwise_perform"]
@@ -353,11 +354,22 @@ def careduce_perform(
     output_storage[0][0] = result
 
 
+def map_reduce_perform(
+    op: MapReduce, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]
+) -> None:
+    """The Elemwise, then the CAReduce (NumPy has no one-pass map-reduce)."""
+    mapped_node, reduce_node = op.unfused(node.inputs[0])
+    mapped: list[list[Any]] = [[None]]
+    elemwise_perform(op.elemwise, mapped_node, inputs, mapped)
+    careduce_perform(op.careduce, reduce_node, [mapped[0][0]], output_storage)
+
+
 #: Op class -> ``perform(op, node, inputs, output_storage)``. Read-only.
 PERFORMS: MappingProxyType[type, Callable[..., None]] = MappingProxyType(
     {
         Elemwise: elemwise_perform,
         DimShuffle: dimshuffle_perform,
         CAReduce: careduce_perform,
+        MapReduce: map_reduce_perform,
     }
 )

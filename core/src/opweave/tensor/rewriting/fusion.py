@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from opweave.graph.fg import FunctionGraph
     from opweave.graph.rewriting import RewriteDatabase
 
-__all__ = ["FusionOptimizer", "is_fusable", "register_fusion"]
+__all__ = ["FusionOptimizer", "is_fusable", "is_inlinable_constant", "register_fusion"]
 
 #: The default bound on the number of inputs of a fused node.
 DEFAULT_MAX_INPUTS = 32
@@ -81,7 +81,7 @@ def is_fusable(node: Apply) -> bool:
     )
 
 
-def _inlinable(var: Variable) -> bool:
+def is_inlinable_constant(var: Variable) -> bool:
     """True for a constant with a single element (inlined as a scalar constant)."""
     return (
         isinstance(var, Constant)
@@ -148,7 +148,7 @@ class FusionOptimizer(GraphRewriter):
         pattern = root.outputs[0].type.broadcastable  # type: ignore[attr-defined]
         cluster: set[Apply] = {root}
         outer: dict[Variable, None] = {
-            v: None for v in root.inputs if not _inlinable(v) and v not in root.outputs
+            v: None for v in root.inputs if not is_inlinable_constant(v) and v not in root.outputs
         }
         changed = True
         while changed:
@@ -167,7 +167,7 @@ class FusionOptimizer(GraphRewriter):
                     continue
                 new_outer = {v: None for v in outer if v.owner is not cand}
                 for inp in cand.inputs:
-                    if not _inlinable(inp):
+                    if not is_inlinable_constant(inp):
                         new_outer[inp] = None
                 if len(new_outer) > self.max_inputs:
                     continue
@@ -176,7 +176,7 @@ class FusionOptimizer(GraphRewriter):
                 for v in outer:
                     if v.owner is cand:
                         for inp in cand.inputs:
-                            if not _inlinable(inp):
+                            if not is_inlinable_constant(inp):
                                 ordered[inp] = None
                     else:
                         ordered[v] = None
@@ -193,7 +193,7 @@ class FusionOptimizer(GraphRewriter):
         if len(order) != len(cluster):
             return False
         if not outer:  # only constants: keep one as an input so the node has a shape
-            first = next(i for n in order for i in n.inputs if _inlinable(i))
+            first = next(i for n in order for i in n.inputs if is_inlinable_constant(i))
             outer = [first]
         inner: dict[Variable, Variable] = {
             v: get_scalar_type(v.type.dtype)()  # type: ignore[attr-defined]
@@ -204,7 +204,7 @@ class FusionOptimizer(GraphRewriter):
             args = []
             for inp in node.inputs:
                 if inp not in inner:
-                    if not _inlinable(inp):
+                    if not is_inlinable_constant(inp):
                         return False
                     stype = get_scalar_type(inp.type.dtype)  # type: ignore[attr-defined]
                     inner[inp] = stype.make_constant(np.asarray(inp.data).reshape(()))  # type: ignore[attr-defined]

@@ -21,6 +21,7 @@ entry                           where               tags
 ``specialize_constant_folding`` ``specialize``      fast_run, constant_folding
 ``local_dot_transposes``        ``specialize``      fast_run, specialize
 ``elemwise_fusion``             own phase, 3        fast_run, fusion
+``careduce_fusion``             own phase, 3.5      fast_run, fusion
 ``inplace_elemwise``            ``inplace``         fast_run, inplace
 =============================== =================== ===================================
 
@@ -35,6 +36,7 @@ from opweave.tensor.rewriting.canonicalize import register_canonicalize
 from opweave.tensor.rewriting.constant_folding import register_constant_folding
 from opweave.tensor.rewriting.fusion import register_fusion
 from opweave.tensor.rewriting.inplace import register_inplace
+from opweave.tensor.rewriting.reduce_fusion import register_reduce_fusion
 from opweave.tensor.rewriting.shape import register_shape
 
 if TYPE_CHECKING:
@@ -56,4 +58,5 @@ def register_standard_rewrites(db: RewriteDatabase) -> None:
     register_canonicalize(db)
     register_shape(db)
     register_fusion(db)
+    register_reduce_fusion(db)
     register_inplace(db)
