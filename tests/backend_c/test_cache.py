@@ -101,6 +101,27 @@ def test_hit_across_processes(tmp_path) -> None:
     assert "V3 = V0 + V1;" in source.read_text()  # the source is kept next to the module
 
 
+def test_a_cache_hit_in_a_new_process_does_not_start_the_compiler(tmp_path) -> None:
+    """The compiler's identity (part of every key) is remembered per compiler binary."""
+    log = tmp_path / "calls.log"
+    wrapper = tmp_path / "cc-logged"
+    wrapper.write_text(f'#!/bin/sh\necho "$@" >> {log}\nexec cc "$@"\n')
+    wrapper.chmod(0o755)
+    compiledir = tmp_path / "compiledir"
+    env = {**os.environ, "OPWEAVE_FLAGS": f"compiledir={compiledir},cxx={wrapper}"}
+    for _ in range(2):
+        proc = subprocess.run(
+            [sys.executable, "-c", SCRIPT, "c"], capture_output=True, text=True, env=env
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert "RESULT 9.0" in proc.stdout
+    calls = log.read_text().splitlines()
+    assert calls.count("--version") == 1  # the first process asked; the second remembered
+    assert len(calls) == 2  # and one build
+    (memo,) = (compiledir / "compilers").iterdir()
+    assert memo.read_text().split("\n")[1].startswith(f"{wrapper}: ")
+
+
 def test_concurrent_processes_build_one_entry(tmp_path) -> None:
     env = {**os.environ, "OPWEAVE_FLAGS": f"compiledir={tmp_path}"}
     procs = [

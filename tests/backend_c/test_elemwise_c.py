@@ -26,7 +26,6 @@ from opweave_c.impls.scalar_ops import has_scalar_c_code, scalar_c_code
 from opweave_c.linkers.c_linker import MissingCCodeError
 
 
-
 @pytest.fixture(autouse=True)
 def scalar_math_library() -> Iterator[None]:
     """Compare exactly with NumPy: loops call the scalar C library, as NumPy's float64 loops

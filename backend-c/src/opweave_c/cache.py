@@ -29,8 +29,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
-
 from opweave_c.errors import CacheDirError
 
 log = logging.getLogger("opweave_c.cache")
@@ -153,6 +151,8 @@ class ModuleCache:
         found = self.lookup(key)
         if found is not None:
             return found
+        from filelock import FileLock  # only builds need it (its import is slow)
+
         with FileLock(str(self.root / "locks" / f"{key}.lock")):
             found = self.lookup(key)
             if found is not None:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import shlex
 import subprocess
 import sysconfig
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -98,13 +100,55 @@ class CCompiler:
 
 @functools.cache
 def _identity(command: str) -> str:
+    """``"<path>: <first line of --version>"``, remembered on disk per compiler binary (its
+    real path, inode, size and modification time) so that a process loading cached modules
+    does not start the compiler."""
+    resolved = shutil_which(command)
+    if resolved is None:
+        return f"{command}: unavailable (not found)"
+    try:
+        real = os.path.realpath(resolved)
+        info = os.stat(real)
+    except OSError as exc:
+        return f"{command}: unavailable ({exc})"
+    stamp = f"{real}|{info.st_ino}|{info.st_size}|{info.st_mtime_ns}"
+    memo = _identity_memo(stamp)
+    if memo is not None:
+        try:
+            head, _, text = memo.read_text().partition("\n")
+            if head == stamp and text:
+                return text
+        except OSError:
+            pass
     try:
         proc = subprocess.run([command, "--version"], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"{command}: unavailable ({exc})"
     first = (proc.stdout or proc.stderr).splitlines()[:1]
-    resolved = shutil_which(command) or command
-    return f"{resolved}: {first[0] if first else 'unknown'}"
+    identity = f"{resolved}: {first[0] if first else 'unknown'}"
+    if memo is not None and proc.returncode == 0:
+        try:
+            tmp = memo.with_name(f"{memo.name}.{os.getpid()}.tmp")
+            tmp.write_text(f"{stamp}\n{identity}")
+            os.replace(tmp, memo)
+        except OSError:
+            pass
+    return identity
+
+
+def _identity_memo(stamp: str) -> Path | None:
+    """Where the identity of the compiler ``stamp`` describes is remembered (in the private
+    compile directory), or ``None`` when there is no usable one."""
+    from opweave import config
+    from opweave_c.cache import ensure_private_dir
+    from opweave_c.errors import CacheDirError
+
+    try:
+        root = ensure_private_dir(Path(config.compiledir))
+        folder = ensure_private_dir(root / "compilers")
+    except (OSError, CacheDirError):
+        return None
+    return folder / hashlib.sha256(stamp.encode()).hexdigest()[:32]
 
 
 def shutil_which(command: str) -> str | None:

@@ -20,9 +20,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import cffi
 import numpy as np
-from cffi.recompiler import make_c_source
 
 from opweave_c.cache import ModuleCache, cache_for_config
 from opweave_c.codegen import Block, block_versions, nodes_at_lines
@@ -174,7 +172,7 @@ done:
             f"runtime {RUNTIME_VERSION}",
             f"numpy C ABI {numpy_abi_version()} / {np.__version__}",
             f"python {sys.version} {sys.implementation.cache_tag} {platform.machine()}",
-            f"cffi {cffi.__version__}",
+            f"cffi {_cffi_version()}",
             self.compiler.identity,
         ):
             h.update(part.encode())
@@ -219,6 +217,9 @@ def build_module(blocks: list[Block], what: str, cache: ModuleCache | None = Non
     cache = cache or cache_for_config()
 
     def build(tmp: Path) -> dict[str, Any]:
+        import cffi  # imported for builds only: loading a cached module needs none of it
+        from cffi.recompiler import make_c_source
+
         ffi = cffi.FFI()
         ffi.cdef(CDEF)
         c_path = tmp / f"{modname}.c"
@@ -274,3 +275,11 @@ def load_module(modname: str, path: Path) -> ModuleType:
         sys.modules.pop(modname, None)
         raise
     return module
+
+
+def _cffi_version() -> str:
+    """cffi's version (part of every cache key), read from its C backend, which is fast
+    to import (``import cffi`` is not)."""
+    import _cffi_backend
+
+    return str(_cffi_backend.__version__)
