@@ -98,15 +98,19 @@ def _rss_bytes() -> int:
 def test_no_leaks_over_100000_calls(copy_fn) -> None:
     x, y, z = double("x"), double("y"), double("z")
     f = opweave.function([x, y, z], mul(add(x, y), z), mode=C)
+    s = ot.dscalar("s")
+    g = opweave.function([s], s * 2.0, mode=C)  # Python floats become 0-d arrays in C
     a, b, c = 1.5, 2.5, 3.5
     arr = np.arange(5.0)
     for _ in range(1000):
         f(a, b, c)
+        g(a)
         copy_fn(arr)
     refs = [sys.getrefcount(v) for v in (a, b, c, arr)]
     rss = _rss_bytes()
     for _ in range(100_000):
         f(a, b, c)
+        g(a)
         copy_fn(arr)
     assert [sys.getrefcount(v) for v in (a, b, c, arr)] == refs
     assert _rss_bytes() - rss < 4 * 2**20
@@ -129,3 +133,24 @@ def test_no_leaks_on_the_failure_path() -> None:
             pass
     assert sys.getrefcount(bad) == ref
     assert _rss_bytes() - rss < 4 * 2**20
+
+
+def test_python_floats_for_float64_scalars_are_converted_in_c_as_filter_does() -> None:
+    x, y = ot.dscalar("x"), ot.dscalar("y")
+    f = opweave.function([x, y], x * y, mode=C)
+    out = f(1.5, 4.0)
+    assert isinstance(out, np.ndarray) and out.dtype == np.float64 and out.shape == ()
+    assert out == 6.0
+    assert f(3, np.float64(2.0)) == 6.0  # an int and a NumPy scalar go through filter
+    with pytest.raises(TypeError, match=r"bad input argument 1 \(name 'y'\)"):
+        f(1.0, "abc")
+
+
+def test_strict_inputs_take_only_exact_values_in_c() -> None:
+    x, y = ot.dscalar("x"), ot.dscalar("y")
+    f = opweave.function([opweave.In(x, strict=True), y], x + y, mode=C)
+    assert f(np.array(1.0), 2.0) == 3.0
+    with pytest.raises(TypeError, match=r"bad input argument 0 \(name 'x'\).*got float"):
+        f(1.0, 2.0)
+    with pytest.raises(TypeError, match="expects dtype"):
+        f(np.array(1, dtype="int64"), 2.0)

@@ -10,13 +10,23 @@ static inline int opw_tensor_exact(PyObject* o, int typenum, int ndim) {
 }
 
 /* Make ``*py`` (a new reference) an exact array for the Type described, converting
- * through ``filter`` (the Type's Python filter) when given. 0 on success, -1 with an
- * exception set otherwise. */
+ * through ``filter`` (the Type's Python filter) when given: a lenient filter, which would
+ * turn a Python float into a 0-d float64 array, as this does itself. Without a filter
+ * (strict inputs) only exact arrays pass. 0 on success, -1 with an exception set. */
 static int opw_tensor_check(PyObject** py, PyObject* filter, int typenum, int ndim,
                             const char* type_desc) {
     PyArrayObject* a;
     if (opw_tensor_exact(*py, typenum, ndim)) return 0;
     if (filter != NULL && filter != Py_None) {
+        if (ndim == 0 && typenum == NPY_FLOAT64 && PyFloat_CheckExact(*py)) {
+            /* What the filter makes of a Python float for a float64 scalar, without it. */
+            PyObject* arr = PyArray_SimpleNew(0, NULL, NPY_FLOAT64);
+            if (!arr) return -1;
+            *(double*)PyArray_DATA((PyArrayObject*)arr) = PyFloat_AS_DOUBLE(*py);
+            Py_DECREF(*py);
+            *py = arr;
+            return 0;
+        }
         if (opw_filter(py, filter) < 0) return -1;
         if (opw_tensor_exact(*py, typenum, ndim)) return 0;
     }

@@ -112,12 +112,16 @@ class CLinker(Linker):
         """A C callable doing a whole call: arguments in, updates applied, outputs out.
 
         ``arg_filters[i]`` converts argument ``i`` when it is not already exactly a value
-        of its Type (the Type's ``filter`` with the input's ``strict``/``allow_downcast``);
-        Types whose C extraction is strict, like seed 002's ``Double``, never call it.
+        of its Type (the Type's ``filter`` with the input's ``strict``/``allow_downcast``,
+        and that ``strict`` as its attribute); Types whose C extraction is strict, like seed
+        002's ``Double``, never call it. Strict inputs get no filter: only exact values
+        pass, as a strict ``filter`` lets only them pass.
         It returns ``NotImplemented`` when called with a different number of arguments.
         """
         n = len(arg_filters)
-        filters = tuple(arg_filters) + (None,) * (len(self._in_cells) - n)
+        # Strict inputs take exact values only: the C extraction checks them, no filter runs.
+        lenient = tuple(None if getattr(f, "strict", False) else f for f in arg_filters)
+        filters = lenient + (None,) * (len(self._in_cells) - n)
         _, call = self._link(
             self._in_cells,
             self._out_cells,

@@ -166,10 +166,30 @@ class FunctionMaker:
         from opweave.graph.rewriting import build_rewrite_database
 
         include, exclude, require = query
+        include += self._target_rewrite_tags()
         include += tuple(t for t in config.optimizer_including.split(":") if t)
         exclude += tuple(t for t in config.optimizer_excluding.split(":") if t)
         rewriter = build_rewrite_database().query(include=include, exclude=exclude, require=require)
         rewriter.rewrite(self.fgraph)
+
+    def _target_rewrite_tags(self) -> tuple[str, ...]:
+        """Rewrite tags that ``config.device`` and the linker add to the query.
+
+        ``config.device`` other than ``cpu`` adds its kind (e.g. ``cuda``), after checking
+        that an installed, available backend provides it
+        (:func:`opweave.compile.device.device_rewrite_tags`); a linker class adds its
+        ``rewrite_tags`` attribute (the ``cuda`` linker adds ``cuda``).
+        """
+        from opweave import config
+        from opweave.compile.device import device_rewrite_tags
+        from opweave.link.lookup import resolve_linker
+
+        tags = device_rewrite_tags(config.device)
+        linker = self.mode.linker if self.mode.linker is not None else config.linker
+        if isinstance(linker, str):
+            linker = resolve_linker(linker)
+        tags += tuple(getattr(linker, "rewrite_tags", ()))
+        return tags
 
     def _protect_outputs(self) -> None:
         """Copy outputs that would hand the caller memory it does not own.
@@ -390,9 +410,13 @@ _DEFAULT = object()
 
 
 def _bound_filter(filt: Any, strict: bool, allow_downcast: bool | None) -> Any:
+    """``filt`` with the input's settings bound, for a linker's fast call; its ``strict``
+    attribute tells the linker whether only exact values may pass."""
+
     def bound(value: Any) -> Any:
         return filt(value, strict, allow_downcast)
 
+    bound.strict = strict  # type: ignore[attr-defined]
     return bound
 
 
