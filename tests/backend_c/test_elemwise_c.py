@@ -528,7 +528,8 @@ def test_fused_composite_is_one_loop() -> None:
     x, y, z = ot.dvector("x"), ot.dvector("y"), ot.dvector("z")
     n = 1001
     values = [np.linspace(-5, 5, n), np.linspace(0, 1, n), np.linspace(3, -3, n)]
-    fns = run_all([x, y, z], ot.exp(x) * y + z, values, optimizer="fast_run")
+    # ``exp`` may round differently in its last bit from NumPy's (SIMD) exp: compared to rtol.
+    fns = run_all([x, y, z], ot.exp(x) * y + z, values, optimizer="fast_run", names=["exp"])
     for f in fns.values():
         (node,) = f.maker.fgraph.toposort()
         assert isinstance(node.op, Elemwise) and isinstance(node.op.scalar_op, Composite)

@@ -15,6 +15,7 @@ import opweave.scalar as ps
 import opweave.tensor as ot
 from opweave.compile import Mode
 from opweave.tensor.elemwise import CAReduce
+from opweave.tensor.map_reduce import MapReduce
 from opweave.tensor.reductions import Argmax, Argmin, Max, Sum
 
 PY = Mode(linker="py", optimizer=None)
@@ -242,8 +243,10 @@ def test_cvm_runs_reductions_in_c_after_rewrites():
     f = opweave.function([x, y], outs, mode=Mode(linker="cvm"))
     fp = opweave.function([x, y], outs, mode=Mode(linker="py"))
     order = f.maker.fgraph.toposort()
-    reductions = [k for k, n in enumerate(order) if isinstance(n.op, CAReduce | Argmax)]
+    reductions = [k for k, n in enumerate(order) if isinstance(n.op, CAReduce | Argmax | MapReduce)]
     assert len(reductions) == 4
+    # sum(x ** 2) and max(exp(x)) are reductions of maps: one loop each, in C too.
+    assert sum(isinstance(n.op, MapReduce) for n in order) == 2
     assert set(reductions) <= set(f.fn.c_nodes)
     args = [RNG.normal(size=(5, 7)), RNG.integers(-9, 9, size=(5, 7))]
     for got, ref in zip(f(*args), fp(*args), strict=True):

@@ -41,6 +41,7 @@ from opweave_c.impls.scalar_ops import (
     C_TYPE,
     COMPILE_ARGS,
     SCALAR_C_SUPPORT,
+    OwnCForwarding,
     OwnCOps,
     scalar_c_code,
 )
@@ -146,7 +147,7 @@ def _indent(code: str, depth: int) -> str:
     return "\n".join(pad + line if line.strip() else line for line in code.splitlines())
 
 
-class ElemwiseC:
+class ElemwiseC(OwnCForwarding):
     """The C implementation of one Elemwise node (see the module docstring).
 
     Parameters
@@ -191,27 +192,11 @@ class ElemwiseC:
         head = [vec.support_code] if vec else []
         return [*head, SCALAR_C_SUPPORT, ELEMWISE_C_SUPPORT, *self.own.snippets("c_support_code")]
 
-    def c_init_code(self, **kwargs: Any) -> list[str]:
-        """Scalar Ops' own initialisation code."""
-        return self.own.snippets("c_init_code")
-
-    def c_headers(self, c_compiler: Any = None) -> list[str]:
-        """Scalar Ops' own headers."""
-        return self.own.snippets("c_headers", c_compiler=c_compiler)
-
-    def c_header_dirs(self, c_compiler: Any = None) -> list[str]:
-        """Scalar Ops' own include directories."""
-        return self.own.snippets("c_header_dirs", c_compiler=c_compiler)
-
     def c_libraries(self, c_compiler: Any = None) -> list[str]:
         """libmvec (see :mod:`opweave_c.vector_math`) and scalar Ops' own libraries."""
         vec = vector_math_code()
         head = list(vec.libraries) if vec else []
-        return [*head, *self.own.snippets("c_libraries", c_compiler=c_compiler)]
-
-    def c_lib_dirs(self, c_compiler: Any = None) -> list[str]:
-        """Scalar Ops' own library directories."""
-        return self.own.snippets("c_lib_dirs", c_compiler=c_compiler)
+        return [*head, *super().c_libraries(c_compiler)]
 
     def c_compile_args(self, c_compiler: Any = None) -> list[str]:
         """No floating-point contraction (values as NumPy rounds them), and scalar Ops'

@@ -702,6 +702,34 @@ class OwnCOps:
         return tuple(versions)
 
 
+class OwnCForwarding:
+    """The C-contract methods that pass on what the scalar Ops with C of their own need
+    (``self.own``, an :class:`OwnCOps`): initialisation code, headers, include and library
+    directories, libraries."""
+
+    own: OwnCOps
+
+    def c_init_code(self, **kwargs: Any) -> list[str]:
+        """The inner Ops' initialisation code."""
+        return self.own.snippets("c_init_code")
+
+    def c_headers(self, c_compiler: Any = None) -> list[str]:
+        """The inner Ops' headers."""
+        return self.own.snippets("c_headers", c_compiler=c_compiler)
+
+    def c_header_dirs(self, c_compiler: Any = None) -> list[str]:
+        """The inner Ops' include directories."""
+        return self.own.snippets("c_header_dirs", c_compiler=c_compiler)
+
+    def c_libraries(self, c_compiler: Any = None) -> list[str]:
+        """The inner Ops' libraries."""
+        return self.own.snippets("c_libraries", c_compiler=c_compiler)
+
+    def c_lib_dirs(self, c_compiler: Any = None) -> list[str]:
+        """The inner Ops' library directories."""
+        return self.own.snippets("c_lib_dirs", c_compiler=c_compiler)
+
+
 def _defines_c_code(op: Any) -> bool:
     """Does the scalar Op (not a Composite) carry its own ``c_code``?"""
     return not isinstance(op, Composite) and _defines(op, "c_code", CLinkerOp)
@@ -852,7 +880,7 @@ def has_scalar_c_code(op: Any, in_dtypes: Sequence[str], out_dtypes: Sequence[st
 # ====================================================================== scalar nodes
 
 
-class ScalarOpC:
+class ScalarOpC(OwnCForwarding):
     """C implementation of a scalar-level node (ScalarType inputs and outputs): ``z = expr;``,
     or a Composite's statements (which may use inner Ops' own ``c_code``).
 
@@ -883,26 +911,6 @@ class ScalarOpC:
     def c_support_code(self, **kwargs: Any) -> list[str]:
         """The scalar helpers (and the inner Ops' support code)."""
         return [SCALAR_C_SUPPORT, *self.own.snippets("c_support_code")]
-
-    def c_init_code(self, **kwargs: Any) -> list[str]:
-        """The inner Ops' initialisation code."""
-        return self.own.snippets("c_init_code")
-
-    def c_headers(self, c_compiler: Any = None) -> list[str]:
-        """The inner Ops' headers."""
-        return self.own.snippets("c_headers", c_compiler=c_compiler)
-
-    def c_header_dirs(self, c_compiler: Any = None) -> list[str]:
-        """The inner Ops' include directories."""
-        return self.own.snippets("c_header_dirs", c_compiler=c_compiler)
-
-    def c_libraries(self, c_compiler: Any = None) -> list[str]:
-        """The inner Ops' libraries."""
-        return self.own.snippets("c_libraries", c_compiler=c_compiler)
-
-    def c_lib_dirs(self, c_compiler: Any = None) -> list[str]:
-        """The inner Ops' library directories."""
-        return self.own.snippets("c_lib_dirs", c_compiler=c_compiler)
 
     def c_compile_args(self, c_compiler: Any = None) -> list[str]:
         """No floating-point contraction, and the inner Ops' arguments."""
