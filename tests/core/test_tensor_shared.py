@@ -75,7 +75,9 @@ def test_shared_rejects_non_numeric_values(value: object, match: str) -> None:
         ot.shared(value)
 
 
-def test_shared_targets() -> None:
+def test_shared_targets(bare_plugin_manager) -> None:
+    """Without a plugin for the target (here: none installed), ``shared`` says what to
+    install."""
     assert ot.shared(1.0, target="cpu").type == TensorType("float64", shape=())
     with pytest.raises(ValueError, match=r"no installed plugin.*target 'cuda'.*opweave-cuda"):
         ot.shared(np.zeros(2), target="cuda")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import TextIO
+from typing import Any, TextIO
 
 
 def info(out: TextIO) -> int:
@@ -29,11 +29,29 @@ def info(out: TextIO) -> int:
         )
         print(f"  {backend['name']}: linkers {', '.join(backend['linkers'])}; {status}", file=out)
     linkers = available_linkers(pm)
-    print(f"linkers: {', '.join(sorted(linkers)) or 'none'}", file=out)
+    unusable = unavailable_linkers(pm)
+    usable = sorted(name for name in linkers if name not in unusable)
+    print(f"linkers: {', '.join(usable) or 'none'}", file=out)
+    for name, reason in sorted(unusable.items()):
+        print(f"  linker {name} is installed but unavailable: {reason}", file=out)
     print("config:", file=out)
     for name, value, _doc in opweave.config.flags():
         print(f"  {name} = {value!r}  ({opweave.config.source(name)})", file=out)
     return 0
+
+
+def unavailable_linkers(pm: Any = None) -> dict[str, str]:
+    """``{linker name: reason}`` for the linkers of backends that report themselves
+    unavailable (``opweave_backend_info``), e.g. ``cuda`` without a GPU driver."""
+    import opweave
+
+    pm = pm or opweave.get_plugin_manager()
+    found: dict[str, str] = {}
+    for backend in pm.hook.opweave_backend_info():
+        if not backend.get("available", True):
+            for name in backend.get("linkers", ()):
+                found[name] = str(backend.get("reason") or "unavailable")
+    return found
 
 
 def demo(out: TextIO) -> int:
@@ -52,7 +70,11 @@ def demo(out: TextIO) -> int:
     print("\nseed example: (x + y) * z with x, y, z of the plugin Type 'double'", file=out)
     opweave.dprint(expr, file=out)
     failures = 0
+    unusable = unavailable_linkers()
     for name in sorted(available_linkers()):
+        if name in unusable:
+            print(f"  linker {name:>4}: skipped, unavailable here: {unusable[name]}", file=out)
+            continue
         try:
             f = opweave.function([x, y, z], expr, mode=opweave.Mode(linker=name))
             result = f(1.0, 2.0, 3.0)

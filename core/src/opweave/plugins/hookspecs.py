@@ -75,6 +75,12 @@ def opweave_backend_info() -> dict[str, Any]:
     (why it is unavailable, or ``None``). A backend that installed but cannot
     work on this machine (no C compiler, no CUDA driver) says so here instead
     of failing at import.
+
+    Optionally, ``devices``: the ``config.device`` kinds it provides (e.g.
+    ``["cuda"]`` for ``device='cuda'`` and ``'cuda0'``). Compiling with such a
+    device includes the rewrites tagged with the kind's name, and fails with this
+    backend's ``reason`` when it is unavailable (see
+    :mod:`opweave.compile.device`).
     """
 
 
@@ -158,6 +164,27 @@ def opweave_transfer(var: Variable, target: str) -> Variable | None:
     the output of a transfer Op) when one is, and ``None`` when this plugin
     cannot handle the pair. ``opweave.register_transfer(fn)`` registers ``fn``
     as an implementation of this hook.
+    """
+
+
+@hookspec(firstresult=True)
+def opweave_shared(
+    value: Any,
+    name: str | None,
+    strict: bool,
+    allow_downcast: bool | None,
+    borrow: bool,
+    shape: tuple[int | None, ...] | None,
+    target: str | None,
+) -> Variable | None:
+    """Return a shared variable holding ``value`` on ``target``, or ``None``.
+
+    **Kind:** first result.
+
+    Asked by :func:`opweave.shared` for targets other than ``None``/``"cpu"``
+    (e.g. ``"cuda"``). The arguments are those of ``shared``. Return ``None`` for
+    targets this plugin does not provide; raise (with a message saying why) when it
+    provides the target but cannot use it on this machine.
     """
 
 

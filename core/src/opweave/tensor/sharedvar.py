@@ -166,8 +166,9 @@ def shared(
         The static shape (default: ``None`` for every dimension, so that later values may
         have other lengths).
     target
-        Where the value lives: ``None`` or ``"cpu"``. Other targets need a plugin that
-        provides them.
+        Where the value lives: ``None`` or ``"cpu"``. Other targets (``"cuda"``) are
+        asked of the plugins' ``opweave_shared`` hook, whose shared variable is returned
+        (e.g. a GPU shared variable from opweave-cuda).
 
     Returns
     -------
@@ -176,7 +177,7 @@ def shared(
     Raises
     ------
     ValueError
-        For an unknown ``target``.
+        For a ``target`` no installed plugin provides.
     TypeError
         For values that are not numeric arrays or numbers, or a ``shape`` they do not fit.
 
@@ -187,6 +188,19 @@ def shared(
     (3, 2)
     """
     if target not in (None, "cpu"):
+        from opweave.plugins.manager import get_plugin_manager
+
+        var = get_plugin_manager().hook.opweave_shared(
+            value=value,
+            name=name,
+            strict=strict,
+            allow_downcast=allow_downcast,
+            borrow=borrow,
+            shape=shape,
+            target=target,
+        )
+        if var is not None:
+            return var  # type: ignore[no-any-return]
         raise ValueError(
             f"shared: no installed plugin provides shared variables on target {target!r}; the "
             "core provides target='cpu' (GPU targets such as 'cuda' need a backend like "
