@@ -1,0 +1,312 @@
+"""Implementations of the GPU Ops, served through the ``opweave_perform`` hook.
+
+:func:`perform_for` runs at compile time: it builds the generated kernels a node needs
+(no pycuda required for that) and returns ``fn(node, inputs, output_storage)``. The
+returned functions need pycuda when they run. View Ops (DimShuffle, Subtensor, Reshape of
+contiguous arrays) build strided ``GPUArray`` views; nothing is copied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from opweave.compile.ops import DeepCopyOp
+from opweave.graph.basic import Apply
+from opweave.graph.op import Op
+from opweave.tensor.subtensor import get_idx_list
+from opweave_cuda import device_copy
+from opweave_cuda.availability import import_gpuarray
+from opweave_cuda.ops import (
+    GpuAlloc,
+    GpuCAReduce,
+    GpuDimShuffle,
+    GpuDot,
+    GpuElemwise,
+    GpuReshape,
+    GpuSubtensor,
+)
+from opweave_cuda.transfer_ops import GpuFromHost, HostFromGpu
+from opweave_cuda.type import GpuArrayType, is_gpuarray
+
+__all__ = ["perform_for"]
+
+Perform = Callable[[Apply, Sequence[Any], list[list[Any]]], None]
+
+
+def _reusable(cell: list[Any], shape: tuple[int, ...], dtype: Any) -> Any:
+    """The GPUArray in ``cell`` when it can hold a result of ``shape``/``dtype``, else None."""
+    z = cell[0]
+    if (
+        is_gpuarray(z)
+        and tuple(z.shape) == shape
+        and z.dtype == np.dtype(dtype)
+        and z.flags.c_contiguous
+        and z.base is None
+    ):
+        return z
+    return None
+
+
+def _output(cell: list[Any], shape: tuple[int, ...], dtype: Any) -> Any:
+    z = _reusable(cell, shape, dtype)
+    if z is None:
+        z = device_copy.empty(shape, dtype)
+        cell[0] = z
+    return z
+
+
+def broadcast_shape(op: Op, shapes: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
+    """NumPy broadcasting of equal-rank ``shapes``; ``ValueError`` naming ``op`` otherwise."""
+    out: list[int] = []
+    for axis, lengths in enumerate(zip(*shapes, strict=True)):
+        sizes = {n for n in lengths if n != 1}
+        if len(sizes) > 1:
+            raise ValueError(
+                f"{op}: input shapes {list(shapes)} cannot be broadcast together (axis {axis})"
+            )
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------- transfers
+
+
+def _gpu_from_host(op: Op, node: Apply) -> Perform:
+    def perform(node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
+        x = np.ascontiguousarray(inputs[0])
+        z = _reusable(out[0], x.shape, x.dtype)
+        if z is None:
+            out[0][0] = import_gpuarray().to_gpu(x)
+        else:
+            z.set(x)
+
+    return perform
+
+
+def _host_from_gpu(op: Op, node: Apply) -> Perform:
+    def perform(node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
+        out[0][0] = device_copy.to_host(inputs[0])
+
+    return perform
+
+
+def _deep_copy(op: Op, node: Apply) -> Perform | None:
+    if not isinstance(node.inputs[0].type, GpuArrayType):
+        return None
+
+    def perform(node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
+        (x,) = inputs
+        z = _output(out[0], tuple(x.shape), x.dtype)
+        device_copy.copy_into(z, x)
+
+    return perform
+
+
+# ---------------------------------------------------------------------- computations
+
+
+def _elemwise(op: GpuElemwise, node: Apply) -> Perform:
+    from opweave_cuda.kernels import elemwise_kernel
+
+    kernel = elemwise_kernel(
+        op.scalar_op, [i.type for i in node.inputs], [o.type for o in node.outputs]
+    )
+    out_dtypes = [o.type.dtype for o in node.outputs]  # type: ignore[attr-defined]
+
+    def perform(node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
+        shape = broadcast_shape(op, [tuple(x.shape) for x in inputs])
+        outputs = [_output(cell, shape, d) for cell, d in zip(out, out_dtypes, strict=True)]
+        if all(n > 0 for n in shape):
+            kernel(list(inputs), outputs)
+
+    return perform
+
+
+def _careduce(op: GpuCAReduce, node: Apply) -> Perform:
+    from opweave_cuda.kernels import reduction_kernel
+
+    in_type = node.inputs[0].type
+    axes = op.reduced_axes(in_type.ndim)  # type: ignore[attr-defined]
+    kernel = reduction_kernel(
+        op.scalar_op, axes, in_type, node.outputs[0].type, acc_dtype=op.acc_dtype
+    )
+    dtype = node.outputs[0].type.dtype  # type: ignore[attr-defined]
+
+    def perform(node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
+        (x,) = inputs
+        shape = tuple(int(n) for i, n in enumerate(x.shape) if i not in axes)
+        kernel(x, _output(out[0], shape, dtype))
+
+    return perform
+
+
+def _dot(op: GpuDot, node: Apply) -> Perform:
+    from opweave_cuda.kernels import gemm
+
+    dtype = node.outputs[0].type.dtype  # type: ignore[attr-defined]
+
+    def perform(node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
+        a, b = inputs
+        if a.shape[-1] != b.shape[0]:
+            raise ValueError(f"{op}: shapes {tuple(a.shape)} and {tuple(b.shape)} are not aligned")
+        shape = tuple(int(n) for n in (*a.shape[:-1], *b.shape[1:]))
+        gemm(a, b, _output(out[0], shape, dtype))
+
+    return perform
+
+
+def _alloc(op: GpuAlloc, node: Apply) -> Perform:
+    import opweave.scalar as ps
+    from opweave_cuda.kernels import elemwise_kernel
+
+    out_type = node.outputs[0].type
+    value_type = node.inputs[0].type
+    pad = out_type.ndim - value_type.ndim  # type: ignore[attr-defined]
+    padded_type = value_type.clone(shape=(1,) * pad + tuple(value_type.shape))  # type: ignore[attr-defined]
+    kernel = elemwise_kernel(ps.identity, [padded_type], [out_type])
+
+    def perform(node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
+        value, *lengths = inputs
+        shape = tuple(int(n) for n in lengths)
+        if any(n < 0 for n in shape):
+            raise ValueError(f"{op}: negative dimensions are not allowed: {shape}")
+        vshape = (1,) * pad + tuple(int(n) for n in value.shape)
+        for v, n in zip(vshape, shape, strict=True):
+            if v not in (1, n):
+                raise ValueError(f"{op}: a value of shape {tuple(value.shape)} cannot fill {shape}")
+        z = _output(out[0], shape, out_type.dtype)  # type: ignore[attr-defined]
+        if z.size == 0:
+            return
+        view = device_copy.strided_view(value, vshape, (0,) * pad + tuple(value.strides))
+        kernel([view], [z])
+
+    return perform
+
+
+# ---------------------------------------------------------------------- views
+
+
+def dimshuffle_layout(
+    op: GpuDimShuffle, shape: Sequence[int], strides: Sequence[int]
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The shape and byte strides of ``op``'s view of an array with ``shape``/``strides``.
+
+    Raises
+    ------
+    ValueError
+        If an axis that is dropped does not have length 1.
+    """
+    kept = {a for a in op.new_order if a != "x"}
+    for axis in range(op.input_ndim):
+        if axis not in kept and int(shape[axis]) != 1:
+            raise ValueError(
+                f"{op}: cannot drop axis {axis} of length {shape[axis]} (input shape "
+                f"{tuple(shape)}); only length-1 axes can be dropped"
+            )
+    new_shape = tuple(1 if a == "x" else int(shape[a]) for a in op.new_order)  # type: ignore[index]
+    new_strides = tuple(0 if a == "x" else int(strides[a]) for a in op.new_order)  # type: ignore[index]
+    return new_shape, new_strides
+
+
+def _dimshuffle(op: GpuDimShuffle, node: Apply) -> Perform:
+    def perform(node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
+        (x,) = inputs
+        shape, strides = dimshuffle_layout(op, x.shape, x.strides)
+        out[0][0] = device_copy.strided_view(x, shape, strides)
+
+    return perform
+
+
+def subtensor_layout(
+    op: GpuSubtensor,
+    index_values: Sequence[Any],
+    shape: Sequence[int],
+    strides: Sequence[int],
+    itemsize: int,
+) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+    """The shape, byte strides and byte offset of ``x[idx]`` for ``x`` of that layout.
+
+    NumPy computes them (with its bounds checks) on a stand-in array that has the layout
+    but whose memory is never read.
+    """
+    base = np.zeros(1, dtype=np.dtype(f"V{itemsize}"))
+    probe = np.lib.stride_tricks.as_strided(base, shape=tuple(shape), strides=tuple(strides))
+    index = (*get_idx_list(index_values, op.idx_list), Ellipsis)
+    try:
+        view = probe[index]
+    except IndexError as exc:
+        raise IndexError(f"{op}: {exc} (input shape {tuple(shape)})") from None
+    offset = view.__array_interface__["data"][0] - probe.__array_interface__["data"][0]
+    return tuple(view.shape), tuple(view.strides), int(offset)
+
+
+def _subtensor(op: GpuSubtensor, node: Apply) -> Perform:
+    def perform(node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
+        x, *rest = inputs
+        shape, strides, offset = subtensor_layout(op, rest, x.shape, x.strides, x.dtype.itemsize)
+        out[0][0] = device_copy.strided_view(x, shape, strides, offset)
+
+    return perform
+
+
+def resolve_shape(op: Op, size: int, requested: Sequence[Any]) -> tuple[int, ...]:
+    """``requested`` with a ``-1`` entry resolved, checked against ``size`` elements."""
+    shp = [int(n) for n in requested]
+    unknown = [i for i, n in enumerate(shp) if n == -1]
+    known = int(np.prod([n for n in shp if n != -1], dtype=np.int64))
+    if len(unknown) > 1 or any(n < -1 for n in shp):
+        raise ValueError(f"{op}: invalid new shape {tuple(shp)}")
+    if unknown:
+        if known == 0 or size % known:
+            raise ValueError(f"{op}: cannot reshape an array of size {size} into {tuple(shp)}")
+        shp[unknown[0]] = size // known
+    elif known != size:
+        raise ValueError(f"{op}: cannot reshape an array of size {size} into {tuple(shp)}")
+    return tuple(shp)
+
+
+def _reshape(op: GpuReshape, node: Apply) -> Perform:
+    def perform(node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
+        x, shp = inputs
+        if len(shp) != op.ndim:
+            raise ValueError(
+                f"{op}: the new shape {tuple(shp)} has {len(shp)} entries, not {op.ndim}"
+            )
+        shape = resolve_shape(op, int(x.size), shp)
+        x = device_copy.contiguous(x)
+        itemsize = x.dtype.itemsize
+        strides = tuple(
+            int(np.prod(shape[i + 1 :], dtype=np.int64)) * itemsize for i in range(len(shape))
+        )
+        out[0][0] = device_copy.strided_view(x, shape, strides)
+
+    return perform
+
+
+_FACTORIES: Mapping[type, Callable[[Any, Apply], Perform | None]] = MappingProxyType(
+    {
+        GpuFromHost: _gpu_from_host,
+        HostFromGpu: _host_from_gpu,
+        DeepCopyOp: _deep_copy,
+        GpuElemwise: _elemwise,
+        GpuCAReduce: _careduce,
+        GpuDot: _dot,
+        GpuAlloc: _alloc,
+        GpuDimShuffle: _dimshuffle,
+        GpuSubtensor: _subtensor,
+        GpuReshape: _reshape,
+    }
+)
+
+
+def perform_for(op: Op, node: Apply) -> Perform | None:
+    """The implementation of ``node`` when its Op is one of this backend's, else ``None``.
+
+    ``DeepCopyOp`` is answered only for GPU inputs.
+    """
+    factory = _FACTORIES.get(type(op))
+    return None if factory is None else factory(op, node)

@@ -1,0 +1,167 @@
+"""The device code of one application of a scalar Op, reused from the C backend.
+
+The C backend answers the ``opweave_c_code`` hook for scalar-level nodes (ScalarType inputs
+and outputs) with an implementation whose ``c_code`` gives plain C99 statements on NumPy's
+``npy_*`` number types and ``<math.h>`` (``expf`` for ``float32``, ``exp`` for ``float64``),
+and whose ``c_support_code`` holds the helper functions, declared with ``OPW_SC_FN``. Both
+compile as CUDA device code under :data:`~opweave_cuda.kernels.source.PRELUDE`, so this
+module asks the plugin manager for that implementation and never imports the C backend.
+
+``float16`` has no C code: values of that dtype are computed as ``float32`` (the scalar graph
+is rebuilt on ``float32``, a cast to ``float16`` becoming a cast to ``float32``) and only
+loads and stores convert. That is NumPy's own float16 loop strategy for most functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from opweave.graph.basic import Apply, Constant, Variable
+from opweave.plugins import get_plugin_manager
+from opweave.scalar import basic as sb
+from opweave.scalar.composite import Composite
+from opweave.scalar.type import get_scalar_type
+from opweave_cuda.kernels.source import CUDA_DTYPES
+
+__all__ = ["ScalarCode", "scalar_code"]
+
+
+@dataclass(frozen=True)
+class ScalarCode:
+    """Device statements computing one application of a scalar Op.
+
+    Attributes
+    ----------
+    statements
+        C statements reading the input names and assigning the output names.
+    support
+        Support snippets (helper functions) the statements need.
+    in_dtypes, out_dtypes
+        The compute dtypes of the inputs and outputs (``float16`` replaced by ``float32``).
+    """
+
+    statements: str
+    support: tuple[str, ...]
+    in_dtypes: tuple[str, ...]
+    out_dtypes: tuple[str, ...]
+
+
+def _f32(dtype: str) -> str:
+    return "float32" if dtype == "float16" else dtype
+
+
+def _has_float16(op: Any) -> bool:
+    """Whether ``op`` itself names ``float16`` (a cast to it, or a Composite using it)."""
+    if isinstance(op, sb.Cast):
+        return str(op.o_type.dtype) == "float16"
+    if not isinstance(op, Composite):
+        return False
+    for node in op.inner_nodes():
+        for var in (*node.inputs, *node.outputs):
+            if str(var.type.dtype) == "float16":  # type: ignore[attr-defined]
+                return True
+    return any(str(t.dtype) == "float16" for t in op.inputs_type)
+
+
+def _without_float16(op: Any, in_dtypes: Sequence[str]) -> Apply:
+    """A scalar node of ``op`` (or of an equivalent Op without ``float16``) on the compute
+    dtypes of ``in_dtypes``."""
+    inputs = [get_scalar_type(_f32(d))() for d in in_dtypes]
+    if not _has_float16(op):
+        node = op.make_node(*inputs)
+    elif isinstance(op, sb.Cast):
+        node = sb.Cast(get_scalar_type("float32")).make_node(*inputs)
+    else:
+        names: dict[Variable, Variable] = dict(zip(op.inputs, inputs, strict=True))
+        for inner in op.inner_nodes():
+            args = []
+            for var in inner.inputs:
+                if var not in names:
+                    if not isinstance(var, Constant):
+                        raise NotImplementedError(f"{op}: free variable {var} in its graph")
+                    dtype = _f32(var.type.dtype)  # type: ignore[attr-defined]
+                    names[var] = sb.constant(var.data, dtype=dtype)
+                args.append(names[var])
+            new = _without_float16_apply(inner.op, args)
+            names.update(zip(inner.outputs, new.outputs, strict=True))
+        fresh = [v.type() for v in inputs]
+        composite = Composite(inputs, [names[v] for v in op.outputs])
+        node = composite.make_node(*fresh)
+    for var in node.outputs:
+        if str(var.type.dtype) == "float16":  # type: ignore[attr-defined]
+            raise NotImplementedError(f"scalar Op {op} computes float16 from float32 values")
+    return node
+
+
+def _without_float16_apply(op: Any, inputs: Sequence[Variable]) -> Apply:
+    if isinstance(op, sb.Cast) and str(op.o_type.dtype) == "float16":
+        op = sb.Cast(get_scalar_type("float32"))
+    return op.make_node(*inputs)
+
+
+def scalar_code(
+    op: Any,
+    in_dtypes: Sequence[str],
+    inputs: Sequence[str],
+    outputs: Sequence[str],
+    name: str = "opw",
+) -> ScalarCode:
+    """Device statements computing ``op`` on ``inputs`` into ``outputs``.
+
+    Parameters
+    ----------
+    op
+        A scalar Op of :mod:`opweave.scalar` (a :class:`~opweave.scalar.composite.Composite`
+        included).
+    in_dtypes
+        The dtypes of its inputs (``float16`` allowed: computed as ``float32``).
+    inputs
+        C names of the inputs' compute-type values.
+    outputs
+        C names of the outputs' compute-type lvalues (declared by the caller with the
+        :attr:`ScalarCode.out_dtypes`).
+    name
+        A name for the node in the generated code.
+
+    Returns
+    -------
+    ScalarCode
+
+    Raises
+    ------
+    NotImplementedError
+        If a dtype or a (inner) scalar Op has no CUDA code.
+    """
+    bad = sorted(set(in_dtypes) - CUDA_DTYPES)
+    if bad:
+        raise NotImplementedError(f"no CUDA code for dtype {', '.join(bad)} (scalar Op {op})")
+    try:
+        node = _without_float16(op, in_dtypes)
+    except NotImplementedError:
+        raise
+    except Exception as exc:
+        raise NotImplementedError(f"no CUDA code for scalar Op {op}: {exc}") from exc
+    out_dtypes = tuple(str(v.type.dtype) for v in node.outputs)  # type: ignore[attr-defined]
+    bad = sorted(set(out_dtypes) - CUDA_DTYPES)
+    if bad:
+        raise NotImplementedError(f"no CUDA code for dtype {', '.join(bad)} (scalar Op {op})")
+    if len(outputs) != len(out_dtypes):
+        raise ValueError(f"scalar Op {op} has {len(out_dtypes)} outputs, got {len(outputs)} names")
+    impl = get_plugin_manager().hook.opweave_c_code(op=node.op, node=node)
+    if impl is None or not hasattr(impl, "c_code"):
+        raise NotImplementedError(
+            f"no CUDA code for scalar Op {op} on {', '.join(in_dtypes)} "
+            "(its C code comes from the opweave-c distribution: is it installed?)"
+        )
+    statements = impl.c_code(node, name, list(inputs), list(outputs), {"fail": "return;"})
+    support = impl.c_support_code() if hasattr(impl, "c_support_code") else []
+    if isinstance(support, str):
+        support = [support]
+    return ScalarCode(
+        statements=str(statements),
+        support=tuple(str(s) for s in support if s),
+        in_dtypes=tuple(str(v.type.dtype) for v in node.inputs),  # type: ignore[attr-defined]
+        out_dtypes=out_dtypes,
+    )

@@ -1,0 +1,68 @@
+"""The ``opweave.plugins`` entry point of the CUDA backend.
+
+Importing this module never imports pycuda: the plugin loads (and reports itself
+unavailable, with the reason) on machines without pycuda or a CUDA driver.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from opweave.plugins import hookimpl
+from opweave_cuda import availability
+from opweave_cuda.impls import perform_for
+from opweave_cuda.linker import CudaLinker
+from opweave_cuda.rewrites import register_gpu_rewrites
+from opweave_cuda.sharedvar import gpu_shared
+from opweave_cuda.transfer_ops import cuda_transfer
+
+
+@hookimpl
+def opweave_linkers() -> dict[str, type]:
+    """``cuda``."""
+    return {"cuda": CudaLinker}
+
+
+@hookimpl
+def opweave_backend_info() -> dict[str, Any]:
+    """Available when pycuda imports and the driver reports a device (checked once)."""
+    problem = availability.cuda_problem()
+    return {
+        "name": "opweave-cuda",
+        "linkers": ["cuda"],
+        "devices": ["cuda"],
+        "available": problem is None,
+        "reason": problem,
+    }
+
+
+@hookimpl(tryfirst=True)
+def opweave_perform(op: Any, node: Any) -> Any:
+    """Implementations of the GPU Ops, transfers, and ``DeepCopyOp`` of GPU values."""
+    return perform_for(op, node)
+
+
+@hookimpl
+def opweave_transfer(var: Any, target: str) -> Any:
+    """``'cuda'``: ``GpuFromHost`` of host tensors; ``'cpu'``: ``HostFromGpu`` of GPU ones."""
+    return cuda_transfer(var, target)
+
+
+@hookimpl
+def opweave_shared(
+    value: Any,
+    name: str | None,
+    strict: bool,
+    allow_downcast: bool | None,
+    borrow: bool,
+    shape: Any,
+    target: str | None,
+) -> Any:
+    """``shared(value, target='cuda')``: a :class:`GpuArraySharedVariable`."""
+    return gpu_shared(value, name, strict, allow_downcast, borrow, shape, target)
+
+
+@hookimpl
+def opweave_rewrites(db: Any) -> None:
+    """``gpu_lift`` and ``gpu_cut_transfers`` (tags ``gpu``, ``cuda``)."""
+    register_gpu_rewrites(db)

@@ -1,0 +1,106 @@
+"""Shared fixtures of the CUDA backend's tests.
+
+* ``nvcc``: the CUDA compiler (tests using it skip, with a reason, where it is missing);
+  the ``compile_ptx`` fixture compiles generated kernels to PTX, many kernels per ``nvcc`` call.
+* ``@pytest.mark.cuda`` tests run only where ``pycuda`` imports and sees a GPU (checked once,
+  lazily); elsewhere they skip with the reason "needs an NVIDIA GPU and pycuda".
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import pytest
+
+#: Architectures every generated kernel is compiled for.
+ARCHS = ("sm_80", "sm_90")
+
+
+def find_nvcc() -> str | None:
+    """The ``nvcc`` executable, or ``None``."""
+    found = shutil.which("nvcc")
+    if found:
+        return found
+    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if root and (Path(root) / "bin" / "nvcc").is_file():
+            return str(Path(root) / "bin" / "nvcc")
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def gpu_unavailable_reason() -> str | None:
+    """Why GPU tests cannot run here (``None``: they can). Checked once per session."""
+    try:
+        import pycuda.driver as drv
+
+        drv.init()
+        if drv.Device.count() > 0:
+            return None
+    except Exception:
+        pass
+    return "needs an NVIDIA GPU and pycuda"
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Skip ``cuda``-marked tests where no GPU is usable."""
+    if item.get_closest_marker("cuda") is not None:
+        reason = gpu_unavailable_reason()
+        if reason is not None:
+            pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def nvcc() -> str:
+    """The path of ``nvcc`` (skips the test where it is missing)."""
+    path = find_nvcc()
+    if path is None:
+        pytest.skip("nvcc (the CUDA toolkit) is not installed")
+    return path
+
+
+def _compile_ptx(nvcc: str, sources: Iterable[str], directory: Path) -> dict[str, str]:
+    """Compile the concatenation of ``sources`` to PTX for every arch of :data:`ARCHS`.
+
+    Returns
+    -------
+    dict
+        arch -> PTX text. A failed compile fails the test with ``nvcc``'s messages.
+    """
+    from opweave_cuda.kernels.source import NVCC_OPTIONS
+
+    cu = directory / "kernels.cu"
+    cu.write_text("\n".join(sources))
+    out: dict[str, str] = {}
+    for arch in ARCHS:
+        ptx = directory / f"kernels_{arch}.ptx"
+        cmd = [nvcc, "--ptx", f"-arch={arch}", *NVCC_OPTIONS, "-o", str(ptx), str(cu)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            pytest.fail(f"nvcc failed for {arch}:\n{proc.stderr[-6000:]}")
+        out[arch] = ptx.read_text()
+    return out
+
+
+def _ptx_entry(ptx: str, name: str) -> str:
+    """The PTX text of the kernel ``name`` (from its ``.entry`` to the next one)."""
+    start = ptx.index(f".entry {name}(")
+    end = ptx.find(".entry ", start + 1)
+    return ptx[start : end if end != -1 else len(ptx)]
+
+
+@pytest.fixture(scope="session")
+def compile_ptx(nvcc: str) -> Callable[[Iterable[str], Path], dict[str, str]]:
+    """``compile_ptx(sources, directory)``: the concatenated sources compiled to PTX for
+    every arch of :data:`ARCHS` (arch -> PTX text; a failed compile fails the test)."""
+    return functools.partial(_compile_ptx, nvcc)
+
+
+@pytest.fixture(scope="session")
+def ptx_entry() -> Callable[[str, str], str]:
+    """``ptx_entry(ptx, name)``: the PTX of one kernel, from its ``.entry`` to the next."""
+    return _ptx_entry

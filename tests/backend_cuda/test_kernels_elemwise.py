@@ -1,0 +1,351 @@
+"""Elementwise kernel generation: sources compile to PTX (sm_80, sm_90), signatures, launch
+plans (checked against NumPy by replaying their strides on host arrays)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import opweave.scalar as ps
+from opweave.scalar.basic import UnaryScalarOp
+from opweave.scalar.composite import Composite
+from opweave.scalar.rules import same_out
+from opweave.scalar.type import get_scalar_type
+from opweave.tensor.type import TensorType
+from opweave_cuda.kernels import MAX_NDIM, ElemwiseKernel, elemwise_kernel, launch_config
+from opweave_cuda.kernels.runtime import pack_args
+
+_MATH = ("exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tanh", "arcsin", "sigmoid")
+
+
+def _tt(dtype: str, shape: tuple[int | None, ...]) -> TensorType:
+    return TensorType(dtype, shape)
+
+
+def _vars(*dtypes: str) -> list[Any]:
+    return [get_scalar_type(d)() for d in dtypes]
+
+
+def _math_composite(dtype: str) -> Composite:
+    """One Composite applying many math functions (one kernel)."""
+    (x,) = _vars(dtype)
+    out = x
+    for name in _MATH:
+        out = getattr(ps, name)(out)
+    return Composite([x], [out, ps.arctan2(x, out), ps.pow(x, out)])
+
+
+def _cases() -> dict[str, ElemwiseKernel]:
+    m = (None, None)
+    cases: dict[str, ElemwiseKernel] = {}
+    for dtype in ("float32", "float64"):
+        t = _tt(dtype, m)
+        cases[f"math_{dtype}"] = elemwise_kernel(_math_composite(dtype), [t], [t, t, t])
+        cases[f"add_bcast_{dtype}"] = elemwise_kernel(
+            ps.add, [_tt(dtype, (None, 1)), _tt(dtype, (1, None))], [t]
+        )
+        cases[f"floordiv_mod_{dtype}"] = elemwise_kernel(
+            Composite(
+                (xy := _vars(dtype, dtype)),
+                [ps.int_div(*xy), ps.mod(*xy), ps.maximum(*xy), ps.minimum(*xy)],
+            ),
+            [t, t],
+            [t, t, t, t],
+        )
+    (x,) = _vars("float32")
+    f = _tt("float32", m)
+    cases["explog_float32"] = elemwise_kernel(
+        Composite([x], [ps.tanh(ps.log1p(ps.sqrt(ps.exp(x) * x)))]), [f], [f]
+    )
+    for dtype in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"):
+        t = _tt(dtype, (None,))
+        xy = _vars(dtype, dtype)
+        comp = Composite(
+            xy,
+            [ps.int_div(*xy), ps.mod(*xy), ps.pow(*xy), ps.mul(*xy), ps.abs_(xy[0]), ps.lt(*xy)],
+        )
+        outs = [t] * 5 + [_tt("bool", (None,))]
+        cases[f"int_{dtype}"] = elemwise_kernel(comp, [t, t], outs)
+    b = _tt("bool", (None, None))
+    xy = _vars("bool", "bool")
+    cases["bool_logic"] = elemwise_kernel(
+        Composite(xy, [ps.and_(*xy), ps.or_(*xy), ps.xor(*xy), ps.invert(xy[0])]), [b, b], [b] * 4
+    )
+    x, y = _vars("float16", "float16")
+    cases["half_fused"] = elemwise_kernel(
+        Composite([x, y], [ps.exp(x) * y + ps.sqrt(y)]),
+        [_tt("float16", m), _tt("float16", m)],
+        [_tt("float16", m)],
+    )
+    cases["cast_to_half"] = elemwise_kernel(
+        ps.Cast(get_scalar_type("float16")), [_tt("float64", m)], [_tt("float16", m)]
+    )
+    cases["int_to_float"] = elemwise_kernel(
+        ps.true_div, [_tt("int32", m), _tt("int64", m)], [_tt("float64", m)]
+    )
+    cases["scalar_0d"] = elemwise_kernel(ps.mul, [_tt("float32", ())] * 2, [_tt("float32", ())])
+    t8 = _tt("float32", (None,) * MAX_NDIM)
+    cases["rank_max"] = elemwise_kernel(ps.sub, [t8, t8], [t8])
+    cases["inplace"] = elemwise_kernel(
+        ps.switch,
+        [_tt("bool", m), _tt("float32", m), _tt("float32", m)],
+        [_tt("float32", m)],
+        inplace_pattern={0: 1},
+    )
+    return cases
+
+
+CASES = _cases()
+
+
+@pytest.fixture(scope="module")
+def ptx(
+    compile_ptx: Callable[[Iterable[str], Path], dict[str, str]],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, str]:
+    """Every kernel of :data:`CASES`, compiled to PTX with one nvcc call per arch."""
+    sources = [s.source for k in CASES.values() for s in k.sources]
+    return compile_ptx(sources, tmp_path_factory.mktemp("elemwise_ptx"))
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_every_kernel_compiles_for_each_arch(case: str, ptx: dict[str, str]) -> None:
+    for arch, text in ptx.items():
+        for source in CASES[case].sources:
+            assert f".entry {source.name}(" in text, (arch, source.name)
+
+
+def test_kernel_names_are_distinct() -> None:
+    names = [s.name for k in CASES.values() for s in k.sources]
+    assert len(names) == len(set(names))
+
+
+def _kernel_text(source: str) -> str:
+    return source[source.index('extern "C"') :]
+
+
+_DOUBLE_CALL = re.compile(r"\b(exp|log|log1p|expm1|sqrt|sin|cos|tanh|asin|atan2|pow)\(")
+_FLOAT_CALL = re.compile(r"\b(expf|logf|log1pf|expm1f|sqrtf|sinf|cosf|tanhf|asinf|atan2f|powf)\(")
+
+
+def test_float32_math_uses_float_functions(ptx: dict[str, str], ptx_entry: Any) -> None:
+    kernel = CASES["math_float32"].contiguous
+    body = _kernel_text(kernel.source)
+    assert not _DOUBLE_CALL.search(body)
+    assert {"expf(", "logf(", "sqrtf(", "atan2f("} <= {
+        m.group(0) for m in _FLOAT_CALL.finditer(body)
+    }
+    # a float32 kernel without trigonometry (whose argument reduction CUDA does partly in
+    # double) runs nothing in double precision
+    assert ".f64" not in ptx_entry(ptx["sm_80"], CASES["explog_float32"].contiguous.name)
+
+
+def test_float64_math_uses_double_functions(ptx: dict[str, str], ptx_entry: Any) -> None:
+    kernel = CASES["math_float64"].contiguous
+    body = _kernel_text(kernel.source)
+    assert not _FLOAT_CALL.search(body)
+    assert {"exp(", "log(", "sqrt(", "atan2("} <= {m.group(0) for m in _DOUBLE_CALL.finditer(body)}
+    assert ".f64" in ptx_entry(ptx["sm_80"], kernel.name)
+
+
+def test_float16_loads_and_stores_convert_to_float(ptx: dict[str, str], ptx_entry: Any) -> None:
+    for source in CASES["half_fused"].sources:
+        for arch in ("sm_80", "sm_90"):
+            entry = ptx_entry(ptx[arch], source.name)
+            assert "cvt.f32.f16" in entry
+            assert "cvt.rn.f16.f32" in entry
+            assert "ex2.approx.f32" in entry or "ex2.approx.ftz.f32" in entry  # expf, in float
+        assert "const __half* in0" in source.params
+        assert "__half* out0" in source.params
+    assert "cvt.rn.f16.f64" in ptx_entry(ptx["sm_80"], CASES["cast_to_half"].contiguous.name) or (
+        "cvt.rn.f32.f64" in ptx_entry(ptx["sm_80"], CASES["cast_to_half"].contiguous.name)
+    )
+
+
+def test_fused_composite_is_one_kernel_per_path() -> None:
+    kernel = CASES["math_float32"]
+    assert len(kernel.sources) == 2
+    body = _kernel_text(kernel.contiguous.source)
+    assert body.count('extern "C" __global__') == 1
+    # the whole inner graph is in the loop body
+    for fn in ("expf(", "logf(", "log1pf(", "expm1f(", "tanhf(", "asinf(", "opw_sc_powh_float32("):
+        assert fn in body
+
+
+def test_contiguous_signature() -> None:
+    kernel = CASES["add_bcast_float32"].contiguous
+    assert kernel.params == (
+        "long long n",
+        "const npy_float32* in0",
+        "long long in0_s",
+        "const npy_float32* in1",
+        "long long in1_s",
+        "npy_float32* out0",
+    )
+    assert kernel.name.endswith("_contig")
+    assert re.search(rf'extern "C" __global__ void {kernel.name}\(', kernel.source)
+
+
+def test_strided_signature() -> None:
+    kernel = CASES["int_to_float"].strided
+    assert kernel.params == (
+        "long long n",
+        "long long d0",
+        "long long d1",
+        "const npy_int32* in0",
+        "long long in0_s0",
+        "long long in0_s1",
+        "const npy_int64* in1",
+        "long long in1_s0",
+        "long long in1_s1",
+        "npy_float64* out0",
+        "long long out0_s0",
+        "long long out0_s1",
+    )
+    assert len(CASES["rank_max"].strided.params) == 1 + MAX_NDIM + 3 * (1 + MAX_NDIM)
+    assert CASES["scalar_0d"].strided.params == (
+        "long long n",
+        "const npy_float32* in0",
+        "const npy_float32* in1",
+        "npy_float32* out0",
+    )
+
+
+def test_unsupported_dtype_rank_and_op_raise() -> None:
+    c = _tt("complex128", (None,))
+    with pytest.raises(NotImplementedError, match="complex128"):
+        elemwise_kernel(ps.add, [c, c], [c])
+    t9 = _tt("float32", (None,) * (MAX_NDIM + 1))
+    with pytest.raises(NotImplementedError, match=str(MAX_NDIM)):
+        elemwise_kernel(ps.neg, [t9], [t9])
+
+    class PyOnly(UnaryScalarOp):
+        def impl(self, x: Any) -> Any:
+            return x
+
+    t = _tt("float32", (None,))
+    with pytest.raises(NotImplementedError, match="no CUDA code"):
+        elemwise_kernel(PyOnly(same_out), [t], [t])
+
+
+# ---------------------------------------------------------------------- launch plans
+
+
+def test_launch_config() -> None:
+    assert launch_config(1) == ((1, 1, 1), (32, 1, 1))
+    assert launch_config(100) == ((1, 1, 1), (128, 1, 1))
+    assert launch_config(1000) == ((4, 1, 1), (256, 1, 1))
+    assert launch_config(10**9, max_blocks=1024) == ((1024, 1, 1), (256, 1, 1))
+    assert launch_config(0)[0] == (0, 1, 1)
+    (g, _, _), (b, _, _) = launch_config(12345, max_threads=512)
+    assert b == 512 and g * b >= 12345 and (g - 1) * b < 12345
+    with pytest.raises(ValueError):
+        launch_config(-1)
+    with pytest.raises(ValueError):
+        launch_config(10, max_threads=100)
+
+
+def _replay(values: list[Any], kernel: Any, out_shape: tuple[int, ...]) -> list[np.ndarray]:
+    """The operand views a plan's values describe, rebuilt on the host arrays given."""
+    kinds = kernel.arg_kinds()
+    views, k = [], 0
+    contiguous = kernel.name.endswith("_contig")
+    ndim = len(out_shape)
+    while k < len(values):
+        if kinds[k] != "ptr":
+            k += 1
+            continue
+        arr = values[k]
+        if contiguous:
+            is_input = k + 1 < len(values) and kinds[k + 1] == "i64"
+            step = values[k + 1] if is_input else 1
+            strides = tuple(0 if step == 0 else s for s in np.empty(out_shape, arr.dtype).strides)
+            k += 2 if is_input else 1
+        else:
+            strides = tuple(s * arr.itemsize for s in values[k + 1 : k + 1 + ndim])
+            k += 1 + ndim
+        views.append(np.lib.stride_tricks.as_strided(arr, shape=out_shape, strides=strides))
+    return views
+
+
+def test_plan_picks_contiguous_path_with_scalar_broadcast() -> None:
+    kernel = CASES["add_bcast_float32"]
+    x = np.arange(12, dtype="float32").reshape(3, 4)
+    one = np.full((1, 1), 5, dtype="float32")
+    out = np.empty((3, 4), dtype="float32")
+    source, grid, block, values = kernel.plan([x, one], [out])
+    assert source is kernel.contiguous
+    assert values[0] == 12 and values[2] == 1 and values[4] == 0
+    a, b, y = _replay(values, source, (3, 4))
+    np.testing.assert_array_equal(a + b, x + 5)
+    assert y.ctypes.data == out.ctypes.data
+    assert grid == (1, 1, 1) and block == (32, 1, 1)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda x: x.T,  # transposed
+        lambda x: x[::-1, ::2],  # negative and step-2 strides
+        lambda x: x[:, :1],  # broadcast column
+    ],
+    ids=["transposed", "negative_strides", "broadcast_column"],
+)
+def test_plan_strided_path_reads_the_right_elements(make: Callable[[np.ndarray], Any]) -> None:
+    kernel = CASES["add_bcast_float32"]
+    base = np.arange(48, dtype="float32").reshape(6, 8)
+    x = make(base)
+    row = np.arange(x.shape[1] if x.shape[1] > 1 else 4, dtype="float32")[None, :]
+    shape = np.broadcast_shapes(x.shape, row.shape)
+    out = np.empty(shape, dtype="float32")
+    source, _, _, values = kernel.plan([x, row], [out])
+    assert source is kernel.strided
+    assert values[: 1 + len(shape)] == [out.size, *shape]
+    a, b, y = _replay(values, source, shape)
+    np.testing.assert_array_equal(a + b, x + row)
+    np.testing.assert_array_equal(y, out)
+
+
+def test_plan_strided_output_in_place() -> None:
+    kernel = CASES["inplace"]
+    cond = np.ones((4, 3), dtype=bool)
+    x = np.zeros((3, 4), dtype="float32").T  # the destroyed input, non-contiguous
+    y = np.ones((4, 3), dtype="float32")
+    source, _, _, values = kernel.plan([cond, x, y], [x])
+    assert source is kernel.strided
+    *_, out_view = _replay(values, source, (4, 3))
+    assert out_view.strides == x.strides
+
+
+def test_plan_checks_operands_and_skips_empty() -> None:
+    kernel = CASES["add_bcast_float32"]
+    x = np.zeros((0, 4), dtype="float32")
+    assert kernel.plan([x, x[:1] if len(x) else np.zeros((1, 4), "float32")], [x]) is None
+    good = np.zeros((2, 2), dtype="float32")
+    with pytest.raises(TypeError, match="float32"):
+        kernel.plan([good.astype("float64"), good], [good])
+    with pytest.raises(TypeError, match="2 inputs"):
+        kernel.plan([good], [good])
+    with pytest.raises(ValueError, match="broadcast"):
+        kernel.plan([np.zeros((2, 3), "float32"), good], [good])
+
+
+def test_pack_args_types() -> None:
+    source = CASES["add_bcast_float32"].contiguous
+    packed = pack_args(source, [10, 1234, 1, 5678, 0, 91011])
+    assert [type(v) for v in packed] == [np.int64, np.uintp, np.int64, np.uintp, np.int64, np.uintp]
+    assert int(packed[1]) == 1234
+    with pytest.raises(TypeError, match="6 arguments"):
+        pack_args(source, [1, 2])
+
+
+def test_import_does_not_import_pycuda() -> None:
+    code = "import sys, opweave_cuda.kernels; assert 'pycuda' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
