@@ -50,7 +50,7 @@ from opweave_c.vector_math import vector_math_code
 __all__ = ["C_OPS", "ArgReduceC", "CAReduceC", "MapReduceC"]
 
 #: Bump when the generated C changes.
-VERSION = (1,)
+VERSION = (2,)
 
 #: Scalar Op class of a CAReduce -> the name of its combination in the generated C.
 _REDUCE_OPS: MappingProxyType[type, str] = MappingProxyType(
@@ -87,6 +87,15 @@ typedef struct {
 } opw_red_plan;
 
 static npy_intp opw_red_abs(npy_intp v) { return v < 0 ? -v : v; }
+
+/* The loops below keep 8 independent accumulators (NumPy's order of operations). Built
+ * for 512-bit vectors they would be one vector and one dependency chain: GCC builds them
+ * for 256-bit vectors, two chains, where the module targets AVX-512. */
+#if defined(__AVX512F__) && defined(__GNUC__) && !defined(__clang__)
+#define OPW_RED_LOOP __attribute__((target("prefer-vector-width=256")))
+#else
+#define OPW_RED_LOOP
+#endif
 
 /* Plan the loops over a non-empty ``x`` whose axes ``reduced[i] != 0`` are reduced into a
  * C-contiguous accumulator of elements of ``acc_size`` bytes over the kept axes. */
@@ -350,7 +359,7 @@ class _Spec:
         """NumPy's pairwise summation (blocks of at most 128 elements)."""
         name = f"opw_red_pw{suffix}_{self.key}"
         return f"""
-static {self.cmp_t} {name}({params}) {{
+OPW_RED_LOOP static {self.cmp_t} {name}({params}) {{
     if (n <= 128) {{{self._reduce_loop(read)}
     }} else {{
         npy_intp n2 = n / 2;
@@ -388,10 +397,10 @@ static void opw_red_r_{k}(const char* p, npy_intp n, npy_intp xs, char* acc, npy
             if self.uses_ext():
                 loop = f"\n    return opw_red_ext_{self.op}_{self.in_dt}(x, n);"
             contig = f"""
-static {cmp_t} opw_red_rc_{k}(const {in_t}* x, npy_intp n) {{{loop}
+OPW_RED_LOOP static {cmp_t} opw_red_rc_{k}(const {in_t}* x, npy_intp n) {{{loop}
 }}"""
             strided = f"""
-static {cmp_t} opw_red_rs_{k}(const char* p, npy_intp n, npy_intp xs) {{{
+OPW_RED_LOOP static {cmp_t} opw_red_rs_{k}(const char* p, npy_intp n, npy_intp xs) {{{
                 self._reduce_loop(strided_read)
             }
 }}"""
