@@ -3,6 +3,8 @@ defaults, fresh outputs, and errors raised inside generated C."""
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 import pytest
 
@@ -63,6 +65,35 @@ def test_returned_arrays_are_never_overwritten_by_the_next_call() -> None:
     s2, c2 = f(np.ones(5))
     assert list(s1) == [3] and list(c1) == [0.0] * 3
     assert list(s2) == [5] and list(c2) == [1.0] * 5 and s1 is not s2
+
+
+@pytest.mark.parametrize("linker", ["c", "cvm"])
+def test_a_dropped_result_lends_its_memory_to_the_next_call(linker) -> None:
+    """A result the caller no longer holds is computed into again (no fresh allocation);
+    one the caller holds, or holds a view or a weak reference of, is left alone."""
+    x = ot.dvector("x")
+    f = opweave.function([x], ot.exp(x) * 2.0, mode=Mode(linker=linker))
+    a = f(np.zeros(4))
+    address = a.ctypes.data
+    del a
+    b = f(np.ones(4))
+    assert b.ctypes.data == address  # the dropped result's memory, reused
+    np.testing.assert_allclose(b, 2.0 * np.e)
+    c = f(np.zeros(4))  # b is still held: c is a new array, b keeps its values
+    assert c.ctypes.data != b.ctypes.data
+    np.testing.assert_allclose(b, 2.0 * np.e)
+    view = c[1:]
+    del c
+    f(np.ones(4))
+    np.testing.assert_array_equal(view, [2.0, 2.0, 2.0])  # its base was not overwritten
+    d = f(np.zeros(4))
+    weak = weakref.ref(d)
+    del d
+    e = f(np.ones(4))
+    assert weak() is None  # not reused (it would be e): a new array, the old one released
+    np.testing.assert_allclose(e, 2.0 * np.e)
+    g = f(np.zeros(5))  # another shape: a new array
+    np.testing.assert_array_equal(g, [2.0] * 5)
 
 
 class FailsAtRunTime(gof.Op):

@@ -6,7 +6,7 @@ name (``V<k>``) and one scope::
     {
         PyObject* py_V3 = <input value | output cell | Py_None>;  (a new reference)
         <c_declare>
-        <c_extract | c_extract_out | c_init>        %(fail)s -> goto __label_<L>
+        <c_extract | c_extract_out | c_extract_out_unshared | c_init>   %(fail)s -> goto __label_<L>
         { ...the next variable's scope, and innermost the nodes... }
         __label_<L>: ;
         if (!__failure) { <c_sync>; store py_V3 in its cell }     (outputs only)
@@ -174,6 +174,11 @@ class BlockBuilder:
             lines.append(f"{name} = {ct.c_literal(bv.var.data)};")
         elif bv.role == OUTPUT and bv.recycle:
             code = call_optional(ct, "c_extract_out", name, sub, check_input=False, default=None)
+            lines.append(code if code is not None else ct.c_init(name, sub))
+        elif bv.role == OUTPUT and bv.index >= 0:
+            # Not recycled (a function's result): its Type may still take the previous value
+            # when the cell holds the only reference left (see ``c_extract_out_unshared``).
+            code = call_optional(ct, "c_extract_out_unshared", name, sub, default=None)
             lines.append(code if code is not None else ct.c_init(name, sub))
         else:
             lines.append(ct.c_init(name, sub))

@@ -9,6 +9,18 @@ static inline int opw_tensor_exact(PyObject* o, int typenum, int ndim) {
            PyArray_ISALIGNED(a) && PyArray_ISNOTSWAPPED(a);
 }
 
+/* May the previous value ``o`` of an output cell be overwritten although the output must
+ * not be recycled (a function's result)? Only when nothing else can see it: ``refs``
+ * references (the cell's and the generated code's own) are all there are, nothing holds a
+ * weak reference, and the array owns its memory (no array is a view of it, it is a view of
+ * nothing), so the caller has dropped what the last call returned. */
+static inline int opw_tensor_unshared(PyObject* o, Py_ssize_t refs, int typenum, int ndim) {
+    return Py_REFCNT(o) == refs && PyArray_CheckExact(o) &&
+           opw_tensor_exact(o, typenum, ndim) &&
+           PyArray_CHKFLAGS((PyArrayObject*)o, NPY_ARRAY_OWNDATA) &&
+           ((PyArrayObject_fields*)o)->weakreflist == NULL;
+}
+
 /* Make ``*py`` (a new reference) an exact array for the Type described, converting
  * through ``filter`` (the Type's Python filter) when given: a lenient filter, which would
  * turn a Python float into a 0-d float64 array, as this does itself. Without a filter

@@ -96,6 +96,16 @@ class TensorCType:
             f"    {name} = (PyArrayObject*)py_{name};\n    Py_INCREF({name});\n}}"
         )
 
+    def c_extract_out_unshared(self, name: str, sub: dict[str, str]) -> str:
+        """Take the previous value of a non-recycled output only when no one else holds it
+        (``py_<name>`` and the cell are its only references): the caller dropped it, so
+        writing into its memory cannot be observed and saves a fresh allocation."""
+        return (
+            f"{name} = NULL;\nif (py_{name} != Py_None && opw_tensor_unshared(py_{name}, 2, "
+            f"{self.typenum}, {self.type.ndim})) {{\n"
+            f"    {name} = (PyArrayObject*)py_{name};\n    Py_INCREF({name});\n}}"
+        )
+
     def c_sync(self, name: str, sub: dict[str, str]) -> str:
         return f"""
 if (!{name}) {{
@@ -129,7 +139,7 @@ if (!{name}) {{
         return [TENSOR_SUPPORT]
 
     def c_code_cache_version(self) -> tuple[int, ...]:
-        return (1,)
+        return (2,)
 
 
 class ScalarCType:
