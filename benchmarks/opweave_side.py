@@ -176,6 +176,20 @@ def compile_and_call_once(linker: str) -> None:
 PROBE = Path(__file__).with_name("compile_probe.py")
 
 
+def byte_compile_opweave() -> None:
+    """Write the bytecode of every installed opweave distribution's modules, as ``pip
+    install`` does, so that compile-time probes measure compiling graphs, not Python
+    sources (an editable install under ``PYTHONDONTWRITEBYTECODE`` has none)."""
+    import compileall
+    import importlib.util
+
+    for name in ("opweave", "opweave_python", "opweave_c", "opweave_cuda", "opweave_double"):
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.submodule_search_locations:
+            for folder in spec.submodule_search_locations:
+                compileall.compile_dir(folder, quiet=1)
+
+
 def compile_in_fresh_process(linker: str, compiledir: Path) -> tuple[Outcome, float | None]:
     """Seconds to compile and first call the small graph in a new Python process.
 
@@ -184,6 +198,9 @@ def compile_in_fresh_process(linker: str, compiledir: Path) -> tuple[Outcome, fl
     """
     flags = [os.environ.get("OPWEAVE_FLAGS", ""), f"compiledir={compiledir}"]
     env = {**os.environ, "OPWEAVE_FLAGS": ",".join(f for f in flags if f)}
+    # Python's own bytecode cache stays on, as in an installed package (PyTensor's venv has
+    # it): ``PYTHONDONTWRITEBYTECODE`` would make every probe recompile opweave's sources.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     done = subprocess.run(
         [sys.executable, str(PROBE), linker], capture_output=True, text=True, env=env
     )

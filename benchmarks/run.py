@@ -38,10 +38,13 @@ from pytensor_env import MODE_COLUMNS, PyTensorSide, log, prepare
 from report import NotAvailable, Outcome, Row, Target, markdown_table, seconds_of
 from timing import Settings, median_time
 
+from opweave.cli import unavailable_linkers
 from opweave.link.lookup import available_linkers
 
 REPO = Path(__file__).resolve().parent.parent
 LINKER_ORDER = ["py", "vm", "cvm", "c"]
+#: Linkers that run graphs on a GPU: not in this CPU report.
+GPU_LINKERS = frozenset({"cuda"})
 DISTRIBUTIONS = ["opweave", "opweave-python", "opweave-c", "opweave-double"]
 
 
@@ -210,6 +213,7 @@ def cold_and_warm(compile_once: CompileOnce, repeat: int) -> tuple[Outcome, Outc
 def compile_rows(ctx: Context) -> list[Row]:
     """Cold and warm compile time of ``exp(x) * y + z``, each in a fresh process."""
     repeat = ctx.settings.compile_repeat
+    ows.byte_compile_opweave()
     cold: dict[str, Outcome] = {}
     warm: dict[str, Outcome] = {}
     imports: dict[str, float | None] = {}
@@ -342,11 +346,21 @@ def installed_linkers() -> list[str]:
     return [n for n in LINKER_ORDER if n in names] + sorted(names - set(LINKER_ORDER))
 
 
+def default_linkers() -> list[str]:
+    """The installed linkers that can run here and compute on the CPU (the GPU cases are
+    ``benchmarks/gpu_run.py``'s): ``py``, ``vm``, ``cvm``, ``c`` and those plugins add."""
+    unusable = unavailable_linkers()
+    return [n for n in installed_linkers() if n not in unusable and n not in GPU_LINKERS]
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """The command line (see the module docstring)."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats, 1e6 instead of 1e7")
-    parser.add_argument("--linkers", help="comma-separated linkers (default: all installed)")
+    parser.add_argument(
+        "--linkers",
+        help="comma-separated linkers (default: the installed CPU linkers that can run here)",
+    )
     parser.add_argument(
         "--pytensor-venv",
         default=str(REPO / ".bench-pytensor-venv"),
@@ -363,7 +377,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if unknown := [m for m in args.modes if m not in MODE_COLUMNS]:
         parser.error(f"unknown PyTensor mode(s) {unknown}; choose among {list(MODE_COLUMNS)}")
     installed = installed_linkers()
-    args.linkers = [n.strip() for n in args.linkers.split(",")] if args.linkers else installed
+    chosen = [n.strip() for n in args.linkers.split(",")] if args.linkers else default_linkers()
+    args.linkers = chosen
     if unknown := [n for n in args.linkers if n not in installed]:
         parser.error(f"linker(s) {unknown} not installed; installed: {installed}")
     return args

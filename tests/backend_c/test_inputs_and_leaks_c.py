@@ -100,19 +100,24 @@ def test_no_leaks_over_100000_calls(copy_fn) -> None:
     f = opweave.function([x, y, z], mul(add(x, y), z), mode=C)
     s = ot.dscalar("s")
     g = opweave.function([s], s * 2.0, mode=C)  # Python floats become 0-d arrays in C
+    v = ot.dvector("v")
+    # A fused loop whose dropped result is reused, and a reduction's fresh 0-d result.
+    h = opweave.function([v], [ot.exp(v) * 2.0, ot.sum(v**2)], mode=C)
     a, b, c = 1.5, 2.5, 3.5
     arr = np.arange(5.0)
     for _ in range(1000):
         f(a, b, c)
         g(a)
         copy_fn(arr)
-    refs = [sys.getrefcount(v) for v in (a, b, c, arr)]
+        h(arr)
+    refs = [sys.getrefcount(val) for val in (a, b, c, arr)]
     rss = _rss_bytes()
     for _ in range(100_000):
         f(a, b, c)
         g(a)
         copy_fn(arr)
-    assert [sys.getrefcount(v) for v in (a, b, c, arr)] == refs
+        h(arr)
+    assert [sys.getrefcount(val) for val in (a, b, c, arr)] == refs
     assert _rss_bytes() - rss < 4 * 2**20
 
 

@@ -59,6 +59,7 @@ _LEVELS: tuple[tuple[str, tuple[str, ...], str, tuple[str, ...]], ...] = (
 #: Lanes per variant letter, for ``double`` and ``float``.
 _WIDTHS = {"b": (2, 4), "c": (4, 8), "d": (4, 8), "e": (8, 16)}
 
+
 @dataclass(frozen=True)
 class VectorMathCode:
     """What a module that loops over math calls needs to use libmvec.
