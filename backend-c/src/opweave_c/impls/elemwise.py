@@ -36,7 +36,15 @@ from types import MappingProxyType
 from typing import Any
 
 from opweave.graph.basic import Apply
+from opweave.scalar.composite import Composite
 from opweave.tensor.elemwise import Elemwise
+from opweave_c.impls.blocked import (
+    BLOCK_START,
+    LANE,
+    LANES,
+    BlockedLoop,
+    blocked_composite,
+)
 from opweave_c.impls.scalar_ops import (
     C_TYPE,
     COMPILE_ARGS,
@@ -52,7 +60,7 @@ from opweave_c.vector_math import vector_math_code
 __all__ = ["C_OPS", "ELEMWISE_C_SUPPORT", "ElemwiseC"]
 
 #: Version of the generated loop code.
-VERSION = (1,)
+VERSION = (2,)
 
 ELEMWISE_C_SUPPORT = r"""
 /* opweave Elemwise helpers. */
@@ -167,6 +175,7 @@ class ElemwiseC(OwnCForwarding):
         self.op = op
         self.body = body
         self.own = own
+        self.blocked: BlockedLoop | None = None
         self.nin = len(node.inputs)
         self.nout = len(node.outputs)
         self.ndim: int = node.outputs[0].type.ndim  # type: ignore[attr-defined]
@@ -388,8 +397,41 @@ class ElemwiseC(OwnCForwarding):
                 params.append((f"{t}* restrict opw_q{j}", f"({t}*)PyArray_DATA(opw_dst[{j}])"))
         return params
 
+    def block(self, scalar_op: Any) -> None:
+        """Use blocked evaluation (:mod:`opweave_c.impls.blocked`) in the flat loop, where
+        the scalar Op is a Composite with several expensive calls or many nodes."""
+        if not isinstance(scalar_op, Composite):
+            return
+        if any(self.scalar_in[k] and not self._hoisted(k) for k in range(self.nin)):
+            return
+        at = f"[{BLOCK_START} + {LANE}]"
+        inputs = [f"opw_a{k}" if self._hoisted(k) else f"opw_p{k}{at}" for k in range(self.nin)]
+        outputs = [
+            f"opw_p{self.inplace[j]}{at}" if j in self.inplace else f"opw_q{j}{at}"
+            for j in range(self.nout)
+        ]
+        sub = {"fail": "return -1;", "id": "0"}
+        self.blocked = blocked_composite(scalar_op, inputs, self.scalar_in, outputs, self.own, sub)
+
+    def _blocked_flat_loop(self, blocked: BlockedLoop) -> str:
+        """Blocks of ``blocked.block`` elements, one short loop per inner node."""
+        b = blocked.block
+        return "\n".join(
+            [
+                f"npy_intp {BLOCK_START}, {LANE}, {LANES};",
+                blocked.prologue,
+                f"for ({BLOCK_START} = 0; {BLOCK_START} < opw_n; {BLOCK_START} += {b}) {{",
+                f"    {LANES} = opw_n - {BLOCK_START} < {b} ? opw_n - {BLOCK_START} : {b};",
+                _indent(blocked.steps, 1),
+                "}",
+                "return 0;",
+            ]
+        )
+
     def _flat_loop(self) -> str:
         """One index over C-contiguous operands; statically scalar inputs read once."""
+        if self.blocked is not None:
+            return self._blocked_flat_loop(self.blocked)
         lines = ["npy_intp opw_i;", "for (opw_i = 0; opw_i < opw_n; opw_i++) {"]
         body = self._loads("opw_i", None)
         body += self._compute()
@@ -519,7 +561,9 @@ def _elemwise(op: Elemwise, node: Apply) -> ElemwiseC | None:
     )
     if body is None:
         return None
-    return ElemwiseC(op, node, body, own)
+    impl = ElemwiseC(op, node, body, own)
+    impl.block(op.scalar_op)
+    return impl
 
 
 #: Op class -> ``factory(op, node)`` giving the C implementation or ``None``. Read-only.
