@@ -137,3 +137,37 @@ def test_fast_run_chain_of_tanh_is_one_blocked_loop(tmp_path: Path) -> None:
     for _ in range(50):
         expected = np.tanh(expected) * 1.5 + 0.1 - 0.05
     np.testing.assert_allclose(f(xs), expected, rtol=1e-12)
+
+
+def test_row_loops_over_broadcast_operands(tmp_path: Path) -> None:
+    """Rows of the strided loop that are contiguous or broadcast along the last axis (a
+    bias row, a column of scales) go through the row loop, blocked where deep: the values
+    of the Python backend for every layout, including rows of runtime length 1, strided
+    rows and an in-place output."""
+    m, row, col = ot.dmatrix("m"), ot.row("r", dtype="float64"), ot.col("c", dtype="float64")
+    t3 = ot.TensorType("float64", shape=(None, 1, None))("t3")
+    deep = ot.tanh(m + row)
+    for _ in range(3):
+        deep = ot.exp(-ot.tanh(deep * col)) + row
+    outs = [ot.tanh(m + row), m * col - row, deep, ot.sin(t3 * m.dimshuffle(0, "x", 1))]
+    with opweave.config.change_flags(compiledir=str(tmp_path)):
+        f = opweave.function([m, row, col, t3], outs, mode=Mode(linker="c"))
+    source = "".join(p.read_text() for p in tmp_path.rglob("*.c"))
+    assert "opw_ew_row_" in source
+    ref = opweave.function([m, row, col, t3], outs, mode=PY)
+    rng = np.random.default_rng(5)
+    for rows, cols in [(5, 70), (3, 1), (1, 9), (0, 4), (66, 65)]:
+        mv = rng.normal(size=(rows, cols))
+        args = [mv, rng.normal(size=(1, cols)), rng.normal(size=(rows, 1))]
+        args.append(rng.normal(size=(rows, 1, cols)))
+        strided = [np.repeat(mv, 2, axis=1)[:, ::2], *args[1:]]
+        for values in (args, strided):
+            for got, exp in zip(f(*values), ref(*values), strict=True):
+                np.testing.assert_allclose(got, exp, rtol=1e-13, atol=1e-15)
+    x, b = ot.dmatrix("x"), ot.row("b", dtype="float64")
+    inplace = Elemwise(ps.add, {0: 0})(x, b)
+    g = opweave.function([In(x, mutable=True), b], inplace, mode=C, accept_inplace=True)
+    xs, bs = np.arange(12.0).reshape(3, 4), np.array([[10.0, 20.0, 30.0, 40.0]])
+    expected = xs + bs
+    np.testing.assert_array_equal(g(xs, bs), expected)
+    np.testing.assert_array_equal(xs, expected)

@@ -163,24 +163,34 @@ def _lane_loop(statements: Sequence[str]) -> str:
 class _Builder:
     """Names, slots and statements of one blocked Composite."""
 
-    def __init__(self, op: Composite, inputs: Sequence[str], scalar_like: Sequence[bool]):
+    def __init__(
+        self,
+        op: Composite,
+        inputs: Sequence[str],
+        scalar_like: Sequence[bool],
+        uniform: Sequence[bool],
+    ):
         dtypes = [v.type.dtype for v in (*op.inputs, *op.outputs)]  # type: ignore[attr-defined]
         self.slots = _Slots(max(16, SLOT_BYTES // max(np.dtype(d).itemsize for d in dtypes)))
         self.names: dict[Variable, str] = dict(zip(op.inputs, inputs, strict=True))
         self.like: dict[Variable, bool] = dict(zip(op.inputs, scalar_like, strict=True))
+        self.uni: dict[Variable, bool] = dict(zip(op.inputs, uniform, strict=True))
         self.slot_of: dict[Variable, tuple[str, str]] = {}
         self.prologue: list[str] = []
 
-    def operand(self, var: Variable) -> tuple[str, bool] | None:
-        """The C expression of ``var`` and whether it is the same for every element."""
+    def operand(self, var: Variable) -> tuple[str, bool, bool] | None:
+        """The C expression of ``var``, whether it is statically scalar (the flag scalar
+        code generation takes) and whether it is the same for every element of the loop."""
         if var not in self.names:
             literal = _literal(var) if isinstance(var, Constant) else None
             if literal is None:
                 return None
-            self.names[var], self.like[var] = literal, True
-        return self.names[var], self.like[var]
+            self.names[var], self.like[var], self.uni[var] = literal, True, True
+        return self.names[var], self.like[var], self.uni[var]
 
-    def result(self, var: Variable, n: int, j: int, uniform: bool, crosses: bool) -> str:
+    def result(
+        self, var: Variable, n: int, j: int, like: bool, uniform: bool, crosses: bool
+    ) -> str:
         """Name ``var`` (output ``j`` of inner node ``n``): a scalar before the loop, a
         slot element when later segments read it, else a variable of the loop body."""
         ctype = C_TYPE[var.type.dtype]  # type: ignore[attr-defined]
@@ -193,7 +203,7 @@ class _Builder:
             name = f"{slot}[{LANE}]"
         else:
             name = f"opw_t{n}_{j}"
-        self.names[var], self.like[var] = name, uniform
+        self.names[var], self.like[var], self.uni[var] = name, like, uniform
         return name
 
 
@@ -204,6 +214,7 @@ def blocked_composite(
     outputs: Sequence[str],
     own: OwnCOps,
     sub: dict[str, str],
+    uniform: Sequence[bool] | None = None,
 ) -> BlockedLoop | None:
     """The blocked form of an Elemwise of ``op`` over C-contiguous operands.
 
@@ -220,6 +231,9 @@ def blocked_composite(
         Per output: the C lvalue of its element ``i0 + j``.
     own, sub
         As for :func:`~opweave_c.impls.scalar_ops.scalar_c_code`.
+    uniform
+        Per input, whether its value is the same for every element of the loop (default:
+        ``scalar_like``; a loop over one row also has inputs broadcast along the row).
 
     Returns
     -------
@@ -239,7 +253,7 @@ def blocked_composite(
             last_seg[var] = seg_of[node]
     for var in op.outputs:
         last_seg[var] = len(segs)
-    build = _Builder(op, inputs, scalar_like)
+    build = _Builder(op, inputs, scalar_like, scalar_like if uniform is None else uniform)
     gen = _Gen(dict(sub), own)
     steps: list[str] = []
     for s, seg in enumerate(segs):
@@ -251,19 +265,19 @@ def blocked_composite(
                 return None
             args = [f[0] for f in found if f is not None]
             flags = [f[1] for f in found if f is not None]
-            uniform = all(flags)
+            same = all(f[2] for f in found if f is not None)
             temps = []
             for j, var in enumerate(node.outputs):
                 crosses = last_seg.get(var, s) > s
-                name = build.result(var, n, j, uniform, crosses)
-                if not uniform and not crosses:
+                name = build.result(var, n, j, all(flags), same, crosses)
+                if not same and not crosses:
                     ctype = C_TYPE[var.type.dtype]  # type: ignore[attr-defined]
                     body.append(f"{ctype} {name};")
                 temps.append(name)
             code = _node_code(node.op, node, args, temps, flags, f"opw_s_{n}_", gen)
             if code is None:
                 return None
-            (build.prologue if uniform else body).append(code)
+            (build.prologue if same else body).append(code)
         if s == len(segs) - 1:
             # Every output's value is read before any is stored: an in-place output may
             # overwrite an input that another output is (element for element).

@@ -60,7 +60,7 @@ from opweave_c.vector_math import vector_math_code
 __all__ = ["C_OPS", "ELEMWISE_C_SUPPORT", "ElemwiseC"]
 
 #: Version of the generated loop code.
-VERSION = (2,)
+VERSION = (3,)
 
 ELEMWISE_C_SUPPORT = r"""
 /* opweave Elemwise helpers. */
@@ -175,7 +175,7 @@ class ElemwiseC(OwnCForwarding):
         self.op = op
         self.body = body
         self.own = own
-        self.blocked: BlockedLoop | None = None
+        self.blocked: dict[str, BlockedLoop | None] = {}
         self.nin = len(node.inputs)
         self.nout = len(node.outputs)
         self.ndim: int = node.outputs[0].type.ndim  # type: ignore[attr-defined]
@@ -215,17 +215,28 @@ class ElemwiseC(OwnCForwarding):
         return [*COMPILE_ARGS, *head, *self.own.snippets("c_compile_args", c_compiler=c_compiler)]
 
     def c_support_code_apply(self, node: Apply, name: str) -> str:
-        """The node's two loops: flat (contiguous operands) and strided."""
+        """The node's loops: flat (contiguous operands), row (one row of the strided loop
+        whose operands are contiguous along it or broadcast across it), strided."""
         args = "PyArrayObject* const* opw_x, PyArrayObject* const* opw_dst"
-        flat = ", ".join(decl for decl, _ in self._flat_params())
-        return (
+        flat = ", ".join(decl for decl, _ in self._contig_params("flat"))
+        code = (
             f"OPW_EW_NOINLINE static int opw_ew_flat_{name}({flat}) {{\n"
-            + _indent(self._flat_loop(), 1)
-            + f"\n}}\n\nOPW_EW_NOINLINE static int opw_ew_inner_{name}"
+            + _indent(self._contig_loop("flat"), 1)
+            + "\n}\n\n"
+        )
+        if self.has_row_loop:
+            row = ", ".join(decl for decl, _ in self._contig_params("row"))
+            code += (
+                f"OPW_EW_NOINLINE static int opw_ew_row_{name}({row}) {{\n"
+                + _indent(self._contig_loop("row"), 1)
+                + "\n}\n\n"
+            )
+        return (
+            code
+            + f"OPW_EW_NOINLINE static int opw_ew_inner_{name}"
             + self._inner_loop()
-            + f"\nstatic int opw_ew_strided_{name}({args}, const npy_intp* opw_dims) {{\n"
-            + _indent(self._strided_loop(name), 1)
-            + "\n}\n"
+            + f"\nstatic int opw_ew_strided_{name}({args}, const npy_intp* opw_dims, "
+            "int opw_unit) {\n" + _indent(self._strided_loop(name), 1) + "\n}\n"
         )
 
     def c_code_cache_version(self) -> tuple[Any, ...]:
@@ -331,12 +342,14 @@ class ElemwiseC(OwnCForwarding):
             for k in range(nin)
             if not self._hoisted(k)
         ]
+        # No temporary and no aliased input: the loops over contiguous rows may be used.
+        add("    int opw_unit = opw_fast;")
         if fast_cond:
             add("    opw_fast = opw_fast && " + " && ".join(fast_cond) + ";")
-        flat_args = ", ".join(arg for _, arg in self._flat_params())
+        flat_args = ", ".join(arg for _, arg in self._contig_params("flat"))
         add(
             f"    if ((opw_fast ? opw_ew_flat_{name}({flat_args}) : "
-            f"opw_ew_strided_{name}(opw_x, opw_dst, opw_dims)) < 0) {fail}"
+            f"opw_ew_strided_{name}(opw_x, opw_dst, opw_dims, opw_unit)) < 0) {fail}"
         )
         add("}")
         # 5. temporaries back into the destroyed inputs
@@ -367,54 +380,88 @@ class ElemwiseC(OwnCForwarding):
                 )
         return "(" + " && ".join(terms) + ")"
 
-    def _loads(self, index: str, elem_stride: str | None) -> list[str]:
-        """Read each input's element into ``opw_a<k>`` (hoisted ones are read already in
-        the flat loop)."""
+    def _by_value(self, variant: str) -> set[int]:
+        """The inputs a contiguous loop takes by value (read once, not per element):
+        ``"flat"``, the statically scalar ones; ``"row"``, those statically broadcast along
+        the last axis (one value per row). Never an input overwritten in place."""
+        if variant == "flat":
+            same = self.scalar_in
+        else:
+            same = [bool(b) and b[-1] for b in self.bcast]
+        return {k for k in range(self.nin) if same[k] and k not in self.inplace.values()}
+
+    @property
+    def has_row_loop(self) -> bool:
+        """Whether the strided loop has a row variant: arrays of at least one dimension,
+        no input overwritten in place that is broadcast along the last axis."""
+        return self.ndim >= 1 and not any(self.bcast[i][-1] for i in self.inplace.values())
+
+    def _loads(self, index: str, elem_stride: str | None, by_value: set[int]) -> list[str]:
+        """Read each input's element into ``opw_a<k>`` (those taken by value are read
+        already)."""
         lines = []
         for k, t in enumerate(self.in_types):
-            if elem_stride is None and self._hoisted(k):
+            if k in by_value:
                 continue
             at = index if elem_stride is None else f"{index} * {elem_stride}{k}"
             lines.append(f"const {t} opw_a{k} = opw_p{k}[{at}];")
         return lines
 
-    def _flat_params(self) -> list[tuple[str, str]]:
-        """The flat loop's parameters: ``(declaration, argument)`` per operand. Arrays are
-        ``restrict`` parameters (so GCC needs no aliasing checks), statically scalar
-        inputs their value, an in-place output the destroyed input's pointer."""
-        params = [("npy_intp opw_n", "opw_n")]
+    def _contig_params(self, variant: str) -> list[tuple[str, str]]:
+        """A contiguous loop's parameters: ``(declaration, argument)`` per operand. Arrays
+        are ``restrict`` parameters (so GCC needs no aliasing checks), inputs taken by
+        value (:meth:`_by_value`) their value, an in-place output the destroyed input's
+        pointer. The arguments are those of the flat loop's call (array data) or of the row
+        loop's (the strided loop's current pointers)."""
+        params = [("npy_intp opw_n", "opw_n" if variant == "flat" else "opw_gd[opw_nd - 1]")]
+        by_value = self._by_value(variant)
         dest_of = {i: j for j, i in self.inplace.items()}
+
+        def data(o: int) -> str:
+            if variant == "row":
+                return f"opw_gp[{o}]"
+            return (
+                f"PyArray_DATA(opw_x[{o}])"
+                if o < self.nin
+                else (f"PyArray_DATA(opw_dst[{o - self.nin}])")
+            )
+
         for k, t in enumerate(self.in_types):
-            data = f"PyArray_DATA(opw_x[{k}])"
-            if self._hoisted(k):
-                params.append((f"const {t} opw_a{k}", f"*(const {t}*){data}"))
+            if k in by_value:
+                params.append((f"const {t} opw_a{k}", f"*(const {t}*){data(k)}"))
             elif k in dest_of:
-                params.append((f"{t}* restrict opw_p{k}", f"({t}*){data}"))
+                params.append((f"{t}* restrict opw_p{k}", f"({t}*){data(k)}"))
             else:
-                params.append((f"const {t}* restrict opw_p{k}", f"(const {t}*){data}"))
+                params.append((f"const {t}* restrict opw_p{k}", f"(const {t}*){data(k)}"))
         for j, t in enumerate(self.out_types):
             if j not in self.inplace:
-                params.append((f"{t}* restrict opw_q{j}", f"({t}*)PyArray_DATA(opw_dst[{j}])"))
+                params.append((f"{t}* restrict opw_q{j}", f"({t}*){data(self.nin + j)}"))
         return params
 
     def block(self, scalar_op: Any) -> None:
-        """Use blocked evaluation (:mod:`opweave_c.impls.blocked`) in the flat loop, where
-        the scalar Op is a Composite with several expensive calls or many nodes."""
+        """Use blocked evaluation (:mod:`opweave_c.impls.blocked`) in the contiguous
+        loops, where the scalar Op is a Composite with several expensive calls or many
+        nodes."""
         if not isinstance(scalar_op, Composite):
             return
         if any(self.scalar_in[k] and not self._hoisted(k) for k in range(self.nin)):
             return
         at = f"[{BLOCK_START} + {LANE}]"
-        inputs = [f"opw_a{k}" if self._hoisted(k) else f"opw_p{k}{at}" for k in range(self.nin)]
+        sub = {"fail": "return -1;", "id": "0"}
         outputs = [
             f"opw_p{self.inplace[j]}{at}" if j in self.inplace else f"opw_q{j}{at}"
             for j in range(self.nout)
         ]
-        sub = {"fail": "return -1;", "id": "0"}
-        self.blocked = blocked_composite(scalar_op, inputs, self.scalar_in, outputs, self.own, sub)
+        for variant in ("flat", "row"):
+            by_value = self._by_value(variant)
+            inputs = [f"opw_a{k}" if k in by_value else f"opw_p{k}{at}" for k in range(self.nin)]
+            uniform = [k in by_value for k in range(self.nin)]
+            self.blocked[variant] = blocked_composite(
+                scalar_op, inputs, self.scalar_in, outputs, self.own, sub, uniform
+            )
 
-    def _blocked_flat_loop(self, blocked: BlockedLoop) -> str:
-        """Blocks of ``blocked.block`` elements, one short loop per inner node."""
+    def _blocked_loop(self, blocked: BlockedLoop) -> str:
+        """Blocks of ``blocked.block`` elements, a few short loops per block."""
         b = blocked.block
         return "\n".join(
             [
@@ -428,12 +475,14 @@ class ElemwiseC(OwnCForwarding):
             ]
         )
 
-    def _flat_loop(self) -> str:
-        """One index over C-contiguous operands; statically scalar inputs read once."""
-        if self.blocked is not None:
-            return self._blocked_flat_loop(self.blocked)
+    def _contig_loop(self, variant: str) -> str:
+        """One index over contiguous operands (``"flat"``: the whole arrays, ``"row"``: one
+        row of the strided loop); inputs taken by value are read once."""
+        blocked = self.blocked.get(variant)
+        if blocked is not None:
+            return self._blocked_loop(blocked)
         lines = ["npy_intp opw_i;", "for (opw_i = 0; opw_i < opw_n; opw_i++) {"]
-        body = self._loads("opw_i", None)
+        body = self._loads("opw_i", None, self._by_value(variant))
         body += self._compute()
         for j in range(self.nout):
             if j in self.inplace:
@@ -462,7 +511,7 @@ class ElemwiseC(OwnCForwarding):
             params += [f"const {t}* opw_p{k}", f"npy_intp opw_e{k}"]
         for j, t in enumerate(self.out_types):
             params += [f"{t}* opw_q{j}", f"npy_intp opw_f{j}"]
-        body = self._loads("opw_j", "opw_e")
+        body = self._loads("opw_j", "opw_e", set())
         body += self._compute()
         body += [f"opw_q{j}[opw_j * opw_f{j}] = opw_r{j};" for j in range(self.nout)]
         return (
@@ -518,8 +567,23 @@ class ElemwiseC(OwnCForwarding):
             lines.append(f"opw_es[{o}] = opw_gs[{o}][opw_nd - 1] / (npy_intp){size};")
         lines.append("for (opw_d = 0; opw_d < opw_nd; opw_d++) opw_idx[opw_d] = 0;")
         args = [f"({t}*)opw_gp[{o}], opw_es[{o}]" for o, t in enumerate(self._operand_types())]
+        call = f"opw_ew_inner_{name}(opw_gd[opw_nd - 1], {', '.join(args)})"
+        if self.has_row_loop:
+            # Rows along the last axis where every operand is contiguous along it or
+            # broadcast across it (a bias row, a column of scales): the row loop, whose
+            # unit-stride pointers GCC vectorises (it gives up on unknown strides).
+            by_value = self._by_value("row")
+            unit = [f"opw_es[{o}] == 1" for o in range(nin) if o not in by_value]
+            unit += [f"opw_es[{nin + j}] == 1" for j in range(self.nout)]
+            lines.append(
+                f"const int opw_row = opw_unit && opw_dims[{nd - 1}] != 1 && "
+                + " && ".join(unit)
+                + ";"
+            )
+            row_args = ", ".join(arg for _, arg in self._contig_params("row"))
+            call = f"(opw_row ? opw_ew_row_{name}({row_args}) : {call})"
         lines.append("for (;;) {")
-        inner = [f"if (opw_ew_inner_{name}(opw_gd[opw_nd - 1], {', '.join(args)}) < 0) return -1;"]
+        inner = [f"if ({call} < 0) return -1;"]
         inner.append(
             "for (opw_d = opw_nd - 2; opw_d >= 0; opw_d--) {\n"
             "    if (++opw_idx[opw_d] < opw_gd[opw_d]) {\n"
