@@ -1,7 +1,8 @@
 """Shared fixtures of the CUDA backend's tests.
 
 * ``nvcc``: the CUDA compiler (tests using it skip, with a reason, where it is missing);
-  the ``compile_ptx`` fixture compiles generated kernels to PTX, many kernels per ``nvcc`` call.
+  the ``compile_ptx`` fixture compiles generated kernels to PTX, many kernels per ``nvcc`` call,
+  and ``assemble`` runs ``ptxas`` on that PTX (what the driver does when it loads a module).
 * ``@pytest.mark.cuda`` tests run only where ``pycuda`` imports and sees a GPU (checked once,
   lazily); elsewhere they skip with the reason "needs an NVIDIA GPU and pycuda".
 """
@@ -98,6 +99,32 @@ def compile_ptx(nvcc: str) -> Callable[[Iterable[str], Path], dict[str, str]]:
     """``compile_ptx(sources, directory)``: the concatenated sources compiled to PTX for
     every arch of :data:`ARCHS` (arch -> PTX text; a failed compile fails the test)."""
     return functools.partial(_compile_ptx, nvcc)
+
+
+def _assemble(ptxas: str, ptx: dict[str, str], directory: Path) -> dict[str, Path]:
+    """Assemble each arch's PTX with ``ptxas`` (register allocation, parameter space,
+    shared memory: what a driver's JIT would check). A failure fails the test."""
+    out: dict[str, Path] = {}
+    for arch, text in ptx.items():
+        src = directory / f"assemble_{arch}.ptx"
+        src.write_text(text)
+        cubin = directory / f"assemble_{arch}.cubin"
+        cmd = [ptxas, f"-arch={arch}", "-o", str(cubin), str(src)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            pytest.fail(f"ptxas failed for {arch}:\n{proc.stderr[-6000:]}")
+        out[arch] = cubin
+    return out
+
+
+@pytest.fixture(scope="session")
+def assemble(nvcc: str) -> Callable[[dict[str, str], Path], dict[str, Path]]:
+    """``assemble(ptx, directory)``: each arch's PTX assembled by ``ptxas`` (arch -> cubin
+    path; a failed assembly fails the test; skips where ``ptxas`` is missing)."""
+    ptxas = shutil.which("ptxas") or str(Path(nvcc).parent / "ptxas")
+    if not Path(ptxas).is_file():
+        pytest.skip("ptxas (the CUDA toolkit's assembler) is not installed")
+    return functools.partial(_assemble, ptxas)
 
 
 @pytest.fixture(scope="session")

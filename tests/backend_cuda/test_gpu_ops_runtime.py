@@ -37,6 +37,15 @@ CASES: dict[str, tuple[Callable[..., object], list[np.ndarray]]] = {
     "reshape": (lambda x: ot.exp(x).reshape((-1, 2)), [rng.normal(size=(3, 4))]),
     "reshape_strided": (lambda x: x.T.reshape((-1,)) * 2, [rng.normal(size=(3, 4))]),
     "alloc": (lambda x: ot.alloc(x, 3, 4) + 1, [np.array(2.5)]),
+    "scalar_0d": (lambda x, y: ot.exp(x) * y, [np.array(0.5), np.array(3.0)]),
+    "empty": (lambda x: ot.sum(ot.exp(x.T), axis=0) + x[:, 0].sum(), [np.zeros((0, 3))]),
+    "float16": (
+        lambda x, y: ot.sum(x * y + x, axis=1),
+        [rng.uniform(0.5, 2.0, size=(5, 300)).astype("float16") for _ in range(2)],
+    ),
+    "bool": (lambda x, y: ot.sum(x & ~y), [rng.normal(size=(9,)) > 0, rng.normal(size=(9,)) > 0]),
+    "sum_split": (lambda x: ot.sum(x**2), [rng.normal(size=(2, 600_000)).astype("float32")]),
+    "max_split": (lambda x: ot.max(x, axis=(0, 2)), [rng.normal(size=(500, 3, 40))]),
 }
 
 
@@ -52,6 +61,6 @@ def test_gpu_op_matches_python_backend(case: str) -> None:
     expected = f_py(*values)
     got = f_gpu(*values)
     assert got.dtype == expected.dtype and got.shape == expected.shape
-    rtol = 1e-4 if got.dtype == np.float32 else 1e-10
+    rtol = {"float16": 2e-2, "float32": 1e-4}.get(str(got.dtype), 1e-10)
     np.testing.assert_allclose(got, expected, rtol=rtol, atol=1e-6)
     np.testing.assert_allclose(f_gpu(*values), expected, rtol=rtol, atol=1e-6)  # storage reuse

@@ -3,6 +3,7 @@ plans (checked against NumPy by replaying their strides on host arrays)."""
 
 from __future__ import annotations
 
+import functools
 import re
 import subprocess
 import sys
@@ -19,8 +20,10 @@ from opweave.scalar.composite import Composite
 from opweave.scalar.rules import same_out
 from opweave.scalar.type import get_scalar_type
 from opweave.tensor.type import TensorType
+from opweave_cuda.device_copy import copy_kernel
 from opweave_cuda.kernels import MAX_NDIM, ElemwiseKernel, elemwise_kernel, launch_config
-from opweave_cuda.kernels.runtime import pack_args
+from opweave_cuda.kernels.runtime import arg_types, device_pointer, pack_args
+from opweave_cuda.kernels.source import CUDA_DTYPES, MAX_PARAM_BYTES
 
 _MATH = ("exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tanh", "arcsin", "sigmoid")
 
@@ -99,6 +102,33 @@ def _cases() -> dict[str, ElemwiseKernel]:
         [_tt("float32", m)],
         inplace_pattern={0: 1},
     )
+    cases.update(_dtype_matrix())
+    return cases
+
+
+def _dtype_matrix() -> dict[str, ElemwiseKernel]:
+    """Per dtype (float16 and bool included): arithmetic, a comparison, and casts to and
+    from float16 and to bool, each with its contiguous and strided kernels."""
+    m = (None, None)
+    half, boolean = _tt("float16", m), _tt("bool", m)
+    cases: dict[str, ElemwiseKernel] = {}
+    for dtype in sorted(CUDA_DTYPES):
+        for dst in sorted({dtype, "float16", "bool", "float32"}):
+            # the device copies and casts of opweave_cuda.device_copy (identity, two dtypes)
+            cases[f"copy_{dtype}_to_{dst}"] = copy_kernel(dtype, dst, 2)
+        t = _tt(dtype, m)
+        cases[f"add_{dtype}"] = elemwise_kernel(ps.add, [t, t], [t])
+        cases[f"lt_{dtype}"] = elemwise_kernel(ps.lt, [t, t], [boolean])
+        cases[f"to_bool_{dtype}"] = elemwise_kernel(
+            ps.Cast(get_scalar_type("bool")), [t], [boolean]
+        )
+        if dtype != "float16":
+            cases[f"to_half_{dtype}"] = elemwise_kernel(
+                ps.Cast(get_scalar_type("float16")), [t], [half]
+            )
+            cases[f"from_half_{dtype}"] = elemwise_kernel(
+                ps.Cast(get_scalar_type(dtype)), [half], [t]
+            )
     return cases
 
 
@@ -111,8 +141,8 @@ def ptx(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, str]:
     """Every kernel of :data:`CASES`, compiled to PTX with one nvcc call per arch."""
-    sources = [s.source for k in CASES.values() for s in k.sources]
-    return compile_ptx(sources, tmp_path_factory.mktemp("elemwise_ptx"))
+    sources = {s.name: s.source for k in CASES.values() for s in k.sources}  # each kernel once
+    return compile_ptx(list(sources.values()), tmp_path_factory.mktemp("elemwise_ptx"))
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -123,8 +153,12 @@ def test_every_kernel_compiles_for_each_arch(case: str, ptx: dict[str, str]) -> 
 
 
 def test_kernel_names_are_distinct() -> None:
-    names = [s.name for k in CASES.values() for s in k.sources]
-    assert len(names) == len(set(names))
+    """A name is unique to its code: two cases generating the same kernel share it."""
+    by_name: dict[str, str] = {}
+    for kernel in CASES.values():
+        for source in kernel.sources:
+            assert by_name.setdefault(source.name, source.source) == source.source
+    assert len(by_name) > 100
 
 
 def _kernel_text(source: str) -> str:
@@ -342,10 +376,50 @@ def test_pack_args_types() -> None:
     packed = pack_args(source, [10, 1234, 1, 5678, 0, 91011])
     assert [type(v) for v in packed] == [np.int64, np.uintp, np.int64, np.uintp, np.int64, np.uintp]
     assert int(packed[1]) == 1234
+    assert arg_types(source) == (np.int64, np.uintp, np.int64, np.uintp, np.int64, np.uintp)
     with pytest.raises(TypeError, match="6 arguments"):
         pack_args(source, [1, 2])
+    # a count beyond 2**31 keeps its 64 bits; one beyond 2**63 cannot be passed
+    assert int(pack_args(source, [2**40, 0, -1, 0, 0, 0])[0]) == 2**40
+    with pytest.raises(OverflowError, match="i64"):
+        pack_args(source, [2**63, 0, 0, 0, 0, 0])
+
+
+def test_device_pointers_of_arrays_and_empty_arrays() -> None:
+    class Fake:
+        def __init__(self, gpudata: object) -> None:
+            self.gpudata = gpudata
+
+    assert device_pointer(Fake(4096)) == 4096
+    assert device_pointer(Fake(np.uintp(8192))) == 8192
+    assert device_pointer(Fake(None)) == 0  # pycuda gives arrays without elements no memory
+    assert device_pointer(123) == 123
+
+
+def test_parameter_space_is_bounded() -> None:
+    assert CASES["add_bcast_float32"].contiguous.param_bytes() == 6 * 8
+    assert CASES["rank_max"].strided.param_bytes() == 8 * (1 + MAX_NDIM + 3 * (1 + MAX_NDIM))
+    for kernel in CASES.values():
+        assert kernel.strided.param_bytes() <= MAX_PARAM_BYTES
+    many = [get_scalar_type("float32")() for _ in range(60)]
+    big = Composite(many, [functools.reduce(ps.add, many)])
+    t8 = _tt("float32", (None,) * MAX_NDIM)
+    with pytest.raises(NotImplementedError, match="bytes of parameters"):
+        elemwise_kernel(big, [t8] * 60, [t8])
+    assert elemwise_kernel(big, [_tt("float32", (None,))] * 60, [_tt("float32", (None,))])
 
 
 def test_import_does_not_import_pycuda() -> None:
     code = "import sys, opweave_cuda.kernels; assert 'pycuda' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_ptx_assembles_for_each_arch(
+    ptx: dict[str, str],
+    assemble: Callable[[dict[str, str], Path], dict[str, Path]],
+    tmp_path: Path,
+) -> None:
+    """``ptxas`` accepts every elemwise kernel for sm_80 and sm_90 (registers, parameter
+    space, shared memory)."""
+    cubins = assemble(ptx, tmp_path)
+    assert set(cubins) == {"sm_80", "sm_90"} and all(c.stat().st_size > 0 for c in cubins.values())

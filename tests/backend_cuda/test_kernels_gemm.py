@@ -152,3 +152,14 @@ def test_cublas_loading_is_optional() -> None:
     if lib is not None:  # a toolkit with cuBLAS: the symbols bind
         assert lib.lib.cublasSgemm_v2 is not None and lib.lib.cublasDgemm_v2 is not None
     assert get_cublas() is lib  # loaded once
+
+
+def test_ptx_assembles_for_each_arch(
+    ptx: dict[str, str],
+    assemble: Callable[[dict[str, str], Path], dict[str, Path]],
+    tmp_path: Path,
+) -> None:
+    """``ptxas`` accepts every gemm kernel for sm_80 and sm_90 (registers, parameter
+    space, shared memory)."""
+    cubins = assemble(ptx, tmp_path)
+    assert set(cubins) == {"sm_80", "sm_90"} and all(c.stat().st_size > 0 for c in cubins.values())

@@ -15,7 +15,13 @@ import pytest
 import opweave.scalar as ps
 from opweave.tensor.type import TensorType
 from opweave_cuda.kernels import ReductionKernel, reduction_kernel
-from opweave_cuda.kernels.reduction import REDUCTION_BLOCK, identity_literal
+from opweave_cuda.kernels.reduction import (
+    REDUCTION_BLOCK,
+    SPLIT_MAX_PARTS,
+    SPLIT_MIN_CHUNK,
+    identity_literal,
+    split_plan,
+)
 
 
 def _tt(dtype: str, ndim: int) -> TensorType:
@@ -46,26 +52,73 @@ CASES: dict[str, ReductionKernel] = {
     "negative_axis": _case(ps.add, (-1,), "float32", 3, "float32"),
 }
 
+#: Axis sets of a 3-d input, used in turn by the matrix below.
+_AXIS_SETS = ((0,), (1,), (2,), (0, 2), (0, 1), (1, 2), (0, 1, 2))
+_ARITH_DTYPES = ("float16", "float32", "float64", "int8", "int32", "int64", "uint8", "uint64")
+
+
+def _matrix() -> dict[str, ReductionKernel]:
+    """Every reduction Op over several axis sets and the dtypes it takes."""
+    cases: dict[str, ReductionKernel] = {}
+    k = 0
+    for op in (ps.add, ps.mul, ps.maximum, ps.minimum):
+        for dtype in _ARITH_DTYPES:
+            axes = _AXIS_SETS[k % len(_AXIS_SETS)]
+            k += 1
+            out = dtype
+            if op in (ps.add, ps.mul) and np.dtype(dtype).kind in "iu":
+                out = "uint64" if dtype.startswith("u") else "int64"
+            acc = "float32" if dtype == "float16" else out
+            cases[f"{op}_{dtype}_{axes}"] = _case(op, axes, dtype, 3, out, acc)
+    for op in (ps.and_, ps.or_, ps.xor):
+        for dtype in ("bool", "int32", "uint16"):
+            axes = _AXIS_SETS[k % len(_AXIS_SETS)]
+            k += 1
+            cases[f"{op}_{dtype}_{axes}"] = _case(op, axes, dtype, 3, dtype)
+    return cases
+
+
+MATRIX = _matrix()
+
 
 @pytest.fixture(scope="module")
 def ptx(
     compile_ptx: Callable[[Iterable[str], Path], dict[str, str]],
     tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, str]:
-    """Every kernel of :data:`CASES`, compiled to PTX with one nvcc call per arch."""
-    return compile_ptx([k.kernel.source for k in CASES.values()], tmp_path_factory.mktemp("red"))
+    """Every kernel (main, partial and finish) of :data:`CASES` and :data:`MATRIX`,
+    compiled to PTX with one nvcc call per arch (a kernel shared by cases once)."""
+    sources = {s.name: s.source for k in (*CASES.values(), *MATRIX.values()) for s in k.sources}
+    return compile_ptx(list(sources.values()), tmp_path_factory.mktemp("red"))
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("case", sorted(CASES) + sorted(MATRIX))
 def test_kernel_compiles_with_warp_shuffles(
     case: str, ptx: dict[str, str], ptx_entry: Callable[[str, str], str]
 ) -> None:
-    kernel = CASES[case].kernel
-    for text in ptx.values():
-        entry = ptx_entry(text, kernel.name)
-        assert "shfl.sync.down" in entry
-        assert "bar.sync" in entry  # the shared-memory tree
-    assert kernel.block == REDUCTION_BLOCK
+    reduction = CASES.get(case) or MATRIX[case]
+    for kernel in reduction.sources:
+        for text in ptx.values():
+            entry = ptx_entry(text, kernel.name)
+            assert "shfl.sync.down" in entry
+            assert "bar.sync" in entry  # the shared-memory tree
+        assert kernel.block == REDUCTION_BLOCK
+    if reduction.axes:  # a split is possible: its partial and finish kernels exist
+        assert reduction.finish is not None and reduction.finish.sources[0] in reduction.sources
+        assert reduction.partial in reduction.sources
+
+
+def test_partial_kernel_writes_the_accumulator_dtype() -> None:
+    half = CASES["sum_f16"]
+    assert half.partial is not half.kernel
+    assert "npy_float32* out" in half.partial.params and "__half* out" in half.kernel.params
+    assert half.finish is not None and half.finish.in_dtype == "float32"
+    assert half.finish.out_dtype == "float16" and half.finish.finish is None
+    same = CASES["sum_f32_axis0"]
+    assert same.partial is same.kernel and len(same.sources) == 2
+    assert CASES["none_axes"].finish is None and CASES["none_axes"].sources == (
+        CASES["none_axes"].kernel,
+    )
 
 
 def test_float16_reduction_accumulates_in_float(
@@ -100,6 +153,9 @@ def test_signature_orders_kept_then_output_then_reduced() -> None:
         "long long xr1",
         "long long r3",
         "long long xr3",
+        "long long n_part",
+        "long long chunk",
+        "long long o_part",
     )
     assert CASES["negative_axis"].axes == (2,)
 
@@ -127,37 +183,52 @@ def test_unsupported_raise() -> None:
 
 
 def _cell(arr: np.ndarray, offset: int) -> np.ndarray:
-    """A one-element view of the element ``offset`` elements from ``arr``'s first one."""
-    strides = (offset * arr.itemsize,)
-    return np.lib.stride_tricks.as_strided(arr, shape=(2,), strides=strides)[1:2]
+    """A one-element view of the element ``offset`` elements from ``arr``'s first one,
+    which must be one of the elements ``arr`` itself spans (the kernel reads no other)."""
+    lo = sum((n - 1) * s for n, s in zip(arr.shape, arr.strides, strict=True) if s < 0)
+    hi = sum((n - 1) * s for n, s in zip(arr.shape, arr.strides, strict=True) if s > 0)
+    assert arr.size and lo <= offset * arr.itemsize <= hi, (offset, arr.shape, arr.strides)
+    base = np.lib.stride_tricks.as_strided(arr, shape=(1,), strides=(arr.itemsize,))
+    return np.lib.stride_tricks.as_strided(base, shape=(2,), strides=(offset * arr.itemsize,))[1:]
+
+
+def _run_on_host(source: Any, values: list[Any], fold: Callable[[list[Any]], Any]) -> None:
+    """Run a reduction kernel's index arithmetic on the host, from a plan's values (element
+    strides into the host arrays given as pointers): which elements each task reads,
+    folded with ``fold``, and where it writes. Mirrors the generated code line by line."""
+    names = [p.split()[-1].lstrip("*") for p in source.params]
+    assert len(values) == len(names)
+    v = dict(zip(names, values, strict=True))
+    kept = [int(n[1:]) for n in names if n[0] == "k" and n[1:].isdigit()]
+    red = [int(n[1:]) for n in names if n[0] == "r" and n[1:].isdigit()]
+    x, out = v["x"], v["out"]
+    n_red, n_part, chunk, o_part = v["n_red"], v["n_part"], v["chunk"], v["o_part"]
+    for task in range(v["n_out"] * n_part):
+        o, part = divmod(task, n_part)
+        ro, xo, oo = o, 0, part * o_part
+        for d in reversed(kept):
+            if d == kept[0]:
+                xo, oo = xo + ro * v[f"xk{d}"], oo + ro * v[f"ok{d}"]
+            else:
+                ro, c = divmod(ro, v[f"k{d}"])
+                xo, oo = xo + c * v[f"xk{d}"], oo + c * v[f"ok{d}"]
+        j0 = part * chunk
+        j1 = n_red if n_red - j0 < chunk else j0 + chunk
+        items = []
+        for j in range(j0, j1):
+            q, xi = j, xo
+            for d in reversed(red):
+                if d == red[0]:
+                    xi += q * v[f"xr{d}"]
+                elif v[f"r{d}"] != 1:
+                    q, c = divmod(q, v[f"r{d}"])
+                    xi += c * v[f"xr{d}"]
+            items.append(_cell(x, xi)[0])
+        _cell(out, oo)[0] = fold(items)
 
 
 def _replay(kernel: ReductionKernel, values: list[Any], op: Callable[[list[Any]], Any]) -> None:
-    """Run the kernel's index arithmetic on the host: what its threads read and write, from
-    the plan's values (element strides into the host arrays given as pointers)."""
-    n_out, n_red, x = values[0], values[1], values[2]
-    nk, nr = len(kernel.kept), len(kernel.axes)
-    kept = [(values[3 + 2 * j], values[4 + 2 * j]) for j in range(nk)]
-    k = 3 + 2 * nk
-    out = values[k]
-    out_strides = values[k + 1 : k + 1 + nk]
-    k += 1 + nk
-    red = [(values[k + 2 * j], values[k + 2 * j + 1]) for j in range(nr)]
-    assert len(values) == k + 2 * nr == len(kernel.kernel.params)
-    for o in range(n_out):
-        ro, xo, oo = o, 0, 0
-        for (size, xs), os_ in zip(reversed(kept), reversed(out_strides), strict=True):
-            ro, c = divmod(ro, size)
-            xo += c * xs
-            oo += c * os_
-        items = []
-        for j in range(n_red):
-            q, xi = j, xo
-            for size, xs in reversed(red):
-                q, c = divmod(q, size)
-                xi += c * xs
-            items.append(_cell(x, xi)[0])
-        _cell(out, oo)[0] = op(items)
+    _run_on_host(kernel.kernel, values, op)
 
 
 _REFERENCE = {
@@ -210,3 +281,94 @@ def test_plan_checks_operands() -> None:
         kernel.plan(np.zeros((2, 3), "float32"), np.zeros(2, "float32"))
     with pytest.raises(TypeError, match="float32"):
         kernel.plan(np.zeros((2, 3), "float64"), np.zeros(3, "float32"))
+
+
+def test_split_plan_sizes() -> None:
+    # few outputs and long reductions are split; the chunks cover the reduction exactly
+    for n_out, n_red in ((1, 10**8), (1, 2 * SPLIT_MIN_CHUNK), (3, 10**6), (100, 10**7)):
+        n_part, chunk = split_plan(n_out, n_red)
+        assert 1 < n_part <= SPLIT_MAX_PARTS, (n_out, n_red)
+        assert chunk % REDUCTION_BLOCK == 0 and chunk >= SPLIT_MIN_CHUNK
+        assert (n_part - 1) * chunk < n_red <= n_part * chunk
+    n_part, chunk = split_plan(1, 10**8)
+    assert n_part >= 1000  # a full reduction of 1e8 elements occupies many blocks
+    # enough outputs, or short reductions: one task per output
+    assert split_plan(4096, 10**6) == (1, 10**6)
+    assert split_plan(1, SPLIT_MIN_CHUNK) == (1, SPLIT_MIN_CHUNK)
+    assert split_plan(1, 0) == (1, 0)
+    with pytest.raises(ValueError):
+        split_plan(0, 10)
+
+
+def test_reduced_dimensions_are_collapsed_in_the_plan() -> None:
+    kernel = _case(ps.add, (0, 1, 2), "float64", 3, "float64")
+    x = np.arange(60, dtype="float64").reshape(3, 4, 5)
+    planned = kernel.plan(x, np.zeros((), "float64"))
+    assert planned is not None
+    values = planned[3]
+    # n_out, n_red, x, out, then (r, xr) per reduced axis: one walk of 60 elements
+    assert values[:2] == [1, 60] and values[4:10] == [60, 1, 1, 0, 1, 0]
+    _run_on_host(planned[0], values, lambda items: sum(items, start=0.0))
+    # every other row: the two outer axes still merge (stride 20 = 2 * 10), the inner not
+    values = kernel.plan(x[:, ::2, :], np.zeros((), "float64"))[3]  # type: ignore[index]
+    assert values[4:10] == [6, 10, 5, 1, 1, 0]
+    # a layout no stride can walk keeps its dimensions
+    values = kernel.plan(x[::2, :, ::2], np.zeros((), "float64"))[3]  # type: ignore[index]
+    assert values[4:10] == [2, 40, 4, 5, 3, 2]
+
+
+@pytest.mark.parametrize(
+    ("op", "fold", "ref", "dtype", "acc"),
+    [
+        (ps.add, lambda items: sum(items, start=0.0), np.sum, "float64", "float64"),
+        (ps.maximum, lambda items: max(items, default=-np.inf), np.max, "float32", "float32"),
+        (ps.add, lambda items: sum(items, start=0.0), np.sum, "float16", "float32"),
+    ],
+)
+@pytest.mark.parametrize("axes", [(0, 1, 2), (1,), (0, 2)])
+def test_split_reduction_replays_to_numpy(
+    op: Any, fold: Any, ref: Any, dtype: str, acc: str, axes: tuple[int, ...]
+) -> None:
+    """The partial launch (chunks of each output's reduction into a scratch array of the
+    accumulator's dtype) and the finish launch together give NumPy's result."""
+    rng = np.random.default_rng(3)
+    x = rng.integers(-9, 9, size=(4, 7, 6)).astype(dtype)[::-1, :, ::-1]  # negative strides
+    kernel = _case(op, axes, dtype, 3, dtype, acc)
+    assert kernel.finish is not None
+    expected = ref(x.astype("float64"), axis=axes).astype(dtype)
+    n_red = math.prod(x.shape[d] for d in axes)
+    n_part, chunk = 3, -(-n_red // 3)
+    kept_shape = expected.shape
+    scratch = np.full((*kept_shape, n_part), np.nan, dtype=acc)
+    source, grid, block, values = kernel.partial_plan(x, scratch, n_part, chunk)
+    assert source is kernel.partial and block == (REDUCTION_BLOCK, 1, 1)
+    assert grid[0] == math.prod(kept_shape) * n_part
+    _run_on_host(source, values, fold)
+    assert not np.isnan(scratch).any()
+    out = np.full(kept_shape, np.nan, dtype=dtype)
+    planned = kernel.finish.plan(scratch, out)
+    assert planned is not None
+    _run_on_host(planned[0], planned[3], fold)
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_partial_plan_checks() -> None:
+    kernel = CASES["sum_f16"]
+    x = np.zeros((10, 3), "float16")
+    with pytest.raises(TypeError, match="float32 scratch"):
+        kernel.partial_plan(x, np.zeros((3, 2), "float16"), 2, 5)
+    with pytest.raises(ValueError, match="chunks"):
+        kernel.partial_plan(x, np.zeros((3, 2), "float32"), 2, 10)  # the 2nd chunk is empty
+    assert kernel.split(x) == (1, 10)  # short: no split
+    assert kernel.split(np.zeros((10**6, 1), "float16"))[0] > 1
+
+
+def test_ptx_assembles_for_each_arch(
+    ptx: dict[str, str],
+    assemble: Callable[[dict[str, str], Path], dict[str, Path]],
+    tmp_path: Path,
+) -> None:
+    """``ptxas`` accepts every reduction kernel for sm_80 and sm_90 (registers, parameter
+    space, shared memory)."""
+    cubins = assemble(ptx, tmp_path)
+    assert set(cubins) == {"sm_80", "sm_90"} and all(c.stat().st_size > 0 for c in cubins.values())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import itertools
 from typing import Any
 
@@ -19,10 +20,24 @@ pytestmark = pytest.mark.cuda
 
 @pytest.fixture(scope="module")
 def gpuarray() -> Any:
-    import pycuda.autoinit
-    import pycuda.gpuarray
+    """``pycuda.gpuarray`` in the backend's own context (the device's primary context):
+    a second context (``pycuda.autoinit``) could not use the modules the backend loaded."""
+    from opweave_cuda.availability import import_gpuarray
 
-    return pycuda.gpuarray
+    return import_gpuarray()
+
+
+def _device_like(gpuarray: Any, host: np.ndarray) -> Any:
+    """A GPUArray with ``host``'s values *and strides* (the bytes it spans, uploaded as is;
+    negative strides included)."""
+    lo = sum((n - 1) * s for n, s in zip(host.shape, host.strides, strict=True) if s < 0)
+    hi = sum((n - 1) * s for n, s in zip(host.shape, host.strides, strict=True) if s > 0)
+    start = host.__array_interface__["data"][0] + lo
+    raw = (ctypes.c_char * (hi - lo + host.itemsize)).from_address(start)
+    block = gpuarray.to_gpu(np.frombuffer(raw, dtype=np.uint8).copy())
+    return gpuarray.GPUArray(
+        host.shape, host.dtype, gpudata=int(block.gpudata) - lo, strides=host.strides, base=block
+    )
 
 
 def _tt(dtype: str, ndim: int) -> TensorType:
@@ -94,7 +109,7 @@ def test_reduction_every_axis_set(
         for axes in itertools.combinations(range(3), r):
             kernel = reduction_kernel(op, axes, _tt(dtype, 3), _tt(out, 3 - r), acc)
             for source in (x, x.transpose(2, 0, 1).copy().transpose(1, 2, 0)):
-                gx = gpuarray.to_gpu(np.ascontiguousarray(source))
+                gx = _device_like(gpuarray, source)
                 expected = ref(source, axis=axes).astype(out) if axes else source.astype(out)
                 gout = gpuarray.empty(expected.shape, out)
                 kernel(gx, gout)
@@ -122,3 +137,55 @@ def test_gemm_matches_numpy_dot(
     out = gpuarray.empty(expected.shape, dtype)
     gemm(gpuarray.to_gpu(a), gpuarray.to_gpu(b), out)
     np.testing.assert_allclose(out.get(), expected, rtol=1e-4 if dtype == "float32" else 1e-10)
+
+
+@pytest.mark.parametrize(
+    ("op", "ref", "dtype", "acc"),
+    [
+        (ps.add, np.sum, "float32", "float32"),
+        (ps.maximum, np.max, "float32", "float32"),
+        (ps.add, np.sum, "float16", "float32"),
+        (ps.add, np.sum, "int32", "int64"),
+    ],
+)
+def test_split_full_reduction_matches_numpy(
+    gpuarray: Any, op: Any, ref: Any, dtype: str, acc: str
+) -> None:
+    """A full reduction of 3e6 elements runs split (partial + finish kernels)."""
+    rng = np.random.default_rng(5)
+    x = _random(rng, (3, 1000, 1000), dtype)
+    out_dtype = "int64" if dtype == "int32" else dtype
+    kernel = reduction_kernel(op, (0, 1, 2), _tt(dtype, 3), _tt(out_dtype, 0), acc)
+    assert kernel.split(x)[0] > 1
+    gout = gpuarray.empty((), out_dtype)
+    kernel(gpuarray.to_gpu(x), gout)
+    expected = ref(x.astype("float64" if dtype.startswith("float") else "int64"))
+    rtol = 1e-2 if dtype == "float16" else 1e-5
+    np.testing.assert_allclose(float(gout.get()), float(expected), rtol=rtol)
+
+
+def test_reduction_of_negative_strides(gpuarray: Any) -> None:
+    rng = np.random.default_rng(6)
+    x = rng.normal(size=(40, 50, 3))[::-2, :, ::-1]
+    kernel = reduction_kernel(ps.add, (0, 2), _tt("float64", 3), _tt("float64", 1), "float64")
+    gout = gpuarray.empty((50,), "float64")
+    kernel(_device_like(gpuarray, x), gout)
+    np.testing.assert_allclose(gout.get(), x.sum(axis=(0, 2)), rtol=1e-12)
+
+
+def test_elemwise_bool_and_negative_strides(gpuarray: Any) -> None:
+    x, y = get_scalar_type("bool")(), get_scalar_type("float64")()
+    comp = Composite([x, y], [ps.switch(x, y, ps.neg(y))])
+    kernel = elemwise_kernel(comp, [_tt("bool", 2), _tt("float64", 2)], [_tt("float64", 2)])
+    rng = np.random.default_rng(7)
+    cond = rng.integers(0, 2, size=(9, 8)).astype(bool)
+    values = rng.normal(size=(18, 8))[::-2, ::-1]
+    out = gpuarray.empty((9, 8), "float64")
+    kernel([gpuarray.to_gpu(cond), _device_like(gpuarray, values)], [out])
+    np.testing.assert_array_equal(out.get(), np.where(cond, values, -values))
+
+
+def test_gemm_with_empty_inner_dimension_writes_zeros(gpuarray: Any) -> None:
+    out = gpuarray.to_gpu(np.full((3, 2), 7.0))
+    gemm(gpuarray.empty((3, 0), "float64"), gpuarray.empty((0, 2), "float64"), out)
+    np.testing.assert_array_equal(out.get(), np.zeros((3, 2)))

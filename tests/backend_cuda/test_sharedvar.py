@@ -8,6 +8,7 @@ import pytest
 import opweave
 import opweave.tensor as ot
 from opweave_cuda import GpuArraySharedVariable, GpuArrayType, HostFromGpu
+from opweave_cuda.availability import import_gpuarray
 from opweave_cuda.ops import GpuOp
 from opweave_cuda.sharedvar import gpu_shared
 
@@ -24,7 +25,7 @@ def test_unknown_target_keeps_the_core_error() -> None:
 
 @pytest.mark.cuda
 def test_shared_on_cuda_values() -> None:
-    import pycuda.gpuarray as gpuarray
+    gpuarray = import_gpuarray()  # the backend's context (a bare pycuda import has none)
 
     value = np.arange(6, dtype="float32").reshape(2, 3)
     w = opweave.shared(value, name="w", target="cuda")

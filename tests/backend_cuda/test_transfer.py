@@ -8,6 +8,7 @@ import pytest
 import opweave
 import opweave.tensor as ot
 from opweave_cuda import GpuArrayType, GpuFromHost, HostFromGpu, gpu_from_host, host_from_gpu
+from opweave_cuda.availability import import_gpuarray
 
 
 def test_transfer_to_cuda_gives_gpu_from_host() -> None:
@@ -90,7 +91,7 @@ def test_upload_download_round_trip_on_device(dtype: str) -> None:
     up = opweave.function([x], g, mode=opweave.Mode(linker="cuda", optimizer=None))
     value = np.arange(6).reshape(2, 3).astype(dtype)
     out = up(value)
-    import pycuda.gpuarray as gpuarray
+    gpuarray = import_gpuarray()  # the backend's context (a bare pycuda import has none)
 
     assert isinstance(out, gpuarray.GPUArray)
     np.testing.assert_array_equal(out.get(), value)

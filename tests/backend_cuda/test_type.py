@@ -10,6 +10,7 @@ import pytest
 
 import opweave.tensor as ot
 from opweave_cuda import CudaUnavailableError, GpuArrayType, GpuArrayVariable
+from opweave_cuda.availability import import_gpuarray
 from opweave_cuda.transfer_ops import GpuFromHost
 from opweave_cuda.type import _byte_range
 
@@ -104,7 +105,11 @@ def test_device_byte_ranges() -> None:
     assert _byte_range(_fake(1000, (10,), (4,))) == (1000, 1040)
     assert _byte_range(_fake(1000, (2, 3), (12, 4))) == (1000, 1024)
     assert _byte_range(_fake(1000, (3,), (-4,))) == (992, 1004)
-    assert _byte_range(_fake(1000, (0, 3), (12, 4))) == (1000, 1000)
+    lo, hi = _byte_range(_fake(1000, (0, 3), (12, 4)))
+    assert lo == hi  # no element: an empty range
+    # pycuda gives an array without elements no memory (gpudata None): no range, no error
+    lo, hi = _byte_range(_fake(None, (0,), (4,)))  # type: ignore[arg-type]
+    assert lo == hi
 
 
 def test_convert_variable_uploads_compatible_host_tensors() -> None:
@@ -125,7 +130,7 @@ def test_convert_variable_uploads_compatible_host_tensors() -> None:
 
 @pytest.mark.cuda
 def test_filter_gpuarray_strict_and_upload() -> None:
-    import pycuda.gpuarray as gpuarray
+    gpuarray = import_gpuarray()  # the backend's context (a bare pycuda import has none)
 
     t = GpuArrayType("float32", shape=(None,))
     g = gpuarray.to_gpu(np.arange(3, dtype="float32"))
@@ -146,7 +151,7 @@ def test_filter_gpuarray_strict_and_upload() -> None:
 
 @pytest.mark.cuda
 def test_filter_inplace_reuses_the_device_buffer() -> None:
-    import pycuda.gpuarray as gpuarray
+    gpuarray = import_gpuarray()  # the backend's context (a bare pycuda import has none)
 
     t = GpuArrayType("float32", shape=(None,))
     storage = gpuarray.to_gpu(np.zeros(4, dtype="float32"))
@@ -163,7 +168,7 @@ def test_filter_inplace_reuses_the_device_buffer() -> None:
 
 @pytest.mark.cuda
 def test_values_eq_and_may_share_memory_on_device() -> None:
-    import pycuda.gpuarray as gpuarray
+    gpuarray = import_gpuarray()  # the backend's context (a bare pycuda import has none)
 
     t = GpuArrayType("float32", shape=(None,))
     a = gpuarray.to_gpu(np.arange(6, dtype="float32"))
@@ -173,3 +178,32 @@ def test_values_eq_and_may_share_memory_on_device() -> None:
     assert t.may_share_memory(a, a[2:])
     assert not t.may_share_memory(a[:3], a[3:])
     assert not t.may_share_memory(a, a.copy())
+
+
+@pytest.mark.cuda
+def test_filter_casts_on_the_device_and_keeps_zero_d_values() -> None:
+    from opweave_cuda.device_copy import strided_view, to_host
+
+    gpuarray = import_gpuarray()
+    host = np.arange(6.0).reshape(2, 3)
+    g = gpuarray.to_gpu(host)
+    half = GpuArrayType("float16", shape=(None, None)).filter(g, allow_downcast=True)
+    assert half.dtype == np.float16  # pycuda's astype has no float16
+    np.testing.assert_array_equal(to_host(half), host.astype("float16"))
+    flipped = strided_view(g, (2, 3), (-24, 8), offset=24)  # g[::-1], not contiguous
+    f32 = GpuArrayType("float32", shape=(None, None)).filter(flipped, allow_downcast=True)
+    np.testing.assert_array_equal(to_host(f32), host[::-1].astype("float32"))
+    scalar = GpuArrayType("float32", shape=()).filter(np.float32(2.5))
+    assert tuple(scalar.shape) == () and float(to_host(scalar)) == 2.5
+
+
+@pytest.mark.cuda
+def test_filter_inplace_from_an_overlapping_view() -> None:
+    from opweave_cuda.device_copy import strided_view, to_host
+
+    gpuarray = import_gpuarray()
+    t = GpuArrayType("float32", shape=(None,))
+    storage = gpuarray.to_gpu(np.arange(6, dtype="float32"))
+    reversed_view = strided_view(storage, (6,), (-4,), offset=20)
+    assert t.filter_inplace(reversed_view, storage) is storage
+    np.testing.assert_array_equal(to_host(storage), np.arange(6, dtype="float32")[::-1])

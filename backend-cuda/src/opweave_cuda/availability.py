@@ -7,15 +7,18 @@ without raising, why the GPU cannot be used (``None`` when it can).
 
 from __future__ import annotations
 
+import atexit
 import functools
 import importlib.util
 from types import ModuleType
+from typing import Any
 
 __all__ = [
     "PYCUDA_HINT",
     "CudaUnavailableError",
     "cuda_problem",
     "import_gpuarray",
+    "memory_pool",
     "require_cuda",
 ]
 
@@ -76,8 +79,18 @@ def require_cuda(what: str) -> None:
 
 @functools.cache
 def _context_module() -> ModuleType:
-    """``pycuda.autoinit`` imported once: it creates the context on the default device."""
-    import pycuda.autoinit  # noqa: F401  (creates and pushes the CUDA context)
+    """Make the device's primary context current (once) and return :mod:`pycuda.gpuarray`.
+
+    ``pycuda.autoprimaryctx`` retains the *primary* context, the one the CUDA runtime
+    uses: cuBLAS (bound here without pycuda), CuPy and PyTorch then share the context,
+    the memory and the default stream of opweave's arrays. ``pycuda.autoinit`` would
+    create a second, private context whose pointers the runtime's libraries cannot use;
+    it is imported only by pycuda versions without ``autoprimaryctx`` (before 2021.1).
+    """
+    try:
+        import pycuda.autoprimaryctx  # retains and pushes the primary context
+    except ImportError:
+        import pycuda.autoinit  # noqa: F401  (creates and pushes a context)
 
     return importlib.import_module("pycuda.gpuarray")
 
@@ -93,3 +106,20 @@ def import_gpuarray() -> ModuleType:
     """
     require_cuda("handling GPU values")
     return _context_module()
+
+
+@functools.cache
+def memory_pool() -> Any:
+    """The process's ``pycuda.tools.DeviceMemoryPool`` (created in the context above).
+
+    Device arrays allocated from it go back to it when freed, without ``cuMemFree`` (which
+    synchronises the whole device) and without a driver call on the next allocation.
+    """
+    import_gpuarray()
+    from pycuda.tools import DeviceMemoryPool
+
+    pool = DeviceMemoryPool()
+    # Give the held blocks back while the context is still current: atexit runs this before
+    # the context's own exit handler (registered earlier, by the context module's import).
+    atexit.register(pool.free_held)
+    return pool

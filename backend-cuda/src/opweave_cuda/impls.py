@@ -19,7 +19,6 @@ from opweave.graph.basic import Apply
 from opweave.graph.op import Op
 from opweave.tensor.subtensor import get_idx_list
 from opweave_cuda import device_copy
-from opweave_cuda.availability import import_gpuarray
 from opweave_cuda.ops import (
     GpuAlloc,
     GpuCAReduce,
@@ -44,8 +43,8 @@ def _reusable(cell: list[Any], shape: tuple[int, ...], dtype: Any) -> Any:
         is_gpuarray(z)
         and tuple(z.shape) == shape
         and z.dtype == np.dtype(dtype)
-        and z.flags.c_contiguous
         and z.base is None
+        and device_copy.is_contiguous(z)
     ):
         return z
     return None
@@ -77,12 +76,12 @@ def broadcast_shape(op: Op, shapes: Sequence[tuple[int, ...]]) -> tuple[int, ...
 
 def _gpu_from_host(op: Op, node: Apply) -> Perform:
     def perform(node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
-        x = np.ascontiguousarray(inputs[0])
+        x = device_copy.host_for_upload(inputs[0])  # 0-d values stay 0-d
         z = _reusable(out[0], x.shape, x.dtype)
         if z is None:
-            out[0][0] = import_gpuarray().to_gpu(x)
+            out[0][0] = device_copy.upload(x)
         else:
-            z.set(x)
+            device_copy.upload_into(z, x)
 
     return perform
 

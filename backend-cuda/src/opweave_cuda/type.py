@@ -19,7 +19,6 @@ import numpy as np
 from opweave.graph.basic import Variable
 from opweave.graph.type import Type
 from opweave.tensor.type import TensorType
-from opweave_cuda.availability import import_gpuarray
 from opweave_cuda.variable import GpuArrayConstant, GpuArrayVariable
 
 __all__ = ["GpuArrayType", "is_gpuarray"]
@@ -152,7 +151,10 @@ class GpuArrayType(Type):
                         f"risking loss of precision: cast it to {self.dtype} first, or pass "
                         "allow_downcast=True"
                     )
-                data = data.astype(self.numpy_dtype)
+                self._check_shape(tuple(data.shape))
+                from opweave_cuda.device_copy import cast
+
+                return cast(data, self.numpy_dtype)
             self._check_shape(tuple(data.shape))
             return data
         if strict:
@@ -163,7 +165,9 @@ class GpuArrayType(Type):
                 f"got {type(data).__name__} {_short(data)}"
             )
         host = self.host_type().filter(data, strict=False, allow_downcast=allow_downcast)
-        return import_gpuarray().to_gpu(np.ascontiguousarray(host))
+        from opweave_cuda.device_copy import upload
+
+        return upload(host)
 
     def _check_shape(self, shape: tuple[int, ...]) -> None:
         if len(shape) != self.ndim:
@@ -204,24 +208,26 @@ class GpuArrayType(Type):
             ``storage`` holding the new values, or the filtered value when ``storage``
             cannot be reused.
         """
+        from opweave_cuda import device_copy
+
         reusable = (
             is_gpuarray(storage)
             and storage.dtype == self.numpy_dtype
-            and storage.flags.c_contiguous
+            and device_copy.is_contiguous(storage)
         )
         if is_gpuarray(value) or strict or not reusable:
             data = self.filter(value, strict=strict, allow_downcast=allow_downcast)
             if reusable and data is not storage and tuple(data.shape) == tuple(storage.shape):
-                from opweave_cuda.device_copy import copy_into
-
-                copy_into(storage, data)
+                if self.may_share_memory(data, storage):
+                    data = device_copy.cast(data, data.dtype)  # a copy: the ranges overlap
+                device_copy.copy_into(storage, data)
                 return storage
             return data
         host = self.host_type().filter(value, strict=False, allow_downcast=allow_downcast)
         if tuple(host.shape) == tuple(storage.shape):
-            storage.set(np.ascontiguousarray(host))
+            device_copy.upload_into(storage, host)
             return storage
-        return import_gpuarray().to_gpu(np.ascontiguousarray(host))
+        return device_copy.upload(host)
 
     def is_valid_value(self, a: Any) -> bool:
         """True iff ``a`` is a ``GPUArray`` of this dtype, rank and static shape."""
@@ -264,7 +270,8 @@ class GpuArrayType(Type):
         """True if the device byte ranges of the GPUArrays ``a`` and ``b`` overlap.
 
         A range runs from ``int(x.gpudata)`` over the bytes its shape and strides reach
-        (``nbytes`` for contiguous arrays). Non-GPU values never share device memory.
+        (``nbytes`` for contiguous arrays). Arrays without elements (pycuda gives them no
+        memory: ``gpudata`` is ``None``) and non-GPU values never share device memory.
         """
         if not (is_gpuarray(a) and is_gpuarray(b)):
             return False
@@ -325,9 +332,9 @@ class GpuArrayType(Type):
 
 def _byte_range(x: Any) -> tuple[int, int]:
     """``[lo, hi)``: the device bytes the strided array ``x`` can touch."""
+    if x.gpudata is None or any(int(n) == 0 for n in x.shape):
+        return 0, 0
     start = int(x.gpudata)
-    if any(int(n) == 0 for n in x.shape):
-        return start, start
     lo = hi = start
     for n, s in zip(x.shape, x.strides, strict=True):
         extent = (int(n) - 1) * int(s)

@@ -9,12 +9,22 @@ leading dimensions from the operands' strides (a pure function).
 from __future__ import annotations
 
 import functools
+import importlib.util
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-__all__ = ["LIBRARY_NAMES", "Cublas", "col_major_ld", "cublas_plan", "get_cublas", "row_major_ld"]
+__all__ = [
+    "LIBRARY_NAMES",
+    "Cublas",
+    "col_major_ld",
+    "cublas_plan",
+    "get_cublas",
+    "row_major_ld",
+    "wheel_library_paths",
+]
 
-#: Names tried, in order, when loading cuBLAS.
+#: Names tried, in order, when loading cuBLAS (through the loader's search path).
 LIBRARY_NAMES: tuple[str, ...] = (
     "libcublas.so",
     "libcublas.so.13",
@@ -24,6 +34,29 @@ LIBRARY_NAMES: tuple[str, ...] = (
     "cublas64_12.dll",
     "cublas64_11.dll",
 )
+
+
+def wheel_library_paths() -> tuple[str, ...]:
+    """cuBLAS libraries of the ``nvidia-cublas-cu*`` wheels (what PyTorch and CuPy install),
+    which the dynamic loader does not search: ``site-packages/nvidia/cublas/lib``.
+
+    Nothing is imported: the directories come from the ``nvidia`` namespace package's path.
+    """
+    try:
+        spec = importlib.util.find_spec("nvidia")
+    except (ImportError, ValueError):
+        return ()
+    if spec is None or spec.submodule_search_locations is None:
+        return ()
+    found: list[str] = []
+    for root in spec.submodule_search_locations:
+        lib = Path(root) / "cublas" / "lib"
+        if lib.is_dir():
+            found += sorted(
+                (str(p) for p in lib.glob("libcublas.so.*") if "Lt" not in p.name), reverse=True
+            )
+    return tuple(found)
+
 
 _CDEF = """
 typedef void* cublasHandle_t;
@@ -94,20 +127,29 @@ class Cublas:
     Parameters
     ----------
     names
-        Library names tried in order.
+        Library names or paths tried in order (default: :data:`LIBRARY_NAMES`, then
+        :func:`wheel_library_paths`).
 
     Notes
     -----
-    The handle is created on first use, in the CUDA context current then.
+    The handle is created on first use, in the CUDA context current then (the device's
+    primary context, see :func:`~opweave_cuda.availability.import_gpuarray`), and keeps
+    cuBLAS's default: the legacy default stream, on which every kernel of this backend is
+    launched and every copy is made, so no synchronisation is needed between them. It is
+    never destroyed (it lives as long as the process and its context). When it cannot be
+    created (a cuBLAS newer than the driver, no context...), :meth:`usable` is false and the
+    matrix products use the fallback kernel.
     """
 
-    def __init__(self, names: Sequence[str] = LIBRARY_NAMES) -> None:
+    def __init__(self, names: Sequence[str] | None = None) -> None:
         import cffi
 
         self.ffi = cffi.FFI()
         self.ffi.cdef(_CDEF)
         self.lib: Any = None
         self.name: str | None = None
+        if names is None:
+            names = (*LIBRARY_NAMES, *wheel_library_paths())
         for name in names:
             try:
                 self.lib = self.ffi.dlopen(name)
@@ -116,6 +158,8 @@ class Cublas:
             self.name = name
             break
         self._handle: Any = None
+        #: Why the handle could not be created (``None``: not tried yet, or created).
+        self.problem: str | None = None
 
     @property
     def available(self) -> bool:
@@ -123,14 +167,33 @@ class Cublas:
         return self.lib is not None
 
     def handle(self) -> Any:
-        """The cuBLAS handle (created once)."""
+        """The cuBLAS handle (created once).
+
+        Raises
+        ------
+        RuntimeError
+            If ``cublasCreate`` fails (the status is in the message and in :attr:`problem`).
+        """
         if self._handle is None:
+            if self.problem is not None:
+                raise RuntimeError(self.problem)
             ptr = self.ffi.new("cublasHandle_t*")
             status = self.lib.cublasCreate_v2(ptr)
             if status != 0:
-                raise RuntimeError(f"cublasCreate failed with status {status}")
+                self.problem = f"cublasCreate ({self.name}) failed with status {status}"
+                raise RuntimeError(self.problem)
             self._handle = ptr[0]
         return self._handle
+
+    def usable(self) -> bool:
+        """Whether a handle exists or can be created now (tried once)."""
+        if not self.available:
+            return False
+        try:
+            self.handle()
+        except RuntimeError:
+            return False
+        return True
 
     def gemm(self, dtype: str, plan: CublasPlan, pointers: dict[str, int], c_ptr: int) -> None:
         """Run a planned product on device addresses (``pointers`` maps ``"a"``/``"b"``)."""

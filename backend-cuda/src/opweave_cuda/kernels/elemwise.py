@@ -30,6 +30,7 @@ from opweave_cuda.kernels.scalar import scalar_code
 from opweave_cuda.kernels.source import (
     CUDA_DTYPES,
     CUDA_TYPE,
+    MAX_PARAM_BYTES,
     KernelSource,
     convert,
     kernel_name,
@@ -223,8 +224,10 @@ def elemwise_kernel(
     Raises
     ------
     NotImplementedError
-        If a dtype or a scalar Op has no CUDA code, or the rank exceeds
-        :data:`~opweave_cuda.kernels.launch.MAX_NDIM`.
+        If a dtype or a scalar Op has no CUDA code, the rank exceeds
+        :data:`~opweave_cuda.kernels.launch.MAX_NDIM`, or the strided kernel's parameters
+        (shape and strides of every operand) exceed
+        :data:`~opweave_cuda.kernels.source.MAX_PARAM_BYTES`.
     """
     in_dtypes = [str(t.dtype) for t in in_types]
     out_dtypes = [str(t.dtype) for t in out_types]
@@ -244,7 +247,11 @@ def elemwise_kernel(
     code = scalar_code(scalar_op, in_dtypes, ins, outs)
     if len(code.out_dtypes) != len(out_dtypes):
         raise ValueError(f"{scalar_op} has {len(code.out_dtypes)} outputs, not {len(out_dtypes)}")
-    base = kernel_name("opw_elemwise", code.statements, *in_dtypes, "->", *out_dtypes, str(ndim))
+    # The name covers everything the kernels' code depends on (helpers included), so that a
+    # name is never shared by two different kernels.
+    base = kernel_name(
+        "opw_elemwise", code.statements, *code.support, *in_dtypes, "->", *out_dtypes, str(ndim)
+    )
     nin, nout = len(in_dtypes), len(out_dtypes)
 
     c_params = _params(in_dtypes, out_dtypes, ["s"], ["long long n"])
@@ -280,4 +287,9 @@ def elemwise_kernel(
         ),
         params=tuple(s_params),
     )
+    if strided.param_bytes() > MAX_PARAM_BYTES:
+        raise NotImplementedError(
+            f"a CUDA elementwise kernel with {nin + nout} operands of rank {ndim} needs "
+            f"{strided.param_bytes()} bytes of parameters (at most {MAX_PARAM_BYTES})"
+        )
     return ElemwiseKernel(contiguous, strided, in_dtypes, out_dtypes, ndim, inplace_pattern)

@@ -185,10 +185,12 @@ def gemm(a: Any, b: Any, out: Any) -> None:
 
     Notes
     -----
-    Uses cuBLAS (column-major trick, no copy) when it loads and the layouts suit it, else
-    the tiled kernel of :func:`gemm_kernel`.
+    Uses cuBLAS (column-major trick, no copy) when it loads, its handle can be created and
+    the layouts suit it, else the tiled kernel of :func:`gemm_kernel`.
     """
     lib = get_cublas()
+    if lib is not None and not lib.usable():
+        lib = None
     planned = gemm_plan(a, b, out, use_cublas=lib is not None)
     if planned is None:
         return

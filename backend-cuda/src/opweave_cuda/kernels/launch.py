@@ -7,9 +7,14 @@ from collections.abc import Sequence
 
 __all__ = [
     "MAX_BLOCKS",
+    "MAX_BLOCK_DIMS",
+    "MAX_BLOCK_THREADS",
+    "MAX_GRID_DIMS",
     "MAX_NDIM",
     "MAX_THREADS",
     "broadcast_strides",
+    "check_launch",
+    "collapse_dims",
     "element_strides",
     "is_c_contiguous",
     "launch_config",
@@ -21,6 +26,11 @@ MAX_NDIM = 8
 MAX_THREADS = 256
 #: Default most blocks of a grid-stride launch (each thread then handles several elements).
 MAX_BLOCKS = 65535
+#: CUDA's limits on a launch (every architecture since sm_30): grid ``x, y, z`` and block
+#: ``x, y, z`` extents, and threads per block.
+MAX_GRID_DIMS = (2**31 - 1, 65535, 65535)
+MAX_BLOCK_DIMS = (1024, 1024, 64)
+MAX_BLOCK_THREADS = 1024
 
 
 def launch_config(
@@ -106,3 +116,68 @@ def broadcast_strides(
         else:
             raise ValueError(f"shape {tuple(shape)} does not broadcast to {tuple(out_shape)}")
     return tuple(out)
+
+
+def check_launch(
+    grid: Sequence[int], block: Sequence[int]
+) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """``grid`` and ``block`` as triples of Python ints within CUDA's limits.
+
+    An empty grid (an extent of 0) is allowed: the caller skips the launch.
+
+    Raises
+    ------
+    ValueError
+        If an extent is negative, a grid or block extent exceeds
+        :data:`MAX_GRID_DIMS`/:data:`MAX_BLOCK_DIMS`, a block is empty, or the block has
+        more than :data:`MAX_BLOCK_THREADS` threads.
+    """
+    if len(grid) != 3 or len(block) != 3:
+        raise ValueError(f"a launch takes 3-d grid and block, got {tuple(grid)}, {tuple(block)}")
+    g = (int(grid[0]), int(grid[1]), int(grid[2]))
+    b = (int(block[0]), int(block[1]), int(block[2]))
+    for axis, (n, most) in enumerate(zip(g, MAX_GRID_DIMS, strict=True)):
+        if not 0 <= n <= most:
+            raise ValueError(f"grid extent {n} along axis {axis} is outside [0, {most}]")
+    for axis, (n, most) in enumerate(zip(b, MAX_BLOCK_DIMS, strict=True)):
+        if not 1 <= n <= most:
+            raise ValueError(f"block extent {n} along axis {axis} is outside [1, {most}]")
+    if b[0] * b[1] * b[2] > MAX_BLOCK_THREADS:
+        raise ValueError(f"block {b} has more than {MAX_BLOCK_THREADS} threads")
+    return g, b
+
+
+def collapse_dims(
+    sizes: Sequence[int], strides: Sequence[int]
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Merge the dimensions (listed outer to inner) that one index can walk.
+
+    Dimensions of length 1 are dropped, and two neighbours merge when the outer one's
+    stride is the inner one's stride times its length. The merged dimensions come first,
+    the freed positions last as ``(1, 0)``, so the result has as many entries as the input:
+    a kernel written for that many dimensions skips the length-1 ones. Shapes with a
+    length-0 dimension are returned unchanged.
+
+    Returns
+    -------
+    sizes, strides
+        The same number of entries as given; same elements visited in the same order.
+    """
+    if len(sizes) != len(strides):
+        raise ValueError(f"{len(sizes)} sizes for {len(strides)} strides")
+    if any(int(n) == 0 for n in sizes):
+        return tuple(int(n) for n in sizes), tuple(int(s) for s in strides)
+    merged: list[tuple[int, int]] = []
+    for n, s in zip(sizes, strides, strict=True):
+        n, s = int(n), int(s)
+        if n == 1:
+            continue
+        if merged and merged[-1][1] == s * n:
+            outer = merged.pop()
+            merged.append((outer[0] * n, s))
+        else:
+            merged.append((n, s))
+    pad = len(sizes) - len(merged)
+    out_sizes = tuple(n for n, _ in merged) + (1,) * pad
+    out_strides = tuple(s for _, s in merged) + (0,) * pad
+    return out_sizes, out_strides

@@ -1,10 +1,18 @@
 """Reduction kernels (CAReduce) over any set of axes, any strides.
 
-One block computes one output element at a time (a grid-stride loop over the outputs): its
-threads accumulate strided slices of the reduced elements, then combine their partial
+One block computes one *task* at a time (a grid-stride loop over the tasks): its threads
+accumulate strided slices of the task's reduced elements, then combine their partial
 results in a shared-memory tree down to one warp, which finishes with ``__shfl_down_sync``.
 An empty reduction gives the scalar Op's identity. The accumulator has ``acc_dtype``
 (``float16`` accumulates in ``float32``).
+
+A task is one output element, or, when there are too few outputs to occupy the GPU (a
+full reduction has one), one of ``n_part`` chunks of an output's reduced elements: the
+*partial* kernel then writes ``n_part`` accumulator values per output into a scratch
+array, and the *finish* kernel (the same generator, reducing that array's last axis)
+combines them (:func:`split_plan`). Reduced dimensions that one stride can walk are merged
+on the host (:func:`~opweave_cuda.kernels.launch.collapse_dims`); the kernel skips the
+length-1 dimensions this leaves, and the outermost one needs no division.
 """
 
 from __future__ import annotations
@@ -16,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from opweave_cuda.kernels.elemwise import LaunchPlan
-from opweave_cuda.kernels.launch import MAX_BLOCKS, MAX_NDIM, element_strides
+from opweave_cuda.kernels.launch import MAX_BLOCKS, MAX_NDIM, collapse_dims, element_strides
 from opweave_cuda.kernels.runtime import launch
 from opweave_cuda.kernels.scalar import scalar_code
 from opweave_cuda.kernels.source import (
@@ -30,10 +38,25 @@ from opweave_cuda.kernels.source import (
     translation_unit,
 )
 
-__all__ = ["REDUCTION_BLOCK", "ReductionKernel", "identity_literal", "reduction_kernel"]
+__all__ = [
+    "REDUCTION_BLOCK",
+    "SPLIT_MAX_PARTS",
+    "SPLIT_MIN_CHUNK",
+    "SPLIT_TARGET_TASKS",
+    "ReductionKernel",
+    "identity_literal",
+    "reduction_kernel",
+    "split_plan",
+]
 
 #: Threads per block of a reduction (a power of two, at least 64).
 REDUCTION_BLOCK = 256
+#: Tasks a split reduction aims at: several blocks per multiprocessor of a large GPU.
+SPLIT_TARGET_TASKS = 2048
+#: Fewest reduced elements one task of a split reduction takes.
+SPLIT_MIN_CHUNK = 16 * REDUCTION_BLOCK
+#: Most chunks an output's reduction is split into (the finish kernel's reduction length).
+SPLIT_MAX_PARTS = 1024
 
 
 def _f32(dtype: str) -> str:
@@ -76,46 +99,128 @@ def _shuffle(expr: str, dtype: str) -> str:
     return f"__shfl_down_sync(0xffffffffu, {expr}, d)"
 
 
+def split_plan(n_out: int, n_red: int) -> tuple[int, int]:
+    """How many chunks each output's reduction is split into, and their length.
+
+    Parameters
+    ----------
+    n_out
+        Number of output elements.
+    n_red
+        Number of elements reduced into each.
+
+    Returns
+    -------
+    n_part, chunk
+        ``(1, n_red)`` when the outputs alone give enough tasks (or the reductions are
+        short); else ``n_part > 1`` chunks of ``chunk`` elements (a multiple of
+        :data:`REDUCTION_BLOCK`, at least :data:`SPLIT_MIN_CHUNK`; the last chunk may be
+        shorter) with ``n_part * chunk >= n_red > (n_part - 1) * chunk``.
+    """
+    if n_out < 1 or n_red < 0:
+        raise ValueError(f"split_plan: invalid sizes n_out={n_out}, n_red={n_red}")
+    parts = min(-(-SPLIT_TARGET_TASKS // n_out), n_red // SPLIT_MIN_CHUNK, SPLIT_MAX_PARTS)
+    if parts <= 1:
+        return 1, n_red
+    chunk = -(-n_red // parts)
+    chunk = -(-chunk // REDUCTION_BLOCK) * REDUCTION_BLOCK
+    return -(-n_red // chunk), chunk
+
+
 class ReductionKernel:
-    """The kernel of one CAReduce node and how to launch it.
+    """The kernels of one CAReduce node and how to launch them.
 
     Parameters
     ----------
     kernel
-        The generated kernel.
+        The kernel writing the output (one task per output element).
     axes
         The reduced axes (sorted, non-negative).
     ndim
         The input's rank.
-    in_dtype, out_dtype
-        The input's and output's dtypes.
+    in_dtype, out_dtype, acc_dtype
+        The input's, output's and accumulator's dtypes.
+    partial
+        The same kernel writing accumulator values (``kernel`` itself when the output's
+        dtype is the accumulator's), for split reductions.
+    finish
+        The reduction of the partial values' last axis into the output; ``None``: this
+        kernel is never split.
 
     Attributes
     ----------
     sources
-        ``(kernel,)``.
+        Every kernel source a launch may use.
+    kept
+        The axes that are not reduced.
     """
 
     def __init__(
-        self, kernel: KernelSource, axes: Sequence[int], ndim: int, in_dtype: str, out_dtype: str
+        self,
+        kernel: KernelSource,
+        axes: Sequence[int],
+        ndim: int,
+        in_dtype: str,
+        out_dtype: str,
+        acc_dtype: str | None = None,
+        partial: KernelSource | None = None,
+        finish: ReductionKernel | None = None,
     ) -> None:
         self.kernel = kernel
-        self.sources: tuple[KernelSource, ...] = (kernel,)
+        self.partial = kernel if partial is None else partial
+        self.finish = finish
         self.axes = tuple(axes)
         self.ndim = ndim
         self.kept = tuple(d for d in range(ndim) if d not in self.axes)
         self.in_dtype = in_dtype
         self.out_dtype = out_dtype
+        self.acc_dtype = _f32(acc_dtype or out_dtype)
+        sources = [kernel]
+        if finish is not None:
+            if self.partial is not kernel:
+                sources.append(self.partial)
+            sources += finish.sources
+        self.sources: tuple[KernelSource, ...] = tuple(sources)
 
-    def plan(self, x: Any, out: Any) -> LaunchPlan | None:
-        """The launch reducing ``x`` into ``out`` (array-likes with ``shape``, byte
-        ``strides`` and ``dtype``), or ``None`` when ``out`` has no element."""
+    def _check_input(self, x: Any) -> tuple[int, ...]:
         if np.dtype(x.dtype).name != self.in_dtype or len(x.shape) != self.ndim:
             raise TypeError(
                 f"reduction kernel: expected a {self.ndim}-d {self.in_dtype} input, "
                 f"got a {len(x.shape)}-d {np.dtype(x.dtype).name} one"
             )
+        return tuple(int(d) for d in x.shape)
+
+    def _values(self, x: Any, out: Any, n_part: int, chunk: int) -> list[Any]:
         shape = tuple(int(d) for d in x.shape)
+        xs = element_strides(x.strides, np.dtype(x.dtype).itemsize)
+        os_ = element_strides(out.strides, np.dtype(out.dtype).itemsize)
+        n_out = math.prod(shape[d] for d in self.kept)
+        n_red = math.prod(shape[d] for d in self.axes)
+        values: list[Any] = [n_out, n_red, x]
+        for d in self.kept:
+            values += [shape[d], xs[d]]
+        values.append(out)
+        values += list(os_[: len(self.kept)])
+        sizes, strides = collapse_dims([shape[d] for d in self.axes], [xs[d] for d in self.axes])
+        for n, s in zip(sizes, strides, strict=True):
+            values += [n, s]
+        o_part = os_[len(self.kept)] if n_part > 1 else 0
+        values += [n_part, chunk, o_part]
+        return values
+
+    def split(self, x: Any) -> tuple[int, int]:
+        """:func:`split_plan` for the input ``x`` (``(1, n_red)`` when never split)."""
+        shape = self._check_input(x)
+        n_out = math.prod(shape[d] for d in self.kept)
+        n_red = math.prod(shape[d] for d in self.axes)
+        if self.finish is None or n_out == 0:
+            return 1, n_red
+        return split_plan(n_out, n_red)
+
+    def plan(self, x: Any, out: Any) -> LaunchPlan | None:
+        """The one launch reducing ``x`` into ``out`` (array-likes with ``shape``, byte
+        ``strides`` and ``dtype``), or ``None`` when ``out`` has no element."""
+        shape = self._check_input(x)
         kept_shape = tuple(shape[d] for d in self.kept)
         if np.dtype(out.dtype).name != self.out_dtype or tuple(out.shape) != kept_shape:
             raise TypeError(
@@ -125,23 +230,151 @@ class ReductionKernel:
         n_out = math.prod(kept_shape)
         if n_out == 0:
             return None
-        xs = element_strides(x.strides, np.dtype(x.dtype).itemsize)
-        os_ = element_strides(out.strides, np.dtype(out.dtype).itemsize)
-        values: list[Any] = [n_out, math.prod(shape[d] for d in self.axes), x]
-        for d in self.kept:
-            values += [shape[d], xs[d]]
-        values.append(out)
-        values += list(os_)
-        for d in self.axes:
-            values += [shape[d], xs[d]]
+        n_red = math.prod(shape[d] for d in self.axes)
         grid = (min(n_out, MAX_BLOCKS), 1, 1)
-        return self.kernel, grid, (REDUCTION_BLOCK, 1, 1), values
+        return self.kernel, grid, (REDUCTION_BLOCK, 1, 1), self._values(x, out, 1, n_red)
+
+    def partial_plan(self, x: Any, scratch: Any, n_part: int, chunk: int) -> LaunchPlan:
+        """The first launch of a split reduction: ``n_part`` accumulator values per output,
+        written along the last axis of ``scratch`` (shape ``kept + (n_part,)``, the
+        accumulator's dtype, any strides)."""
+        shape = self._check_input(x)
+        kept_shape = tuple(shape[d] for d in self.kept)
+        n_red = math.prod(shape[d] for d in self.axes)
+        if n_part < 2 or chunk < 1 or (n_part - 1) * chunk >= n_red or n_part * chunk < n_red:
+            raise ValueError(f"reduction kernel: {n_part} chunks of {chunk} for {n_red} elements")
+        wanted = (*kept_shape, n_part)
+        if np.dtype(scratch.dtype).name != self.acc_dtype or tuple(scratch.shape) != wanted:
+            raise TypeError(
+                f"reduction kernel: expected a {self.acc_dtype} scratch array of shape "
+                f"{wanted}, got a {np.dtype(scratch.dtype).name} one of shape "
+                f"{tuple(scratch.shape)}"
+            )
+        tasks = math.prod(kept_shape) * n_part
+        grid = (min(tasks, MAX_BLOCKS), 1, 1)
+        values = self._values(x, scratch, n_part, chunk)
+        return self.partial, grid, (REDUCTION_BLOCK, 1, 1), values
 
     def __call__(self, x: Any, out: Any) -> None:
-        """Reduce the ``GPUArray`` ``x`` into the preallocated ``GPUArray`` ``out``."""
-        planned = self.plan(x, out)
-        if planned is not None:
-            launch(*planned)
+        """Reduce the ``GPUArray`` ``x`` into the preallocated ``GPUArray`` ``out``
+        (through a scratch array of the accumulator's dtype when the reduction is split)."""
+        n_part, chunk = self.split(x)
+        if n_part == 1 or self.finish is None:
+            planned = self.plan(x, out)
+            if planned is not None:
+                launch(*planned)
+            return
+        from opweave_cuda.device_copy import empty
+
+        kept_shape = tuple(int(x.shape[d]) for d in self.kept)
+        if tuple(int(d) for d in out.shape) != kept_shape:
+            self.plan(x, out)  # raises the shape error
+        scratch = empty((*kept_shape, n_part), self.acc_dtype)
+        launch(*self.partial_plan(x, scratch, n_part, chunk))
+        self.finish(scratch, out)
+
+
+def _reduction_source(
+    name_prefix: str,
+    code: Any,
+    ident: str,
+    in_dtype: str,
+    out_dtype: str,
+    acc: str,
+    ndim: int,
+    norm: Sequence[int],
+) -> KernelSource:
+    """The kernel reducing axes ``norm`` of a ``ndim``-d ``in_dtype`` array into
+    ``out_dtype`` values (tasks of one output or one chunk of it)."""
+    kept = [d for d in range(ndim) if d not in norm]
+    at = CUDA_TYPE[acc]
+    rt = CUDA_TYPE[code.out_dtypes[0]]
+    name = kernel_name(
+        name_prefix,
+        code.statements,
+        *code.support,
+        in_dtype,
+        out_dtype,
+        acc,
+        str(ndim),
+        repr(list(norm)),
+        ident,
+    )
+    params = ["long long n_out", "long long n_red", f"const {CUDA_TYPE[in_dtype]}* x"]
+    for d in kept:
+        params += [f"long long k{d}", f"long long xk{d}"]
+    params.append(f"{CUDA_TYPE[out_dtype]}* out")
+    params += [f"long long ok{d}" for d in kept]
+    for d in norm:
+        params += [f"long long r{d}", f"long long xr{d}"]
+    params += ["long long n_part", "long long chunk", "long long o_part"]
+
+    combine = (
+        f"static __device__ __forceinline__ {at} {name}_combine({at} a, {at} b)\n{{\n"
+        f"    {rt} r;\n    " + code.statements.replace("\n", "\n    ") + "\n"
+        f"    return {convert('r', code.out_dtypes[0], acc)};\n}}\n"
+    )
+    out_coords = []
+    for d in reversed(kept):
+        if d == kept[0]:
+            out_coords.append(f"xo += ro * xk{d}; oo += ro * ok{d};")
+        else:
+            step = f"xo += c * xk{d}; oo += c * ok{d};"
+            out_coords.append(f"{{ const long long c = ro % k{d}; ro /= k{d}; {step} }}")
+    red_coords = []
+    for d in reversed(norm):
+        if d == norm[0]:
+            red_coords.append(f"xi += q * xr{d};")
+        else:
+            red_coords.append(
+                f"if (r{d} != 1) {{ const long long c = q % r{d}; q /= r{d}; xi += c * xr{d}; }}"
+            )
+    value = convert(load("x[xi]", in_dtype), in_dtype, acc)
+    result = store(convert("acc", acc, out_dtype), out_dtype)
+    sig = ",\n    ".join(params)
+    out_block = "\n        ".join(out_coords)
+    red_block = "\n            ".join(red_coords)
+    kernel = f"""{combine}
+extern "C" __global__ void {name}(
+    {sig})
+{{
+    __shared__ {at} sdata[{REDUCTION_BLOCK}];
+    const unsigned int tid = threadIdx.x;
+    const long long n_task = n_out * n_part;
+    for (long long task = blockIdx.x; task < n_task; task += gridDim.x) {{
+        const long long o = task / n_part;
+        const long long part = task - o * n_part;
+        long long ro = o, xo = 0, oo = part * o_part;
+        {out_block}
+        const long long j0 = part * chunk;
+        const long long j1 = (n_red - j0 < chunk) ? n_red : j0 + chunk;
+        {at} acc = {ident};
+        for (long long j = j0 + tid; j < j1; j += {REDUCTION_BLOCK}) {{
+            long long q = j, xi = xo;
+            {red_block}
+            acc = {name}_combine(acc, {value});
+        }}
+        sdata[tid] = acc;
+        __syncthreads();
+        for (unsigned int s = {REDUCTION_BLOCK // 2}; s >= 32; s >>= 1) {{
+            if (tid < s) sdata[tid] = {name}_combine(sdata[tid], sdata[tid + s]);
+            __syncthreads();
+        }}
+        if (tid < 32) {{
+            acc = sdata[tid];
+            for (int d = 16; d > 0; d >>= 1) acc = {name}_combine(acc, {_shuffle("acc", acc)});
+            if (tid == 0) out[oo] = {result};
+        }}
+        __syncthreads();
+    }}
+}}
+"""
+    return KernelSource(
+        name=name,
+        source=translation_unit(code.support, kernel),
+        params=tuple(params),
+        block=REDUCTION_BLOCK,
+    )
 
 
 def reduction_kernel(
@@ -151,7 +384,7 @@ def reduction_kernel(
     out_type: Any,
     acc_dtype: str | None = None,
 ) -> ReductionKernel:
-    """Generate the kernel of a CAReduce node.
+    """Generate the kernels of a CAReduce node.
 
     Parameters
     ----------
@@ -168,6 +401,7 @@ def reduction_kernel(
     Returns
     -------
     ReductionKernel
+        With its partial and finish kernels (for split reductions).
 
     Raises
     ------
@@ -189,73 +423,16 @@ def reduction_kernel(
     if getattr(scalar_op, "identity", None) is None:
         raise NotImplementedError(f"scalar Op {scalar_op} has no identity to reduce with")
     code = scalar_code(scalar_op, [acc, acc], ["a", "b"], ["r"])
-    kept = [d for d in range(ndim) if d not in norm]
-    at = CUDA_TYPE[acc]
-    rt = CUDA_TYPE[code.out_dtypes[0]]
     ident = identity_literal(scalar_op.identity, acc)
-    name = kernel_name(
-        "opw_reduce", code.statements, in_dtype, out_dtype, acc, str(ndim), repr(norm), ident
+    main = _reduction_source("opw_reduce", code, ident, in_dtype, out_dtype, acc, ndim, norm)
+    if not norm:
+        return ReductionKernel(main, norm, ndim, in_dtype, out_dtype, acc)
+    partial = (
+        main
+        if out_dtype == acc
+        else _reduction_source("opw_reduce", code, ident, in_dtype, acc, acc, ndim, norm)
     )
-    params = ["long long n_out", "long long n_red", f"const {CUDA_TYPE[in_dtype]}* x"]
-    for d in kept:
-        params += [f"long long k{d}", f"long long xk{d}"]
-    params.append(f"{CUDA_TYPE[out_dtype]}* out")
-    params += [f"long long ok{d}" for d in kept]
-    for d in norm:
-        params += [f"long long r{d}", f"long long xr{d}"]
-
-    combine = (
-        f"static __device__ __forceinline__ {at} {name}_combine({at} a, {at} b)\n{{\n"
-        f"    {rt} r;\n    " + code.statements.replace("\n", "\n    ") + "\n"
-        f"    return {convert('r', code.out_dtypes[0], acc)};\n}}\n"
-    )
-    out_coords = []
-    for d in reversed(kept):
-        out_coords.append(
-            f"{{ const long long c = ro % k{d}; ro /= k{d}; xo += c * xk{d}; oo += c * ok{d}; }}"
-        )
-    red_coords = []
-    for d in reversed(norm):
-        red_coords.append(f"{{ const long long c = q % r{d}; q /= r{d}; xi += c * xr{d}; }}")
-    value = convert(load("x[xi]", in_dtype), in_dtype, acc)
-    result = store(convert("acc", acc, out_dtype), out_dtype)
-    sig = ",\n    ".join(params)
-    out_block = "\n        ".join(out_coords)
-    red_block = "\n            ".join(red_coords)
-    kernel = f"""{combine}
-extern "C" __global__ void {name}(
-    {sig})
-{{
-    __shared__ {at} sdata[{REDUCTION_BLOCK}];
-    const unsigned int tid = threadIdx.x;
-    for (long long o = blockIdx.x; o < n_out; o += gridDim.x) {{
-        long long ro = o, xo = 0, oo = 0;
-        {out_block}
-        {at} acc = {ident};
-        for (long long j = tid; j < n_red; j += {REDUCTION_BLOCK}) {{
-            long long q = j, xi = xo;
-            {red_block}
-            acc = {name}_combine(acc, {value});
-        }}
-        sdata[tid] = acc;
-        __syncthreads();
-        for (unsigned int s = {REDUCTION_BLOCK // 2}; s >= 32; s >>= 1) {{
-            if (tid < s) sdata[tid] = {name}_combine(sdata[tid], sdata[tid + s]);
-            __syncthreads();
-        }}
-        if (tid < 32) {{
-            acc = sdata[tid];
-            for (int d = 16; d > 0; d >>= 1) acc = {name}_combine(acc, {_shuffle("acc", acc)});
-            if (tid == 0) out[oo] = {result};
-        }}
-        __syncthreads();
-    }}
-}}
-"""
-    source = KernelSource(
-        name=name,
-        source=translation_unit(code.support, kernel),
-        params=tuple(params),
-        block=REDUCTION_BLOCK,
-    )
-    return ReductionKernel(source, norm, ndim, in_dtype, out_dtype)
+    nk = ndim - len(norm)
+    finish_source = _reduction_source("opw_reduce", code, ident, acc, out_dtype, acc, nk + 1, [nk])
+    finish = ReductionKernel(finish_source, [nk], nk + 1, acc, out_dtype, acc)
+    return ReductionKernel(main, norm, ndim, in_dtype, out_dtype, acc, partial, finish)

@@ -1,4 +1,12 @@
-"""Compiling and launching generated kernels (``pycuda`` is imported here, lazily)."""
+"""Compiling and launching generated kernels (``pycuda`` is imported here, lazily).
+
+Launches go through pycuda's *prepared* interface (``Function.prepare`` once, then
+``Function.prepared_call``): the arguments are packed with the kernel's own parameter
+format, so pointers travel as ``uintptr_t``, ``long long`` parameters as 64-bit integers
+and ``int`` ones as 32-bit integers whatever Python object carries the value. (The
+unprepared ``Function.__call__`` infers each width from the argument's type, and some
+pycuda versions memoize its argument buffers on the argument tuple.)
+"""
 
 from __future__ import annotations
 
@@ -8,9 +16,20 @@ from typing import Any
 
 import numpy as np
 
+from opweave_cuda.kernels.launch import check_launch
 from opweave_cuda.kernels.source import NVCC_OPTIONS, KernelSource
 
-__all__ = ["compile_module", "device_pointer", "launch", "pack_args"]
+__all__ = [
+    "arg_types",
+    "compile_module",
+    "device_pointer",
+    "launch",
+    "pack_args",
+    "prepared_function",
+]
+
+#: How each parameter kind of :meth:`KernelSource.arg_kinds` is passed (its NumPy type).
+_ARG_TYPES = {"ptr": np.uintp, "i64": np.int64, "i32": np.int32}
 
 
 @functools.cache
@@ -25,27 +44,48 @@ def compile_module(source: str) -> Any:
     Returns
     -------
     pycuda.driver.Module
-        The module, in the current CUDA context. ``pycuda.compiler.SourceModule`` also
-        caches the binary on disk, keyed on the source, the options and the ``nvcc`` version.
+        The module, in the CUDA context of :func:`~opweave_cuda.availability.import_gpuarray`
+        (the device's primary context). ``pycuda.compiler.SourceModule`` compiles for the
+        current device's architecture and caches the binary on disk, keyed on the source,
+        the options and the ``nvcc`` version.
     """
     from pycuda.compiler import SourceModule
 
     return SourceModule(source, no_extern_c=True, options=list(NVCC_OPTIONS))
 
 
+def arg_types(kernel: KernelSource) -> tuple[type, ...]:
+    """The NumPy types of the kernel's parameters, for ``Function.prepare``."""
+    return tuple(_ARG_TYPES[kind] for kind in kernel.arg_kinds())
+
+
+@functools.cache
+def prepared_function(source: str, name: str, types: tuple[type, ...]) -> Any:
+    """The kernel ``name`` of the module compiled from ``source``, prepared for ``types``."""
+    function = compile_module(source).get_function(name)
+    function.prepare(list(types))
+    return function
+
+
 def device_pointer(value: Any) -> int:
-    """The device address of a ``GPUArray`` (its ``gpudata``), an allocation or an int."""
+    """The device address of a ``GPUArray`` (its ``gpudata``), an allocation or an int.
+
+    A ``GPUArray`` without elements has no allocation (pycuda sets its ``gpudata`` to
+    ``None``): its address is ``0``, which kernels never dereference.
+    """
     data = getattr(value, "gpudata", value)
-    return int(data)
+    return 0 if data is None else int(data)
 
 
 def pack_args(kernel: KernelSource, values: Sequence[Any]) -> list[Any]:
-    """The kernel's arguments as the NumPy scalars ``pycuda`` passes by value.
+    """The kernel's arguments as NumPy scalars of the parameters' widths.
 
     Raises
     ------
     TypeError
         If the number of values does not match the kernel's parameters.
+    OverflowError
+        If an integer does not fit its parameter.
     """
     kinds = kernel.arg_kinds()
     if len(values) != len(kinds):
@@ -54,10 +94,12 @@ def pack_args(kernel: KernelSource, values: Sequence[Any]) -> list[Any]:
     for kind, value in zip(kinds, values, strict=True):
         if kind == "ptr":
             packed.append(np.uintp(device_pointer(value)))
-        elif kind == "i64":
-            packed.append(np.int64(value))
-        else:
-            packed.append(np.int32(value))
+            continue
+        number = int(value)
+        info = np.iinfo(_ARG_TYPES[kind])
+        if not info.min <= number <= info.max:
+            raise OverflowError(f"kernel {kernel.name}: {number} does not fit a {kind} parameter")
+        packed.append(_ARG_TYPES[kind](number))
     return packed
 
 
@@ -67,8 +109,14 @@ def launch(
     block: tuple[int, int, int],
     values: Sequence[Any],
 ) -> None:
-    """Compile (once) and launch ``kernel`` with ``values`` on the default stream."""
+    """Compile (once) and launch ``kernel`` with ``values`` on the default stream.
+
+    The launch is asynchronous; downloads (``GPUArray.get``, ``memcpy_dtoh``) run on the
+    same (legacy default) stream and wait for it.
+    """
+    grid, block = check_launch(grid, block)
     if grid[0] * grid[1] * grid[2] == 0:
         return
-    function = compile_module(kernel.source).get_function(kernel.name)
-    function(*pack_args(kernel, values), grid=grid, block=block)
+    args = pack_args(kernel, values)
+    function = prepared_function(kernel.source, kernel.name, arg_types(kernel))
+    function.prepared_call(grid, block, *args)

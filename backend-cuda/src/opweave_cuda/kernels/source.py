@@ -16,6 +16,7 @@ from types import MappingProxyType
 __all__ = [
     "CUDA_DTYPES",
     "CUDA_TYPE",
+    "MAX_PARAM_BYTES",
     "NVCC_OPTIONS",
     "PRELUDE",
     "KernelSource",
@@ -30,6 +31,10 @@ __all__ = [
 #: ``nvcc`` options of every compile: no contraction of ``a * b + c`` into a fused
 #: multiply-add, as NumPy (and the C backend, with ``-ffp-contract=off``) rounds the product.
 NVCC_OPTIONS: tuple[str, ...] = ("--fmad=false",)
+
+#: The most bytes of kernel parameters every CUDA driver accepts (CUDA 12.1 raised the limit
+#: to 32764 bytes on Volta and newer, with a recent driver only).
+MAX_PARAM_BYTES = 4096
 
 #: dtype -> CUDA C type of its elements in memory (``float16`` is ``__half``).
 CUDA_TYPE: MappingProxyType[str, str] = MappingProxyType(
@@ -119,6 +124,14 @@ class KernelSource:
             else:
                 raise ValueError(f"kernel {self.name}: unsupported parameter {decl!r}")
         return tuple(kinds)
+
+    def param_bytes(self) -> int:
+        """The size of the kernel's parameter buffer (each parameter naturally aligned)."""
+        size = 0
+        for kind in self.arg_kinds():
+            width = 4 if kind == "i32" else 8
+            size = -(-size // width) * width + width
+        return size
 
 
 def guarded(snippet: str) -> str:
