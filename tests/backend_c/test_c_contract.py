@@ -81,3 +81,34 @@ def test_constant_with_a_c_literal_is_inlined() -> None:
     except NotImplementedError:
         pytest.skip("scalar add has no C code yet")
     assert "((npy_float64)2.5)" in code
+
+
+def _module_flags(fgraph_outputs, inputs) -> list[str]:
+    """The compile arguments of the module ``c`` would build for the graph."""
+    from opweave.graph.fg import FunctionGraph
+    from opweave_c.codegen import BlockBuilder
+    from opweave_c.module import ModuleSpec
+
+    fg = FunctionGraph(inputs, fgraph_outputs, clone=False)
+    order = fg.toposort()
+    block = BlockBuilder("opw_graph", order, inputs, list(fg.outputs)).build()
+    return ModuleSpec.gather([block]).compile_args
+
+
+def test_own_code_builds_fast_and_foreign_code_at_o3() -> None:
+    """A module of opweave-c's own C is built at -O1 with its loops at -O3 (with GCC); one
+    holding C from elsewhere (an Op with its own ``c_code``) is built at -O3 throughout."""
+    import opweave.tensor as ot
+    from opweave_c.compiler import CCompiler
+    from opweave_c.module import FAST_BUILD_ARGS
+    from opweave_double import add
+
+    x, y = ot.dvector("x"), ot.dvector("y")
+    own = _module_flags([ot.exp(x) * y], [x, y])
+    a, b = double("a"), double("b")
+    foreign = _module_flags([add(a, b)], [a, b])
+    assert not set(FAST_BUILD_ARGS) & set(foreign)
+    if CCompiler.from_config().is_gcc:
+        assert set(FAST_BUILD_ARGS) <= set(own)
+    else:
+        assert not set(FAST_BUILD_ARGS) & set(own)

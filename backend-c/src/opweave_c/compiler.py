@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import re
 import shlex
 import subprocess
 import sysconfig
@@ -48,6 +49,13 @@ class CCompiler:
     def identity(self) -> str:
         """The compiler's path and first ``--version`` line (part of the cache key)."""
         return _identity(self.command)
+
+    @property
+    def is_gcc(self) -> bool:
+        """Whether the compiler is GCC (whose ``optimize`` attribute the fast build of
+        opweave's own modules relies on; clang ignores it)."""
+        version = self.identity.split(": ", 1)[-1]
+        return re.match(r"\S*(gcc|cc|g\+\+|c\+\+)(-[\d.]+)? \(", version) is not None
 
     def include_dirs(self) -> list[str]:
         """Python's and NumPy's header directories."""

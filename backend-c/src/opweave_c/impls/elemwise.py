@@ -69,9 +69,9 @@ ELEMWISE_C_SUPPORT = r"""
  * vectorises them (with run-time checks for unit strides) instead of giving up on them once
  * inlined into a large function. */
 #if defined(__GNUC__)
-#define OPW_EW_NOINLINE __attribute__((noinline))
+#define OPW_EW_NOINLINE __attribute__((noinline)) OPW_HOT
 #else
-#define OPW_EW_NOINLINE
+#define OPW_EW_NOINLINE OPW_HOT
 #endif
 
 /* The byte range [*lo, *hi) the elements of ``a`` occupy (empty for an empty array). */

@@ -92,9 +92,9 @@ static npy_intp opw_red_abs(npy_intp v) { return v < 0 ? -v : v; }
  * for 512-bit vectors they would be one vector and one dependency chain: GCC builds them
  * for 256-bit vectors, two chains, where the module targets AVX-512. */
 #if defined(__AVX512F__) && defined(__GNUC__) && !defined(__clang__)
-#define OPW_RED_LOOP __attribute__((target("prefer-vector-width=256")))
+#define OPW_RED_LOOP __attribute__((target("prefer-vector-width=256"))) OPW_HOT
 #else
-#define OPW_RED_LOOP
+#define OPW_RED_LOOP OPW_HOT
 #endif
 
 /* Plan the loops over a non-empty ``x`` whose axes ``reduced[i] != 0`` are reduced into a
@@ -177,7 +177,7 @@ static void opw_red_plan_init(opw_red_plan* pl, PyArrayObject* x, const int* red
 }
 
 /* Run the plan: ``red`` when the innermost axis is reduced, ``comb`` otherwise. */
-static void opw_red_plan_run(const opw_red_plan* pl, const char* x, char* acc,
+OPW_HOT static void opw_red_plan_run(const opw_red_plan* pl, const char* x, char* acc,
                              opw_red_kernel red, opw_red_kernel comb) {
     int last = pl->nd - 1, d;
     npy_intp idx[NPY_MAXDIMS];
@@ -385,7 +385,7 @@ OPW_RED_LOOP static {self.cmp_t} {name}({params}) {{
                 "p + ({off}) * xs, {n}, xs",
             )
             row = f"""
-static void opw_red_r_{k}(const char* p, npy_intp n, npy_intp xs, char* acc, npy_intp as) {{
+OPW_HOT static void opw_red_r_{k}(const char* p, npy_intp n, npy_intp xs, char* acc, npy_intp as) {{
     {cmp_t} r;
     (void)as;
     if (xs == (npy_intp)sizeof({in_t})) r = opw_red_pwc_{k}((const {in_t}*)p, n);
@@ -405,7 +405,7 @@ OPW_RED_LOOP static {cmp_t} opw_red_rs_{k}(const char* p, npy_intp n, npy_intp x
             }
 }}"""
             row = f"""
-static void opw_red_r_{k}(const char* p, npy_intp n, npy_intp xs, char* acc, npy_intp as) {{
+OPW_HOT static void opw_red_r_{k}(const char* p, npy_intp n, npy_intp xs, char* acc, npy_intp as) {{
     {cmp_t} r;
     (void)as;
     if (xs == (npy_intp)sizeof({in_t})) r = opw_red_rc_{k}((const {in_t}*)p, n);
@@ -420,7 +420,7 @@ static void opw_red_r_{k}(const char* p, npy_intp n, npy_intp xs, char* acc, npy
         if self.uses_ext():
             col_c = f"opw_red_col_{self.op}_{self.in_dt}(a, x, n); (void)i;"
         comb = f"""
-static void opw_red_c_{k}(const char* p, npy_intp n, npy_intp xs, char* acc, npy_intp as) {{
+OPW_HOT static void opw_red_c_{k}(const char* p, npy_intp n, npy_intp xs, char* acc, npy_intp as) {{
     npy_intp i;
     if (xs == (npy_intp)sizeof({in_t}) && as == (npy_intp)sizeof({cmp_t})) {{
         const {in_t}* x = (const {in_t}*)p;
@@ -536,10 +536,10 @@ def _ext_support(dtype: str, direction: str) -> str:
         red_body, col_body = portable, col
     return f"""
 /* opweave reductions: the {direction}imum of contiguous {dtype} rows. */
-static {t} opw_red_ext_{key}(const {t}* x, npy_intp n) {{{red_body}
+OPW_HOT static {t} opw_red_ext_{key}(const {t}* x, npy_intp n) {{{red_body}
 }}
 
-static void opw_red_col_{key}({t}* a, const {t}* x, npy_intp n) {{{col_body}
+OPW_HOT static void opw_red_col_{key}({t}* a, const {t}* x, npy_intp n) {{{col_body}
 }}
 """
 
@@ -695,7 +695,7 @@ class MapReduceC(CAReduceC):
         digest = hashlib.sha256(f"{raw_dt}:{mid_dt}:{body}".encode()).hexdigest()[:16]
         self.fn = f"opw_map_{digest}"
         self.map_code = (
-            f"static inline {C_TYPE[mid_dt]} {self.fn}(const {C_TYPE[raw_dt]} opw_a0) {{\n"
+            f"static inline OPW_HOT {C_TYPE[mid_dt]} {self.fn}(const {C_TYPE[raw_dt]} opw_a0) {{\n"
             f"    {C_TYPE[mid_dt]} opw_r0;\n"
             + "\n".join("    " + line for line in body.splitlines())
             + "\n    return opw_r0;\n}\n"
@@ -747,7 +747,7 @@ def _arg_support(dtype: str, direction: str) -> str:
 /* opweave arg-reduction {key}. A row of a group (its first element at flat index
  * ``base``) against the best so far: 1 once a NaN is found (the search stops). Contiguous
  * rows go by blocks: a vectorised extremum, then a scan of the blocks that improve. */
-static int opw_arg_row_{key}(const char* p, npy_intp n, npy_intp xs, {t}* bv, npy_int64* bi,
+OPW_HOT static int opw_arg_row_{key}(const char* p, npy_intp n, npy_intp xs, {t}* bv, npy_int64* bi,
                              npy_int64 base) {{
     npy_intp i;
     {t} best = *bv;
@@ -783,8 +783,8 @@ static int opw_arg_row_{key}(const char* p, npy_intp n, npy_intp xs, {t}* bv, np
 }}
 
 /* One reduced position ``f`` for a row of outputs (``first``: initialise them). */
-static void opw_arg_col_{key}(const char* p, npy_intp n, npy_intp xs, {t}* b, npy_int64* idx,
-                              npy_int64 f, int first) {{
+OPW_HOT static void opw_arg_col_{key}(const char* p, npy_intp n, npy_intp xs, {t}* b,
+                                      npy_int64* idx, npy_int64 f, int first) {{
     npy_intp i;
     if (first) {{
         for (i = 0; i < n; i++) {{ b[i] = *(const {t}*)(p + i * xs); idx[i] = 0; }}

@@ -9,8 +9,9 @@ Two uses:
   CUDA one, through the plugin manager) can reuse it: the statements and the helper
   functions of :data:`SCALAR_C_SUPPORT` are plain C99 on ``<math.h>`` and NumPy's
   ``npy_*`` number types, with no CPython call. Helpers are declared with the macro
-  ``OPW_SC_FN`` (``static inline`` unless defined before, e.g. as
-  ``static __device__ inline``).
+  ``OPW_SC_FN`` (``static inline OPW_HOT`` unless defined before, e.g. as
+  ``static __device__ inline``; ``OPW_HOT`` comes from the C runtime, see
+  :mod:`opweave_c.module`).
 * :data:`C_OPS` gives scalar-level graph nodes (ScalarType variables) the same code:
   ``z = expr;``.
 
@@ -217,7 +218,7 @@ OPW_SC_FN {t} opw_sc_sigmoid_{dtype}({t} x) {{
 #: The helper functions the generated scalar code calls (C99, ``<math.h>``, ``npy_*`` types).
 SCALAR_C_SUPPORT = (
     "/* opweave scalar helpers: the semantics of NumPy's loops, in C99. */\n"
-    "#ifndef OPW_SC_FN\n#define OPW_SC_FN static inline\n#endif\n"
+    "#ifndef OPW_SC_FN\n#define OPW_SC_FN static inline OPW_HOT\n#endif\n"
     + "".join(_int_helpers(d) for d in _SIGNED + _UNSIGNED)
     + "".join(_float_helpers(d) for d in _FLOATS)
 )
