@@ -1,5 +1,5 @@
-"""C code of Subtensor, IncSubtensor and AdvancedSubtensor1: the values, dtypes, views and
-errors of the Python backend, on the ``c`` and ``cvm`` linkers."""
+"""C code of Subtensor, IncSubtensor, AdvancedSubtensor1 and AdvancedIncSubtensor1: the values,
+dtypes, views and errors of the Python backend, on the ``c`` and ``cvm`` linkers."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from opweave.graph.fg import FunctionGraph
 from opweave.tensor.subtensor import (
     AdvancedIncSubtensor1,
     IncSubtensor,
-    Subtensor,
     advanced_inc_subtensor1,
+    advanced_set_subtensor1,
     inc_subtensor,
     set_subtensor,
 )
@@ -333,6 +333,134 @@ def test_advanced_subtensor1_values_and_errors(take_fns) -> None:
         take_fns["c"](*cases[-4])
 
 
+# ====================================================================== AdvancedIncSubtensor1
+
+
+@pytest.fixture(scope="module")
+def adv_inc_fns():
+    x = ot.dmatrix("x")
+    x3 = ot.ftensor3("x3")
+    xi = ot.matrix("xi", dtype="int8")
+    xu = ot.vector("xu", dtype="uint16")
+    xb = ot.matrix("xb", dtype="bool")
+    y = ot.dmatrix("y")
+    yv = ot.dvector("yv")
+    y3 = ot.ftensor3("y3")
+    yi = ot.matrix("yi", dtype="int8")
+    yrow = TensorType("float32", shape=(1, None))("yrow")
+    yb = ot.vector("yb", dtype="bool")
+    il = ot.lvector("il")
+    ii = ot.vector("ii", dtype="int8")
+    iu = ot.vector("iu", dtype="uint32")
+    outs = [
+        advanced_inc_subtensor1(x, y, il),  # repeated rows accumulate
+        advanced_set_subtensor1(x, y, il),  # the last of repeated rows wins
+        advanced_inc_subtensor1(x, yv, ii),  # one row broadcast to every index
+        advanced_set_subtensor1(x, 2.5, iu),
+        advanced_inc_subtensor1(x, yrow, il),  # float32 rows, statically broadcast
+        advanced_inc_subtensor1(x3, y3, ii),
+        advanced_set_subtensor1(x3, y3[0], iu),  # one block to every index
+        advanced_inc_subtensor1(xi, yi, il),  # int8 sums wrap around
+        advanced_inc_subtensor1(xu, 40000, ii),
+        advanced_set_subtensor1(xu, xu[-1], il),
+        advanced_inc_subtensor1(xb, yb, iu),  # bool "sums" are or
+        advanced_set_subtensor1(xb, False, il),
+    ]
+    return compiled([x, x3, xi, xu, xb, y, yv, y3, yi, yrow, yb, il, ii, iu], outs)
+
+
+def _adv_inc_args(
+    il=(0, -1, 2, 0, 0), ii=(1, -3, 1, 1, 1), iu=(3, 0, 0, 2, 0), layout=None, **sizes
+):
+    """Arguments for :func:`adv_inc_fns`; ``sizes`` overrides a value's leading length."""
+    layout = layout or np.ascontiguousarray
+    rng = np.random.default_rng(4)
+    m, n = len(il), sizes.get("n", 3)
+    vals = {
+        "x": rng.normal(size=(4, 3)),
+        "x3": rng.normal(size=(4, 2, 3)).astype("float32"),
+        "xi": rng.integers(-128, 128, size=(4, 3)).astype("int8"),
+        "xu": rng.integers(0, 60000, size=4).astype("uint16"),
+        "xb": rng.integers(0, 2, size=(4, 3)).astype("bool"),
+        "y": rng.normal(size=(sizes.get("y", m), 3)),
+        "yv": rng.normal(size=sizes.get("yv", n)),
+        "y3": rng.normal(size=(sizes.get("y3", m), 2, 3)).astype("float32"),
+        "yi": rng.integers(60, 128, size=(m, 3)).astype("int8"),
+        "yrow": rng.normal(size=(1, n)).astype("float32"),
+        "yb": rng.integers(0, 2, size=3).astype("bool"),
+    }
+    vals = {k: layout(v) for k, v in vals.items()}
+    return (
+        *vals.values(),
+        np.array(il, dtype="int64"),
+        np.array(ii, dtype="int8"),
+        np.array(iu, dtype="uint32"),
+    )
+
+
+@pytest.mark.parametrize("layout", [np.ascontiguousarray, np.asfortranarray, _strided])
+def test_advanced_inc_subtensor1_values(adv_inc_fns, layout) -> None:
+    cases = [
+        _adv_inc_args(layout=layout),
+        _adv_inc_args((3, 3, 3, 3, 3), (-4, -4, 0, 3, 2), (1, 1, 1, 1, 1), layout=layout),
+        _adv_inc_args((), (), (), layout=layout),
+    ]
+    check(adv_inc_fns, cases)
+    out = adv_inc_fns["c"](*cases[0])
+    x, y = cases[0][0], cases[0][5]
+    np.testing.assert_array_equal(out[0][0], x[0] + y[0] + y[3] + y[4])
+    np.testing.assert_array_equal(out[1][0], y[4])
+    assert out[7].dtype == np.int8 and out[10].dtype == np.bool_
+
+
+def test_advanced_inc_subtensor1_errors_match_python(adv_inc_fns) -> None:
+    cases = [
+        _adv_inc_args(il=(0, 4, 0, 0, 0)),  # out of range
+        _adv_inc_args(il=(0, -5, 9, 0, 0)),  # the first bad index is named
+        _adv_inc_args(ii=(0, 0, -5, 0, 0)),
+        _adv_inc_args(iu=(0, 0, 0, 0, 4)),
+        _adv_inc_args(y=4),  # y does not fit the indexed rows
+        _adv_inc_args(yv=2),
+        _adv_inc_args(yv=1),  # run-time broadcasting is refused
+        _adv_inc_args(y3=1),
+    ]
+    check(adv_inc_fns, cases)
+    with pytest.raises(IndexError) as info:
+        adv_inc_fns["c"](*cases[1])
+    assert re.fullmatch(
+        r"Advanced(Inc|Set)Subtensor1: index -5 is out of bounds for axis 0 with size 4",
+        str(info.value),
+    )
+    with pytest.raises(ValueError) as info:
+        adv_inc_fns["cvm"](*cases[4])
+    assert re.fullmatch(
+        r"Advanced(Inc|Set)Subtensor1: cannot broadcast a value of shape \(4, 3\) to \(5, 3\)",
+        str(info.value),
+    )
+
+
+@pytest.mark.parametrize("linker_cls", [CLinker, CVMLinker])
+def test_inplace_advanced_inc_subtensor1_writes_into_its_input(linker_cls) -> None:
+    x, x2 = ot.dmatrix("x"), ot.dmatrix("x2")
+    y = ot.dvector("y")
+    il = ot.lvector("il")
+    outs = [
+        AdvancedIncSubtensor1(inplace=True)(x, y, il),
+        AdvancedIncSubtensor1(inplace=True, set_instead_of_inc=True)(x2, y, il),
+    ]
+    run = _linked(linker_cls, [x, x2, y, il], outs)
+    a, b = np.zeros((3, 2)), np.zeros((3, 2))
+    inc, put = run(a, b, np.array([1.0, 2.0]), np.array([-1, 0, -1]))
+    assert inc is a and a.tolist() == [[1.0, 2.0], [0.0, 0.0], [2.0, 4.0]]
+    assert put is b and b.tolist() == [[1.0, 2.0], [0.0, 0.0], [1.0, 2.0]]
+    with pytest.raises(IndexError, match="index 3 is out of bounds"):
+        run(a, b, np.array([1.0, 2.0]), np.array([0, 3]))
+    assert a.tolist() == [[1.0, 2.0], [0.0, 0.0], [2.0, 4.0]]  # checked before writing
+    b.flags.writeable = False
+    with pytest.raises(ValueError, match=r"^assignment destination is read-only"):
+        run(a, b, np.array([1.0, 2.0]), np.array([0]))
+
+
 # ====================================================================== fallback and leaks
 
 
@@ -341,31 +469,37 @@ def test_what_stays_in_python() -> None:
     x = ot.dvector("x")
     il = ot.lvector("il")
     y = ot.dvector("y")
-    f = opweave.function(
-        [h, x, il, y], [h[1:], advanced_inc_subtensor1(x, y, il)], mode=MODES["cvm"]
-    )
-    kinds = [type(n.op) for n in f.maker.fgraph.toposort()]
-    c_kinds = {kinds[k] for k in f.fn.c_nodes}
-    assert Subtensor not in c_kinds and AdvancedIncSubtensor1 not in c_kinds
-    r = f(np.ones(3, dtype="float16"), np.zeros(3), np.array([0, 0]), np.ones(2))
+    hy = ot.tensor("hy", dtype="float16", shape=(None,))
+    outs = [h[1:], advanced_inc_subtensor1(x, y, il), advanced_inc_subtensor1(h, hy, il)]
+    f = opweave.function([h, x, il, y, hy], outs, mode=MODES["cvm"])
+    nodes = f.maker.fgraph.toposort()
+    in_c = [nodes[k] for k in f.fn.c_nodes]
+    assert [type(n.op) for n in in_c] == [AdvancedIncSubtensor1]
+    assert in_c[0].inputs[0].type.dtype == "float64"
+    half = np.ones(2, dtype="float16")
+    r = f(np.ones(3, dtype="float16"), np.zeros(3), np.array([0, 0]), np.ones(2), half)
     assert list(r[0]) == [1.0, 1.0] and list(r[1]) == [2.0, 0.0, 0.0]
+    assert list(r[2]) == [3.0, 1.0, 1.0]
     with pytest.raises(MissingCCodeError, match=r"Subtensor\{1:\} has no C"):
         opweave.function([h], h[1:], mode=MODES["c"])
 
 
-def test_no_reference_leaks(subtensor_fns, inc_fns) -> None:
+def test_no_reference_leaks(subtensor_fns, inc_fns, adv_inc_fns) -> None:
     arrays = [np.ones((3, 4, 5), dtype=d) for d in DTYPES]
     good = (*arrays, np.int64(1), np.int32(2), np.int8(-1), np.uint16(1))
     bad = (*arrays, np.int64(9), np.int32(2), np.int8(-1), np.uint16(1))
     inc_good, inc_bad = _inc_args(), _inc_args(ylen=5)
+    adv_good = _adv_inc_args(layout=_strided)
+    adv_bads = [_adv_inc_args(il=(0, 4, 0, 0, 0)), _adv_inc_args(y=4), _adv_inc_args(yv=1)]
     for name in ("c", "cvm"):
-        f, g = subtensor_fns[name], inc_fns[name]
+        f, g, h = subtensor_fns[name], inc_fns[name], adv_inc_fns[name]
 
-        def calls(n, f=f, g=g):
+        def calls(n, f=f, g=g, h=h):
             for _ in range(n):
                 f(*good)
                 g(*inc_good)
-                for fn, args in ((f, bad), (g, inc_bad)):
+                h(*adv_good)
+                for fn, args in ((f, bad), (g, inc_bad), *((h, b) for b in adv_bads)):
                     try:
                         fn(*args)
                     except (IndexError, ValueError):
@@ -373,7 +507,7 @@ def test_no_reference_leaks(subtensor_fns, inc_fns) -> None:
             gc.collect()
 
         calls(1)
-        watched = [*arrays, *inc_good]
+        watched = [*arrays, *inc_good, *adv_good]
         refs = [sys.getrefcount(a) for a in watched]
         calls(1000)
         assert [sys.getrefcount(a) for a in watched] == refs

@@ -17,7 +17,9 @@ from opweave_c.impls import (
     elemwise,
     reductions,
     scalar_ops,
+    selection,
     shape,
+    special,
     subtensor,
     types,
 )
@@ -33,6 +35,8 @@ C_OPS: MappingProxyType[type, Any] = MappingProxyType(
         **shape.C_OPS,
         **subtensor.C_OPS,
         **basic.C_OPS,
+        **special.C_OPS,
+        **selection.C_OPS,
     }
 )
 

@@ -4,7 +4,7 @@
 ``Split`` (views) are written out; ``Join`` and ``ARange`` call the NumPy C functions
 behind ``numpy.concatenate`` and ``numpy.arange`` so that dtypes, values and error
 messages are those of the Python backend (:mod:`opweave_python.impls.basic`).
-``Nonzero``, ``ExtractDiag`` and ``DiagGrad`` stay in Python.
+``Nonzero``, ``ExtractDiag`` and ``DiagGrad`` are in :mod:`opweave_c.impls.selection`.
 """
 
 from __future__ import annotations

@@ -5,7 +5,9 @@ input's memory, the input as base), computing each slice as ``slice.indices`` do
 values, strides and errors are those of NumPy basic indexing in the Python backend
 (:mod:`opweave_python.impls.subtensor`). ``IncSubtensor`` writes into such a view of
 (a copy of) its input; ``AdvancedSubtensor1`` is ``PyArray_TakeFrom`` after the Python
-backend's index check. ``AdvancedIncSubtensor1`` (``numpy.add.at``) stays in Python.
+backend's index check. ``AdvancedIncSubtensor1`` checks the indices and the broadcast as
+the Python backend does, then sets or adds (``numpy.add.at``: repeated rows accumulate, in
+index order) each row of ``y``, cast to ``x``'s dtype, into (a copy of) ``x``.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from types import MappingProxyType
 from typing import Any
 
 from opweave.graph.basic import Apply
+from opweave.scalar.type import DTYPE_SPECS
 from opweave.tensor.subtensor import (
+    AdvancedIncSubtensor1,
     AdvancedSubtensor1,
     IncSubtensor,
     Subtensor,
@@ -455,11 +459,245 @@ def _advanced_subtensor1(op: AdvancedSubtensor1, node: Apply) -> AdvancedSubtens
     return AdvancedSubtensor1C()
 
 
+# ====================================================================== AdvancedIncSubtensor1
+
+AIS_SUPPORT = r"""
+#ifndef OPW_HOT
+#define OPW_HOT
+#endif
+
+/* opweave AdvancedIncSubtensor1: the lowest and one past the highest byte of ``a``. */
+static void opw_ais_extent(PyArrayObject* a, char** lo, char** hi) {
+    int i;
+    char* l = PyArray_BYTES(a);
+    char* h = l + PyArray_ITEMSIZE(a);
+    for (i = 0; i < PyArray_NDIM(a); i++) {
+        npy_intp n = PyArray_DIMS(a)[i], s = PyArray_STRIDES(a)[i];
+        if (n == 0) { *lo = *hi = PyArray_BYTES(a); return; }
+        if (s < 0) l += (n - 1) * s; else h += (n - 1) * s;
+    }
+    *lo = l;
+    *hi = h;
+}
+
+/* Do the memory of ``a`` (may be NULL) and ``b`` overlap? */
+static int opw_ais_overlap(PyArrayObject* a, PyArrayObject* b) {
+    char *alo, *ahi, *blo, *bhi;
+    if (a == NULL) return 0;
+    opw_ais_extent(a, &alo, &ahi);
+    opw_ais_extent(b, &blo, &bhi);
+    return alo < bhi && blo < ahi;
+}
+"""
+
+#: Per mode, the C update of ``{a}`` by ``{b}`` (``{u}``: the unsigned type of the width).
+_AIS_UPDATES: MappingProxyType[str, str] = MappingProxyType(
+    {
+        "set": "{b}",
+        "bool": "(npy_bool)({a} || {b})",
+        "signed": "({t})(({u}){a} + ({u}){b})",
+        "unsigned": "({t})({a} + {b})",
+        "float": "{a} + {b}",
+    }
+)
+
+
+def _ais_row_support(dtype: str, set_: bool) -> str:
+    """``opw_ais_row_<dtype>_<set|inc>``: one row of the update, any strides."""
+    t = DTYPE_SPECS[dtype][0]
+    if set_:
+        mode = "set"
+    elif dtype == "bool":
+        mode = "bool"
+    elif dtype.startswith("int"):
+        mode = "signed"
+    elif dtype.startswith("uint"):
+        mode = "unsigned"
+    else:
+        mode = "float"
+    u = "npy_u" + dtype if dtype.startswith("int") else t
+    key = f"{dtype}_{'set' if set_ else 'inc'}"
+
+    def upd(a: str, b: str) -> str:
+        return _AIS_UPDATES[mode].format(a=a, b=b, t=t, u=u)
+
+    return f"""
+/* opweave AdvancedIncSubtensor1 ({key}): update the row ``dst`` (``nd`` axes of ``dims``,
+ * byte strides ``ds``) from ``src`` (byte strides ``ss``, 0 on broadcast axes). */
+OPW_HOT static void opw_ais_row_{key}(char* dst, const char* src, int nd,
+                                       const npy_intp* dims, const npy_intp* ds,
+                                       const npy_intp* ss) {{
+    npy_intp idx[NPY_MAXDIMS], n, i, dl, sl;
+    int d;
+    if (nd == 0) {{
+        {t}* a = ({t}*)dst;
+        *a = {upd("*a", f"*(const {t}*)src")};
+        return;
+    }}
+    for (d = 0; d < nd; d++) {{
+        if (dims[d] == 0) return;
+        idx[d] = 0;
+    }}
+    n = dims[nd - 1];
+    dl = ds[nd - 1];
+    sl = ss[nd - 1];
+    for (;;) {{
+        if (dl == (npy_intp)sizeof({t}) && sl == (npy_intp)sizeof({t})) {{
+            {t}* restrict a = ({t}*)dst;
+            const {t}* restrict b = (const {t}*)src;
+            for (i = 0; i < n; i++) a[i] = {upd("a[i]", "b[i]")};
+        }} else if (dl == (npy_intp)sizeof({t}) && sl == 0) {{
+            {t}* restrict a = ({t}*)dst;
+            const {t} v = *(const {t}*)src;
+            for (i = 0; i < n; i++) a[i] = {upd("a[i]", "v")};
+        }} else {{
+            for (i = 0; i < n; i++) {{
+                {t}* a = ({t}*)(dst + i * dl);
+                *a = {upd("*a", f"*(const {t}*)(src + i * sl)")};
+            }}
+        }}
+        for (d = nd - 2; d >= 0; d--) {{
+            dst += ds[d];
+            src += ss[d];
+            if (++idx[d] < dims[d]) break;
+            dst -= ds[d] * dims[d];
+            src -= ss[d] * dims[d];
+            idx[d] = 0;
+        }}
+        if (d < 0) break;
+    }}
+}}
+"""
+
+
+class AdvancedIncSubtensor1C(SnippetImpl):
+    """Rows of ``x`` (copied unless in place) set or incremented (repeats accumulate)."""
+
+    version = (1,)
+
+    def __init__(self, dtype: str, set_: bool) -> None:
+        self.dtype = dtype
+        self.set_ = set_
+
+    def c_support_code(self, **kwargs: Any) -> list[str]:
+        """The shared helpers, the index error, the overlap test and the row update."""
+        return [SHARED_SUPPORT, ADV_SUPPORT, AIS_SUPPORT, _ais_row_support(self.dtype, self.set_)]
+
+    def c_code(
+        self,
+        node: Apply,
+        name: str,
+        inputs: list[str],
+        outputs: list[str],
+        sub: dict[str, str],
+    ) -> str:
+        """Check indices and broadcast as Python does, prepare ``x``, update row by row."""
+        op_ = node.op
+        x, y, ilist = inputs
+        (z,) = outputs
+        fail = sub["fail"]
+        op = c_string(str(op_))
+        key = f"{self.dtype}_{'set' if self.set_ else 'inc'}"
+        nd = node.inputs[0].type.ndim  # type: ignore[attr-defined]
+        ystatic = node.inputs[1].type.shape  # type: ignore[attr-defined]
+        yn = len(ystatic)
+        idt = node.inputs[2].type.dtype  # type: ignore[attr-defined]
+        raw = f"(*(dtype_{ilist}*)PyArray_GETPTR1({ilist}, opw_k))"
+        if idt.startswith("uint") or idt == "bool":
+            bad = f"(npy_uint64){raw} >= (npy_uint64)opw_n"
+            boxed = f"PyLong_FromUnsignedLongLong((unsigned long long){raw})"
+            row = f"(npy_intp){raw}"
+        else:
+            bad = f"(npy_int64){raw} >= (npy_int64)opw_n || (npy_int64){raw} < -(npy_int64)opw_n"
+            boxed = f"PyLong_FromLongLong((long long){raw})"
+            row = f"((npy_intp){raw} < 0 ? (npy_intp){raw} + opw_n : (npy_intp){raw})"
+        runtime = "\n    ".join(
+            f"if (PyArray_DIMS({y})[{d}] == 1 && opw_tgt[{nd - yn + d}] != 1) {{\n"
+            f"        opw_sb_runtime_broadcast_error({op}, {d}, opw_tgt[{nd - yn + d}]);\n"
+            f"        {fail}\n    }}"
+            for d, st in enumerate(ystatic)
+            if st != 1
+        )
+        if op_.inplace:  # type: ignore[attr-defined]
+            prepare = f"""if (!PyArray_ISWRITEABLE({x})) {{
+        PyErr_SetString(PyExc_ValueError, "assignment destination is read-only");
+        {fail}
+    }}
+    Py_XDECREF({z});
+    {z} = {x};
+    Py_INCREF({z});"""
+        else:
+            prepare = f"""if (opw_ais_overlap({z}, {x}) || opw_ais_overlap({z}, {y})) Py_CLEAR({z});
+    if (opw_prep_output(&{z}, {nd}, PyArray_DIMS({x}), PyArray_TYPE({x})) < 0) {fail}
+    if (PyArray_CopyInto({z}, {x}) < 0) {fail}"""
+        return f"""
+{{
+    npy_intp opw_n = PyArray_DIMS({x})[0], opw_k, opw_m = PyArray_DIMS({ilist})[0];
+    npy_intp opw_tgt[{nd}], opw_ys[{nd}];
+    int opw_d, opw_bad = 0;
+    PyArrayObject* opw_y;
+    for (opw_k = 0; opw_k < opw_m; opw_k++) {{
+        if ({bad}) {{
+            PyObject* opw_b = {boxed};
+            if (opw_b) {{
+                opw_sub_take_error({op}, opw_b, opw_n);
+                Py_DECREF(opw_b);
+            }}
+            {fail}
+        }}
+    }}
+    opw_tgt[0] = opw_m;
+    for (opw_d = 1; opw_d < {nd}; opw_d++) opw_tgt[opw_d] = PyArray_DIMS({x})[opw_d];
+    for (opw_d = 0; opw_d < {yn}; opw_d++) {{
+        npy_intp opw_s = PyArray_DIMS({y})[opw_d];
+        opw_bad |= opw_s != 1 && opw_s != opw_tgt[{nd - yn} + opw_d];
+    }}
+    if (opw_bad) {{
+        opw_sb_broadcast_error({op}, {yn}, PyArray_DIMS({y}), {nd}, opw_tgt);
+        {fail}
+    }}
+    {runtime}
+    {prepare}
+    if (PyArray_TYPE({y}) != PyArray_TYPE({x}))
+        opw_y = (PyArrayObject*)PyArray_Cast({y}, PyArray_TYPE({x}));
+    else if (opw_ais_overlap({z}, {y}))
+        opw_y = (PyArrayObject*)PyArray_NewCopy({y}, NPY_ANYORDER);
+    else {{
+        opw_y = {y};
+        Py_INCREF(opw_y);
+    }}
+    if (!opw_y) {fail}
+    for (opw_d = 0; opw_d < {nd}; opw_d++) {{
+        int opw_j = opw_d - {nd - yn};
+        opw_ys[opw_d] = opw_j < 0 || PyArray_DIMS(opw_y)[opw_j < 0 ? 0 : opw_j] == 1
+                            ? 0 : PyArray_STRIDES(opw_y)[opw_j];
+    }}
+    for (opw_k = 0; opw_k < opw_m; opw_k++)
+        opw_ais_row_{key}(PyArray_BYTES({z}) + {row} * PyArray_STRIDES({z})[0],
+                          PyArray_BYTES(opw_y) + opw_k * opw_ys[0], {nd - 1},
+                          PyArray_DIMS({z}) + 1, PyArray_STRIDES({z}) + 1, opw_ys + 1);
+    Py_DECREF(opw_y);
+}}
+"""
+
+
+def _advanced_inc_subtensor1(
+    op: AdvancedIncSubtensor1, node: Apply
+) -> AdvancedIncSubtensor1C | None:
+    dtype = tensor_dtype(node.inputs[0])
+    if dtype is None or tensor_dtype(node.inputs[1]) is None:
+        return None
+    if tensor_dtype(node.inputs[2]) is None or tensor_dtype(node.outputs[0]) != dtype:
+        return None
+    return AdvancedIncSubtensor1C(dtype, op.set_instead_of_inc)
+
+
 #: Op class -> ``factory(op, node)`` giving the C implementation or ``None``. Read-only.
 C_OPS: MappingProxyType[type, Any] = MappingProxyType(
     {
         Subtensor: _subtensor,
         IncSubtensor: _inc_subtensor,
         AdvancedSubtensor1: _advanced_subtensor1,
+        AdvancedIncSubtensor1: _advanced_inc_subtensor1,
     }
 )
