@@ -43,11 +43,21 @@ class Graph:
     updates: list[tuple[Any, Any]] = field(default_factory=list)
 
 
+#: Suffix of a column name that compiles with ``config.openmp`` on (``c+openmp``).
+OPENMP = "+openmp"
+
+
 def compile_graph(graph: Graph, linker: str) -> Any:
-    """``opweave.function`` of ``graph`` with ``linker``."""
-    return opweave.function(
-        graph.inputs, graph.outputs, updates=graph.updates, mode=Mode(linker=linker)
-    )
+    """``opweave.function`` of ``graph`` with ``linker`` (``<linker>+openmp``: with
+    ``config.openmp`` on)."""
+    threads = linker.endswith(OPENMP)
+    with opweave.config.change_flags(openmp=threads):
+        return opweave.function(
+            graph.inputs,
+            graph.outputs,
+            updates=graph.updates,
+            mode=Mode(linker=linker.removesuffix(OPENMP)),
+        )
 
 
 def short_op_name(name: str, limit: int = 48) -> str:

@@ -336,7 +336,8 @@ def header(ctx: Context, load_before: str) -> str:
 
 LEGEND = """\
 Cells: median time per call (ratio to the row's reference; lower is better). Targets are
-judged on the faster of opweave's `cvm` and `c` (on `c` alone for the call overhead).
+judged on the faster of opweave's `cvm` and `c` (on `c` alone for the call overhead);
+a `c+openmp` column (`--openmp`: `config.openmp` on) is shown, not judged.
 PyTensor columns: its C backend (`CVM` and `C` modes) and its default since 3.0 (`NUMBA`)."""
 
 
@@ -368,6 +369,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--no-pytensor", action="store_true", help="do not run PyTensor")
     parser.add_argument(
+        "--openmp",
+        action="store_true",
+        help="add a column: the c linker with config.openmp on (informational, not judged)",
+    )
+    parser.add_argument(
         "--pytensor-modes",
         default="CVM,C,NUMBA",
         help="comma-separated PyTensor modes among CVM, C, NUMBA (default: all)",
@@ -381,6 +387,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args.linkers = chosen
     if unknown := [n for n in args.linkers if n not in installed]:
         parser.error(f"linker(s) {unknown} not installed; installed: {installed}")
+    if args.openmp:
+        if "c" not in installed:
+            parser.error("--openmp needs the c linker (opweave-c)")
+        args.linkers.append("c" + ows.OPENMP)
     return args
 
 

@@ -160,6 +160,21 @@ def build_config(
         BoolParam(True),
     )
     config.add(
+        "openmp",
+        "Whether C backends may run large elementwise loops on several threads (OpenMP; the\n"
+        "``OMP_NUM_THREADS`` environment variable sets their number). Off by default, as in\n"
+        "PyTensor: threads compete with a multi-threaded BLAS and with other processes, and a\n"
+        "process forked after OpenMP started its threads must not use them.",
+        BoolParam(False),
+    )
+    config.add(
+        "openmp_elemwise_minsize",
+        "With ``openmp``, the fewest elements an elementwise loop of one cheap operation\n"
+        "(``+``, ``*``...) must have to run on several threads; a fused loop needs\n"
+        "proportionally fewer (each call such as ``exp`` or ``tanh`` counting as 8).",
+        IntParam(200000, minimum=1),
+    )
+    config.add(
         "check_input",
         "Whether compiled functions check the type and shape of their inputs.\n\n"
         "Turning it off saves time per call but lets bad inputs reach the op implementations.",

@@ -47,7 +47,15 @@ from opweave_c.impls.scalar_ops import (
     _node_code,
 )
 
-__all__ = ["BLOCK_START", "LANE", "LANES", "BlockedLoop", "blocked_composite", "segments"]
+__all__ = [
+    "BLOCK_START",
+    "LANE",
+    "LANES",
+    "BlockedLoop",
+    "blocked_composite",
+    "segments",
+    "work_per_element",
+]
 
 #: Bytes of one slot: the block length is this over the widest item size.
 SLOT_BYTES = 512
@@ -121,6 +129,14 @@ def _expensive(node: Apply) -> bool:
     if isinstance(node.op, Composite):
         return any(_expensive(n) for n in node.op.inner_nodes())
     return isinstance(node.op, EXPENSIVE)
+
+
+def work_per_element(op: object) -> int:
+    """A scalar Op's work per element, in cheap operations: 1 per scalar Op, 8 per
+    expensive call (see :data:`EXPENSIVE`), summed over a Composite's inner nodes."""
+    if isinstance(op, Composite):
+        return sum(work_per_element(node.op) for node in op.inner_nodes())
+    return 8 if isinstance(op, EXPENSIVE) else 1
 
 
 def segments(nodes: Sequence[Apply]) -> list[list[Apply]]:

@@ -44,6 +44,7 @@ from opweave_c.impls.blocked import (
     LANES,
     BlockedLoop,
     blocked_composite,
+    work_per_element,
 )
 from opweave_c.impls.scalar_ops import (
     C_TYPE,
@@ -145,6 +146,23 @@ static void opw_ew_readonly_error(const char* op, int input) {
 }
 """
 
+#: The flat loop on several threads: one chunk per thread (see ``ElemwiseC.use_threads``).
+PARALLEL_FLAT = """static int opw_ew_par_{name}({decls}) {{
+    int opw_rc = 0;
+    if (opw_n < {min_size} || omp_get_max_threads() < 2) return opw_ew_flat_{name}({whole});
+    #pragma omp parallel reduction(|: opw_rc)
+    {{
+        const npy_intp opw_t = omp_get_thread_num(), opw_nt = omp_get_num_threads();
+        const npy_intp opw_chunk = ((opw_n + opw_nt - 1) / opw_nt + 63) & ~(npy_intp)63;
+        const npy_intp opw_lo = opw_t * opw_chunk < opw_n ? opw_t * opw_chunk : opw_n;
+        const npy_intp opw_hi = opw_lo + opw_chunk < opw_n ? opw_lo + opw_chunk : opw_n;
+        if (opw_lo < opw_hi) opw_rc |= opw_ew_flat_{name}({chunk}) < 0;
+    }}
+    return opw_rc ? -1 : 0;
+}}
+
+"""
+
 
 def _c_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
@@ -176,6 +194,8 @@ class ElemwiseC(OwnCForwarding):
         self.body = body
         self.own = own
         self.blocked: dict[str, BlockedLoop | None] = {}
+        #: Elements from which the flat loop runs on several threads (0: never).
+        self.parallel_from = 0
         self.nin = len(node.inputs)
         self.nout = len(node.outputs)
         self.ndim: int = node.outputs[0].type.ndim  # type: ignore[attr-defined]
@@ -209,10 +229,41 @@ class ElemwiseC(OwnCForwarding):
 
     def c_compile_args(self, c_compiler: Any = None) -> list[str]:
         """No floating-point contraction (values as NumPy rounds them), and scalar Ops'
-        own arguments; the vector math flags where they apply."""
+        own arguments; the vector math flags where they apply; OpenMP when threads are on."""
         vec = vector_math_code()
         head = list(vec.compile_args) if vec else []
+        if self.parallel_from:
+            head.append("-fopenmp")
         return [*COMPILE_ARGS, *head, *self.own.snippets("c_compile_args", c_compiler=c_compiler)]
+
+    def c_headers(self, c_compiler: Any = None) -> list[str]:
+        """``<omp.h>`` when threads are on, and scalar Ops' own headers."""
+        head = ["<omp.h>"] if self.parallel_from else []
+        return [*head, *super().c_headers(c_compiler)]
+
+    def use_threads(self, enabled: bool, min_size: int, work: int = 1) -> None:
+        """Run the flat loop on several threads (OpenMP) when ``enabled`` and no scalar Op
+        brings C of its own (which may fail, and setting a Python exception needs the
+        calling thread): from ``min_size`` elements for a loop doing ``work`` = 1 cheap
+        operation per element, proportionally fewer for more work."""
+        threshold = max(1, min_size // max(1, work))
+        self.parallel_from = threshold if enabled and not self.own.items else 0
+
+    def _parallel_flat(self, name: str) -> str:
+        """The flat loop cut into one chunk per thread (multiples of 64 elements)."""
+        params = self._contig_params("flat")
+        names = [decl.split()[-1] for decl, _ in params]
+        chunk = ["opw_hi - opw_lo"]
+        chunk += [
+            f"{n} + opw_lo" if "*" in decl else n for n, (decl, _) in zip(names[1:], params[1:])
+        ]
+        return PARALLEL_FLAT.format(
+            name=name,
+            decls=", ".join(decl for decl, _ in params),
+            min_size=self.parallel_from,
+            whole=", ".join(names),
+            chunk=", ".join(chunk),
+        )
 
     def c_support_code_apply(self, node: Apply, name: str) -> str:
         """The node's loops: flat (contiguous operands), row (one row of the strided loop
@@ -224,6 +275,8 @@ class ElemwiseC(OwnCForwarding):
             + _indent(self._contig_loop("flat"), 1)
             + "\n}\n\n"
         )
+        if self.parallel_from:
+            code += self._parallel_flat(name)
         if self.has_row_loop:
             row = ", ".join(decl for decl, _ in self._contig_params("row"))
             code += (
@@ -347,8 +400,9 @@ class ElemwiseC(OwnCForwarding):
         if fast_cond:
             add("    opw_fast = opw_fast && " + " && ".join(fast_cond) + ";")
         flat_args = ", ".join(arg for _, arg in self._contig_params("flat"))
+        flat_fn = "par" if self.parallel_from else "flat"
         add(
-            f"    if ((opw_fast ? opw_ew_flat_{name}({flat_args}) : "
+            f"    if ((opw_fast ? opw_ew_{flat_fn}_{name}({flat_args}) : "
             f"opw_ew_strided_{name}(opw_x, opw_dst, opw_dims, opw_unit)) < 0) {fail}"
         )
         add("}")
@@ -625,8 +679,11 @@ def _elemwise(op: Elemwise, node: Apply) -> ElemwiseC | None:
     )
     if body is None:
         return None
+    from opweave import config
+
     impl = ElemwiseC(op, node, body, own)
     impl.block(op.scalar_op)
+    impl.use_threads(config.openmp, config.openmp_elemwise_minsize, work_per_element(op.scalar_op))
     return impl
 
 
