@@ -1,5 +1,29 @@
 /* Helpers for TensorType values (NumPy arrays) shared by every Op's C code. */
 
+/* The lowest and one past the highest byte of ``a``'s elements (lo == hi: it has none). */
+static void opw_extent(PyArrayObject* a, char** lo, char** hi) {
+    int i;
+    char* l = PyArray_BYTES(a);
+    char* h = l + PyArray_ITEMSIZE(a);
+    for (i = 0; i < PyArray_NDIM(a); i++) {
+        npy_intp n = PyArray_DIMS(a)[i], s = PyArray_STRIDES(a)[i];
+        if (n == 0) { *lo = *hi = PyArray_BYTES(a); return; }
+        if (s < 0) l += (n - 1) * s; else h += (n - 1) * s;
+    }
+    *lo = l;
+    *hi = h;
+}
+
+/* May ``a`` and ``b`` (either may be NULL: no) share memory? Their byte ranges intersect:
+ * conservative for strided arrays; an empty array shares none. */
+static int opw_overlap(PyArrayObject* a, PyArrayObject* b) {
+    char *alo, *ahi, *blo, *bhi;
+    if (a == NULL || b == NULL) return 0;
+    opw_extent(a, &alo, &ahi);
+    opw_extent(b, &blo, &bhi);
+    return alo < ahi && blo < bhi && alo < bhi && blo < ahi;
+}
+
 /* Is ``o`` an aligned, native-order ndarray of exactly this type number and rank? */
 static inline int opw_tensor_exact(PyObject* o, int typenum, int ndim) {
     PyArrayObject* a;

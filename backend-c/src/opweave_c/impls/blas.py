@@ -30,33 +30,11 @@ __all__ = ["C_OPS", "DotC", "MatMulC"]
 VERSION = (1,)
 
 SUPPORT = r"""
-/* opweave blas helpers: the lowest and one past the highest byte of ``a``'s elements. */
-static void opw_blas_extent(PyArrayObject* a, char** lo, char** hi) {
-    int i;
-    char* l = PyArray_BYTES(a);
-    char* h = l + PyArray_ITEMSIZE(a);
-    for (i = 0; i < PyArray_NDIM(a); i++) {
-        npy_intp n = PyArray_DIMS(a)[i], s = PyArray_STRIDES(a)[i];
-        if (n == 0) { *lo = *hi = PyArray_BYTES(a); return; }
-        if (s < 0) l += (n - 1) * s; else h += (n - 1) * s;
-    }
-    *lo = l;
-    *hi = h;
-}
-
-/* May ``a`` and ``b`` share memory? (Bounds only: conservative.) */
-static int opw_blas_overlap(PyArrayObject* a, PyArrayObject* b) {
-    char *alo, *ahi, *blo, *bhi;
-    opw_blas_extent(a, &alo, &ahi);
-    opw_blas_extent(b, &blo, &bhi);
-    return alo < ahi && blo < bhi && alo < bhi && blo < ahi;
-}
-
 /* Make ``*z`` (the previous output, or NULL) an array the product can be written into:
  * C-contiguous, of ``dims`` and ``typenum``, not overlapping ``x`` or ``y``. 0 or -1. */
 static int opw_blas_prep(PyArrayObject** z, int nd, const npy_intp* dims, int typenum,
                          PyArrayObject* x, PyArrayObject* y) {
-    if (*z && (opw_blas_overlap(*z, x) || opw_blas_overlap(*z, y))) {
+    if (*z && (opw_overlap(*z, x) || opw_overlap(*z, y))) {
         Py_DECREF(*z);
         *z = NULL;
     }

@@ -75,27 +75,6 @@ ELEMWISE_C_SUPPORT = r"""
 #define OPW_EW_NOINLINE OPW_HOT
 #endif
 
-/* The byte range [*lo, *hi) the elements of ``a`` occupy (empty for an empty array). */
-static void opw_ew_extent(PyArrayObject* a, char** lo, char** hi) {
-    char* p = PyArray_BYTES(a);
-    int d;
-    *lo = *hi = p;
-    for (d = 0; d < PyArray_NDIM(a); d++) {
-        npy_intp n = PyArray_DIMS(a)[d], s = PyArray_STRIDES(a)[d];
-        if (n == 0) { *lo = *hi = p; return; }
-        if (s < 0) *lo += s * (n - 1); else *hi += s * (n - 1);
-    }
-    *hi += PyArray_ITEMSIZE(a);
-}
-
-/* Might ``a`` and ``b`` share memory? (Their byte ranges intersect.) */
-static int opw_ew_overlap(PyArrayObject* a, PyArrayObject* b) {
-    char *alo, *ahi, *blo, *bhi;
-    if (a == b) return PyArray_SIZE(a) > 0;
-    opw_ew_extent(a, &alo, &ahi);
-    opw_ew_extent(b, &blo, &bhi);
-    return alo < ahi && blo < bhi && alo < bhi && blo < ahi;
-}
 
 /* Can the loop read ``a`` through typed pointers and element strides? */
 static int opw_ew_usable(PyArrayObject* a) {
@@ -363,7 +342,7 @@ class ElemwiseC(OwnCForwarding):
                 others = [k for k in range(nin) if k != i]
                 cond = [f"opw_cp[{i}] != NULL"]
                 cond += [
-                    f"(opw_ew_overlap({src}, opw_x[{k}]) && !opw_ew_same_elements_{j}_{k})"
+                    f"(opw_overlap({src}, opw_x[{k}]) && !opw_ew_same_elements_{j}_{k})"
                     for k in others
                 ]
                 for k in others:
@@ -384,7 +363,7 @@ class ElemwiseC(OwnCForwarding):
                 for k in others:  # restrict pointers must not alias a written array
                     add(f"if (opw_ew_same_elements_{j}_{k}) opw_fast = 0;")
             else:
-                overlap = " || ".join(f"opw_ew_overlap({out}, {v})" for v in inputs)
+                overlap = " || ".join(f"opw_overlap({out}, {v})" for v in inputs)
                 add(f"if ({out} != NULL && ({overlap})) Py_CLEAR({out});")
                 add(f"if (opw_prep_output(&{out}, {nd}, opw_dims, {self.typenums[j]}) < 0) {fail}")
                 add(f"opw_dst[{j}] = {out};")

@@ -198,29 +198,8 @@ OPW_HOT static void opw_red_plan_run(const opw_red_plan* pl, const char* x, char
     }
 }
 
-/* The lowest and one past the highest byte address of ``a``'s elements (lo == hi: none). */
-static void opw_red_extent(PyArrayObject* a, char** lo, char** hi) {
-    int i;
-    char* l = PyArray_BYTES(a);
-    char* h = l + PyArray_ITEMSIZE(a);
-    for (i = 0; i < PyArray_NDIM(a); i++) {
-        npy_intp n = PyArray_DIMS(a)[i], s = PyArray_STRIDES(a)[i];
-        if (n == 0) { *lo = *hi = PyArray_BYTES(a); return; }
-        if (s < 0) l += (n - 1) * s; else h += (n - 1) * s;
-    }
-    *lo = l;
-    *hi = h;
-}
 
-/* May ``a`` and ``b`` share memory? (Bounds only: conservative.) */
-static int opw_red_overlap(PyArrayObject* a, PyArrayObject* b) {
-    char *alo, *ahi, *blo, *bhi;
-    opw_red_extent(a, &alo, &ahi);
-    opw_red_extent(b, &blo, &bhi);
-    return alo < ahi && blo < bhi && alo < bhi && blo < ahi;
-}
 """
-
 
 # ====================================================================== dtypes
 
@@ -633,7 +612,7 @@ class CAReduceC:
         if (reduced[i]) ngroup *= PyArray_DIMS({x})[i];
         else {{ odims[ond++] = PyArray_DIMS({x})[i]; nout *= PyArray_DIMS({x})[i]; }}
     }}{empty_check}
-    if ({z} && opw_red_overlap({z}, {x})) {{ Py_DECREF({z}); {z} = NULL; }}
+    if ({z} && opw_overlap({z}, {x})) {{ Py_DECREF({z}); {z} = NULL; }}
     if (opw_prep_output(&{z}, ond, odims, {_typenum(self.out_dt)}) < 0) {fail}
     {acc_alloc}
     init = ngroup == 0 ? ({cmp_t}){spec.empty_value()} : ({cmp_t}){ident};
@@ -925,7 +904,7 @@ class ArgReduceC:
                         "attempt to get arg{self.direction} of an empty sequence");
         {fail}
     }}
-    if ({z} && opw_red_overlap({z}, {x})) {{ Py_DECREF({z}); {z} = NULL; }}
+    if ({z} && opw_overlap({z}, {x})) {{ Py_DECREF({z}); {z} = NULL; }}
     if (opw_prep_output(&{z}, ond, odims, NPY_INT64) < 0) {fail}
     if (opw_arg_{self.direction}_{self.dtype}({x}, reduced,
                                                (npy_int64*)PyArray_DATA({z})) < 0) {fail}

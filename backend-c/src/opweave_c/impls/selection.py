@@ -36,33 +36,6 @@ VERSION = (1,)
 _MAX_OFFSET = 2**62
 
 SELECTION_SUPPORT = r"""
-#ifndef OPW_HOT
-#define OPW_HOT
-#endif
-
-/* opweave selections: the lowest and one past the highest byte of ``a``'s elements. */
-static void opw_sel_extent(PyArrayObject* a, char** lo, char** hi) {
-    int i;
-    char* l = PyArray_BYTES(a);
-    char* h = l + PyArray_ITEMSIZE(a);
-    for (i = 0; i < PyArray_NDIM(a); i++) {
-        npy_intp n = PyArray_DIMS(a)[i], s = PyArray_STRIDES(a)[i];
-        if (n == 0) { *lo = *hi = PyArray_BYTES(a); return; }
-        if (s < 0) l += (n - 1) * s; else h += (n - 1) * s;
-    }
-    *lo = l;
-    *hi = h;
-}
-
-/* Do the memory of ``a`` (may be NULL) and ``b`` overlap? */
-static int opw_sel_overlap(PyArrayObject* a, PyArrayObject* b) {
-    char *alo, *ahi, *blo, *bhi;
-    if (a == NULL) return 0;
-    opw_sel_extent(a, &alo, &ahi);
-    opw_sel_extent(b, &blo, &bhi);
-    return alo < bhi && blo < ahi;
-}
-
 /* A shape as NumPy writes it in messages: ``(2,3)``, ``(3,)``, ``()``. New reference. */
 static PyObject* opw_sel_shape_str(int nd, const npy_intp* dims) {
     PyObject *parts = PyList_New(0), *sep = NULL, *body = NULL, *res = NULL;
@@ -197,7 +170,7 @@ class NonzeroC(_SelectionC):
     npy_intp opw_dims[2];
     opw_dims[0] = {nd};
     opw_dims[1] = PyArray_SIZE({a}) > 0 ? {fn}({a}, NULL, 0) : 0;
-    if (opw_sel_overlap({z}, {a})) Py_CLEAR({z});
+    if (opw_overlap({z}, {a})) Py_CLEAR({z});
     if (opw_prep_output(&{z}, 2, opw_dims, NPY_INT64) < 0) {sub["fail"]}
     if (opw_dims[1] > 0) {fn}({a}, (npy_int64*)PyArray_DATA({z}), opw_dims[1]);
 }}
@@ -227,7 +200,7 @@ class ExtractDiagC(_SelectionC):
 {{
     PyArrayObject* opw_v = opw_sel_diag_view({x}, {_diag_args(node.op)});
     if (!opw_v) {fail}
-    if (opw_sel_overlap({z}, {x})) Py_CLEAR({z});
+    if (opw_overlap({z}, {x})) Py_CLEAR({z});
     if (opw_prep_output(&{z}, PyArray_NDIM(opw_v), PyArray_DIMS(opw_v), PyArray_TYPE({x})) < 0
         || PyArray_CopyInto({z}, opw_v) < 0) {{
         Py_DECREF(opw_v);
@@ -258,7 +231,7 @@ class DiagGradC(_SelectionC):
 {{
     PyArrayObject* opw_v = NULL;
     int opw_d, opw_bad = 0;
-    if (opw_sel_overlap({z}, {x}) || opw_sel_overlap({z}, {y})) Py_CLEAR({z});
+    if (opw_overlap({z}, {x}) || opw_overlap({z}, {y})) Py_CLEAR({z});
     if (opw_prep_output(&{z}, PyArray_NDIM({x}), PyArray_DIMS({x}), PyArray_TYPE({x})) < 0)
         {fail}
     if (PyArray_CopyInto({z}, {x}) < 0) {fail}

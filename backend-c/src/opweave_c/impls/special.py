@@ -47,33 +47,6 @@ _FLOATS: MappingProxyType[str, tuple[str, str, str]] = MappingProxyType(
 
 #: Shared by the three Ops (identical text: one copy per module).
 SOFTMAX_SUPPORT = r"""
-#ifndef OPW_HOT
-#define OPW_HOT
-#endif
-
-/* opweave softmax: the lowest and one past the highest byte of ``a``'s elements. */
-static void opw_sm_extent(PyArrayObject* a, char** lo, char** hi) {
-    int i;
-    char* l = PyArray_BYTES(a);
-    char* h = l + PyArray_ITEMSIZE(a);
-    for (i = 0; i < PyArray_NDIM(a); i++) {
-        npy_intp n = PyArray_DIMS(a)[i], s = PyArray_STRIDES(a)[i];
-        if (n == 0) { *lo = *hi = PyArray_BYTES(a); return; }
-        if (s < 0) l += (n - 1) * s; else h += (n - 1) * s;
-    }
-    *lo = l;
-    *hi = h;
-}
-
-/* Do the memory of ``a`` and ``b`` overlap (``a`` may be NULL)? */
-static int opw_sm_overlap(PyArrayObject* a, PyArrayObject* b) {
-    char *alo, *ahi, *blo, *bhi;
-    if (a == NULL) return 0;
-    opw_sm_extent(a, &alo, &ahi);
-    opw_sm_extent(b, &blo, &bhi);
-    return alo < bhi && blo < ahi;
-}
-
 /* ``outer``, ``n`` and ``inner``: ``a``'s shape seen as (before, axis, after). */
 static void opw_sm_split(PyArrayObject* a, int axis, npy_intp* outer, npy_intp* n,
                          npy_intp* inner) {
@@ -355,7 +328,7 @@ class _SoftmaxLikeC(_SoftmaxBase):
     PyArrayObject* opw_x;
     npy_intp opw_outer, opw_n, opw_inner;
     int opw_bad = 0;
-    if (opw_sm_overlap({z}, {x})) Py_CLEAR({z});
+    if (opw_overlap({z}, {x})) Py_CLEAR({z});
     if (opw_prep_output(&{z}, PyArray_NDIM({x}), PyArray_DIMS({x}), PyArray_TYPE({x})) < 0)
         {fail}
     if (PyArray_SIZE({x}) > 0) {{
@@ -435,7 +408,7 @@ class SoftmaxGradC(_SoftmaxBase):
         Py_XDECREF(opw_sb);
         {fail}
     }}
-    if (opw_sm_overlap({z}, {dy}) || opw_sm_overlap({z}, {sm})) Py_CLEAR({z});
+    if (opw_overlap({z}, {dy}) || opw_overlap({z}, {sm})) Py_CLEAR({z});
     if (opw_prep_output(&{z}, {nd}, opw_dims, {out}) < 0) {fail}
     if (PyArray_SIZE({z}) > 0) {{
         opw_dy = opw_sm_operand({dy}, {nd}, opw_dims, {work});

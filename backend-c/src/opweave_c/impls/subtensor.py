@@ -462,32 +462,6 @@ def _advanced_subtensor1(op: AdvancedSubtensor1, node: Apply) -> AdvancedSubtens
 # ====================================================================== AdvancedIncSubtensor1
 
 AIS_SUPPORT = r"""
-#ifndef OPW_HOT
-#define OPW_HOT
-#endif
-
-/* opweave AdvancedIncSubtensor1: the lowest and one past the highest byte of ``a``. */
-static void opw_ais_extent(PyArrayObject* a, char** lo, char** hi) {
-    int i;
-    char* l = PyArray_BYTES(a);
-    char* h = l + PyArray_ITEMSIZE(a);
-    for (i = 0; i < PyArray_NDIM(a); i++) {
-        npy_intp n = PyArray_DIMS(a)[i], s = PyArray_STRIDES(a)[i];
-        if (n == 0) { *lo = *hi = PyArray_BYTES(a); return; }
-        if (s < 0) l += (n - 1) * s; else h += (n - 1) * s;
-    }
-    *lo = l;
-    *hi = h;
-}
-
-/* Do the memory of ``a`` (may be NULL) and ``b`` overlap? */
-static int opw_ais_overlap(PyArrayObject* a, PyArrayObject* b) {
-    char *alo, *ahi, *blo, *bhi;
-    if (a == NULL) return 0;
-    opw_ais_extent(a, &alo, &ahi);
-    opw_ais_extent(b, &blo, &bhi);
-    return alo < bhi && blo < ahi;
-}
 """
 
 #: Per mode, the C update of ``{a}`` by ``{b}`` (``{u}``: the unsigned type of the width).
@@ -627,7 +601,7 @@ class AdvancedIncSubtensor1C(SnippetImpl):
     {z} = {x};
     Py_INCREF({z});"""
         else:
-            prepare = f"""if (opw_ais_overlap({z}, {x}) || opw_ais_overlap({z}, {y})) Py_CLEAR({z});
+            prepare = f"""if (opw_overlap({z}, {x}) || opw_overlap({z}, {y})) Py_CLEAR({z});
     if (opw_prep_output(&{z}, {nd}, PyArray_DIMS({x}), PyArray_TYPE({x})) < 0) {fail}
     if (PyArray_CopyInto({z}, {x}) < 0) {fail}"""
         return f"""
@@ -660,7 +634,7 @@ class AdvancedIncSubtensor1C(SnippetImpl):
     {prepare}
     if (PyArray_TYPE({y}) != PyArray_TYPE({x}))
         opw_y = (PyArrayObject*)PyArray_Cast({y}, PyArray_TYPE({x}));
-    else if (opw_ais_overlap({z}, {y}))
+    else if (opw_overlap({z}, {y}))
         opw_y = (PyArrayObject*)PyArray_NewCopy({y}, NPY_ANYORDER);
     else {{
         opw_y = {y};
