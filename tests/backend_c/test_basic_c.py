@@ -9,12 +9,11 @@ import sys
 
 import numpy as np
 import pytest
+from c_parity import DTYPES, MODES, check, compiled, linked
 
 import opweave
 import opweave.tensor as ot
-from opweave.compile import Mode
 from opweave.compile.debugmode import DebugMode
-from opweave.graph.fg import FunctionGraph
 from opweave.tensor.basic import (
     ARange,
     Eye,
@@ -29,62 +28,6 @@ from opweave.tensor.subtensor import inc_subtensor
 from opweave.tensor.type import TensorType
 from opweave_c.linkers import CLinker, CVMLinker
 from opweave_c.linkers.c_linker import MissingCCodeError
-
-MODES = {
-    "py": Mode(linker="py", optimizer=None),
-    "c": Mode(linker="c", optimizer=None),
-    "cvm": Mode(linker="cvm", optimizer=None),
-}
-DTYPES = ["bool", "int8", "uint16", "int32", "int64", "uint64", "float32", "float64"]
-
-
-def _outcome(f, args):
-    try:
-        return "ok", f(*args)
-    except Exception as exc:
-        return "error", (type(exc), str(exc))
-
-
-def _same(ref, got, where):
-    assert ref[0] == got[0], f"{where}: {ref} != {got}"
-    if ref[0] == "error":
-        assert ref[1] == got[1], where
-        return
-    for r, g in zip(ref[1], got[1], strict=True):
-        assert type(r) is type(g), where
-        assert r.dtype == g.dtype and np.shape(r) == np.shape(g), where
-        np.testing.assert_array_equal(r, g, err_msg=where)
-
-
-def compiled(inputs, outputs):
-    """The function on each linker; checks that c and cvm really ran every node in C."""
-    fns = {name: opweave.function(inputs, outputs, mode=mode) for name, mode in MODES.items()}
-    n_nodes = len(fns["cvm"].maker.fgraph.toposort())
-    assert fns["cvm"].fn.c_nodes == list(range(n_nodes))
-    return fns
-
-
-def check(fns, cases):
-    """Every case gives the same values (dtype, shape) or error (type, message) everywhere."""
-    for args in cases:
-        ref = _outcome(fns["py"], args)
-        for name in ("c", "cvm"):
-            _same(ref, _outcome(fns[name], args), f"{name} on {args!r}")
-
-
-def _linked(linker_cls, inputs, outputs):
-    """Run a graph through the linker alone, so outputs that alias inputs are not copied."""
-    fg = FunctionGraph(inputs, outputs, clone=False)
-    fn, ins, outs, _, _ = linker_cls().accept(fg).make_all()
-
-    def run(*values):
-        for cell, v in zip(ins, values, strict=True):
-            cell[0] = v
-        fn()
-        return [cell[0] for cell in outs]
-
-    return run
-
 
 # ====================================================================== Alloc
 
@@ -286,7 +229,7 @@ def test_split_values_and_errors(split_fns) -> None:
 def test_split_returns_views(linker_cls) -> None:
     x = ot.dmatrix("x")
     axis = ot.lscalar("axis")
-    run = _linked(linker_cls, [x, axis], Split(3)(x, axis, [1, 2, 1]))
+    run = linked(linker_cls, [x, axis], Split(3)(x, axis, [1, 2, 1]))
     a = np.arange(16.0).reshape(4, 4)
     for arr, ax in ((a, 0), (a.T, 1), (a[::-1, ::2], 0)):
         pieces = run(arr, np.array(ax))

@@ -9,67 +9,17 @@ import sys
 
 import numpy as np
 import pytest
+from c_parity import DTYPES, MODES, check, compiled, strided
 
 import opweave
 import opweave.tensor as ot
-from opweave.compile import Mode
 from opweave.compile.debugmode import DebugMode
 from opweave.tensor.basic import DiagGrad, ExtractDiag, Nonzero, diagonal
 from opweave.tensor.special import LogSoftmax, Softmax, SoftmaxGrad
 from opweave.tensor.subtensor import AdvancedIncSubtensor1
 from opweave.tensor.type import TensorType
 
-MODES = {
-    "py": Mode(linker="py", optimizer=None),
-    "c": Mode(linker="c", optimizer=None),
-    "cvm": Mode(linker="cvm", optimizer=None),
-}
-DTYPES = ["bool", "int8", "uint16", "int32", "int64", "uint64", "float32", "float64"]
-
-
-def _outcome(f, args):
-    try:
-        return "ok", f(*args)
-    except Exception as exc:
-        return "error", (type(exc), str(exc))
-
-
-def _same(ref, got, where):
-    assert ref[0] == got[0], f"{where}: {ref} != {got}"
-    if ref[0] == "error":
-        assert ref[1] == got[1], where
-        return
-    for r, g in zip(ref[1], got[1], strict=True):
-        assert type(r) is type(g), where
-        assert r.dtype == g.dtype and np.shape(r) == np.shape(g), where
-        np.testing.assert_array_equal(r, g, err_msg=where)
-
-
-def compiled(inputs, outputs):
-    """The function on each linker; checks that ``cvm`` ran every node in C."""
-    fns = {name: opweave.function(inputs, outputs, mode=mode) for name, mode in MODES.items()}
-    n_nodes = len(fns["cvm"].maker.fgraph.toposort())
-    assert fns["cvm"].fn.c_nodes == list(range(n_nodes))
-    return fns
-
-
-def check(fns, cases):
-    """Every case gives the same values (dtype, shape) or error (type, message) everywhere."""
-    for args in cases:
-        ref = _outcome(fns["py"], args)
-        for name in ("c", "cvm"):
-            _same(ref, _outcome(fns[name], args), f"{name} on {args!r}")
-
-
-def _strided(a):
-    """``a`` as a non-contiguous view (every other element of a bigger array, reversed)."""
-    big = np.zeros(tuple(2 * n for n in a.shape), dtype=a.dtype)
-    idx = tuple(slice(None, None, 2) for _ in a.shape)
-    big[idx] = a[tuple(slice(None, None, -1) for _ in a.shape)]
-    return big[idx][tuple(slice(None, None, -1) for _ in a.shape)]
-
-
-LAYOUTS = [np.ascontiguousarray, np.asfortranarray, _strided]
+LAYOUTS = [np.ascontiguousarray, np.asfortranarray, strided]
 
 
 # ====================================================================== Nonzero
@@ -187,22 +137,22 @@ def test_diag_grad_with_repeated_axes_stays_in_python() -> None:
 
 
 def test_no_reference_leaks(nonzero_fns, diag_fns) -> None:
-    good, strided = _nonzero_args(), _nonzero_args(layout=_strided)
-    dgood, dbad = _diag_args(layout=_strided), _diag_args(y=(4, 4))
+    good, strided_args = _nonzero_args(), _nonzero_args(layout=strided)
+    dgood, dbad = _diag_args(layout=strided), _diag_args(y=(4, 4))
     for name in ("c", "cvm"):
         f, g = nonzero_fns[name], diag_fns[name]
 
         def calls(n, f=f, g=g):
             for _ in range(n):
                 f(*good)
-                f(*strided)
+                f(*strided_args)
                 g(*dgood)
                 with pytest.raises(ValueError):
                     g(*dbad)
             gc.collect()
 
         calls(2)
-        watched = [*good, *strided, *dgood]
+        watched = [*good, *strided_args, *dgood]
         refs = [sys.getrefcount(a) for a in watched]
         calls(300)
         assert [sys.getrefcount(a) for a in watched] == refs

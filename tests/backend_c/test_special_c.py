@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
+from c_parity import strided
 
 import opweave
 import opweave.tensor as ot
@@ -57,14 +58,6 @@ def check_close(fns, args, exact=()):
                 np.testing.assert_allclose(g, r, rtol=rtol, atol=atol, err_msg=where)
 
 
-def _strided(a):
-    """``a`` as a non-contiguous view (every other element of a bigger array, reversed)."""
-    big = np.zeros(tuple(2 * n for n in a.shape), dtype=a.dtype)
-    idx = tuple(slice(None, None, 2) for _ in a.shape)
-    big[idx] = a[tuple(slice(None, None, -1) for _ in a.shape)]
-    return big[idx][tuple(slice(None, None, -1) for _ in a.shape)]
-
-
 def _special_rows(a):
     """``a`` (rows of at least 6) with rows of -inf, +inf, NaN, huge and tiny values."""
     a = a.copy()
@@ -107,7 +100,7 @@ def _softmax_args(dt, layout, shape2=(6, 9), shape3=(3, 4, 5), n=7, scale=10.0):
     return (layout(m), layout(t), layout(v), np.array(1.5, dtype=dt))
 
 
-@pytest.mark.parametrize("layout", [np.ascontiguousarray, np.asfortranarray, _strided])
+@pytest.mark.parametrize("layout", [np.ascontiguousarray, np.asfortranarray, strided])
 def test_softmax_values_match_python(softmax_fns, layout) -> None:
     dt, fns = softmax_fns
     check_close(fns, _softmax_args(dt, layout))
@@ -124,7 +117,7 @@ def test_softmax_special_values_match_python(softmax_fns) -> None:
     v[:] = -np.inf
     for scalar in (np.inf, -np.inf, np.nan):
         check_close(fns, (m, t, v, np.array(scalar, dtype=dt)))
-    check_close(fns, (np.ascontiguousarray(m.T), _strided(t), v, s))
+    check_close(fns, (np.ascontiguousarray(m.T), strided(t), v, s))
     out = _run(fns["c"], (m, t, v, s))
     assert np.isnan(out[0][0]).all() and np.isnan(out[1][0]).all()  # a row of -inf
     row = out[0][1]  # +inf in a row: NaN there, 0 elsewhere
@@ -161,7 +154,7 @@ def test_softmax_grad_matches_python_bit_for_bit() -> None:
         f32 = rng.normal(size=shape).astype("float32")
         args = (a, b, c, d, r, k, f32)
         check_close(fns, args, exact=range(len(outs)))
-        check_close(fns, (np.asfortranarray(a), _strided(b), _strided(c), d, r, k, f32))
+        check_close(fns, (np.asfortranarray(a), strided(b), strided(c), d, r, k, f32))
         if a.size:
             a[0, 0], b[1, 1] = np.inf, np.nan
         check_close(fns, (a, b, c, d, r, k, f32), exact=range(len(outs)))
@@ -196,20 +189,20 @@ def test_no_reference_leaks() -> None:
     outs = [Softmax(0)(x), LogSoftmax(-1)(x), SoftmaxGrad(-1)(dy, x)]
     good = (np.ones((3, 4)), np.ones((3, 4)))
     bad = (np.ones((3, 4)), np.ones((3, 5)))
-    strided = (_strided(np.ones((3, 4))), np.ones((1, 4)))
+    strided_args = (strided(np.ones((3, 4))), np.ones((1, 4)))
     for name in ("c", "cvm"):
         f = opweave.function([x, dy], outs, mode=MODES[name])
 
         def calls(n, f=f):
             for _ in range(n):
                 f(*good)
-                f(*strided)
+                f(*strided_args)
                 with pytest.raises(ValueError):
                     f(*bad)
             gc.collect()
 
         calls(2)
-        watched = [*good, *bad, *strided]
+        watched = [*good, *bad, *strided_args]
         refs = [sys.getrefcount(a) for a in watched]
         calls(300)
         assert [sys.getrefcount(a) for a in watched] == refs

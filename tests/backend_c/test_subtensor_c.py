@@ -10,11 +10,10 @@ import sys
 
 import numpy as np
 import pytest
+from c_parity import MODES, check, compiled, linked, strided
 
 import opweave
 import opweave.tensor as ot
-from opweave.compile import Mode
-from opweave.graph.fg import FunctionGraph
 from opweave.tensor.subtensor import (
     AdvancedIncSubtensor1,
     IncSubtensor,
@@ -27,68 +26,7 @@ from opweave.tensor.type import TensorType
 from opweave_c.linkers import CLinker, CVMLinker
 from opweave_c.linkers.c_linker import MissingCCodeError
 
-MODES = {
-    "py": Mode(linker="py", optimizer=None),
-    "c": Mode(linker="c", optimizer=None),
-    "cvm": Mode(linker="cvm", optimizer=None),
-}
 DTYPES = ["bool", "int8", "uint16", "int32", "uint64", "float32", "float64"]
-
-
-def _outcome(f, args):
-    try:
-        return "ok", f(*args)
-    except Exception as exc:
-        return "error", (type(exc), str(exc))
-
-
-def _same(ref, got, where):
-    assert ref[0] == got[0], f"{where}: {ref} != {got}"
-    if ref[0] == "error":
-        assert ref[1] == got[1], where
-        return
-    for r, g in zip(ref[1], got[1], strict=True):
-        assert type(r) is type(g), where
-        assert r.dtype == g.dtype and np.shape(r) == np.shape(g), where
-        np.testing.assert_array_equal(r, g, err_msg=where)
-
-
-def compiled(inputs, outputs):
-    """The function on each linker; checks that c and cvm really ran every node in C."""
-    fns = {name: opweave.function(inputs, outputs, mode=mode) for name, mode in MODES.items()}
-    n_nodes = len(fns["cvm"].maker.fgraph.toposort())
-    assert fns["cvm"].fn.c_nodes == list(range(n_nodes))
-    return fns
-
-
-def check(fns, cases):
-    """Every case gives the same values (dtype, shape) or error (type, message) everywhere."""
-    for args in cases:
-        ref = _outcome(fns["py"], args)
-        for name in ("c", "cvm"):
-            _same(ref, _outcome(fns[name], args), f"{name} on {args!r}")
-
-
-def _linked(linker_cls, inputs, outputs):
-    """Run a graph through the linker alone, so outputs that alias inputs are not copied."""
-    fg = FunctionGraph(inputs, outputs, clone=False)
-    fn, ins, outs, _, _ = linker_cls().accept(fg).make_all()
-
-    def run(*values):
-        for cell, v in zip(ins, values, strict=True):
-            cell[0] = v
-        fn()
-        return [cell[0] for cell in outs]
-
-    return run
-
-
-def _strided(a):
-    """``a`` as a non-contiguous view (every other element of a bigger array, reversed)."""
-    big = np.zeros(tuple(2 * n for n in a.shape), dtype=a.dtype)
-    idx = tuple(slice(None, None, 2) for _ in a.shape)
-    big[idx] = a[tuple(slice(None, None, -1) for _ in a.shape)]
-    return big[idx][tuple(slice(None, None, -1) for _ in a.shape)]
 
 
 # ====================================================================== Subtensor
@@ -127,7 +65,7 @@ def test_subtensor_values_over_dtypes_and_indices(subtensor_fns, layout) -> None
     base = np.random.default_rng(1).integers(0, 50, size=(3, 4, 5))
     arrays = [base.astype(d) for d in DTYPES]
     if layout == "strided":
-        arrays = [_strided(a) for a in arrays]
+        arrays = [strided(a) for a in arrays]
     elif layout == "fortran":
         arrays = [np.asfortranarray(a) for a in arrays]
     cases = [
@@ -191,9 +129,9 @@ def test_subtensor_returns_views(linker_cls) -> None:
     x = ot.ftensor3("x")
     i = ot.lscalar("i")
     outs = [x[1:][::2], x[i, ::-1], x[i, 0, i], x[:, i:]]
-    run = _linked(linker_cls, [x, i], outs)
+    run = linked(linker_cls, [x, i], outs)
     a = np.arange(60, dtype="float32").reshape(3, 4, 5)
-    for arr in (a, _strided(a), np.asfortranarray(a)):
+    for arr in (a, strided(a), np.asfortranarray(a)):
         results = run(arr, np.array(1))
         expected = [arr[1:][::2], arr[1, ::-1], arr[1, 0, 1], arr[:, 1:]]
         for r, e in zip(results, expected, strict=True):
@@ -244,7 +182,7 @@ def _inc_args(i=1, ylen=4, ylen_i=2, ylen_b=3, zlen=5, layout=np.ascontiguousarr
     return (x, xi, xb, y, yi, yb, z, np.int64(i))
 
 
-@pytest.mark.parametrize("layout", [np.ascontiguousarray, np.asfortranarray, _strided])
+@pytest.mark.parametrize("layout", [np.ascontiguousarray, np.asfortranarray, strided])
 def test_inc_subtensor_values(inc_fns, layout) -> None:
     check(inc_fns, [_inc_args(i, layout=layout) for i in (0, 1, 2, -1, -3)])
 
@@ -279,7 +217,7 @@ def test_inplace_inc_subtensor_writes_into_its_input(linker_cls) -> None:
         IncSubtensor((slice(1, None), idx), inplace=True)(x, y, i),
         IncSubtensor((idx, slice(2, None)), set_instead_of_inc=True)(x2, y, i),
     ]
-    run = _linked(linker_cls, [x, x2, y, i], outs)
+    run = linked(linker_cls, [x, x2, y, i], outs)
     a, b = np.zeros((3, 4)), np.zeros((3, 4))
     inplace, copy = run(a, b, np.array([1.0, 2.0]), np.array(-1))
     assert inplace is a and list(a[:, -1]) == [0.0, 1.0, 2.0] and a.sum() == 3.0
@@ -303,7 +241,7 @@ def take_fns():
 def test_advanced_subtensor1_values_and_errors(take_fns) -> None:
     base = np.random.default_rng(3).integers(0, 9, size=(4, 3))
     cases = []
-    for layout in (np.ascontiguousarray, np.asfortranarray, _strided):
+    for layout in (np.ascontiguousarray, np.asfortranarray, strided):
         arrays = [layout(base.astype(d)) for d in DTYPES]
         for il, ii, iu in [
             ([0, -1, 2, 2], [3, -4], [1]),
@@ -398,7 +336,7 @@ def _adv_inc_args(
     )
 
 
-@pytest.mark.parametrize("layout", [np.ascontiguousarray, np.asfortranarray, _strided])
+@pytest.mark.parametrize("layout", [np.ascontiguousarray, np.asfortranarray, strided])
 def test_advanced_inc_subtensor1_values(adv_inc_fns, layout) -> None:
     cases = [
         _adv_inc_args(layout=layout),
@@ -448,7 +386,7 @@ def test_inplace_advanced_inc_subtensor1_writes_into_its_input(linker_cls) -> No
         AdvancedIncSubtensor1(inplace=True)(x, y, il),
         AdvancedIncSubtensor1(inplace=True, set_instead_of_inc=True)(x2, y, il),
     ]
-    run = _linked(linker_cls, [x, x2, y, il], outs)
+    run = linked(linker_cls, [x, x2, y, il], outs)
     a, b = np.zeros((3, 2)), np.zeros((3, 2))
     inc, put = run(a, b, np.array([1.0, 2.0]), np.array([-1, 0, -1]))
     assert inc is a and a.tolist() == [[1.0, 2.0], [0.0, 0.0], [2.0, 4.0]]
@@ -489,7 +427,7 @@ def test_no_reference_leaks(subtensor_fns, inc_fns, adv_inc_fns) -> None:
     good = (*arrays, np.int64(1), np.int32(2), np.int8(-1), np.uint16(1))
     bad = (*arrays, np.int64(9), np.int32(2), np.int8(-1), np.uint16(1))
     inc_good, inc_bad = _inc_args(), _inc_args(ylen=5)
-    adv_good = _adv_inc_args(layout=_strided)
+    adv_good = _adv_inc_args(layout=strided)
     adv_bads = [_adv_inc_args(il=(0, 4, 0, 0, 0)), _adv_inc_args(y=4), _adv_inc_args(yv=1)]
     for name in ("c", "cvm"):
         f, g, h = subtensor_fns[name], inc_fns[name], adv_inc_fns[name]
