@@ -24,6 +24,30 @@ static int opw_overlap(PyArrayObject* a, PyArrayObject* b) {
     return alo < ahi && blo < bhi && alo < bhi && blo < ahi;
 }
 
+/* A shape as NumPy writes it in messages: ``(2,3)``, ``(3,)``, ``()``. New reference, or
+ * NULL with an exception set. */
+static PyObject* opw_shape_str(int nd, const npy_intp* dims) {
+    PyObject *parts = PyList_New(0), *sep = NULL, *body = NULL, *res = NULL;
+    int i;
+    if (!parts) return NULL;
+    for (i = 0; i < nd; i++) {
+        PyObject* s = PyUnicode_FromFormat("%zd", (Py_ssize_t)dims[i]);
+        if (!s || PyList_Append(parts, s) < 0) {
+            Py_XDECREF(s);
+            Py_DECREF(parts);
+            return NULL;
+        }
+        Py_DECREF(s);
+    }
+    sep = PyUnicode_FromString(",");
+    if (sep) body = PyUnicode_Join(sep, parts);
+    if (body) res = PyUnicode_FromFormat(nd == 1 ? "(%U,)" : "(%U)", body);
+    Py_XDECREF(sep);
+    Py_XDECREF(body);
+    Py_DECREF(parts);
+    return res;
+}
+
 /* Is ``o`` an aligned, native-order ndarray of exactly this type number and rank? */
 static inline int opw_tensor_exact(PyObject* o, int typenum, int ndim) {
     PyArrayObject* a;

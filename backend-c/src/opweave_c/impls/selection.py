@@ -36,29 +36,6 @@ VERSION = (1,)
 _MAX_OFFSET = 2**62
 
 SELECTION_SUPPORT = r"""
-/* A shape as NumPy writes it in messages: ``(2,3)``, ``(3,)``, ``()``. New reference. */
-static PyObject* opw_sel_shape_str(int nd, const npy_intp* dims) {
-    PyObject *parts = PyList_New(0), *sep = NULL, *body = NULL, *res = NULL;
-    int i;
-    if (!parts) return NULL;
-    for (i = 0; i < nd; i++) {
-        PyObject* s = PyUnicode_FromFormat("%zd", (Py_ssize_t)dims[i]);
-        if (!s || PyList_Append(parts, s) < 0) {
-            Py_XDECREF(s);
-            Py_DECREF(parts);
-            return NULL;
-        }
-        Py_DECREF(s);
-    }
-    sep = PyUnicode_FromString(",");
-    if (sep) body = PyUnicode_Join(sep, parts);
-    if (body) res = PyUnicode_FromFormat(nd == 1 ? "(%U,)" : "(%U)", body);
-    Py_XDECREF(sep);
-    Py_XDECREF(body);
-    Py_DECREF(parts);
-    return res;
-}
-
 /* The view of the diagonal ``offset`` of axes ``a1``, ``a2`` of ``x`` (the other axes in
  * order, then the diagonal), as ``numpy.diagonal`` makes it. New reference, or NULL. */
 static PyArrayObject* opw_sel_diag_view(PyArrayObject* x, npy_int64 offset, int a1, int a2) {
@@ -243,8 +220,8 @@ class DiagGradC(_SelectionC):
         opw_bad = opw_s != 1 && opw_s != PyArray_DIMS(opw_v)[opw_d];
     }}
     if (opw_bad) {{
-        PyObject* opw_a = opw_sel_shape_str(PyArray_NDIM({y}), PyArray_DIMS({y}));
-        PyObject* opw_b = opw_sel_shape_str(PyArray_NDIM(opw_v), PyArray_DIMS(opw_v));
+        PyObject* opw_a = opw_shape_str(PyArray_NDIM({y}), PyArray_DIMS({y}));
+        PyObject* opw_b = opw_shape_str(PyArray_NDIM(opw_v), PyArray_DIMS(opw_v));
         if (opw_a && opw_b)
             PyErr_Format(PyExc_ValueError, "shape mismatch: value array of shape %U could not "
                          "be broadcast to indexing result of shape %U", opw_a, opw_b);

@@ -63,29 +63,6 @@ static void opw_sm_split(PyArrayObject* a, int axis, npy_intp* outer, npy_intp* 
     for (d = axis + 1; d < PyArray_NDIM(a); d++) *inner *= PyArray_DIMS(a)[d];
 }
 
-/* A shape as NumPy writes it in messages: ``(2,3)``, ``(3,)``, ``()``. New reference. */
-static PyObject* opw_sm_shape_str(PyArrayObject* a) {
-    PyObject *parts = PyList_New(0), *sep = NULL, *body = NULL, *res = NULL;
-    int i, nd = PyArray_NDIM(a);
-    if (!parts) return NULL;
-    for (i = 0; i < nd; i++) {
-        PyObject* s = PyUnicode_FromFormat("%zd", (Py_ssize_t)PyArray_DIMS(a)[i]);
-        if (!s || PyList_Append(parts, s) < 0) {
-            Py_XDECREF(s);
-            Py_DECREF(parts);
-            return NULL;
-        }
-        Py_DECREF(s);
-    }
-    sep = PyUnicode_FromString(",");
-    if (sep) body = PyUnicode_Join(sep, parts);
-    if (body) res = PyUnicode_FromFormat(nd == 1 ? "(%U,)" : "(%U)", body);
-    Py_XDECREF(sep);
-    Py_XDECREF(body);
-    Py_DECREF(parts);
-    return res;
-}
-
 /* ``a`` broadcast to ``dims`` (its length-1 axes stretched), as a C-contiguous array of
  * ``typenum`` (``a`` itself when it already is one). New reference, or NULL. */
 static PyArrayObject* opw_sm_operand(PyArrayObject* a, int nd, const npy_intp* dims,
@@ -398,8 +375,8 @@ class SoftmaxGradC(_SoftmaxBase):
         opw_bad |= opw_a != opw_b && opw_a != 1 && opw_b != 1;
     }}
     if (opw_bad) {{
-        PyObject* opw_sa = opw_sm_shape_str({dy});
-        PyObject* opw_sb = opw_sm_shape_str({sm});
+        PyObject* opw_sa = opw_shape_str(PyArray_NDIM({dy}), PyArray_DIMS({dy}));
+        PyObject* opw_sb = opw_shape_str(PyArray_NDIM({sm}), PyArray_DIMS({sm}));
         if (opw_sa && opw_sb)
             PyErr_Format(PyExc_ValueError,
                          "operands could not be broadcast together with shapes %U %U ",
