@@ -425,9 +425,11 @@ class ElemwiseC(OwnCForwarding):
 
     @property
     def has_row_loop(self) -> bool:
-        """Whether the strided loop has a row variant: arrays of at least one dimension,
-        no input overwritten in place that is broadcast along the last axis."""
-        return self.ndim >= 1 and not any(self.bcast[i][-1] for i in self.inplace.values())
+        """Whether the strided loop has a row variant: arrays of at least two dimensions
+        (one row of a 1-d loop is the whole array, which the flat loop takes whenever the
+        row loop could), no input overwritten in place that is broadcast along the last
+        axis."""
+        return self.ndim >= 2 and not any(self.bcast[i][-1] for i in self.inplace.values())
 
     def _loads(self, index: str, elem_stride: str | None, by_value: set[int]) -> list[str]:
         """Read each input's element into ``opw_a<k>`` (those taken by value are read
@@ -485,7 +487,7 @@ class ElemwiseC(OwnCForwarding):
             f"opw_p{self.inplace[j]}{at}" if j in self.inplace else f"opw_q{j}{at}"
             for j in range(self.nout)
         ]
-        for variant in ("flat", "row"):
+        for variant in ("flat", "row") if self.has_row_loop else ("flat",):
             by_value = self._by_value(variant)
             inputs = [f"opw_a{k}" if k in by_value else f"opw_p{k}{at}" for k in range(self.nin)]
             uniform = [k in by_value for k in range(self.nin)]
