@@ -664,7 +664,8 @@ def _elemwise(op: Elemwise, node: Apply) -> ElemwiseC | None:
 
     impl = ElemwiseC(op, node, body, own)
     impl.block(op.scalar_op)
-    impl.use_threads(config.openmp, config.openmp_elemwise_minsize, work_per_element(op.scalar_op))
+    if config.openmp:
+        impl.use_threads(True, config.openmp_elemwise_minsize, work_per_element(op.scalar_op))
     return impl
 
 
