@@ -11,14 +11,12 @@ before they are uploaded.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
 from typing import Any, ClassVar
 
 import numpy as np
 
 from opweave.graph.basic import Variable
-from opweave.graph.type import Type
-from opweave.tensor.type import TensorType
+from opweave.tensor.type import ShapedType, TensorType
 from opweave_cuda.variable import GpuArrayConstant, GpuArrayVariable
 
 __all__ = ["GpuArrayType", "is_gpuarray"]
@@ -35,7 +33,7 @@ def _short(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-class GpuArrayType(Type):
+class GpuArrayType(ShapedType):
     """The Type of ``pycuda.gpuarray.GPUArray`` values of one dtype, rank and static shape.
 
     Parameters
@@ -61,31 +59,6 @@ class GpuArrayType(Type):
     #: Where values of this Type live (``transfer`` targets).
     context_name: ClassVar[str] = "cuda"
 
-    def __init__(
-        self,
-        dtype: Any,
-        shape: Iterable[Any] | None = None,
-        broadcastable: Iterable[bool] | None = None,
-        name: str | None = None,
-    ) -> None:
-        host = TensorType(dtype, shape=shape, broadcastable=broadcastable)
-        self.dtype: str = host.dtype
-        self.shape: tuple[int | None, ...] = host.shape
-        self.numpy_dtype: np.dtype = host.numpy_dtype
-        self.name = name
-
-    # ------------------------------------------------------------------ attributes
-
-    @property
-    def ndim(self) -> int:
-        """The number of dimensions."""
-        return len(self.shape)
-
-    @property
-    def broadcastable(self) -> tuple[bool, ...]:
-        """Which dimensions have static length 1."""
-        return tuple(s == 1 for s in self.shape)
-
     def host_type(self) -> TensorType:
         """The :class:`TensorType` of the same dtype and static shape (values on the host)."""
         return TensorType(self.dtype, shape=self.shape)
@@ -94,22 +67,6 @@ class GpuArrayType(Type):
     def from_host_type(cls, ttype: TensorType) -> GpuArrayType:
         """The GPU Type matching the host Type ``ttype``."""
         return cls(ttype.dtype, shape=ttype.shape)
-
-    def clone(
-        self,
-        dtype: Any = None,
-        shape: Iterable[Any] | None = None,
-        broadcastable: Iterable[bool] | None = None,
-    ) -> GpuArrayType:
-        """Return a GpuArrayType with ``dtype`` and/or the static shape replaced."""
-        if shape is None and broadcastable is None:
-            shape = self.shape
-        return type(self)(
-            self.dtype if dtype is None else dtype,
-            shape=shape,
-            broadcastable=broadcastable,
-            name=self.name,
-        )
 
     # ------------------------------------------------------------------ filtering
 
@@ -284,28 +241,7 @@ class GpuArrayType(Type):
         """The value's shape (what :meth:`get_size` needs)."""
         return tuple(int(n) for n in obj.shape)
 
-    def get_size(self, shape_info: tuple[int, ...]) -> int:
-        """The number of bytes of a value of shape ``shape_info``."""
-        return int(np.prod(shape_info, dtype=np.int64)) * self.numpy_dtype.itemsize
-
     # ------------------------------------------------------------------ identity
-
-    def __eq__(self, other: object) -> bool:
-        if type(self) is not type(other):
-            return NotImplemented
-        return self.dtype == other.dtype and self.shape == other.shape  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash((type(self), self.dtype, self.shape))
-
-    def is_super(self, otype: Any) -> bool:
-        """True if every value of ``otype`` is a valid value of this Type."""
-        return (
-            isinstance(otype, GpuArrayType)
-            and otype.dtype == self.dtype
-            and otype.ndim == self.ndim
-            and all(s is None or s == o for s, o in zip(self.shape, otype.shape, strict=True))
-        )
 
     def convert_variable(self, var: Variable) -> Variable | None:
         """``var`` usable where this Type is expected, or ``None``.
@@ -322,12 +258,6 @@ class GpuArrayType(Type):
 
             return gpu_from_host(var)
         return None
-
-    def __repr__(self) -> str:
-        return f"GpuArrayType({self.dtype}, shape={self.shape})"
-
-    def __str__(self) -> str:
-        return self.name if self.name else repr(self)
 
 
 def _byte_range(x: Any) -> tuple[int, int]:

@@ -36,6 +36,7 @@ from opweave.graph.type import Type
 from opweave.tensor.variable import TensorConstant, TensorVariable
 
 __all__ = [
+    "ShapedType",
     "TensorType",
     "all_dtypes",
     "complex_dtypes",
@@ -209,7 +210,104 @@ def values_eq_approx(
     return bool(ok.all())
 
 
-class TensorType(Type):
+class ShapedType(Type):
+    """What array Types of one dtype and static shape share, wherever their values live:
+    the parsed ``dtype``, ``shape`` and ``name``, ``ndim``, ``broadcastable``, ``clone``,
+    ``is_super``, equality, hashing and printing. :class:`TensorType` (NumPy arrays) and
+    device array Types of backends (opweave-cuda's ``GpuArrayType``) derive from it.
+
+    Parameters
+    ----------
+    dtype
+        A NumPy dtype (``"float64"``, ``np.int32``, ...) or ``"floatX"`` for ``config.floatX``.
+    shape
+        The static shape: one entry per dimension, ``None`` (unknown) or an ``int``.
+        Booleans are read as broadcastable flags (``True`` -> 1, ``False`` -> ``None``).
+    broadcastable
+        Compatibility alternative to ``shape``: a tuple of bools.
+    name
+        Optional name, used by ``str``.
+    """
+
+    def __init__(
+        self,
+        dtype: Any,
+        shape: Iterable[Any] | None = None,
+        broadcastable: Iterable[bool] | None = None,
+        name: str | None = None,
+    ) -> None:
+        self.dtype: str = _parse_dtype(dtype)
+        self.shape: tuple[ShapeEntry, ...] = _parse_shape(shape, broadcastable)
+        self.name = name
+        self.numpy_dtype: np.dtype = np.dtype(self.dtype)
+
+    @property
+    def ndim(self) -> int:
+        """The number of dimensions."""
+        return len(self.shape)
+
+    @property
+    def broadcastable(self) -> tuple[bool, ...]:
+        """Which dimensions have static length 1."""
+        return tuple(s == 1 for s in self.shape)
+
+    def clone(
+        self,
+        dtype: Any = None,
+        shape: Iterable[Any] | None = None,
+        broadcastable: Iterable[bool] | None = None,
+    ) -> Any:
+        """Return a Type of the same class with ``dtype`` and/or the static shape replaced.
+
+        Parameters
+        ----------
+        dtype
+            The new dtype (default: this one's).
+        shape, broadcastable
+            The new static shape, or broadcastable flags (default: this one's shape).
+        """
+        if shape is None and broadcastable is None:
+            shape = self.shape
+        return type(self)(
+            self.dtype if dtype is None else dtype,
+            shape=shape,
+            broadcastable=broadcastable,
+            name=self.name,
+        )
+
+    def is_super(self, otype: Any) -> bool:
+        """True if every value of ``otype`` is a valid value of this Type.
+
+        That is: same class, dtype and rank, and ``otype``'s static shape is at least as
+        specific.
+        """
+        return (
+            isinstance(otype, type(self))
+            and otype.dtype == self.dtype
+            and otype.ndim == self.ndim
+            and all(s is None or s == o for s, o in zip(self.shape, otype.shape))
+        )
+
+    def get_size(self, shape_info: tuple[int, ...]) -> int:
+        """The number of bytes of a value of shape ``shape_info``."""
+        return int(np.prod(shape_info, dtype=np.int64)) * self.numpy_dtype.itemsize
+
+    def __eq__(self, other: object) -> bool:
+        if type(self) is not type(other):
+            return NotImplemented
+        return self.dtype == other.dtype and self.shape == other.shape  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.dtype, self.shape))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.dtype}, shape={self.shape})"
+
+    def __str__(self) -> str:
+        return self.name if self.name else repr(self)
+
+
+class TensorType(ShapedType):
     """The Type of ``np.ndarray`` values of one dtype and rank.
 
     Parameters
@@ -259,23 +357,10 @@ class TensorType(Type):
         broadcastable: Iterable[bool] | None = None,
         name: str | None = None,
     ) -> None:
-        self.dtype: str = _parse_dtype(dtype)
-        self.shape: tuple[ShapeEntry, ...] = _parse_shape(shape, broadcastable)
-        self.name = name
-        self.numpy_dtype: np.dtype = np.dtype(self.dtype)
+        super().__init__(dtype, shape=shape, broadcastable=broadcastable, name=name)
         self._static_dims = tuple((i, s) for i, s in enumerate(self.shape) if s is not None)
 
     # ------------------------------------------------------------------ attributes
-
-    @property
-    def ndim(self) -> int:
-        """The number of dimensions."""
-        return len(self.shape)
-
-    @property
-    def broadcastable(self) -> tuple[bool, ...]:
-        """Which dimensions have static length 1."""
-        return tuple(s == 1 for s in self.shape)
 
     def dtype_specs(self) -> tuple[type, str, str]:
         """Return ``(Python type, C element type, NumPy type number macro)`` for the dtype."""
@@ -291,30 +376,6 @@ class TensorType(Type):
 
         get = getattr(ps, "get_scalar_type", None)
         return get(self.dtype) if get is not None else ps.ScalarType(self.dtype)
-
-    def clone(
-        self,
-        dtype: Any = None,
-        shape: Iterable[Any] | None = None,
-        broadcastable: Iterable[bool] | None = None,
-    ) -> TensorType:
-        """Return a TensorType with ``dtype`` and/or the static shape replaced.
-
-        Parameters
-        ----------
-        dtype
-            The new dtype (default: this one's).
-        shape, broadcastable
-            The new static shape, or broadcastable flags (default: this one's shape).
-        """
-        if shape is None and broadcastable is None:
-            shape = self.shape
-        return type(self)(
-            self.dtype if dtype is None else dtype,
-            shape=shape,
-            broadcastable=broadcastable,
-            name=self.name,
-        )
 
     # ------------------------------------------------------------------ filtering
 
@@ -509,18 +570,6 @@ class TensorType(Type):
             f"{self!r}; convert it explicitly (e.g. with astype or specify_shape)"
         )
 
-    def is_super(self, otype: Any) -> bool:
-        """True if every value of ``otype`` is a valid value of this Type.
-
-        That is: same dtype and rank, and ``otype``'s static shape is at least as specific.
-        """
-        return (
-            isinstance(otype, type(self))
-            and otype.dtype == self.dtype
-            and otype.ndim == self.ndim
-            and all(s is None or s == o for s, o in zip(self.shape, otype.shape))
-        )
-
     def in_same_class(self, otype: Any) -> bool:
         """True if ``otype`` is a TensorType with the same dtype and broadcastable pattern."""
         return (
@@ -587,26 +636,6 @@ class TensorType(Type):
         """The value's shape (what :meth:`get_size` needs)."""
         return tuple(obj.shape)
 
-    def get_size(self, shape_info: tuple[int, ...]) -> int:
-        """The number of bytes of a value of shape ``shape_info``."""
-        return int(np.prod(shape_info, dtype=np.int64)) * self.numpy_dtype.itemsize
-
     def value_zeros(self, shape: tuple[int, ...]) -> np.ndarray:
         """An array of zeros of this dtype and the given shape."""
         return np.zeros(shape, dtype=self.numpy_dtype)
-
-    # ------------------------------------------------------------------ identity
-
-    def __eq__(self, other: object) -> bool:
-        if type(self) is not type(other):
-            return NotImplemented
-        return self.dtype == other.dtype and self.shape == other.shape  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash((type(self), self.dtype, self.shape))
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.dtype}, shape={self.shape})"
-
-    def __str__(self) -> str:
-        return self.name if self.name else repr(self)
