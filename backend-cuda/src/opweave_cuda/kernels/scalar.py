@@ -1,11 +1,13 @@
 """The device code of one application of a scalar Op, reused from the C backend.
 
-The C backend answers the ``opweave_c_code`` hook for scalar-level nodes (ScalarType inputs
-and outputs) with an implementation whose ``c_code`` gives plain C99 statements on NumPy's
-``npy_*`` number types and ``<math.h>`` (``expf`` for ``float32``, ``exp`` for ``float64``),
-and whose ``c_support_code`` holds the helper functions, declared with ``OPW_SC_FN``. Both
-compile as CUDA device code under :data:`~opweave_cuda.kernels.source.PRELUDE`, so this
-module asks the plugin manager for that implementation and never imports the C backend.
+The C backend's public table (:func:`opweave_c.c_code_for`) holds, for scalar-level nodes
+(ScalarType inputs and outputs), an implementation whose ``c_code`` gives plain C99
+statements on NumPy's ``npy_*`` number types and ``<math.h>`` (``expf`` for ``float32``,
+``exp`` for ``float64``), and whose ``c_support_code`` holds the helper functions, declared
+with ``OPW_SC_FN``. Both compile as CUDA device code under
+:data:`~opweave_cuda.kernels.source.PRELUDE`, so this module takes them from there (a
+declared requirement); scalar Ops the C backend does not know are asked of the plugins'
+``opweave_c_code`` hook.
 
 ``float16`` has no C code: values of that dtype are computed as ``float32`` (the scalar graph
 is rebuilt on ``float32``, a cast to ``float16`` becoming a cast to ``float32``) and only
@@ -23,6 +25,7 @@ from opweave.plugins import get_plugin_manager
 from opweave.scalar import basic as sb
 from opweave.scalar.composite import Composite
 from opweave.scalar.type import get_scalar_type
+from opweave_c import c_code_for
 from opweave_cuda.kernels.source import CUDA_DTYPES
 
 __all__ = ["ScalarCode", "scalar_code"]
@@ -149,11 +152,13 @@ def scalar_code(
         raise NotImplementedError(f"no CUDA code for dtype {', '.join(bad)} (scalar Op {op})")
     if len(outputs) != len(out_dtypes):
         raise ValueError(f"scalar Op {op} has {len(out_dtypes)} outputs, got {len(outputs)} names")
-    impl = get_plugin_manager().hook.opweave_c_code(op=node.op, node=node)
+    impl = c_code_for(node.op, node) or get_plugin_manager().hook.opweave_c_code(
+        op=node.op, node=node
+    )
     if impl is None or not hasattr(impl, "c_code"):
         raise NotImplementedError(
-            f"no CUDA code for scalar Op {op} on {', '.join(in_dtypes)} "
-            "(its C code comes from the opweave-c distribution: is it installed?)"
+            f"no CUDA code for scalar Op {op} on {', '.join(in_dtypes)}: neither opweave-c "
+            "nor an installed plugin provides C code for it"
         )
     statements = impl.c_code(node, name, list(inputs), list(outputs), {"fail": "return;"})
     support = impl.c_support_code() if hasattr(impl, "c_support_code") else []

@@ -1,0 +1,183 @@
+"""What one install combination of the built wheels promises, run inside its own venv.
+
+``python smoke.py COMBINATION`` with COMBINATION one of ``core``, ``python``, ``c``,
+``all``. It is run by ``test_installed_wheels.py`` with the interpreter of a fresh venv
+into which only the built wheels (never the source tree) were installed, from a working
+directory outside the repository. It prints what it checked and exits non-zero on the
+first broken promise.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import sysconfig
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+import opweave
+import opweave.tensor as ot
+from opweave.cli import info
+from opweave.link.lookup import LinkerFallbackWarning, LinkerNotFoundError, LinkerUnavailableError
+
+#: The plugins (entry-point names) each combination installs, exactly.
+PLUGINS = {
+    "core": [],
+    "python": ["python"],
+    "c": ["c", "python"],
+    "all": ["c", "cuda", "double", "python"],
+}
+#: The linkers each combination can run here (the build machine has a C compiler, no GPU).
+RUNNABLE = {
+    "core": [],
+    "python": ["py", "vm"],
+    "c": ["c", "cvm", "py", "vm"],
+    "all": ["c", "cvm", "py", "vm"],
+}
+
+
+def check(condition: bool, what: str) -> None:
+    """Stop with ``what`` when ``condition`` is false."""
+    if not condition:
+        print(f"FAILED: {what}", flush=True)
+        raise SystemExit(1)
+    print(f"ok: {what}", flush=True)
+
+
+def check_installed_not_source() -> None:
+    site = Path(sysconfig.get_paths()["purelib"]).resolve()
+    where = Path(opweave.__file__).resolve()
+    check(site in where.parents, f"opweave is imported from the venv ({where})")
+
+
+def check_info(combination: str) -> str:
+    out = io.StringIO()
+    check(info(out) == 0, "opweave info exits 0")
+    text = out.getvalue()
+    loaded = sorted(r.name for r in opweave.get_plugin_manager().records if r.loaded)
+    check(loaded == PLUGINS[combination], f"plugins loaded are exactly {PLUGINS[combination]}")
+    check("SKIPPED" not in text, "no plugin was skipped")
+    cli = subprocess.run(
+        [sys.executable, "-m", "opweave", "info"], capture_output=True, text=True, check=False
+    )
+    check(cli.returncode == 0, "python -m opweave info runs")
+    return text
+
+
+def run_everywhere(combination: str) -> None:
+    x, y = ot.dvector("x"), ot.dvector("y")
+    expr = ot.exp(x) * y + 1
+    a, b = np.array([0.0, 1.0, 2.0]), np.array([1.0, 2.0, 3.0])
+    expected = np.exp(a) * b + 1
+    for linker in RUNNABLE[combination]:
+        f = opweave.function([x, y], expr, mode=opweave.Mode(linker=linker))
+        check(np.allclose(f(a, b), expected), f"linker {linker} computes exp(x) * y + 1")
+
+
+def check_core_alone() -> None:
+    x = ot.dvector("x")
+    cost = ot.sum(x**2)
+    g = opweave.grad(cost, x)
+    check(g.type == x.type, "graphs and gradients build with the core alone")
+    try:
+        opweave.function([x], g)
+    except LinkerNotFoundError as exc:
+        check("pip install opweave-python" in str(exc), f"compiling names what to install: {exc}")
+    else:
+        check(False, "compiling with the core alone raises LinkerNotFoundError")
+
+
+def check_missing_c(combination: str) -> None:
+    x = ot.dvector("x")
+    try:
+        opweave.function([x], x + 1, mode=opweave.Mode(linker="c"))
+    except LinkerNotFoundError as exc:
+        check(
+            "not installed" in str(exc) and "pip install opweave-c" in str(exc),
+            f"linker='c' without opweave-c says to install it: {exc}",
+        )
+    else:
+        check(False, "linker='c' without opweave-c raises LinkerNotFoundError")
+    f = opweave.function([x], x + 1)
+    check(type(f.maker.linker).__name__ == "VMLinker", "auto picks vm with opweave-python alone")
+
+
+def check_c(combination: str) -> None:
+    import opweave_c
+
+    csrc = Path(opweave_c.__file__).parent / "csrc"
+    check((csrc / "runtime.h").is_file() and (csrc / "tensor.h").is_file(), "csrc/*.h shipped")
+    x = ot.dvector("x")
+    f = opweave.function([x], ot.tanh(x) * 2)
+    check(type(f.maker.linker).__name__ == "CVMLinker", "auto picks cvm where C compiles")
+    check(np.allclose(f(np.ones(3)), np.tanh(1.0) * 2), "auto-linked function computes")
+    # The same install on a machine without a C compiler: auto falls back, c says why.
+    env = dict(os.environ, PATH=str(Path(sys.executable).parent))
+    env.pop("CC", None)
+    probe = subprocess.run(
+        [sys.executable, __file__, "no-compiler"], capture_output=True, text=True, env=env
+    )
+    print(probe.stdout, end="")
+    check(probe.returncode == 0, f"without a compiler: {probe.stderr[-2000:]}")
+
+
+def check_without_compiler() -> None:
+    x = ot.dvector("x")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        f = opweave.function([x], x * 3)
+    check(type(f.maker.linker).__name__ == "VMLinker", "auto falls to vm without a C compiler")
+    said = [str(w.message) for w in caught if issubclass(w.category, LinkerFallbackWarning)]
+    check(
+        any("skips 'cvm'" in m and "C compiler 'cc' not found" in m for m in said),
+        f"auto warns why it skipped cvm: {said}",
+    )
+    check(np.allclose(f(np.ones(2)), 3.0), "the fallback computes")
+    try:
+        opweave.function([x], x * 3, mode=opweave.Mode(linker="c"))
+    except LinkerUnavailableError as exc:
+        text = str(exc)
+        check(
+            "opweave-c is installed but unavailable" in text and "not installed (" not in text,
+            f"linker='c' says it is installed and why it cannot be used: {text}",
+        )
+    else:
+        check(False, "linker='c' without a compiler raises LinkerUnavailableError")
+
+
+def check_all() -> None:
+    import opweave_cuda  # noqa: F401  (imports without pycuda)
+    from opweave.link.lookup import unusable_linkers
+    from opweave_double import add, double, mul
+
+    check("cuda" in unusable_linkers(), "cuda is listed as installed but unavailable")
+    a, b, c = double("a"), double("b"), double("c")
+    for linker in RUNNABLE["all"]:
+        f = opweave.function([a, b, c], mul(add(a, b), c), mode=opweave.Mode(linker=linker))
+        check(f(1.0, 2.0, 3.0) == 9.0, f"the double plugin runs on {linker}")
+
+
+def main(combination: str) -> None:
+    if combination == "no-compiler":
+        check_without_compiler()
+        return
+    check_installed_not_source()
+    check_info(combination)
+    if combination == "core":
+        check_core_alone()
+        return
+    run_everywhere(combination)
+    if combination == "python":
+        check_missing_c(combination)
+    else:
+        check_c(combination)
+    if combination == "all":
+        check_all()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
