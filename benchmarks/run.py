@@ -38,8 +38,7 @@ from pytensor_env import MODE_COLUMNS, PyTensorSide, log, prepare
 from report import NotAvailable, Outcome, Row, Target, markdown_table, seconds_of
 from timing import Settings, median_time
 
-from opweave.cli import unavailable_linkers
-from opweave.link.lookup import available_linkers
+from opweave.link.lookup import available_linkers, unusable_linkers
 
 REPO = Path(__file__).resolve().parent.parent
 LINKER_ORDER = ["py", "vm", "cvm", "c"]
@@ -350,7 +349,7 @@ def installed_linkers() -> list[str]:
 def default_linkers() -> list[str]:
     """The installed linkers that can run here and compute on the CPU (the GPU cases are
     ``benchmarks/gpu_run.py``'s): ``py``, ``vm``, ``cvm``, ``c`` and those plugins add."""
-    unusable = unavailable_linkers()
+    unusable = unusable_linkers()
     return [n for n in installed_linkers() if n not in unusable and n not in GPU_LINKERS]
 
 

@@ -12,7 +12,7 @@ import pytest
 import opweave
 import opweave.tensor as ot
 from opweave.compile.device import DeviceUnavailableError
-from opweave.link.lookup import available_linkers, resolve_linker
+from opweave.link.lookup import LinkerUnavailableError, available_linkers, resolve_linker
 from opweave_cuda import CudaUnavailableError, availability, plugin
 from opweave_cuda.linker import CudaLinker
 
@@ -109,7 +109,11 @@ def test_device_cuda_when_unavailable_is_a_clear_compile_error(monkeypatch) -> N
 def test_linker_cuda_when_unavailable_is_a_clear_compile_error(monkeypatch) -> None:
     _unavailable(monkeypatch)
     x = ot.fvector("x")
-    with pytest.raises(CudaUnavailableError, match=r"linker='cuda'.*pycuda is not installed"):
+    with pytest.raises(
+        LinkerUnavailableError,
+        match=r"linker 'cuda' cannot be used here: opweave-cuda is installed but unavailable: "
+        r"pycuda is not installed",
+    ):
         opweave.function([x], ot.exp(x), mode=opweave.Mode(linker="cuda"))
 
 

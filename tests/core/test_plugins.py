@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import opweave
-from opweave.link.lookup import available_linkers
+from opweave.link.lookup import LinkerUnavailableError, available_linkers, resolve_linker
 from opweave.plugins import (
     DISABLE_AUTOLOAD_ENV,
     PluginWarning,
@@ -101,6 +101,32 @@ def test_broken_plugin_is_skipped_with_a_warning(fake_site: Path) -> None:
     with use_plugin_manager(pm):
         x = double("x")
         assert opweave.function([x], add(x, 1.0))(2.0) == 3.0  # and the core works
+
+
+def _python_backend_and(fake_site: Path, dist: str, module: str, source: str):
+    """A manager with the Python backend and one fake distribution's entry point."""
+    from importlib import metadata
+
+    import opweave_python.plugin
+
+    make_dist(fake_site, dist, "0.1.0", {module: source})
+    pm = create_plugin_manager(autoload=False)
+    pm.register(opweave_python.plugin, name="python")
+    ours = [ep for ep in metadata.entry_points(group="opweave.plugins") if ep.name == module]
+    pm.load_entry_points(ours)
+    return pm
+
+
+def test_linker_of_a_plugin_that_failed_to_load_is_installed_not_missing(fake_site: Path) -> None:
+    with pytest.warns(PluginWarning, match="skipped plugin 'fake_c_plugin'"):
+        pm = _python_backend_and(fake_site, "opweave-c", "fake_c_plugin", BROKEN)
+    with pytest.raises(LinkerUnavailableError) as err:
+        resolve_linker("c", pm)
+    text = str(err.value)
+    assert "opweave-c is installed, but its plugin 'fake_c_plugin' failed to load: " in text
+    assert "RuntimeError: this plugin is broken on purpose" in text
+    assert "not installed" not in text
+    assert resolve_linker("auto", pm).__name__ == "VMLinker"
 
 
 def test_misspelled_hook_is_caught(fake_site: Path) -> None:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TextIO
 
 
 def info(out: TextIO) -> int:
     """Print the plugins found, the backends and linkers, and the configuration."""
     import opweave
-    from opweave.link.lookup import available_linkers
+    from opweave.link.lookup import available_linkers, unusable_linkers
 
     pm = opweave.get_plugin_manager()
     print(f"opweave {opweave.__version__}", file=out)
@@ -29,35 +29,23 @@ def info(out: TextIO) -> int:
         )
         print(f"  {backend['name']}: linkers {', '.join(backend['linkers'])}; {status}", file=out)
     linkers = available_linkers(pm)
-    unusable = unavailable_linkers(pm)
+    unusable = unusable_linkers(pm)
     usable = sorted(name for name in linkers if name not in unusable)
     print(f"linkers: {', '.join(usable) or 'none'}", file=out)
     for name, reason in sorted(unusable.items()):
-        print(f"  linker {name} is installed but unavailable: {reason}", file=out)
+        print(f"  linker {name}: {reason}", file=out)
+    for failure in pm.failures:
+        print(f"  skipped: {failure.describe()}", file=out)
     print("config:", file=out)
     for name, value, _doc in opweave.config.flags():
         print(f"  {name} = {value!r}  ({opweave.config.source(name)})", file=out)
     return 0
 
 
-def unavailable_linkers(pm: Any = None) -> dict[str, str]:
-    """``{linker name: reason}`` for the linkers of backends that report themselves
-    unavailable (``opweave_backend_info``), e.g. ``cuda`` without a GPU driver."""
-    import opweave
-
-    pm = pm or opweave.get_plugin_manager()
-    found: dict[str, str] = {}
-    for backend in pm.hook.opweave_backend_info():
-        if not backend.get("available", True):
-            for name in backend.get("linkers", ()):
-                found[name] = str(backend.get("reason") or "unavailable")
-    return found
-
-
 def demo(out: TextIO) -> int:
     """Build the seeds' ``(x + y) * z`` example and run it with every installed linker."""
     import opweave
-    from opweave.link.lookup import available_linkers
+    from opweave.link.lookup import available_linkers, unusable_linkers
 
     info(out)
     try:
@@ -70,10 +58,10 @@ def demo(out: TextIO) -> int:
     print("\nseed example: (x + y) * z with x, y, z of the plugin Type 'double'", file=out)
     opweave.dprint(expr, file=out)
     failures = 0
-    unusable = unavailable_linkers()
+    unusable = unusable_linkers()
     for name in sorted(available_linkers()):
         if name in unusable:
-            print(f"  linker {name:>4}: skipped, unavailable here: {unusable[name]}", file=out)
+            print(f"  linker {name:>4}: skipped: {unusable[name]}", file=out)
             continue
         try:
             f = opweave.function([x, y, z], expr, mode=opweave.Mode(linker=name))

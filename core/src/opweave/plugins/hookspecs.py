@@ -21,6 +21,13 @@ Rules every hook follows:
 * "collect" hooks gather one result from every plugin.
 * A plugin may implement any subset of the hooks, and may accept any subset of
   a hook's arguments (pluggy passes only those a function names).
+* A broken plugin never breaks the core: an implementation that raises an
+  unexpected exception, or answers a collect hook with a result of the wrong
+  shape, is reported once with a ``PluginWarning`` naming the plugin and the
+  hook, and its answer is skipped. A first-result hook may still answer with an
+  error: ``NotImplementedError``, ``TypeError``, ``ValueError``, opweave's own
+  exceptions and the plugin package's own exceptions reach the caller, with a
+  note naming the plugin (see :mod:`opweave.plugins.isolation`).
 """
 
 from __future__ import annotations

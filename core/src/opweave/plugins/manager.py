@@ -4,6 +4,10 @@ Entry points of the group ``opweave.plugins`` are loaded one by one: a plugin
 whose import fails, whose hook implementations do not match a specification, or
 that names a hook that does not exist is reported with a :class:`PluginWarning`
 naming it and the error, and skipped. The other plugins and the core go on.
+
+The same holds at call time: a hook implementation that raises unexpectedly or
+answers with a malformed result is reported once and its answer skipped
+(:mod:`opweave.plugins.isolation`).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Any
 import pluggy
 
 from opweave.plugins import hookspecs
+from opweave.plugins.isolation import BUILTIN_PLUGIN_NAME, HookFailure, IsolatingHookExec
 
 #: The entry-point group plugins are published under.
 ENTRY_POINT_GROUP = "opweave.plugins"
@@ -27,7 +32,7 @@ DISABLE_AUTOLOAD_ENV = "OPWEAVE_DISABLE_PLUGIN_AUTOLOAD"
 
 
 class PluginWarning(UserWarning):
-    """A plugin could not be loaded and was skipped."""
+    """A plugin could not be loaded, or one of its hook answers failed, and was skipped."""
 
 
 @dataclass(frozen=True)
@@ -43,12 +48,60 @@ class PluginRecord:
 
 
 class OpweavePluginManager(pluggy.PluginManager):
-    """A :class:`pluggy.PluginManager` that also remembers what it loaded or skipped."""
+    """A :class:`pluggy.PluginManager` that also remembers what it loaded or skipped.
+
+    Attributes
+    ----------
+    records
+        One :class:`PluginRecord` per entry point it tried to load.
+    failures
+        One :class:`~opweave.plugins.isolation.HookFailure` per hook answer it skipped.
+    """
 
     def __init__(self) -> None:
         super().__init__(hookspecs.PROJECT_NAME)
         self.add_hookspecs(hookspecs)
         self.records: list[PluginRecord] = []
+        self.failures: list[HookFailure] = []
+        self._warned: set[tuple[type[Warning], str]] = set()
+        # pluggy calls every hook through ``_inner_hookexec`` (tracing replaces it the same
+        # way); ours isolates each plugin's implementation.
+        self._isolation = IsolatingHookExec(self, self._inner_hookexec)
+        self._inner_hookexec = self._isolation
+
+    def answers(self, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
+        """Call the collect hook ``hook_name`` and return ``(plugin name, answer)`` pairs.
+
+        The same isolation as ``pm.hook.<name>(...)`` applies; this form also says which
+        plugin gave each answer (for error messages that name it).
+        """
+        caller = getattr(self.hook, hook_name)
+        return list(self._isolation.answers(hook_name, caller.get_hookimpls(), kwargs))
+
+    def warn_once(self, message: str, category: type[Warning], stacklevel: int = 3) -> None:
+        """Issue ``message`` as a ``category`` warning unless this manager already did."""
+        key = (category, message)
+        if key in self._warned:
+            return
+        self._warned.add(key)
+        warnings.warn(message, category, stacklevel=stacklevel + 1)
+
+    def distribution_of(self, plugin_name: str) -> str | None:
+        """The distribution that published the plugin registered as ``plugin_name``."""
+        for rec in self.records:
+            if rec.name == plugin_name:
+                return rec.distribution
+        return None
+
+    def problems_of(self, distribution: str) -> list[str]:
+        """Why the plugins of ``distribution`` failed to load or to answer, if they did."""
+        found = [
+            f"its plugin {rec.name!r} failed to load: {rec.error}"
+            for rec in self.records
+            if rec.distribution == distribution and not rec.loaded
+        ]
+        found += [f.describe() for f in self.failures if f.distribution == distribution]
+        return found
 
     def register(self, plugin: Any, name: str | None = None) -> str | None:
         """Register ``plugin``, rejecting hook implementations with unknown names.
@@ -114,7 +167,7 @@ def _spec_names() -> list[str]:
 def _register_builtins(pm: OpweavePluginManager) -> None:
     from opweave.plugins import builtin
 
-    pm.register(builtin, name="opweave.builtin")
+    pm.register(builtin, name=BUILTIN_PLUGIN_NAME)
 
 
 def create_plugin_manager(autoload: bool | None = None) -> OpweavePluginManager:
