@@ -27,13 +27,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from opweave.graph.basic import Apply, Constant, Variable
+from opweave.graph.utils import MethodNotDefined
 from opweave_c.contract import (
     NoCCode,
     as_snippets,
     c_op_of,
     c_type_of,
     call_optional,
+    filter_checked_in_c,
     version_of,
+    warn_unversioned,
 )
 
 INPUT, OUTPUT, TEMP, LITERAL = "input", "output", "temp", "literal"
@@ -169,6 +172,7 @@ class BlockBuilder:
         lines = [f"PyObject* py_{name} = {source};", f"Py_XINCREF(py_{name});"]
         lines.append(ct.c_declare(name, sub, **self._check(ct, "c_declare")))
         if bv.role == INPUT:
+            lines.append(self._python_filter(bv, sub))
             lines.append(ct.c_extract(name, sub, **self._check(ct, "c_extract")))
         elif bv.role == LITERAL:
             lines.append(f"{name} = {ct.c_literal(bv.var.data)};")
@@ -183,6 +187,14 @@ class BlockBuilder:
         else:
             lines.append(ct.c_init(name, sub))
         return "\n".join(lines), label
+
+    def _python_filter(self, bv: BlockVar, sub: dict[str, str]) -> str:
+        """For a Type whose C extraction may accept what its ``filter`` refuses: pass the
+        argument through the filter the linker gives (``st->filters``; none when Python
+        already filtered it) before extracting it."""
+        if not self.check_input or filter_checked_in_c(bv.var.type):
+            return ""
+        return f"if (opw_filter(&py_{bv.name}, {sub['filter']}) < 0) {sub['fail']}"
 
     def _check(self, ct: Any, method: str) -> dict[str, bool]:
         from opweave_c.contract import _accepts
@@ -221,7 +233,11 @@ class BlockBuilder:
         outs = [self.vars[v].name for v in node.outputs]
         sub = {"fail": self._fail(label), "id": str(label), "failure_var": "__failure"}
         marker = str(node).replace("*/", "* /").replace("\n", " ")
-        code = f"/* {NODE_MARKER} {marker} */\n" + impl.c_code(node, name, ins, outs, sub)
+        try:
+            body = impl.c_code(node, name, ins, outs, sub)
+        except MethodNotDefined as exc:
+            raise NoCCode(f"{node.op} has no C code for node {node} ({exc})") from exc
+        code = f"/* {NODE_MARKER} {marker} */\n" + body
         cleanup = call_optional(impl, "c_code_cleanup", node, name, ins, outs, sub, default="")
         self.objects.append((impl, node))
         return code, cleanup or "", impl, label
@@ -252,6 +268,7 @@ class BlockBuilder:
             inner = "\n".join(
                 ["{", _indent(code, 1), _indent(inner, 1), f"__label_{label}: ;", cleanup, "}"]
             )
+        warn_unversioned(self.objects)
         for bv, code, label in reversed(opens):
             close = self._var_close(bv, label)
             inner = "\n".join(["{", _indent(code, 1), _indent(inner, 1), _indent(close, 1), "}"])

@@ -12,13 +12,43 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from opweave.compile.ops import DeepCopyOp, Shape, Shape_i, ViewOp, registered_c_code
+from opweave.graph import c_interface
 from opweave.graph.c_interface import CLinkerOp, CLinkerType
+from opweave.graph.type import Generic
 from opweave.graph.utils import MethodNotDefined
 from opweave.plugins import get_plugin_manager
+from opweave.scalar.type import ScalarType
+from opweave.tensor.type import TensorType
+
+#: The per-Type registries of the helper Ops: ``Op class -> (register function, hook,
+#: the arguments after the Type class)``.
+REGISTRIES: dict[type, tuple[str, str, str]] = {
+    DeepCopyOp: (
+        "register_deep_copy_op_c_code",
+        "opweave_register_deep_copy_op_c_code",
+        "code, version",
+    ),
+    ViewOp: ("register_view_op_c_code", "opweave_register_view_op_c_code", "code, version"),
+    Shape: ("register_shape_c_code", "opweave_register_shape_c_code", "code, version"),
+    Shape_i: (
+        "register_shape_i_c_code",
+        "opweave_register_shape_i_c_code",
+        "code, check_input, version",
+    ),
+}
+
+#: The core's own Types, whose C extraction refuses everything their ``filter`` refuses
+#: (or, for ``Generic``, whose ``filter`` refuses nothing).
+C_CHECK_COMPLETE: tuple[type, ...] = (TensorType, ScalarType, Generic)
 
 
 class NoCCode(NotImplementedError):
     """A Type or Op has no C implementation (neither its own nor from a plugin)."""
+
+
+class UnversionedCCodeWarning(UserWarning):
+    """C code without a ``c_code_cache_version``: it is compiled again in every process."""
 
 
 def _defines(obj: Any, method: str, base: type) -> bool:
@@ -44,7 +74,12 @@ def c_type_of(type_: Any) -> Any:
         return type_
     found = get_plugin_manager().hook.opweave_c_type(type_=type_)
     if found is None:
-        raise NoCCode(f"Type {type_} ({type(type_).__name__}) has no C implementation")
+        cls = type(type_).__name__
+        raise NoCCode(
+            f"Type {type_} ({cls}) has no C implementation; define c_declare, c_init, "
+            f"c_extract, c_sync and c_cleanup on {cls}, or return an object with them from "
+            "an opweave_c_type(type_) hook implementation"
+        )
     return found
 
 
@@ -58,11 +93,66 @@ def c_op_of(node: Any) -> Any:
     """
     op = node.op
     if _defines(op, "c_code", CLinkerOp):
+        check_registered(node)
         return op
     found = get_plugin_manager().hook.opweave_c_code(op=op, node=node)
     if found is None:
-        raise NoCCode(f"{op} has no C implementation (node {node})")
+        cls = type(op).__name__
+        raise NoCCode(
+            f"{op} has no C implementation (node {node}): give the Op class {cls} a c_code "
+            "method (and c_code_cache_version), or return an object with c_code from an "
+            "opweave_c_code(op, node) hook implementation"
+        )
     return found
+
+
+def registry_of(op: Any) -> tuple[str, str, str] | None:
+    """``(register function, hook, arguments)`` when ``op``'s C comes per Type from a
+    registry (``DeepCopyOp``, ``ViewOp``, ``Shape``, ``Shape_i``), else ``None``."""
+    for cls, registry in REGISTRIES.items():
+        if isinstance(op, cls):
+            return registry
+    return None
+
+
+def check_registered(node: Any) -> None:
+    """Make sure a registry-dispatched node has C code registered for its input's Type.
+
+    Raises
+    ------
+    NoCCode
+        Naming the missing registration and the two ways to add it.
+    """
+    registry = registry_of(node.op)
+    if registry is None:
+        return
+    function, hook, args = registry
+    type_ = node.inputs[0].type
+    c_type_of(type_)  # a Type without any C is named first
+    if registered_c_code(hook, type_) is not None:
+        return
+    cls = type(type_).__name__
+    raise NoCCode(
+        f"no C code is registered for {type(node.op).__name__} on Type {type_} ({cls}); "
+        f"register it with opweave.compile.ops.{function}({cls}, {args}), or return "
+        f"[({cls}, {args})] from an {hook}() hook implementation"
+    )
+
+
+def filter_checked_in_c(type_: Any) -> bool:
+    """Does the C extraction of ``type_`` refuse every value its Python ``filter`` refuses?
+
+    True for the core's own Types and for Types (or the C implementations a plugin gives
+    for them) that declare ``c_extract_checks_filter = True``. For every other Type the
+    linkers pass arguments through the Type's ``filter`` before handing them to C.
+    """
+    if getattr(type_, "c_extract_checks_filter", False) or type(type_) in C_CHECK_COMPLETE:
+        return True
+    try:
+        ctype = c_type_of(type_)
+    except NoCCode:
+        return False
+    return bool(getattr(ctype, "c_extract_checks_filter", False))
 
 
 def _accepts(fn: Any, parameter: str) -> bool:
@@ -113,6 +203,68 @@ def as_snippets(code: Any) -> list[str]:
     if isinstance(code, str):
         return [code]
     return [str(c) for c in code]
+
+
+def _declares_version(obj: Any) -> bool:
+    """Does ``obj`` (or a class of its own, not the contract's base) define a version?"""
+    methods = ("c_code_cache_version", "c_code_cache_version_apply")
+    if any(m in getattr(obj, "__dict__", {}) for m in methods):
+        return True
+    for cls in type(obj).__mro__:
+        if cls.__module__ == c_interface.__name__ or cls is object:
+            continue
+        if any(m in vars(cls) for m in methods):
+            return True
+    return False
+
+
+def _unversioned_registration(obj: Any, node: Any) -> tuple[Any, str] | None:
+    registry = registry_of(obj) if node is not None else None
+    if registry is None:
+        return None
+    entry = registered_c_code(registry[1], node.inputs[0].type)
+    if entry is None or entry[-1]:
+        return None
+    type_cls = entry[0]
+    return (type(obj), type_cls), (
+        f"the C code registered for {type(obj).__name__} on {type_cls.__name__} has no "
+        f"version; pass one, e.g. opweave.compile.ops.{registry[0]}({type_cls.__name__}, "
+        "..., version=(1,))"
+    )
+
+
+def _unversioned(obj: Any, node: Any) -> tuple[Any, str] | None:
+    """``(key, advice)`` when ``obj``'s C code has no version, else ``None``."""
+    registered = _unversioned_registration(obj, node)
+    if registered is not None or registry_of(obj) is not None:
+        return registered
+    if _declares_version(obj):
+        return None
+    cls = type(obj)
+    return cls, f"define c_code_cache_version() on {cls.__name__}, e.g. returning (1,)"
+
+
+def warn_unversioned(objects: list[tuple[Any, Any]]) -> None:
+    """Warn once per class about C code without ``c_code_cache_version``.
+
+    Parameters
+    ----------
+    objects
+        ``(C implementation, node or None)`` pairs, as in a block's ``objects``.
+    """
+    pm = get_plugin_manager()
+    for obj, node in objects:
+        found = _unversioned(obj, node)
+        if found is None:
+            continue
+        # The advice names the class (or the Op and Type of a registration): the plugin
+        # manager says each one once.
+        pm.warn_once(
+            f"{type(obj).__name__} has C code without a c_code_cache_version: the module "
+            "holding it is not cached on disk and is compiled again in every process; "
+            f"{found[1]} (bump it whenever the C code changes)",
+            UnversionedCCodeWarning,
+        )
 
 
 def version_of(obj: Any, node: Any = None) -> tuple[Any, ...]:

@@ -8,7 +8,7 @@ from typing import Any
 from opweave.graph.basic import Apply, Constant, Variable
 from opweave.link.basic import Linker, map_storage
 from opweave_c.codegen import BlockBuilder
-from opweave_c.contract import NoCCode, c_type_of, call_optional
+from opweave_c.contract import NoCCode, c_type_of, call_optional, filter_checked_in_c
 from opweave_c.linkers.failures import explain
 from opweave_c.module import build_module
 
@@ -70,7 +70,7 @@ class CLinker(Linker):
         except NoCCode as exc:
             raise MissingCCodeError(
                 f"linker 'c' compiles the whole graph to C, but {exc}. Use linker='cvm', "
-                "which runs such nodes in Python, or install a plugin giving it C code."
+                "which runs the nodes without C code in Python."
             ) from exc
         module = build_module([block], f"graph {fgraph}")
         self._labels = block.labels
@@ -113,15 +113,19 @@ class CLinker(Linker):
 
         ``arg_filters[i]`` converts argument ``i`` when it is not already exactly a value
         of its Type (the Type's ``filter`` with the input's ``strict``/``allow_downcast``,
-        and that ``strict`` as its attribute); Types whose C extraction is strict, like seed
-        002's ``Double``, never call it. Strict inputs get no filter: only exact values
-        pass, as a strict ``filter`` lets only them pass.
+        and that ``strict`` as its attribute). The core's Types call it from their C
+        extraction for values that are not already exact; strict inputs of those Types get
+        no filter (only exact values pass, as a strict ``filter`` lets only them pass).
+        Every other Type's arguments go through the filter before their C extraction,
+        unless the Type declares ``c_extract_checks_filter = True``.
         It returns ``NotImplemented`` when called with a different number of arguments.
         """
         n = len(arg_filters)
-        # Strict inputs take exact values only: the C extraction checks them, no filter runs.
-        lenient = tuple(None if getattr(f, "strict", False) else f for f in arg_filters)
-        filters = lenient + (None,) * (len(self._in_cells) - n)
+        types = [v.type for v in self.fgraph.inputs[:n]]
+        filters = tuple(
+            None if getattr(f, "strict", False) and filter_checked_in_c(t) else f
+            for f, t in zip(arg_filters, types, strict=True)
+        ) + (None,) * (len(self._in_cells) - n)
         _, call = self._link(
             self._in_cells,
             self._out_cells,

@@ -241,9 +241,12 @@ def opweave_rewrites(db: Any) -> None:
 
     **Kind:** collect (the return value is ignored).
 
-    ``db`` is the rewrite database being assembled for one compilation; call
-    its ``register(name, rewriter, *tags, position=...)``. The core registers
-    its own standard rewrites through this same hook, so a plugin's rewrites
-    take part in queries (``including``/``excluding`` tags) exactly like the
-    built-in ones.
+    ``db`` is the rewrite database being assembled for one compilation. Register
+    into one of its phases (``canonicalize``, ``stabilize``, ``specialize``,
+    ``inplace``) with ``db["canonicalize"].register(name, rewriter, "fast_run")``,
+    or as a phase of your own with ``db.register(name, rewriter, *tags,
+    position=...)``; a phase name given as a tag without a position is refused
+    with a message showing the right call. The core registers its own standard
+    rewrites through this same hook, so a plugin's rewrites take part in queries
+    (``including``/``excluding`` tags) exactly like the built-in ones.
     """

@@ -21,13 +21,20 @@ Standard phases (registered before the hook is called; run in position order):
 ``inplace`` runs after the final merge, so that destructive Ops are introduced into a
 graph whose duplicates are already merged, and nothing after it rewrites them.
 
-A plugin registers into a phase::
+A plugin registers into a phase with one call, ``db[phase].register(name, rewriter,
+*tags)`` (PyTensor's ``optdb["canonicalize"].register(name, rewriter, "fast_run")``)::
 
     @hookimpl
     def opweave_rewrites(db):
         db["canonicalize"].register("local_neg_neg", local_neg_neg, "fast_run")
         db["inplace"].register("add_inplace", in2out(local_add_inplace), "fast_run")
         db.register("my_phase", MyGraphRewriter(), "fast_run", position=10)
+
+A tag is not a place: ``db.register(name, rewriter, "canonicalize")`` without a
+position would run the rewrite after every phase, so it is refused with a message
+showing the call above. With an explicit ``position`` the entry is a phase of its own,
+and a phase name among its tags only selects it (``excluding("inplace")`` turns off an
+own-phase destructive rewrite tagged ``inplace``).
 
 Selection: an entry is selected when its tags contain **any** included tag, **none**
 of the excluded tags and **all** of the required tags. An entry's tags are the ones
@@ -212,6 +219,8 @@ class RewriteDatabase:
                 f"{name!r}: expected a NodeRewriter, GraphRewriter or RewriteDatabase, got "
                 f"{rewriter!r}"
             )
+        if position is None:
+            self._refuse_phase_tags(name, tags)
         if isinstance(rewriter, RewriteDatabase) and rewriter.name is None:
             rewriter.name = name
         entry_tags = set(_tag_set(tags, name)) | {name}
@@ -220,6 +229,27 @@ class RewriteDatabase:
         if position is None:
             position = max((e.position for e in self._entries.values()), default=-1.0) + 1
         self._entries[name] = _Entry(name, rewriter, entry_tags, float(position))
+
+    def phases(self) -> list[str]:
+        """Return the names of the nested databases (the phases), in position order."""
+        return [n for n in self if isinstance(self._entries[n].rewriter, RewriteDatabase)]
+
+    def _refuse_phase_tags(self, name: str, tags: tuple[str, ...]) -> None:
+        """Refuse a tag naming one of this database's phases on an unpositioned entry.
+
+        Such an entry would not run in that phase but after every phase registered so far
+        (after ``inplace``); the phase's own database is where it belongs.
+        """
+        for tag in tags:
+            if isinstance(tag, str) and tag != name and tag in self.phases():
+                others = ", ".join(repr(t) for t in tags if t != tag) or "'fast_run'"
+                raise ValueError(
+                    f"{name!r}: the tag {tag!r} names a phase of {self._display()}, but a "
+                    "tag does not put a rewrite into a phase (registered here it would run "
+                    f"after every phase). Register it in the phase: "
+                    f"db[{tag!r}].register({name!r}, rewriter, {others}); or give a position "
+                    "to run it as a phase of its own."
+                )
 
     def add_tags(self, name: str, *tags: str) -> None:
         """Add ``tags`` to the entry ``name``."""
