@@ -32,7 +32,7 @@ The features here:
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from opweave.graph.basic import Apply, Constant, Variable, io_toposort
@@ -56,6 +56,36 @@ __all__ = [
 
 #: ``(droot, impact, root_destroyer)``, see :meth:`DestroyHandler.refresh_droot_impact`.
 _AliasInfo = tuple[dict[Variable, Variable], dict[Variable, set[Variable]], dict[Variable, Apply]]
+
+
+class _GraphMethod:
+    """``func`` with ``fgraph`` bound as first argument, installed as a graph attribute.
+
+    Features install helpers such as ``fgraph.checkpoint()`` on the graph; a lambda there
+    would make the graph unpicklable, while this object pickles whenever ``func`` (a
+    bound method of a feature, or a plain function) does.
+
+    Parameters
+    ----------
+    func
+        Called as ``func(fgraph, *args, **kwargs)``.
+    fgraph
+        The graph the helper is installed on.
+    """
+
+    __slots__ = ("fgraph", "func")
+
+    def __init__(self, func: Callable[..., Any], fgraph: FunctionGraph) -> None:
+        self.func = func
+        self.fgraph = fgraph
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Return ``func(fgraph, *args, **kwargs)``."""
+        return self.func(self.fgraph, *args, **kwargs)
+
+    def __repr__(self) -> str:
+        name = getattr(self.func, "__qualname__", repr(self.func))
+        return f"<{name} of {self.fgraph}>"
 
 
 class ReplacementDidNotRemoveError(InconsistencyError):
@@ -175,8 +205,8 @@ class History(Feature):
         if hasattr(fgraph, "checkpoint") or hasattr(fgraph, "revert"):
             raise AlreadyThere("the graph already has a History feature")
         self.history[fgraph] = []
-        fgraph.checkpoint = lambda: self.checkpoint(fgraph)  # type: ignore[attr-defined]
-        fgraph.revert = lambda checkpoint: self.revert(fgraph, checkpoint)  # type: ignore[attr-defined]
+        fgraph.checkpoint = _GraphMethod(self.checkpoint, fgraph)  # type: ignore[attr-defined]
+        fgraph.revert = _GraphMethod(self.revert, fgraph)  # type: ignore[attr-defined]
 
     def on_detach(self, fgraph: FunctionGraph) -> None:
         """Remove ``fgraph.checkpoint`` and ``fgraph.revert``."""
@@ -240,8 +270,8 @@ class Validator(Feature):
         """Install ``fgraph.validate`` and ``fgraph.consistent``."""
         if hasattr(fgraph, "validate") or hasattr(fgraph, "consistent"):
             raise AlreadyThere("the graph already has a Validator feature")
-        fgraph.validate = lambda: self.validate_(fgraph)  # type: ignore[attr-defined]
-        fgraph.consistent = lambda: self.consistent_(fgraph)  # type: ignore[attr-defined]
+        fgraph.validate = _GraphMethod(self.validate_, fgraph)  # type: ignore[attr-defined]
+        fgraph.consistent = _GraphMethod(self.consistent_, fgraph)  # type: ignore[attr-defined]
 
     def on_detach(self, fgraph: FunctionGraph) -> None:
         """Remove ``fgraph.validate`` and ``fgraph.consistent``."""
@@ -302,22 +332,10 @@ class ReplaceValidate(Feature):
             raise AlreadyThere("the graph already has a ReplaceValidate feature")
         fgraph.attach_feature(History())
         fgraph.attach_feature(Validator())
-        fgraph.replace_validate = (  # type: ignore[attr-defined]
-            lambda var, new_var, reason=None, import_missing=False: self.replace_all_validate(
-                fgraph, [(var, new_var)], reason=reason, import_missing=import_missing
-            )
-        )
-        fgraph.replace_all_validate = (  # type: ignore[attr-defined]
-            lambda pairs, reason=None, import_missing=False: self.replace_all_validate(
-                fgraph, pairs, reason=reason, import_missing=import_missing
-            )
-        )
-        fgraph.replace_all_validate_remove = (  # type: ignore[attr-defined]
-            lambda pairs, remove, reason=None, import_missing=False: (
-                self.replace_all_validate_remove(
-                    fgraph, pairs, remove, reason=reason, import_missing=import_missing
-                )
-            )
+        fgraph.replace_validate = _GraphMethod(self.replace_validate, fgraph)  # type: ignore[attr-defined]
+        fgraph.replace_all_validate = _GraphMethod(self.replace_all_validate, fgraph)  # type: ignore[attr-defined]
+        fgraph.replace_all_validate_remove = _GraphMethod(  # type: ignore[attr-defined]
+            self.replace_all_validate_remove, fgraph
         )
 
     def on_detach(self, fgraph: FunctionGraph) -> None:
@@ -325,6 +343,26 @@ class ReplaceValidate(Feature):
         for attr in ("replace_validate", "replace_all_validate", "replace_all_validate_remove"):
             if attr in fgraph.__dict__:
                 delattr(fgraph, attr)
+
+    @classmethod
+    def replace_validate(
+        cls,
+        fgraph: FunctionGraph,
+        var: Variable,
+        new_var: Variable,
+        reason: str | None = None,
+        import_missing: bool = False,
+    ) -> None:
+        """Replace ``var`` with ``new_var`` in ``fgraph``, then validate.
+
+        Raises
+        ------
+        InconsistencyError
+            If the graph does not validate; the change is reverted first.
+        """
+        cls.replace_all_validate(
+            fgraph, [(var, new_var)], reason=reason, import_missing=import_missing
+        )
 
     @staticmethod
     def replace_all_validate(
