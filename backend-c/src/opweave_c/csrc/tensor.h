@@ -48,10 +48,13 @@ static PyObject* opw_shape_str(int nd, const npy_intp* dims) {
     return res;
 }
 
-/* Is ``o`` an aligned, native-order ndarray of exactly this type number and rank? */
+/* Is ``o`` an aligned, native-order ndarray of exactly this type number and rank? An
+ * instance of an ndarray subclass (numpy.matrix, a masked array...) is not: it goes
+ * through the Type's Python filter, which makes it a plain ndarray or refuses it, as on
+ * every other linker. */
 static inline int opw_tensor_exact(PyObject* o, int typenum, int ndim) {
     PyArrayObject* a;
-    if (!PyArray_Check(o)) return 0;
+    if (!PyArray_CheckExact(o)) return 0;
     a = (PyArrayObject*)o;
     return PyArray_TYPE(a) == typenum && PyArray_NDIM(a) == ndim &&
            PyArray_ISALIGNED(a) && PyArray_ISNOTSWAPPED(a);
@@ -72,7 +75,8 @@ static inline int opw_tensor_unshared(PyObject* o, Py_ssize_t refs, int typenum,
 /* Make ``*py`` (a new reference) an exact array for the Type described, converting
  * through ``filter`` (the Type's Python filter) when given: a lenient filter, which would
  * turn a Python float into a 0-d float64 array, as this does itself. Without a filter
- * (strict inputs) only exact arrays pass. 0 on success, -1 with an exception set. */
+ * (strict inputs) only exact arrays pass: an instance of an ndarray subclass is refused
+ * with the words of the strict Python filter. 0 on success, -1 with an exception set. */
 static int opw_tensor_check(PyObject** py, PyObject* filter, int typenum, int ndim,
                             const char* type_desc) {
     PyArrayObject* a;
@@ -99,6 +103,13 @@ static int opw_tensor_check(PyObject** py, PyObject* filter, int typenum, int nd
                      Py_TYPE(*py)->tp_name);
         return -1;
     }
+    if (!PyArray_CheckExact(*py)) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s (strict) expected a numpy.ndarray, got an instance of the ndarray "
+                     "subclass %s; pass numpy.asarray(value)",
+                     type_desc, Py_TYPE(*py)->tp_name);
+        return -1;
+    }
     a = (PyArrayObject*)*py;
     if (PyArray_NDIM(a) != ndim) {
         PyErr_Format(PyExc_TypeError, "%s expects %d dimensions, got an array with %d",
@@ -115,9 +126,14 @@ static int opw_tensor_check(PyObject** py, PyObject* filter, int typenum, int nd
         return 0;
     }
     {
+        /* Both are new references, released on every path (the descriptor used to leak
+         * one reference per refused argument). */
+        PyArray_Descr* want = PyArray_DescrFromType(typenum);
         PyObject* got = PyObject_Str((PyObject*)PyArray_DESCR(a));
-        PyErr_Format(PyExc_TypeError, "%s expects dtype %s, got an array of dtype %S",
-                     type_desc, PyArray_DescrFromType(typenum)->typeobj->tp_name, got);
+        if (want && got)
+            PyErr_Format(PyExc_TypeError, "%s expects dtype %s, got an array of dtype %S",
+                         type_desc, want->typeobj->tp_name, got);
+        Py_XDECREF(want);
         Py_XDECREF(got);
     }
     return -1;

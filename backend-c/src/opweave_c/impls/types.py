@@ -56,7 +56,9 @@ class TensorCType:
     Declares ``PyArrayObject* <name>`` and ``typedef <element> dtype_<name>``. An input is
     checked for dtype, rank and static shape (``check_input``); a value that is not
     already exact goes through the Type's Python ``filter`` when the linker supplies it
-    (``%(filter)s``), so the C path accepts exactly what the Python path accepts.
+    (``%(filter)s``), so the C path accepts exactly what the Python path accepts. Only a
+    plain ndarray is exact: an instance of a subclass (``numpy.matrix``, a masked array)
+    goes through the filter, which makes it a plain ndarray or refuses it.
     """
 
     def __init__(self, type_: TensorType) -> None:
@@ -139,7 +141,7 @@ if (!{name}) {{
         return [TENSOR_SUPPORT]
 
     def c_code_cache_version(self) -> tuple[int, ...]:
-        return (2,)
+        return (3,)
 
 
 class ScalarCType:
@@ -175,9 +177,14 @@ PyArray_ScalarAsCtype(py_{name}, &{name});"""
         return [SCALAR_SUPPORT]
 
     def c_sync(self, name: str, sub: dict[str, str]) -> str:
+        # PyArray_Scalar does not steal the descriptor: release it (it used to leak one
+        # reference per call).
         return f"""
 {{
-    PyObject* boxed = PyArray_Scalar(&{name}, PyArray_DescrFromType({self.typenum}), NULL);
+    PyObject* boxed = NULL;
+    PyArray_Descr* descr = PyArray_DescrFromType({self.typenum});
+    if (descr) boxed = PyArray_Scalar(&{name}, descr, NULL);
+    Py_XDECREF(descr);
     if (!boxed) {sub["fail"]}
     Py_XDECREF(py_{name});
     py_{name} = boxed;
@@ -196,7 +203,7 @@ PyArray_ScalarAsCtype(py_{name}, &{name});"""
         return self.type.c_literal(data)
 
     def c_code_cache_version(self) -> tuple[int, ...]:
-        return (1,)
+        return (2,)
 
 
 class GenericCType:

@@ -30,6 +30,7 @@ from opweave.scalar.rules import (
     real_out,
     same_out,
     same_out_float_only,
+    same_out_min8,
     same_out_nobool,
     sign_out,
     specific_out,
@@ -37,6 +38,7 @@ from opweave.scalar.rules import (
     upcast_out,
     upcast_out_min8,
     upcast_out_no_complex,
+    upcast_out_no_complex_min8,
     upcast_out_nobool,
     upgrade_to_float_no_complex,
 )
@@ -1086,14 +1088,14 @@ add = Add(upcast_out, name="add")
 mul = Mul(upcast_out, name="mul")
 sub = Sub(upcast_out_nobool, name="sub")
 true_div = TrueDiv(_true_div_out, name="true_div")
-int_div = IntDiv(upcast_out_no_complex, name="int_div")
+int_div = IntDiv(upcast_out_no_complex_min8, name="int_div")
 floor_div = int_div
-mod = Mod(upcast_out_no_complex, name="mod")
+mod = Mod(upcast_out_no_complex_min8, name="mod")
 pow = Pow(upcast_out_min8, name="pow")
 neg = Neg(same_out_nobool, name="neg")
 abs_ = Abs(real_out, name="abs")
 sign = Sign(sign_out, name="sign")
-sqr = Sqr(same_out, name="sqr")
+sqr = Sqr(same_out_min8, name="sqr")
 reciprocal = Reciprocal(upgrade_to_float_no_complex, name="reciprocal")
 maximum = Maximum(upcast_out_no_complex, name="maximum")
 minimum = Minimum(upcast_out_no_complex, name="minimum")

@@ -71,6 +71,16 @@ def upcast_out_no_complex(*types: ScalarType) -> Types:
     return upcast_out(*types)
 
 
+def upcast_out_no_complex_min8(*types: ScalarType) -> Types:
+    """Like :func:`upcast_out_no_complex`, but a ``bool`` result becomes ``int8``.
+
+    NumPy's rule for floor division and remainder: ``bool // bool`` and ``bool % bool``
+    have no boolean loop and are computed (and returned) in ``int8``.
+    """
+    (out,) = upcast_out_no_complex(*types)
+    return (int8,) if out == bool_ else (out,)
+
+
 #: How :func:`upgrade_to_float` maps discrete dtypes (as PyTensor does).
 _TO_FLOAT: MappingProxyType[str, str] = MappingProxyType(
     {

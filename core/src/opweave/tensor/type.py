@@ -385,10 +385,12 @@ class TensorType(ShapedType):
         Parameters
         ----------
         data
-            An ndarray, NumPy scalar, Python number or nested sequence of numbers.
+            An ndarray, NumPy scalar, Python number or nested sequence of numbers. An
+            instance of an ndarray subclass (``numpy.matrix``, ``numpy.memmap``) becomes a
+            plain-ndarray view of its data; a masked array is refused.
         strict
-            Accept only an ndarray of exactly this dtype, rank and static shape, and
-            return it unchanged.
+            Accept only a plain ndarray (not a subclass) of exactly this dtype, rank and
+            static shape, and return it unchanged.
         allow_downcast
             ``True`` allows lossy casts; ``None`` allows only Python floats to be stored in a
             ``config.floatX`` Type; ``False`` allows no loss.
@@ -401,24 +403,44 @@ class TensorType(ShapedType):
         Raises
         ------
         TypeError
-            For ``None``, Variables, strings, non-numeric objects, a lossy cast, or a wrong
-            rank or static shape.
+            For ``None``, Variables, strings, non-numeric objects, masked arrays, a lossy
+            cast, or a wrong rank or static shape.
         ValueError
             For ragged nested sequences.
         """
         if type(data) is np.ndarray and data.dtype == self.numpy_dtype:
-            pass
-        elif type(data) is float and not strict and self.dtype == "float64" and not self.ndim:
+            return self._check_shape(data, strict)
+        if type(data) is float and not strict and self.dtype == "float64" and not self.ndim:
             return np.asarray(data)  # fast path: a Python float is exactly a float64
-        elif isinstance(data, np.ma.MaskedArray):
-            raise TypeError(f"{self!r} does not accept masked arrays (the mask would be lost)")
-        elif isinstance(data, np.ndarray) and data.dtype == self.numpy_dtype:
-            pass  # another ndarray subclass (e.g. numpy.memmap) is used as is
+        if isinstance(data, np.ndarray) and type(data) is not np.ndarray:
+            data = self._as_base_ndarray(data, strict)
+        if type(data) is np.ndarray and data.dtype == self.numpy_dtype:
+            pass
         elif strict:
             self._reject_strict(data)
         else:
             data = self._convert(data, allow_downcast)
         return self._check_shape(data, strict)
+
+    def _as_base_ndarray(self, data: np.ndarray, strict: bool) -> np.ndarray:
+        """A plain-ndarray view of an instance of an ndarray subclass, or raise.
+
+        Values are plain ndarrays on every linker: a subclass changes what operators mean
+        (``numpy.matrix`` makes ``*`` a matrix product and keeps reductions 2-d), so its
+        data is viewed as a plain ndarray (no copy). A masked array is refused: its mask
+        would be lost. Strict inputs take plain ndarrays only.
+        """
+        if strict:  # the words of the C extraction of a strict input (csrc/tensor.h)
+            raise TypeError(
+                f"{self!r} (strict) expected a numpy.ndarray, got an instance of the ndarray "
+                f"subclass {type(data).__name__}; pass numpy.asarray(value)"
+            )
+        if isinstance(data, np.ma.MaskedArray):
+            raise TypeError(
+                f"{self!r} does not accept masked arrays (numpy.ma.MaskedArray): the mask "
+                "would be lost; pass arr.filled(fill_value) or arr.data explicitly"
+            )
+        return data.view(np.ndarray)
 
     def _reject_strict(self, data: Any) -> None:
         if data is None:
