@@ -9,10 +9,12 @@ from __future__ import annotations
 import platform
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from opweave.configdefaults import build_config, platform_tag
+from opweave.configdefaults import build_config as build_core_config
+from opweave.configdefaults import platform_tag
 from opweave.configuration import (
     BoolParam,
     Config,
@@ -25,6 +27,14 @@ from opweave.configuration import (
     find_pyproject,
     parse_env_flags,
 )
+from opweave_c.options import add_c_options
+
+
+def build_config(**kwargs: Any) -> Config:
+    """A config with the core's flags and those opweave-c adds (``opweave_addoption``),
+    as the process-wide one has them once the plugins are loaded."""
+    environ = kwargs.get("environ")
+    return build_core_config(options=[lambda c: add_c_options(c, environ=environ)], **kwargs)
 
 
 @pytest.fixture
@@ -404,3 +414,42 @@ def test_add_rejects_bad_registrations() -> None:
         config.add("bad", "Bad default.", EnumParam("c", ["a", "b"]))
     with pytest.raises(AttributeError, match="cannot delete"):
         del config.mode
+
+
+# --------------------------------------------------------------------------- backend flags
+
+
+def test_a_backend_flag_set_before_the_backend_loads_applies_when_it_does(
+    project: Path, env: dict[str, str]
+) -> None:
+    env = {**env, "OPWEAVE_FLAGS": "cxx=clang-18,mode=DebugMode"}
+    made: list[Config] = []
+    loads: list[int] = []
+
+    def load_plugins() -> None:
+        loads.append(1)
+        add_c_options(made[0], environ=env)
+
+    config = build_core_config(cwd=project, environ=env, late_flags=load_plugins)
+    made.append(config)
+    assert config.mode == "DebugMode" and loads == []
+    assert config.cxx == "clang-18"  # reading it loads the plugins, once
+    assert config.source("cxx") == "OPWEAVE_FLAGS"
+    assert config.gcc__cxxflags == "" and loads == [1]
+    config.check_pending()
+
+
+def test_a_flag_no_plugin_registers_is_reported_once_they_loaded(
+    project: Path, env: dict[str, str]
+) -> None:
+    env = {**env, "OPWEAVE_FLAGS": "cxxx=clang"}
+    config = build_core_config(cwd=project, environ=env, late_flags=lambda: None)
+    with pytest.raises(UnknownFlagError, match=r"'cxxx' \(from OPWEAVE_FLAGS\)"):
+        config.check_pending()
+
+
+def test_a_backend_registering_its_flag_again_keeps_it(project: Path, env: dict[str, str]) -> None:
+    config = build_config(cwd=project, environ=env)
+    config.cxx = "gcc-13"
+    add_c_options(config, environ={"CC": "other"})
+    assert config.cxx == "gcc-13"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from pathlib import Path
 
@@ -51,6 +52,37 @@ from opweave.plugins import hookimpl
 
 @hookimpl
 def opweave_transfer(variable, where):
+    return None
+"""
+
+
+MINIMAL_BACKEND = """
+from opweave.link.loop import LoopLinker
+from opweave.plugins import hookimpl
+
+ASKED = []
+
+
+class StepLinker(LoopLinker):
+    name = "step"
+    priority = 1
+    impls = ("step", "py")  # its own implementations first, then the Python backend's
+
+
+@hookimpl
+def opweave_linkers():
+    return {"step": StepLinker}
+
+
+@hookimpl
+def opweave_backend_info():
+    return {"name": "opweave-step", "linkers": ["step"], "available": True, "reason": None}
+
+
+@hookimpl
+def opweave_make_thunk(op, node, impl):
+    if impl == "step":
+        ASKED.append(type(op).__name__)  # it has no kernels of its own yet
     return None
 """
 
@@ -192,3 +224,30 @@ def test_register_transfer_and_targets() -> None:
         opweave.transfer(1.0, "cpu")
     with pytest.raises(TypeError, match="expects a callable"):
         opweave.register_transfer("nope")
+
+
+def test_a_new_backend_is_one_small_distribution(fake_site: Path) -> None:
+    """A backend whose linker runs every Op through Python: an entry point and a
+    LoopLinker declaration, with no edit to the core."""
+    import numpy as np
+
+    import opweave.tensor as ot
+
+    make_dist(fake_site, "opweave-step", "0.1.0", {"opweave_step_backend": MINIMAL_BACKEND})
+    pm = create_plugin_manager()
+    with use_plugin_manager(pm):
+        x, t = ot.dmatrix("x"), ot.dvector("t")
+        w = opweave.shared(np.zeros(3), name="w")
+        loss = ot.mean((ot.dot(x, w) - t) ** 2)
+        step = opweave.function(
+            [x, t],
+            loss,
+            updates=[(w, w - 0.1 * opweave.grad(loss, w))],
+            mode=opweave.Mode(linker="step"),
+        )
+        data, target = np.eye(3), np.array([1.0, 2.0, 3.0])
+        assert step(data, target) == pytest.approx(14.0 / 3)
+        np.testing.assert_allclose(w.get_value(), 0.2 / 3 * target)
+    asked = sys.modules["opweave_step_backend"].ASKED
+    assert len(asked) == len(step.maker.fgraph.apply_nodes) > 0
+    assert type(step.maker.linker).__name__ == "StepLinker"

@@ -189,7 +189,9 @@ def test_c_linker_names_an_op_without_c_and_how_to_give_it() -> None:
     message = str(info.value)
     assert "PyOnlyComplement has no C implementation (node PyOnlyComplement(p))" in message
     assert "give the Op class PyOnlyComplement a c_code method" in message
-    assert "opweave_c_code(op, node) hook" in message
+    assert 'opweave_implementation(op, node, backend) hook implementation for backend="c"' in (
+        message
+    )
     assert "linker='cvm'" in message
 
 

@@ -2,7 +2,8 @@
 
 Public API for other backends: :func:`c_code_for` and :func:`c_type_for` return the C
 implementation of a core Op's node and the C interface of a core Type (the tables the
-``opweave_c_code`` and ``opweave_c_type`` hooks answer from).
+``opweave_implementation(..., backend="c")`` and ``opweave_c_type`` hooks answer
+from).
 """
 
 from opweave_c.errors import CompilationError

@@ -1,10 +1,10 @@
 """Finding the C implementation of Types and Ops, and calling the ``c_*`` contract.
 
-Types and Ops whose class (or instance, as in seed 002's tutorial) defines the C
+Types and Ops whose class (or instance, as in Theano's C tutorial) defines the C
 methods are used as they are; for the others the plugin manager is asked through
-``opweave_c_type`` / ``opweave_c_code``. Every optional method may be missing
-(raise :class:`MethodNotDefined`), and the ``c_compiler``-taking methods may be
-written with or without that argument.
+``opweave_c_type`` / ``opweave_implementation(op, node, backend="c")``. Every optional
+method may be missing (raise :class:`MethodNotDefined`), and the ``c_compiler``-taking
+methods may be written with or without that argument.
 """
 
 from __future__ import annotations
@@ -95,13 +95,13 @@ def c_op_of(node: Any) -> Any:
     if _defines(op, "c_code", CLinkerOp):
         check_registered(node)
         return op
-    found = get_plugin_manager().hook.opweave_c_code(op=op, node=node)
+    found = get_plugin_manager().hook.opweave_implementation(op=op, node=node, backend="c")
     if found is None:
         cls = type(op).__name__
         raise NoCCode(
             f"{op} has no C implementation (node {node}): give the Op class {cls} a c_code "
             "method (and c_code_cache_version), or return an object with c_code from an "
-            "opweave_c_code(op, node) hook implementation"
+            'opweave_implementation(op, node, backend) hook implementation for backend="c"'
         )
     return found
 

@@ -6,10 +6,24 @@ from collections.abc import Sequence
 from typing import Any
 
 from opweave.plugins import hookimpl
+from opweave_c import hookspecs
 from opweave_c.compiler import compiler_problem
 from opweave_c.impls import c_code_for, c_type_for, compile_ops
 from opweave_c.linkers import CLinker, CVMLinker
+from opweave_c.options import add_c_options
 from opweave_c.thunk import make_c_thunk
+
+
+@hookimpl
+def opweave_addhooks(pluginmanager: Any) -> None:
+    """Declare the C backend's own hooks (``opweave_c_type``, ``opweave_register_*``)."""
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+@hookimpl
+def opweave_addoption(config: Any) -> None:
+    """Register the C backend's flags (``cxx``, ``gcc__cxxflags``, ``openmp`` ...)."""
+    add_c_options(config)
 
 
 @hookimpl
@@ -58,9 +72,9 @@ def opweave_c_type(type_: Any) -> Any:
 
 
 @hookimpl
-def opweave_c_code(op: Any, node: Any) -> Any:
-    """C implementations of the core's standard Ops."""
-    return c_code_for(op, node)
+def opweave_implementation(op: Any, node: Any, backend: str) -> Any:
+    """C implementations (``backend="c"``) of the core's standard Ops."""
+    return c_code_for(op, node) if backend == "c" else None
 
 
 @hookimpl

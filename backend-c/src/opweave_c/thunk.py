@@ -6,8 +6,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from opweave.graph.basic import Apply, Variable
+from opweave_c.linkers.block_call import link_block
 from opweave_c.linkers.cvm import node_block
-from opweave_c.linkers.failures import explain
 from opweave_c.module import build_module
 
 
@@ -27,26 +27,15 @@ def make_c_thunk(
     from opweave import config
 
     block = node_block(node, 0, list(no_recycling), config.check_input)
-    module = build_module([block], f"node {node}")
-    failcell: list[Any] = [0]
-    run, _ = getattr(module, f"link_{block.fn_name}")(
-        tuple(storage_map[v] for v in block.inputs),
-        tuple(storage_map[v] for v in block.outputs),
-        (None,) * len(block.inputs),
-        failcell,
-        0,
-        (),
-        (),
-        (),
-        False,
-    )
+    linked, _ = link_block(build_module([block], f"node {node}"), block, storage_map)
+    run = linked.run
     computed = [compute_map[v] for v in node.outputs]
 
     def thunk() -> None:
         try:
             run()
         except Exception as exc:
-            explain(exc, block.labels, failcell, storage_map)
+            linked.explain(exc, storage_map)
             raise
         for flag in computed:
             flag[0] = 1

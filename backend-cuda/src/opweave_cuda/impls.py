@@ -1,4 +1,4 @@
-"""Implementations of the GPU Ops, served through the ``opweave_perform`` hook.
+"""Implementations of the GPU Ops, served through ``opweave_implementation`` (``"cuda"``).
 
 :func:`perform_for` runs at compile time: it builds the generated kernels a node needs
 (no pycuda required for that) and returns ``fn(node, inputs, output_storage)``. The

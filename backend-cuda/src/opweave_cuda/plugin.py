@@ -6,6 +6,7 @@ unavailable, with the reason) on machines without pycuda or a CUDA driver.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from opweave.plugins import hookimpl
@@ -15,6 +16,7 @@ from opweave_cuda.linker import CudaLinker
 from opweave_cuda.rewrites import register_gpu_rewrites
 from opweave_cuda.sharedvar import gpu_shared
 from opweave_cuda.transfer_ops import cuda_transfer
+from opweave_python.thunk import make_perform_thunk
 
 
 @hookimpl
@@ -36,10 +38,33 @@ def opweave_backend_info() -> dict[str, Any]:
     }
 
 
-@hookimpl(tryfirst=True)
-def opweave_perform(op: Any, node: Any) -> Any:
-    """Implementations of the GPU Ops, transfers, and ``DeepCopyOp`` of GPU values."""
-    return perform_for(op, node)
+@hookimpl
+def opweave_implementation(op: Any, node: Any, backend: str) -> Any:
+    """``backend="cuda"``: the GPU Ops, transfers, and ``DeepCopyOp`` of GPU values."""
+    return perform_for(op, node) if backend == "cuda" else None
+
+
+@hookimpl
+def opweave_make_thunk(
+    op: Any,
+    node: Any,
+    storage_map: dict[Any, list[Any]],
+    compute_map: dict[Any, list[int]],
+    no_recycling: Sequence[Any],
+    impl: str | None,
+) -> Any:
+    """Thunks of GPU nodes, for any linker that runs Python-level thunks.
+
+    A GPU node has no other implementation, so it runs on the GPU whether the linker
+    asks for ``"cuda"`` (the ``cuda`` linker), ``"py"`` or any implementation (the
+    ``vm`` and ``cvm`` loops after ``config.device="cuda"`` moved the graph).
+    """
+    if impl not in (None, "py", "cuda"):
+        return None
+    perform = perform_for(op, node)
+    if perform is None:
+        return None
+    return make_perform_thunk(node, perform, storage_map, compute_map, no_recycling)
 
 
 @hookimpl

@@ -2,7 +2,7 @@
 
 ``GpuFromHost(x)`` uploads a host tensor; ``HostFromGpu(g)`` downloads a GPU array. Each
 one's gradient is the opposite transfer. Their implementations (pycuda uploads and
-downloads) are served by the plugin's ``opweave_perform`` hook.
+downloads) are served by the plugin's ``opweave_implementation`` hook.
 """
 
 from __future__ import annotations

@@ -28,9 +28,9 @@ def opweave_backend_info() -> dict[str, Any]:
 
 
 @hookimpl
-def opweave_perform(op: Any, node: Any) -> Any:
-    """NumPy implementations of the core's standard Ops."""
-    return perform_for(op)
+def opweave_implementation(op: Any, node: Any, backend: str) -> Any:
+    """NumPy implementations (``backend="py"``) of the core's standard Ops."""
+    return perform_for(op) if backend == "py" else None
 
 
 @hookimpl(trylast=True)
@@ -42,7 +42,7 @@ def opweave_make_thunk(
     no_recycling: Sequence[Any],
     impl: str | None,
 ) -> Any:
-    """A thunk from the Op's own ``perform`` or the one the ``opweave_perform`` hook gives."""
+    """A thunk from the Op's own ``perform`` or the one ``opweave_implementation`` gives."""
     if impl not in IMPLS:
         return None
     perform = find_perform(op, node)

@@ -25,8 +25,11 @@ def own_perform(op: Op) -> Perform | None:
 
 
 def find_perform(op: Op, node: Apply) -> Perform | None:
-    """Return the Op's own ``perform`` or one supplied by the ``opweave_perform`` hook."""
-    return own_perform(op) or get_plugin_manager().hook.opweave_perform(op=op, node=node)
+    """Return the Op's own ``perform``, or the Python implementation a plugin gives through
+    ``opweave_implementation(op, node, backend="py")``."""
+    return own_perform(op) or get_plugin_manager().hook.opweave_implementation(
+        op=op, node=node, backend="py"
+    )
 
 
 def make_perform_thunk(

@@ -5,10 +5,8 @@ Build graphs from :class:`~opweave.graph.basic.Variable` and
 run them through a linker that an installed backend provides.
 """
 
-from opweave.configdefaults import build_config
-
 #: The process-wide configuration (see :mod:`opweave.configdefaults` for the flags).
-config = build_config()
+from opweave.configdefaults import config
 
 from opweave.compile import In, Mode, Out, SharedVariable, function, get_mode  # noqa: E402
 from opweave.gradient import grad  # noqa: E402

@@ -12,7 +12,7 @@ import os
 import platform
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from opweave.configuration import (
@@ -24,7 +24,7 @@ from opweave.configuration import (
     StrParam,
 )
 
-__all__ = ["build_config", "default_compiledir", "platform_tag"]
+__all__ = ["build_config", "config", "default_compiledir", "platform_tag"]
 
 MODES = ("FAST_RUN", "FAST_COMPILE", "DebugMode")
 FLOAT_DTYPES = ("float64", "float32", "float16")
@@ -74,6 +74,8 @@ def build_config(
     environ: Mapping[str, str] | None = None,
     user_config_path: str | os.PathLike[str] | None = None,
     load: bool = True,
+    options: Sequence[Callable[[Config], None]] = (),
+    late_flags: Callable[[], None] | None = None,
 ) -> Config:
     """Create a config with the standard flags, then apply the outside sources.
 
@@ -90,6 +92,13 @@ def build_config(
         :func:`~opweave.configuration.default_user_config_path` of ``environ``.
     load
         If false, only register the flags (every value is its default).
+    options
+        Functions adding more flags before the sources are read (what backends do in
+        their ``opweave_addoption`` hook).
+    late_flags
+        For the process-wide config: called when an unknown flag is first read, to load
+        the plugins; with it, sources may name flags that plugins register later
+        (:meth:`~opweave.configuration.Config.defer_unknown_flags`).
 
     Returns
     -------
@@ -141,40 +150,6 @@ def build_config(
         PathParam(default_compiledir(environ)),
     )
     config.add(
-        "cxx",
-        "C compiler command used by C-generating linkers.\n\n"
-        "Defaults to the ``CC`` environment variable, else ``cc``.",
-        StrParam(environ.get("CC") or "cc"),
-    )
-    config.add(
-        "gcc__cxxflags",
-        "Extra flags passed to the C compiler, as one shell-style string.",
-        StrParam(""),
-    )
-    config.add(
-        "c__vector_math",
-        "Whether C loops may call glibc's vector math library (libmvec) for ``exp``, ``log``,\n"
-        "``tanh``... on processors with AVX2: several times faster, with results within 4 ulp\n"
-        "of the correctly rounded ones (the scalar C library is within 1). NaN, infinities\n"
-        "and signed zeros are the same either way.",
-        BoolParam(True),
-    )
-    config.add(
-        "openmp",
-        "Whether C backends may run large elementwise loops on several threads (OpenMP; the\n"
-        "``OMP_NUM_THREADS`` environment variable sets their number). Off by default, as in\n"
-        "PyTensor: threads compete with a multi-threaded BLAS and with other processes, and a\n"
-        "process forked after OpenMP started its threads must not use them.",
-        BoolParam(False),
-    )
-    config.add(
-        "openmp_elemwise_minsize",
-        "With ``openmp``, the fewest elements an elementwise loop of one cheap operation\n"
-        "(``+``, ``*``...) must have to run on several threads; a fused loop needs\n"
-        "proportionally fewer (each call such as ``exp`` or ``tanh`` counting as 8).",
-        IntParam(200000, minimum=1),
-    )
-    config.add(
         "check_input",
         "Whether compiled functions check the type and shape of their inputs.\n\n"
         "Turning it off saves time per call but lets bad inputs reach the op implementations.",
@@ -209,6 +184,22 @@ def build_config(
         "``-1`` records the whole stack, ``0`` none.",
         IntParam(8, minimum=-1),
     )
+    for add_options in options:
+        add_options(config)
+    if late_flags is not None:
+        config.defer_unknown_flags(late_flags)
     if load:
         config.load(cwd=cwd, environ=environ, user_config_path=user_config_path)
     return config
+
+
+def _load_plugins() -> None:
+    """Create the process-wide plugin manager, whose plugins register their flags."""
+    # late: the plugin layer sits above the configuration
+    from opweave.plugins.manager import get_plugin_manager
+
+    get_plugin_manager()
+
+
+#: The process-wide configuration (``opweave.config`` is this object).
+config = build_config(late_flags=_load_plugins)

@@ -326,6 +326,11 @@ class Config:
     def __init__(self) -> None:
         # Written to __dict__ directly: __setattr__ only accepts flag names.
         self.__dict__["_flags"] = {}
+        # Values from the outside sources for flags not registered yet (a backend adds
+        # its flags when the plugins load): name -> (raw value, origin).
+        self.__dict__["_pending"] = {}
+        # Called once when an unknown name is read, to let plugins register their flags.
+        self.__dict__["_late_flags"] = None
 
     # -- registration and introspection
 
@@ -351,6 +356,10 @@ class Config:
         if not isinstance(name, str) or _FLAG_NAME_RE.fullmatch(name) is None:
             raise ValueError(f"invalid config flag name {name!r}")
         if name in self._flags:
+            old = self._flags[name].param
+            if type(old) is type(param) and old.expected == param.expected:
+                return  # the same flag again (a backend's plugin registered anew): kept
+
             raise ValueError(f"config flag {name!r} is already registered")
         if hasattr(type(self), name):
             raise ValueError(f"config flag name {name!r} clashes with a Config attribute")
@@ -362,6 +371,35 @@ class Config:
                 f"(expected {param.expected})"
             ) from exc
         self._flags[name] = _Flag(param=param, doc=doc, value=value, source=SOURCE_DEFAULT)
+        if name in self._pending:
+            raw, origin = self._pending.pop(name)
+            self._set(name, raw, origin)
+
+    def defer_unknown_flags(self, late_flags: Any) -> None:
+        """Let outside sources name flags that plugins register later.
+
+        After this, :meth:`load` keeps values of unknown names until :meth:`add` registers
+        them, and reading an unknown name first calls ``late_flags()`` (which loads the
+        plugins, whose ``opweave_addoption`` hooks add their flags) once.
+        :meth:`check_pending` then reports names no plugin registered.
+
+        Parameters
+        ----------
+        late_flags
+            A callable that makes the plugins register their flags.
+        """
+        self.__dict__["_late_flags"] = late_flags
+
+    def check_pending(self) -> None:
+        """Raise for an outside source's flag that nothing registered.
+
+        Raises
+        ------
+        UnknownFlagError
+            Naming the flag and where it was set.
+        """
+        for name, (_, origin) in self._pending.items():
+            self._lookup(name, origin)
 
     def flags(self) -> list[FlagInfo]:
         """List the flags in registration order.
@@ -515,6 +553,11 @@ class Config:
             ]
         raw += [(name, value, ENV_VAR) for name, value in parse_env_flags(environ.get(ENV_VAR, ""))]
 
+        if self._late_flags is not None:
+            for name, value, origin in raw:
+                if name not in self._flags:
+                    self._pending[name] = (value, origin)
+            raw = [item for item in raw if item[0] in self._flags]
         updates = [
             (name, self._convert(name, value, origin), origin) for name, value, origin in raw
         ]
@@ -530,6 +573,12 @@ class Config:
             return self._flags[name]
         except (KeyError, TypeError):
             pass
+        late_flags = self._late_flags
+        if late_flags is not None:  # let the plugins register their flags, once
+            self.__dict__["_late_flags"] = None
+            late_flags()
+            if name in self._flags:
+                return self._flags[name]
         known = sorted(self._flags)
         close = difflib.get_close_matches(str(name), known, n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""

@@ -9,7 +9,7 @@ from opweave.graph.basic import Apply, Constant, Variable
 from opweave.link.basic import Linker, map_storage
 from opweave_c.codegen import BlockBuilder
 from opweave_c.contract import NoCCode, c_type_of, call_optional, filter_checked_in_c
-from opweave_c.linkers.failures import explain
+from opweave_c.linkers.block_call import link_block
 from opweave_c.module import build_module
 
 
@@ -72,31 +72,18 @@ class CLinker(Linker):
                 f"linker 'c' compiles the whole graph to C, but {exc}. Use linker='cvm', "
                 "which runs the nodes without C code in Python."
             ) from exc
-        module = build_module([block], f"graph {fgraph}")
-        self._labels = block.labels
-        self._failcell: list[Any] = [0]
+        self._module = build_module([block], f"graph {fgraph}")
+        self._block = block
         self._storage_map = smap
-        self._in_cells = tuple(smap[v] for v in inputs)
-        self._out_cells = tuple(smap[v] for v in outputs)
-        self._link = getattr(module, f"link_{block.fn_name}")
-        run, _ = self._link(
-            self._in_cells,
-            self._out_cells,
-            (None,) * len(inputs),
-            self._failcell,
-            0,
-            (),
-            (),
-            (),
-            False,
-        )
-        labels, failcell = self._labels, self._failcell
+        self._linked, _ = link_block(self._module, block, smap)
+        linked = self._linked
+        run = linked.run
 
         def fn() -> None:
             try:
                 run()
             except Exception as exc:
-                explain(exc, labels, failcell, smap)
+                linked.explain(exc, smap)
                 raise
 
         fn.storage_map = smap  # type: ignore[attr-defined]
@@ -125,20 +112,21 @@ class CLinker(Linker):
         filters = tuple(
             None if getattr(f, "strict", False) and filter_checked_in_c(t) else f
             for f, t in zip(arg_filters, types, strict=True)
-        ) + (None,) * (len(self._in_cells) - n)
-        _, call = self._link(
-            self._in_cells,
-            self._out_cells,
+        ) + (None,) * (len(self._block.inputs) - n)
+        # The fast call shares the failure cell of the bound block (explain_failure reads it).
+        linked, call = link_block(
+            self._module,
+            self._block,
+            self._storage_map,
             filters,
-            self._failcell,
             n,
-            tuple(src for src, _ in update_cells),
-            tuple(dst for _, dst in update_cells),
-            tuple(user_output_cells),
+            update_cells,
+            user_output_cells,
             unpack_single,
         )
+        self._linked = linked
         return call
 
     def explain_failure(self, exc: BaseException) -> tuple[str, Any] | None:
         """What a failing fast call was doing: ``("input", var)``, ``("node", node)``..."""
-        return explain(exc, self._labels, self._failcell, self._storage_map)
+        return self._linked.explain(exc, self._storage_map)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from opweave.graph.basic import Apply, Variable
-from opweave_python.linkers.common import describe_failure
+from opweave.link.loop import describe_failure
 
 
 def explain(

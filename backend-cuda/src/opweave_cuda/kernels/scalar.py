@@ -7,7 +7,7 @@ statements on NumPy's ``npy_*`` number types and ``<math.h>`` (``expf`` for ``fl
 with ``OPW_SC_FN``. Both compile as CUDA device code under
 :data:`~opweave_cuda.kernels.source.PRELUDE`, so this module takes them from there (a
 declared requirement); scalar Ops the C backend does not know are asked of the plugins'
-``opweave_c_code`` hook.
+``opweave_implementation`` hook (``backend="c"``).
 
 ``float16`` has no C code: values of that dtype are computed as ``float32`` (the scalar graph
 is rebuilt on ``float32``, a cast to ``float16`` becoming a cast to ``float32``) and only
@@ -152,8 +152,8 @@ def scalar_code(
         raise NotImplementedError(f"no CUDA code for dtype {', '.join(bad)} (scalar Op {op})")
     if len(outputs) != len(out_dtypes):
         raise ValueError(f"scalar Op {op} has {len(out_dtypes)} outputs, got {len(outputs)} names")
-    impl = c_code_for(node.op, node) or get_plugin_manager().hook.opweave_c_code(
-        op=node.op, node=node
+    impl = c_code_for(node.op, node) or get_plugin_manager().hook.opweave_implementation(
+        op=node.op, node=node, backend="c"
     )
     if impl is None or not hasattr(impl, "c_code"):
         raise NotImplementedError(

@@ -49,6 +49,41 @@ hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 
+# ---------------------------------------------------------------------- extending
+
+
+@hookspec(historic=True)
+def opweave_addhooks(pluginmanager: Any) -> None:
+    """Add hook specifications of this plugin's own to ``pluginmanager``.
+
+    **Kind:** historic (called for every plugin, also those registered later).
+
+    How a backend declares hooks that only it calls (opweave-c declares
+    ``opweave_c_type`` and the ``opweave_register_*_c_code`` hooks this way)::
+
+        @hookimpl
+        def opweave_addhooks(pluginmanager):
+            from mybackend import hookspecs
+            pluginmanager.add_hookspecs(hookspecs)
+
+    Plugins implementing another backend's hooks mark those implementations
+    ``@hookimpl(optionalhook=True)``, so that they load where that backend is absent.
+    """
+
+
+@hookspec(historic=True)
+def opweave_addoption(config: Any) -> None:
+    """Register this plugin's configuration flags on ``config``.
+
+    **Kind:** historic (called for every plugin, also those registered later).
+
+    ``config`` is :data:`opweave.config`; call its ``add(name, doc, param)`` with a
+    :class:`opweave.configuration.ConfigParam` (``StrParam``, ``BoolParam`` ...). The
+    flags then read like the core's (``opweave.config.cxx``), and values set for them in
+    ``OPWEAVE_FLAGS`` or a config file before the plugin loaded apply when it adds them.
+    """
+
+
 # ---------------------------------------------------------------------- linkers
 
 
@@ -118,46 +153,31 @@ def opweave_make_thunk(
 
 
 @hookspec(firstresult=True)
-def opweave_perform(op: Op, node: Apply) -> Callable[..., None] | None:
-    """Return a Python implementation of ``op`` for ``node``, or ``None``.
+def opweave_implementation(op: Op, node: Apply, backend: str) -> Any | None:
+    """Return ``backend``'s implementation of ``op`` for ``node``, or ``None``.
 
     **Kind:** first result.
 
-    The result has the signature of :meth:`Op.perform`:
-    ``fn(node, inputs, output_storage)``. Asked only for Ops whose class does
-    not define ``perform`` itself. The Python backend supplies these for every
-    standard Op of the core; a plugin adds them for Ops it knows.
-    """
+    The backend-neutral way to give an Op an implementation without changing its class
+    (the Op's class may define ``perform`` or ``c_code`` itself; those are used
+    directly). What an implementation is depends on the backend, which documents it:
 
+    * ``"py"`` (opweave-python): a callable with the signature of :meth:`Op.perform`,
+      ``fn(node, inputs, output_storage)``;
+    * ``"c"`` (opweave-c): an object with the Op C contract (``c_code``, and optionally
+      ``c_support_code``, ``c_headers``, ``c_code_cache_version`` ...);
+    * ``"cuda"`` (opweave-cuda): a ``perform``-style callable on GPU values.
 
-@hookspec(firstresult=True)
-def opweave_c_code(op: Op, node: Apply) -> Any | None:
-    """Return the C implementation of ``node``, or ``None``.
+    Backends ask it when they build a node's thunk; the standard Ops' implementations
+    come to each backend through this same hook.
 
-    **Kind:** first result.
+    Example::
 
-    The result is an object with the Op C contract of seed 002 (``c_code``,
-    and optionally ``c_support_code``, ``c_support_code_apply``, ``c_headers``,
-    ``c_libraries``, ``c_compile_args``, ``c_code_cleanup``, ``c_init_code``,
-    ``c_code_cache_version`` ...). Asked only for Ops whose class does not
-    define ``c_code`` itself.
-    """
-
-
-@hookspec(firstresult=True)
-def opweave_c_type(type_: Any) -> Any | None:
-    """Return the C interface of ``type_``, or ``None``.
-
-    **Kind:** first result.
-
-    The result is an object with the Type C contract of seeds 001/002
-    (``c_declare``, ``c_init``, ``c_extract``, ``c_sync``, ``c_cleanup`` and
-    optionally ``c_extract_out``, ``c_literal``, ``c_is_simple``,
-    ``c_element_type``, ``c_headers``, ``c_support_code``, ``c_init_code``,
-    ``c_code_cache_version`` ...). Asked only for Types whose class (or
-    instance) does not define ``c_declare`` itself: the seeds' ``Double`` is
-    used as it is, while the C backend answers for the core's ``TensorType``,
-    ``ScalarType`` and ``Generic``.
+        @hookimpl
+        def opweave_implementation(op, node, backend):
+            if backend == "py" and isinstance(op, MyOp):
+                return my_perform
+            return None
     """
 
 
@@ -192,43 +212,6 @@ def opweave_shared(
     (e.g. ``"cuda"``). The arguments are those of ``shared``. Return ``None`` for
     targets this plugin does not provide; raise (with a message saying why) when it
     provides the target but cannot use it on this machine.
-    """
-
-
-@hookspec
-def opweave_register_deep_copy_op_c_code() -> list[tuple[type, str, tuple[Any, ...]]]:
-    """Return ``(Type class, C code, version)`` entries for ``DeepCopyOp``.
-
-    **Kind:** collect.
-
-    The C code uses ``%(iname)s`` and ``%(oname)s`` for the input and output
-    names and ``%(fail)s`` on error. ``register_deep_copy_op_c_code`` in
-    :mod:`opweave.compile.ops` feeds the same registry.
-    """
-
-
-@hookspec
-def opweave_register_view_op_c_code() -> list[tuple[type, str, tuple[Any, ...]]]:
-    """Return ``(Type class, C code, version)`` entries for ``ViewOp``.
-
-    **Kind:** collect. Same templating as the DeepCopyOp entries.
-    """
-
-
-@hookspec
-def opweave_register_shape_c_code() -> list[tuple[type, str, tuple[Any, ...]]]:
-    """Return ``(Type class, C code, version)`` entries for ``Shape``.
-
-    **Kind:** collect. Same templating as the DeepCopyOp entries.
-    """
-
-
-@hookspec
-def opweave_register_shape_i_c_code() -> list[tuple[type, str, str, tuple[Any, ...]]]:
-    """Return ``(Type class, C code, CHECK_INPUT code, version)`` entries for ``Shape_i``.
-
-    **Kind:** collect. The code may also use ``%(i)s``, the dimension asked for;
-    ``CHECK_INPUT`` must check that the input has more than ``i`` dimensions.
     """
 
 

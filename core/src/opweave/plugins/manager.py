@@ -22,6 +22,7 @@ from typing import Any
 
 import pluggy
 
+from opweave.configdefaults import config
 from opweave.plugins import hookspecs
 from opweave.plugins.isolation import BUILTIN_PLUGIN_NAME, HookFailure, IsolatingHookExec
 
@@ -68,6 +69,12 @@ class OpweavePluginManager(pluggy.PluginManager):
         # way); ours isolates each plugin's implementation.
         self._isolation = IsolatingHookExec(self, self._inner_hookexec)
         self._inner_hookexec = self._isolation
+        # Set while entry points load: a plugin may implement hooks that a backend loaded
+        # after it declares (opweave_addhooks), so unknown hooks are checked at the end.
+        self._defer_checks = False
+        # Historic: every plugin registered from now on declares its hooks and flags.
+        self.hook.opweave_addhooks.call_historic(kwargs={"pluginmanager": self})
+        self.hook.opweave_addoption.call_historic(kwargs={"config": config})
 
     def answers(self, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
         """Call the collect hook ``hook_name`` and return ``(plugin name, answer)`` pairs.
@@ -113,6 +120,8 @@ class OpweavePluginManager(pluggy.PluginManager):
             misspelling), or implements one with arguments it does not have.
         """
         plugin_name = super().register(plugin, name)
+        if self._defer_checks:
+            return plugin_name
         try:
             self._check_plugin(plugin)
         except pluggy.PluginValidationError:
@@ -136,6 +145,14 @@ class OpweavePluginManager(pluggy.PluginManager):
         """Load and register every ``opweave.plugins`` entry point, skipping broken ones."""
         if entry_points is None:
             entry_points = metadata.entry_points(group=ENTRY_POINT_GROUP)
+        self._defer_checks = True
+        try:
+            self._load_each(entry_points)
+        finally:
+            self._defer_checks = False
+        self._check_loaded()
+
+    def _load_each(self, entry_points: Iterable[metadata.EntryPoint]) -> None:
         for ep in entry_points:
             if self.has_plugin(ep.name) or self.is_blocked(ep.name):
                 continue
@@ -146,18 +163,34 @@ class OpweavePluginManager(pluggy.PluginManager):
                 plugin = ep.load()
                 self.register(plugin, name=ep.name)
             except Exception as exc:  # a broken plugin never breaks the core
-                error = f"{type(exc).__name__}: {exc}"
-                self.records.append(
-                    PluginRecord(ep.name, ep.value, dist_name, version, False, error)
-                )
-                where = f" from {dist_name}" if dist_name else ""
-                warnings.warn(
-                    f"opweave: skipped plugin {ep.name!r} ({ep.value}){where}: {error}",
-                    PluginWarning,
-                    stacklevel=2,
-                )
+                self._skip(PluginRecord(ep.name, ep.value, dist_name, version, False), exc)
                 continue
             self.records.append(PluginRecord(ep.name, ep.value, dist_name, version, True))
+
+    def _check_loaded(self) -> None:
+        """Unregister and report the loaded plugins that implement unknown hooks."""
+        for i, rec in enumerate(self.records):
+            plugin = self.get_plugin(rec.name) if rec.loaded else None
+            if plugin is None:
+                continue
+            try:
+                self._check_plugin(plugin)
+            except pluggy.PluginValidationError as exc:
+                self.unregister(plugin)
+                del self.records[i]
+                self._skip(rec, exc, at=i)
+
+    def _skip(self, rec: PluginRecord, exc: Exception, at: int | None = None) -> None:
+        """Record ``rec`` as skipped because of ``exc`` and warn, naming it."""
+        error = f"{type(exc).__name__}: {exc}"
+        failed = PluginRecord(rec.name, rec.value, rec.distribution, rec.version, False, error)
+        self.records.insert(len(self.records) if at is None else at, failed)
+        where = f" from {rec.distribution}" if rec.distribution else ""
+        warnings.warn(
+            f"opweave: skipped plugin {rec.name!r} ({rec.value}){where}: {error}",
+            PluginWarning,
+            stacklevel=3,
+        )
 
 
 def _spec_names() -> list[str]:
@@ -185,6 +218,7 @@ def create_plugin_manager(autoload: bool | None = None) -> OpweavePluginManager:
         autoload = os.environ.get(DISABLE_AUTOLOAD_ENV, "").strip() not in ("1", "true", "yes")
     if autoload:
         pm.load_entry_points()
+    config.check_pending()
     return pm
 
 

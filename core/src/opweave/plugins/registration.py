@@ -34,7 +34,8 @@ class CCodeEntryPlugin:
         def entries() -> list[tuple[Any, ...]]:
             return [entry]
 
-        setattr(self, hook_name, hookimpl(specname=hook_name)(entries))
+        # The registries' hooks are declared by the C backend: optional where it is absent.
+        setattr(self, hook_name, hookimpl(specname=hook_name, optionalhook=True)(entries))
 
 
 def register_plugin_object(plugin: Any, name: str) -> None:

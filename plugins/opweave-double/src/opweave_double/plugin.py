@@ -2,7 +2,9 @@
 
 The Ops define ``perform`` and ``c_code`` themselves and the Type its C interface, so
 no implementation hook is needed; what the plugin contributes is rewrites, registered
-like the core's own, and the DeepCopyOp/ViewOp C code for ``Double`` (seed 002).
+like the core's own, and the DeepCopyOp/ViewOp C code for ``Double``. Those two hooks
+are the C backend's own (declared by opweave-c), so their implementations are marked
+``optionalhook``: the plugin loads where opweave-c is not installed.
 """
 
 from __future__ import annotations
@@ -21,13 +23,13 @@ def opweave_rewrites(db: Any) -> None:
     db["canonicalize"].register("double_remove_mul_one", remove_mul_one, "fast_run", "double")
 
 
-@hookimpl
+@hookimpl(optionalhook=True)
 def opweave_register_deep_copy_op_c_code() -> list[tuple[type, str, tuple[int, ...]]]:
-    """Copying a C double is assigning it (seed 002's DeepCopyOp registration)."""
+    """Copying a C double is assigning it (the DeepCopyOp registration of Theano's C tutorial)."""
     return [(Double, "%(oname)s = %(iname)s;", (1,))]
 
 
-@hookimpl
+@hookimpl(optionalhook=True)
 def opweave_register_view_op_c_code() -> list[tuple[type, str, tuple[int, ...]]]:
     """A view of a C double is the double itself."""
     return [(Double, "%(oname)s = %(iname)s;", (1,))]

@@ -1,0 +1,240 @@
+"""Linking a graph as one thunk per node, run in order by a loop: the shared machinery.
+
+:class:`LoopLinker` wires storage (:func:`~opweave.link.basic.map_storage`), asks each
+node's Op for a thunk from the implementations the linker names, in order
+(:attr:`LoopLinker.impls`: ``("py",)`` for ``vm``, ``("c", "py")`` for a C linker that
+falls back to Python per node), and runs the thunks in a loop that frees each
+intermediate after its last client ran (:func:`gc_plan`), or keeps everything
+(``allow_gc=False``). When a thunk raises, the exception gets a note naming the node and
+its inputs (:func:`describe_failure`). A backend's linker is a declaration::
+
+    class NumbaLinker(LoopLinker):
+        name = "numba"
+        priority = 25
+        impls = ("numba", "py")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from opweave.configdefaults import config
+from opweave.graph.basic import Apply, Constant, Variable
+from opweave.graph.fg import FunctionGraph
+from opweave.link.basic import Linker, compute_map_for, map_storage
+
+#: A variable to free: its storage cell and its compute-map cell.
+GcEntry = tuple[list[Any], list[int]]
+
+
+@dataclass
+class LinkedGraph:
+    """A graph with storage assigned and one thunk per node, in execution order."""
+
+    order: list[Apply]
+    thunks: list[Any]
+    input_storage: list[list[Any]]
+    output_storage: list[list[Any]]
+    storage_map: dict[Variable, list[Any]]
+    compute_map: dict[Variable, list[int]]
+
+
+def describe_failure(
+    exc: BaseException, node: Apply, storage_map: dict[Variable, list[Any]]
+) -> None:
+    """Attach a note to ``exc`` naming the node that failed and what its inputs were."""
+    parts = []
+    for i, var in enumerate(node.inputs):
+        value = storage_map[var][0]
+        shape = getattr(value, "shape", None)
+        dtype = getattr(value, "dtype", None)
+        desc = type(value).__name__
+        if shape is not None:
+            desc += f" shape={tuple(shape)}"
+        if dtype is not None:
+            desc += f" dtype={dtype}"
+        parts.append(f"  input {i} ({var}, type {var.type}): {desc}")
+    exc.add_note(f"Apply node that caused the error: {node}\n" + "\n".join(parts))
+
+
+def make_node_thunk(
+    node: Apply,
+    storage_map: dict[Variable, list[Any]],
+    compute_map: dict[Variable, list[int]],
+    no_recycling: Sequence[Variable],
+    impls: Sequence[str | None],
+) -> Callable[[], Any]:
+    """A thunk of ``node`` from the first of ``impls`` that implements its Op.
+
+    Raises
+    ------
+    NotImplementedError
+        The last implementation's refusal when none of ``impls`` implements the node.
+    """
+    refusal: NotImplementedError | None = None
+    for impl in impls:
+        try:
+            node.op.prepare_node(node, storage_map, compute_map, impl)
+            return node.op.make_thunk(node, storage_map, compute_map, no_recycling, impl=impl)
+        except NotImplementedError as exc:
+            refusal = exc
+    assert refusal is not None, "impls must name at least one implementation"
+    raise refusal
+
+
+def link_graph(
+    fgraph: FunctionGraph,
+    no_recycling: list[Variable],
+    input_storage: list[list[Any]] | None,
+    output_storage: list[list[Any]] | None,
+    storage_map: dict[Variable, list[Any]] | None,
+    impls: Sequence[str | None] | str | None,
+) -> LinkedGraph:
+    """Assign storage to ``fgraph`` and give each node a thunk from ``impls``, in order."""
+    if impls is None or isinstance(impls, str):
+        impls = (impls,)
+    order = fgraph.toposort()
+    ins, outs, smap = map_storage(fgraph, order, input_storage, output_storage, storage_map)
+    cmap = compute_map_for(smap)
+    thunks = [make_node_thunk(node, smap, cmap, no_recycling, impls) for node in order]
+    return LinkedGraph(order, thunks, ins, outs, smap, cmap)
+
+
+def gc_plan(fgraph: FunctionGraph, linked: LinkedGraph) -> list[tuple[GcEntry, ...]]:
+    """For each step, the intermediates whose last client is that step.
+
+    Graph inputs, outputs and constants are never freed, and neither are outputs no node
+    reads: those are an Op's hidden outputs, state it keeps between calls.
+    """
+    keep = set(fgraph.inputs) | set(fgraph.outputs)
+    last_use: dict[Variable, int] = {}
+    for i, node in enumerate(linked.order):
+        for var in node.inputs:
+            last_use[var] = i
+    plan: list[list[GcEntry]] = [[] for _ in linked.order]
+    for var, i in last_use.items():
+        if var in keep or isinstance(var, Constant) or var.owner is None:
+            continue
+        plan[i].append((linked.storage_map[var], linked.compute_map[var]))
+    return [tuple(entries) for entries in plan]
+
+
+def _free(steps: Sequence[tuple[Any, tuple[GcEntry, ...]]]) -> None:
+    for _, entries in steps:
+        for cell, computed in entries:
+            cell[0] = None
+            computed[0] = 2
+
+
+def run_loop(
+    linked: LinkedGraph,
+    plan: list[tuple[GcEntry, ...]] | None,
+    on_failure: Callable[[BaseException, int], None],
+) -> Callable[[], None]:
+    """The function running ``linked``'s thunks in order.
+
+    Parameters
+    ----------
+    linked
+        The linked graph.
+    plan
+        What to free after each step (:func:`gc_plan`), or ``None`` to keep every value.
+    on_failure
+        Called as ``on_failure(exc, i)`` when step ``i`` raised ``exc``, before it
+        propagates (to attach notes); intermediates are freed after it.
+    """
+    thunks = linked.thunks
+    if plan is None:
+
+        def keep_all() -> None:
+            i = 0
+            try:
+                for thunk in thunks:
+                    thunk()
+                    i += 1
+            except Exception as exc:
+                on_failure(exc, i)
+                raise
+
+        return keep_all
+
+    steps = list(zip(thunks, plan, strict=True))
+
+    def collect() -> None:
+        i = 0
+        try:
+            for thunk, entries in steps:
+                thunk()
+                for cell, computed in entries:
+                    cell[0] = None
+                    computed[0] = 2
+                i += 1
+        except Exception as exc:
+            on_failure(exc, i)
+            _free(steps)
+            raise
+
+    return collect
+
+
+class LoopLinker(Linker):
+    """A linker running one thunk per node in a loop; subclasses declare what to ask for.
+
+    Class attributes
+    ----------------
+    impls
+        The implementations asked for each node, in order (``Op.make_thunk``'s ``impl``
+        argument): the first one that has the node wins.
+    keep_values
+        Never free intermediates, whatever ``allow_gc`` says (the ``py`` linker keeps
+        every value until the end of the call).
+
+    With ``allow_gc`` (default ``config.allow_gc``) each intermediate is freed after its
+    last client ran (its storage cell set to ``None``, its compute-map cell to 2); without
+    it, intermediates stay in their cells so that implementations can reuse their memory
+    on the next call.
+    """
+
+    name: ClassVar[str] = "loop"
+    impls: ClassVar[tuple[str | None, ...]] = ("py",)
+    keep_values: ClassVar[bool] = False
+
+    def make_thunks(
+        self,
+        order: list[Apply],
+        storage_map: dict[Variable, list[Any]],
+        compute_map: dict[Variable, list[int]],
+    ) -> list[Any]:
+        """One thunk per node of ``order``; override to build them together."""
+        return [
+            make_node_thunk(node, storage_map, compute_map, self.no_recycling, self.impls)
+            for node in order
+        ]
+
+    def on_failure(self, exc: BaseException, i: int, linked: LinkedGraph) -> None:
+        """Attach notes to ``exc``, raised by step ``i``; default: :func:`describe_failure`."""
+        describe_failure(exc, linked.order[i], linked.storage_map)
+
+    def make_all(
+        self,
+        input_storage: list[list[Any]] | None = None,
+        output_storage: list[list[Any]] | None = None,
+        storage_map: dict[Variable, list[Any]] | None = None,
+    ) -> tuple[Callable[[], Any], list[list[Any]], list[list[Any]], list[Any], list[Apply]]:
+        """Link the accepted graph; see :meth:`opweave.link.basic.Linker.make_all`."""
+        fgraph = self.fgraph
+        assert fgraph is not None, "call accept(fgraph) first"
+        order = fgraph.toposort()
+        ins, outs, smap = map_storage(fgraph, order, input_storage, output_storage, storage_map)
+        cmap = compute_map_for(smap)
+        linked = LinkedGraph(order, self.make_thunks(order, smap, cmap), ins, outs, smap, cmap)
+        allow_gc = config.allow_gc if self.allow_gc is None else self.allow_gc
+        allow_gc = allow_gc and not self.keep_values
+        plan = gc_plan(fgraph, linked) if allow_gc else None
+        fn = run_loop(linked, plan, lambda exc, i: self.on_failure(exc, i, linked))
+        fn.storage_map = smap  # type: ignore[attr-defined]
+        fn.compute_map = cmap  # type: ignore[attr-defined]
+        fn.allow_gc = allow_gc  # type: ignore[attr-defined]
+        return fn, ins, outs, linked.thunks, order
