@@ -22,3 +22,9 @@ class CompilationError(RuntimeError):
 
 class CacheDirError(PermissionError):
     """The compile directory is unsafe: another user's, or writable by group or others."""
+
+
+class ModuleInitError(ImportError):
+    """A compiled module was loaded but its initialisation (``c_init_code``, NumPy's C API
+    import) failed: rebuilding it would not help, unlike a shared object that cannot be
+    loaded at all."""

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import platform
 import re
 import shutil
 import sys
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -22,11 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from opweave_c.cache import ModuleCache, cache_for_config
+from opweave_c.cache import CorruptEntryWarning, ModuleCache, cache_for_config
 from opweave_c.codegen import Block, block_versions, nodes_at_lines
 from opweave_c.compiler import CCompiler
 from opweave_c.contract import as_snippets, call_optional, call_with_compiler
-from opweave_c.errors import CompilationError
+from opweave_c.errors import CompilationError, ModuleInitError
 
 RUNTIME = (Path(__file__).parent / "csrc" / "runtime.h").read_text()
 #: Bump when the runtime or the block layout changes: part of every cache key.
@@ -197,17 +199,34 @@ done:
 
 
 def _with_failing_nodes(exc: CompilationError, c_path: Path, tmp: Path) -> CompilationError:
-    """Name the nodes whose code the compiler's errors point at; keep the source apart."""
+    """Name the nodes whose code the compiler's errors point at; keep the source apart.
+
+    The compiler's error comes first and always reaches the user: the build directory is
+    kept by renaming it (which needs no free space, unlike a copy), and a failure to keep
+    it, to read the source back or to name the nodes only adds a note to the message.
+    """
+    message = str(exc)
+    try:
+        source = c_path.read_text()
+        lines = [int(m) for m in re.findall(rf"{re.escape(c_path.name)}:(\d+):\d+: error", message)]
+        nodes = nodes_at_lines(source, lines)
+        if nodes:
+            message = f"C code of node {'; '.join(nodes)} does not compile.\n{message}"
+    except Exception:  # naming the nodes is a courtesy: the compiler's error must get out
+        pass
     kept = tmp.parent / f"failed-{tmp.name}"
-    shutil.copytree(tmp, kept, dirs_exist_ok=True)
+    try:
+        os.replace(tmp, kept)
+    except OSError as keep_error:
+        note = f"(the source could not be kept: {type(keep_error).__name__}: {keep_error})"
+        message = message.replace(f"Source kept at: {c_path}", f"Source: {c_path} {note}")
+        if note not in message:
+            message = f"{message}\n{note}"
+        return CompilationError(message, None, exc.what)
     source_path = kept / c_path.name
-    source = c_path.read_text()
-    lines = [int(m) for m in re.findall(rf"{re.escape(c_path.name)}:(\d+):\d+: error", str(exc))]
-    nodes = nodes_at_lines(source, lines)
-    message = str(exc).replace(str(c_path), str(source_path))
-    if nodes:
-        message = f"C code of node {'; '.join(nodes)} does not compile.\n{message}"
-    return CompilationError(message, str(source_path), exc.what)
+    return CompilationError(
+        message.replace(str(c_path), str(source_path)), str(source_path), exc.what
+    )
 
 
 def numpy_abi_version() -> str:
@@ -259,14 +278,29 @@ def build_module(blocks: list[Block], what: str, cache: ModuleCache | None = Non
             raise _with_failing_nodes(exc, c_path, tmp) from None
         return {"library": lib_name, "module": modname, "what": what, "versioned": versioned}
 
-    if versioned:
-        entry = cache.get_or_build(key, build, what)
-    else:
-        entry = cache.build_private(build, what)
-    module = load_module(modname, entry.library)
-    if not versioned:
-        shutil.rmtree(entry.path, ignore_errors=True)
-    return module
+    entry = cache.get_or_build(key, build, what) if versioned else cache.build_private(build, what)
+    try:
+        try:
+            return load_module(modname, entry.library)
+        except ModuleInitError:
+            raise
+        except ImportError as exc:
+            if entry.fresh:
+                raise
+            failed, reason = entry, exc
+        # A cached shared object that passed its checks but does not load (empty, garbage
+        # with a matching sha256): report it once, discard it and build it again.
+        warnings.warn(
+            f"opweave: corrupt C cache entry {failed.path} (its shared object cannot be "
+            f"loaded: {reason}); rebuilding it",
+            CorruptEntryWarning,
+            stacklevel=2,
+        )
+        entry = cache.get_or_build(key, build, what, failed=failed)
+        return load_module(modname, entry.library)
+    finally:
+        if entry.private:
+            shutil.rmtree(entry.path, ignore_errors=True)
 
 
 def load_module(modname: str, path: Path) -> ModuleType:
@@ -275,7 +309,9 @@ def load_module(modname: str, path: Path) -> ModuleType:
     Raises
     ------
     ImportError
-        When the shared object cannot be loaded or its initialisation fails.
+        When the shared object cannot be loaded.
+    ModuleInitError
+        When its initialisation fails (an ``ImportError`` too).
     """
     spec = importlib.util.spec_from_file_location(modname, path)
     if spec is None or spec.loader is None:
@@ -286,7 +322,9 @@ def load_module(modname: str, path: Path) -> ModuleType:
         spec.loader.exec_module(module)
         if module.lib.opw_install() != 0:
             error = getattr(module, "install_error", None)
-            raise ImportError(f"initialising compiled module {path} failed: {error!r}") from error
+            raise ModuleInitError(
+                f"initialising compiled module {path} failed: {error!r}"
+            ) from error
     except BaseException:
         sys.modules.pop(modname, None)
         raise

@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
@@ -64,7 +64,7 @@ class OpweavePluginManager(pluggy.PluginManager):
         self.add_hookspecs(hookspecs)
         self.records: list[PluginRecord] = []
         self.failures: list[HookFailure] = []
-        self._warned: set[tuple[type[Warning], str]] = set()
+        self._warned: set[tuple[type[Warning], Hashable]] = set()
         # pluggy calls every hook through ``_inner_hookexec`` (tracing replaces it the same
         # way); ours isolates each plugin's implementation.
         self._isolation = IsolatingHookExec(self, self._inner_hookexec)
@@ -85,12 +85,29 @@ class OpweavePluginManager(pluggy.PluginManager):
         caller = getattr(self.hook, hook_name)
         return list(self._isolation.answers(hook_name, caller.get_hookimpls(), kwargs))
 
-    def warn_once(self, message: str, category: type[Warning], stacklevel: int = 3) -> None:
-        """Issue ``message`` as a ``category`` warning unless this manager already did."""
-        key = (category, message)
-        if key in self._warned:
+    def warn_once(
+        self,
+        message: str,
+        category: type[Warning],
+        stacklevel: int = 3,
+        key: Hashable | None = None,
+    ) -> None:
+        """Issue ``message`` as a ``category`` warning unless this manager already did.
+
+        Parameters
+        ----------
+        message, category
+            The warning.
+        stacklevel
+            As for :func:`warnings.warn`, counted from the caller of this method.
+        key
+            What "already" compares (default: the message itself), e.g. a directory for
+            a warning whose wording varies with the operation that hit it.
+        """
+        said = (category, message if key is None else key)
+        if said in self._warned:
             return
-        self._warned.add(key)
+        self._warned.add(said)
         warnings.warn(message, category, stacklevel=stacklevel + 1)
 
     def distribution_of(self, plugin_name: str) -> str | None:
