@@ -22,7 +22,7 @@ from opweave.scalar.composite import Composite
 from opweave.scalar.rules import same_out
 from opweave.tensor.dimshuffle import DimShuffle
 from opweave.tensor.elemwise import Elemwise
-from opweave_c.impls.scalar_ops import has_scalar_c_code, scalar_c_code
+from opweave_c.impls.scalar_basic import has_scalar_c_code, scalar_c_code
 from opweave_c.linkers.c_linker import MissingCCodeError
 
 

@@ -24,10 +24,11 @@ static int opw_overlap(PyArrayObject* a, PyArrayObject* b) {
     return alo < ahi && blo < bhi && alo < bhi && blo < ahi;
 }
 
-/* A shape as NumPy writes it in messages: ``(2,3)``, ``(3,)``, ``()``. New reference, or
- * NULL with an exception set. */
-static PyObject* opw_shape_str(int nd, const npy_intp* dims) {
-    PyObject *parts = PyList_New(0), *sep = NULL, *body = NULL, *res = NULL;
+/* A shape as text, the one helper for messages: ``sep`` ", " writes it as Python writes a
+ * tuple, ``(2, 3)``, ``sep`` "," as NumPy writes one in its own messages, ``(2,3)``; both
+ * write ``(3,)`` and ``()``. New reference, or NULL with an exception set. */
+static PyObject* opw_shape_str(int nd, const npy_intp* dims, const char* sep) {
+    PyObject *parts = PyList_New(0), *sep_str = NULL, *body = NULL, *res = NULL;
     int i;
     if (!parts) return NULL;
     for (i = 0; i < nd; i++) {
@@ -39,11 +40,32 @@ static PyObject* opw_shape_str(int nd, const npy_intp* dims) {
         }
         Py_DECREF(s);
     }
-    sep = PyUnicode_FromString(",");
-    if (sep) body = PyUnicode_Join(sep, parts);
+    sep_str = PyUnicode_FromString(sep);
+    if (sep_str) body = PyUnicode_Join(sep_str, parts);
     if (body) res = PyUnicode_FromFormat(nd == 1 ? "(%U,)" : "(%U)", body);
-    Py_XDECREF(sep);
+    Py_XDECREF(sep_str);
     Py_XDECREF(body);
+    Py_DECREF(parts);
+    return res;
+}
+
+/* The shapes of ``n`` arrays as text, ``(2, 3), (3,)`` (``opw_shape_str`` of each, joined
+ * by ", "). New reference, or NULL with an exception set. */
+static PyObject* opw_shapes_str(int n, PyArrayObject* const* arrays) {
+    PyObject *parts = PyList_New(n), *sep = NULL, *res = NULL;
+    int k;
+    if (!parts) return NULL;
+    for (k = 0; k < n; k++) {
+        PyObject* s = opw_shape_str(PyArray_NDIM(arrays[k]), PyArray_DIMS(arrays[k]), ", ");
+        if (!s) {
+            Py_DECREF(parts);
+            return NULL;
+        }
+        PyList_SET_ITEM(parts, k, s);
+    }
+    sep = PyUnicode_FromString(", ");
+    if (sep) res = PyUnicode_Join(sep, parts);
+    Py_XDECREF(sep);
     Py_DECREF(parts);
     return res;
 }

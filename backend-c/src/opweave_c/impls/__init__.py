@@ -1,8 +1,17 @@
 """C implementations of the core's Types and standard Ops, found by class.
 
-Each module contributes read-only tables: ``C_TYPES`` maps a Type class to a factory
-``fn(type_) -> C interface or None`` and ``C_OPS`` maps an Op class to
-``fn(op, node) -> C implementation or None``. Subclasses are matched through their MRO.
+Each module is named after the core module that defines its Ops or Types
+(:mod:`opweave_c.impls.subtensor` for :mod:`opweave.tensor.subtensor`,
+:mod:`opweave_c.impls.scalar_basic` for :mod:`opweave.scalar.basic`,
+:mod:`opweave_c.impls.graph_type` for :mod:`opweave.graph.type`;
+:mod:`opweave_c.impls.tensor_type` for :mod:`opweave.tensor.type`, as a module named
+``type`` would hide the builtin in this package) and contributes
+read-only tables: ``C_TYPES`` maps a Type class to a factory ``fn(type_) -> C interface
+or None`` and ``C_OPS`` maps an Op class to ``fn(op, node) -> C implementation or None``.
+Shared code lives in modules of its own (:mod:`~opweave_c.impls.common`,
+:mod:`~opweave_c.impls.csource`, :mod:`~opweave_c.impls.reduce_loops`,
+:mod:`~opweave_c.impls.blocked`); the C itself is in ``impls/c/*.c``.
+Subclasses are matched through their MRO.
 """
 
 from __future__ import annotations
@@ -15,28 +24,32 @@ from opweave_c.impls import (
     blas,
     dimshuffle,
     elemwise,
+    graph_type,
+    map_reduce,
     reductions,
-    scalar_ops,
-    selection,
+    scalar_basic,
+    scalar_type,
     shape,
     special,
     subtensor,
-    types,
+    tensor_type,
 )
 
-C_TYPES: MappingProxyType[type, Any] = MappingProxyType({**types.C_TYPES})
+C_TYPES: MappingProxyType[type, Any] = MappingProxyType(
+    {**tensor_type.C_TYPES, **scalar_type.C_TYPES, **graph_type.C_TYPES}
+)
 C_OPS: MappingProxyType[type, Any] = MappingProxyType(
     {
-        **scalar_ops.C_OPS,
+        **scalar_basic.C_OPS,
         **elemwise.C_OPS,
         **dimshuffle.C_OPS,
+        **map_reduce.C_OPS,
         **reductions.C_OPS,
         **blas.C_OPS,
         **shape.C_OPS,
         **subtensor.C_OPS,
         **basic.C_OPS,
         **special.C_OPS,
-        **selection.C_OPS,
     }
 )
 

@@ -4,7 +4,16 @@
 ``Split`` (views) are written out; ``Join`` and ``ARange`` call the NumPy C functions
 behind ``numpy.concatenate`` and ``numpy.arange`` so that dtypes, values and error
 messages are those of the Python backend (:mod:`opweave_python.impls.basic`).
-``Nonzero``, ``ExtractDiag`` and ``DiagGrad`` are in :mod:`opweave_c.impls.selection`.
+
+The selections: ``Nonzero`` counts the non-zero elements (NaN is non-zero, ``-0.0`` is
+zero), then writes their indices in C order into an ``(ndim, count)`` int64 matrix,
+walking the input with its own strides; ``ExtractDiag`` copies a strided view of the
+diagonal (``numpy.diagonal(...).copy()``: the other axes in order, then the diagonal);
+``DiagGrad`` copies ``x`` and writes ``y`` (cast to ``x``'s dtype, broadcast as NumPy's
+fancy assignment allows) onto that diagonal of the copy; a ``y`` that does not broadcast
+raises NumPy's ``ValueError`` ("shape mismatch: value array of shape ..."). A
+``DiagGrad`` whose axes are not distinct and within the input's rank, and offsets beyond
+2**62, are left to Python.
 """
 
 from __future__ import annotations
@@ -13,19 +22,23 @@ from types import MappingProxyType
 from typing import Any
 
 from opweave.graph.basic import Apply
-from opweave.scalar.type import ScalarType
+from opweave.scalar.type import DTYPE_SPECS, ScalarType
 from opweave.tensor.basic import (
     Alloc,
     ARange,
+    DiagGrad,
+    ExtractDiag,
     Eye,
     Join,
     MakeVector,
+    Nonzero,
     ScalarFromTensor,
     Split,
     TensorFromScalar,
 )
-from opweave_c.impls.shape import SnippetImpl, int_value, py_int, tensor_dtype
-from opweave_c.impls.types import C_DTYPES
+from opweave_c.impls.common import SHARED_SUPPORT, SnippetImpl, int_value, py_int, tensor_dtype
+from opweave_c.impls.csource import render, snippet
+from opweave_c.impls.tensor_type import C_DTYPES
 
 
 def _typenum(dtype: str) -> str:
@@ -68,41 +81,24 @@ class AllocC(SnippetImpl):
         )
         runtime = "\n    ".join(
             f"if (PyArray_DIMS({value})[{d}] == 1 && opw_shp[{nd - vn + d}] != 1) {{\n"
-            f'        opw_sb_runtime_broadcast_error("Alloc", {d}, opw_shp[{nd - vn + d}]);\n'
+            f'        opw_runtime_broadcast_error("Alloc", {d}, opw_shp[{nd - vn + d}]);\n'
             f"        {fail}\n    }}"
             for d, st in enumerate(vstatic)
             if st != 1
         )
-        return f"""
-{{
-    npy_intp opw_shp[{max(nd, 1)}];
-    int opw_k, opw_bad = 0;
-    {reads}
-    for (opw_k = 0; opw_k < {nd}; opw_k++) opw_bad |= opw_shp[opw_k] < 0;
-    if (opw_bad) {{
-        PyObject* opw_t = opw_sb_dims_tuple({nd}, opw_shp);
-        if (opw_t) {{
-            PyErr_Format(PyExc_ValueError, "Alloc: negative dimensions are not allowed: %R",
-                         opw_t);
-            Py_DECREF(opw_t);
-        }}
-        {fail}
-    }}
-    if (PyArray_NDIM({value}) != {vn}) opw_bad = 1;
-    for (opw_k = 0; !opw_bad && opw_k < {vn}; opw_k++) {{
-        npy_intp opw_s = PyArray_DIMS({value})[opw_k];
-        opw_bad = opw_s != 1 && opw_s != opw_shp[{nd - vn} + opw_k];
-    }}
-    if (opw_bad) {{
-        opw_sb_broadcast_error("Alloc", PyArray_NDIM({value}), PyArray_DIMS({value}), {nd},
-                               opw_shp);
-        {fail}
-    }}
-    {runtime}
-    if (opw_prep_output(&{z}, {nd}, opw_shp, PyArray_TYPE({value})) < 0) {fail}
-    if (PyArray_CopyInto({z}, {value}) < 0) {fail}
-}}
-"""
+        return render(
+            "basic.c",
+            "alloc",
+            max_nd_1=max(nd, 1),
+            reads=reads,
+            nd=nd,
+            fail=fail,
+            value=value,
+            vn=vn,
+            nd_vn=nd - vn,
+            runtime=runtime,
+            z=z,
+        )
 
 
 def _alloc(op: Alloc, node: Apply) -> AllocC | None:
@@ -230,30 +226,16 @@ class EyeC(SnippetImpl):
         fail = sub["fail"]
         dt = [v.type.dtype for v in node.inputs]  # type: ignore[attr-defined]
         typenum = _typenum(node.op.dtype)
-        return f"""
-{{
-    npy_int64 opw_n = {int_value(n, dt[0])}, opw_m = {int_value(m, dt[1])};
-    npy_int64 opw_k = {int_value(k, dt[2])}, opw_i;
-    npy_intp opw_dims[2];
-    char* opw_data;
-    npy_intp opw_rs;
-    if (opw_n < 0 || opw_m < 0) {{
-        PyErr_Format(PyExc_ValueError, "Eye: negative dimensions are not allowed: (%lld, %lld)",
-                     (long long)opw_n, (long long)opw_m);
-        {fail}
-    }}
-    opw_dims[0] = (npy_intp)opw_n;
-    opw_dims[1] = (npy_intp)opw_m;
-    if (opw_prep_output(&{z}, 2, opw_dims, {typenum}) < 0) {fail}
-    memset(PyArray_DATA({z}), 0, PyArray_NBYTES({z}));
-    opw_data = PyArray_BYTES({z});
-    opw_rs = PyArray_STRIDES({z})[0];
-    if (opw_k > -opw_n && opw_k < opw_m) {{
-        for (opw_i = opw_k < 0 ? -opw_k : 0; opw_i < opw_n && opw_i + opw_k < opw_m; opw_i++)
-            ((dtype_{z}*)(opw_data + opw_i * opw_rs))[opw_i + opw_k] = (dtype_{z})1;
-    }}
-}}
-"""
+        return render(
+            "basic.c",
+            "eye",
+            int_value_n_dt_0=int_value(n, dt[0]),
+            int_value_m_dt_1=int_value(m, dt[1]),
+            int_value_k_dt_2=int_value(k, dt[2]),
+            fail=fail,
+            z=z,
+            typenum=typenum,
+        )
 
 
 def _eye(op: Eye, node: Apply) -> EyeC | None:
@@ -347,52 +329,17 @@ class JoinC(SnippetImpl):
             f"PyTuple_SET_ITEM(opw_seq, {k}, (PyObject*){t}); Py_INCREF({t});"
             for k, t in enumerate(tensors)
         )
-        return f"""
-{{
-    npy_int64 opw_axis = {int_value(axis, adt)};
-    PyObject *opw_seq, *opw_r;
-    if (opw_axis < -{ndim} || opw_axis >= {ndim}) {{
-        PyErr_Format(PyExc_ValueError, "Join: axis %lld is out of range for {ndim}-d tensors",
-                     (long long)opw_axis);
-        {fail}
-    }}
-    opw_seq = PyTuple_New({n});
-    if (!opw_seq) {fail}
-    {packs}
-    opw_r = PyArray_Concatenate(opw_seq, (int)opw_axis);
-    if (!opw_r && PyErr_ExceptionMatches(PyExc_ValueError)) {{
-        PyObject *opw_t, *opw_v, *opw_tb, *opw_msg, *opw_shapes;
-        Py_ssize_t opw_j;
-        PyErr_Fetch(&opw_t, &opw_v, &opw_tb);
-        PyErr_NormalizeException(&opw_t, &opw_v, &opw_tb);
-        opw_msg = opw_v ? PyObject_Str(opw_v) : NULL;
-        Py_XDECREF(opw_t);
-        Py_XDECREF(opw_v);
-        Py_XDECREF(opw_tb);
-        opw_shapes = PyList_New({n});
-        for (opw_j = 0; opw_shapes && opw_j < {n}; opw_j++) {{
-            PyObject* opw_s = opw_sb_shape_of((PyArrayObject*)PyTuple_GET_ITEM(opw_seq, opw_j));
-            if (!opw_s) {{ Py_CLEAR(opw_shapes); break; }}
-            PyList_SET_ITEM(opw_shapes, opw_j, opw_s);
-        }}
-        if (opw_msg && opw_shapes)
-            PyErr_Format(PyExc_ValueError, "Join: cannot join shapes %R along axis %lld: %U",
-                         opw_shapes, (long long)opw_axis, opw_msg);
-        Py_XDECREF(opw_msg);
-        Py_XDECREF(opw_shapes);
-    }}
-    Py_DECREF(opw_seq);
-    if (!opw_r) {fail}
-    if (PyArray_TYPE((PyArrayObject*)opw_r) != {typenum}) {{
-        PyObject* opw_c = PyArray_Cast((PyArrayObject*)opw_r, {typenum});
-        Py_DECREF(opw_r);
-        if (!opw_c) {fail}
-        opw_r = opw_c;
-    }}
-    Py_XDECREF({z});
-    {z} = (PyArrayObject*)opw_r;
-}}
-"""
+        return render(
+            "basic.c",
+            "join",
+            int_value_axis_adt=int_value(axis, adt),
+            ndim=ndim,
+            fail=fail,
+            n=n,
+            packs=packs,
+            typenum=typenum,
+            z=z,
+        )
 
 
 def _join(op: Join, node: Apply) -> JoinC | None:
@@ -429,14 +376,7 @@ class SplitC(SnippetImpl):
         else:
             read = f"(npy_int64){raw}"
         views = "\n    ".join(
-            f"""opw_dims[opw_ax] = (npy_intp)opw_sizes[{k}];
-    opw_v = opw_sb_make_view({x}, PyArray_NDIM({x}), opw_dims, PyArray_STRIDES({x}),
-                             opw_sizes[{k}] > 0 ? opw_data : PyArray_BYTES({x}));
-    if (!opw_v) {fail}
-    opw_data += opw_sizes[{k}] * PyArray_STRIDES({x})[opw_ax];
-    Py_XDECREF({z});
-    {z} = opw_v;"""
-            for k, z in enumerate(outputs)
+            render("basic.c", "split", k=k, x=x, fail=fail, z=z) for k, z in enumerate(outputs)
         )
         return f"""
 {{
@@ -496,6 +436,202 @@ def _split(op: Split, node: Apply) -> SplitC | None:
     return SplitC()
 
 
+# ====================================================================== selections
+
+
+#: Offsets beyond this are left to Python (no overflow in the C arithmetic).
+_MAX_OFFSET = 2**62
+
+SELECTION_SUPPORT = snippet("basic.c", "selection_support")
+
+
+def _nonzero_support(dtype: str) -> str:
+    """``opw_sel_nonzero_<dtype>``: count, or write, the indices of the non-zero elements."""
+    t = DTYPE_SPECS[dtype][0]
+    return f"""
+/* opweave Nonzero ({dtype}): with ``out`` NULL, the number of non-zero elements of ``a``
+ * (size > 0); else write their indices in C order, row ``d`` of ``out`` (``count``
+ * columns) holding the indices along axis ``d``. */
+OPW_HOT static npy_intp opw_sel_nonzero_{dtype}(PyArrayObject* a, npy_int64* out,
+                                                npy_intp count) {{
+    int nd = PyArray_NDIM(a), d;
+    const npy_intp* dims = PyArray_DIMS(a);
+    const npy_intp* st = PyArray_STRIDES(a);
+    const npy_intp n = dims[nd - 1], s = st[nd - 1];
+    npy_intp idx[NPY_MAXDIMS], c = 0, i;
+    const char* p = PyArray_BYTES(a);
+    if (out == NULL && PyArray_IS_C_CONTIGUOUS(a)) {{
+        const {t}* v = (const {t}*)p;
+        npy_intp size = PyArray_SIZE(a);
+        for (i = 0; i < size; i++) c += v[i] != 0;
+        return c;
+    }}
+    for (d = 0; d < nd; d++) idx[d] = 0;
+    for (;;) {{
+        if (out == NULL) {{
+            for (i = 0; i < n; i++) c += *(const {t}*)(p + i * s) != 0;
+        }} else {{
+            for (i = 0; i < n; i++) {{
+                if (*(const {t}*)(p + i * s) != 0) {{
+                    for (d = 0; d < nd - 1; d++) out[d * count + c] = (npy_int64)idx[d];
+                    out[(nd - 1) * count + c] = (npy_int64)i;
+                    c++;
+                }}
+            }}
+        }}
+        for (d = nd - 2; d >= 0; d--) {{
+            p += st[d];
+            if (++idx[d] < dims[d]) break;
+            p -= st[d] * dims[d];
+            idx[d] = 0;
+        }}
+        if (d < 0) break;
+    }}
+    return c;
+}}
+"""
+
+
+class _SelectionC(SnippetImpl):
+    """The shared helpers and the version."""
+
+    version = (2,)
+
+    def c_support_code(self, **kwargs: Any) -> list[str]:
+        """The shape helpers and the selection helpers."""
+        return [SHARED_SUPPORT, SELECTION_SUPPORT]
+
+
+class NonzeroC(_SelectionC):
+    """``numpy.nonzero`` as an ``(ndim, count)`` int64 matrix."""
+
+    def __init__(self, dtype: str) -> None:
+        self.dtype = dtype
+
+    def c_support_code(self, **kwargs: Any) -> list[str]:
+        """The shared helpers and the dtype's loop."""
+        return [*super().c_support_code(), _nonzero_support(self.dtype)]
+
+    def c_code(
+        self,
+        node: Apply,
+        name: str,
+        inputs: list[str],
+        outputs: list[str],
+        sub: dict[str, str],
+    ) -> str:
+        """Count, prepare the output, write the indices."""
+        (a,) = inputs
+        (z,) = outputs
+        nd = node.inputs[0].type.ndim  # type: ignore[attr-defined]
+        fn = f"opw_sel_nonzero_{self.dtype}"
+        return f"""
+{{
+    npy_intp opw_dims[2];
+    opw_dims[0] = {nd};
+    opw_dims[1] = PyArray_SIZE({a}) > 0 ? {fn}({a}, NULL, 0) : 0;
+    if (opw_overlap({z}, {a})) Py_CLEAR({z});
+    if (opw_prep_output(&{z}, 2, opw_dims, NPY_INT64) < 0) {sub["fail"]}
+    if (opw_dims[1] > 0) {fn}({a}, (npy_int64*)PyArray_DATA({z}), opw_dims[1]);
+}}
+"""
+
+
+def _diag_args(op: Any) -> str:
+    return f"(npy_int64){int(op.offset)}LL, {int(op.axis1)}, {int(op.axis2)}"
+
+
+class ExtractDiagC(_SelectionC):
+    """A C-contiguous copy of the diagonal."""
+
+    def c_code(
+        self,
+        node: Apply,
+        name: str,
+        inputs: list[str],
+        outputs: list[str],
+        sub: dict[str, str],
+    ) -> str:
+        """View the diagonal, prepare the output with its shape, copy."""
+        (x,) = inputs
+        (z,) = outputs
+        fail = sub["fail"]
+        return f"""
+{{
+    PyArrayObject* opw_v = opw_sel_diag_view({x}, {_diag_args(node.op)});
+    if (!opw_v) {fail}
+    if (opw_overlap({z}, {x})) Py_CLEAR({z});
+    if (opw_prep_output(&{z}, PyArray_NDIM(opw_v), PyArray_DIMS(opw_v), PyArray_TYPE({x})) < 0
+        || PyArray_CopyInto({z}, opw_v) < 0) {{
+        Py_DECREF(opw_v);
+        {fail}
+    }}
+    Py_DECREF(opw_v);
+}}
+"""
+
+
+class DiagGradC(_SelectionC):
+    """A copy of ``x`` with ``y`` written on the diagonal."""
+
+    def c_code(
+        self,
+        node: Apply,
+        name: str,
+        inputs: list[str],
+        outputs: list[str],
+        sub: dict[str, str],
+    ) -> str:
+        """Copy ``x``, view the copy's diagonal, check ``y`` broadcasts, copy it in."""
+        x, y = inputs
+        (z,) = outputs
+        fail = sub["fail"]
+        label = f"opw_sel_fail_{sub['id']}"
+        return render(
+            "basic.c",
+            "diag_grad",
+            z=z,
+            x=x,
+            y=y,
+            fail=fail,
+            diag_args_node_op=_diag_args(node.op),
+            label=label,
+        )
+
+
+def _nonzero(op: Nonzero, node: Apply) -> NonzeroC | None:
+    dtype = tensor_dtype(node.inputs[0])
+    if dtype is None or node.inputs[0].type.ndim == 0:  # type: ignore[attr-defined]
+        return None
+    return NonzeroC(dtype)
+
+
+def _diag_ok(op: Any, ndim: int) -> bool:
+    """Axes distinct and within ``ndim``, offset small enough for the C arithmetic."""
+    a1, a2 = op.axis1, op.axis2
+    return 0 <= a1 < ndim and 0 <= a2 < ndim and a1 != a2 and abs(op.offset) <= _MAX_OFFSET
+
+
+def _extract_diag(op: ExtractDiag, node: Apply) -> ExtractDiagC | None:
+    x = node.inputs[0]
+    if tensor_dtype(x) is None or not _diag_ok(op, x.type.ndim):  # type: ignore[attr-defined]
+        return None
+    if tensor_dtype(node.outputs[0]) != tensor_dtype(x):
+        return None
+    return ExtractDiagC()
+
+
+def _diag_grad(op: DiagGrad, node: Apply) -> DiagGradC | None:
+    x, y = node.inputs
+    if tensor_dtype(x) is None or tensor_dtype(y) is None:
+        return None
+    if not _diag_ok(op, x.type.ndim):  # type: ignore[attr-defined]
+        return None
+    if tensor_dtype(node.outputs[0]) != tensor_dtype(x):
+        return None
+    return DiagGradC()
+
+
 #: Op class -> ``factory(op, node)`` giving the C implementation or ``None``. Read-only.
 C_OPS: MappingProxyType[type, Any] = MappingProxyType(
     {
@@ -507,5 +643,8 @@ C_OPS: MappingProxyType[type, Any] = MappingProxyType(
         ARange: _arange,
         Join: _join,
         Split: _split,
+        Nonzero: _nonzero,
+        ExtractDiag: _extract_diag,
+        DiagGrad: _diag_grad,
     }
 )

@@ -22,70 +22,15 @@ from typing import Any
 
 from opweave.graph.basic import Apply
 from opweave.tensor.blas import Dot, MatMul
-from opweave_c.impls.types import C_DTYPES
+from opweave_c.impls.csource import snippet
+from opweave_c.impls.tensor_type import C_DTYPES
 
 __all__ = ["C_OPS", "DotC", "MatMulC"]
 
 #: Bump when the generated C changes.
-VERSION = (1,)
+VERSION = (2,)
 
-SUPPORT = r"""
-/* Make ``*z`` (the previous output, or NULL) an array the product can be written into:
- * C-contiguous, of ``dims`` and ``typenum``, not overlapping ``x`` or ``y``. 0 or -1. */
-static int opw_blas_prep(PyArrayObject** z, int nd, const npy_intp* dims, int typenum,
-                         PyArrayObject* x, PyArrayObject* y) {
-    if (*z && (opw_overlap(*z, x) || opw_overlap(*z, y))) {
-        Py_DECREF(*z);
-        *z = NULL;
-    }
-    return opw_prep_output(z, nd, dims, typenum);
-}
-
-/* Store ``r`` (a new reference to NumPy's result, possibly a NumPy scalar) in ``*z`` as an
- * ``nd``-dimensional C-contiguous array of ``typenum``, casting when needed. 0 or -1. */
-static int opw_blas_store(PyObject* r, PyArrayObject** z, int nd, int typenum) {
-    PyObject* a;
-    if (!r) return -1;
-    a = PyArray_FromAny(r, PyArray_DescrFromType(typenum), 0, 0,
-                        NPY_ARRAY_CARRAY | NPY_ARRAY_FORCECAST | NPY_ARRAY_ENSUREARRAY, NULL);
-    Py_DECREF(r);
-    if (!a) return -1;
-    if (PyArray_NDIM((PyArrayObject*)a) != nd) {
-        PyErr_Format(PyExc_ValueError, "a product gave a %d-dimensional result, expected %d",
-                     PyArray_NDIM((PyArrayObject*)a), nd);
-        Py_DECREF(a);
-        return -1;
-    }
-    Py_XDECREF(*z);
-    *z = (PyArrayObject*)a;
-    return 0;
-}
-
-/* ``numpy.matmul`` (a borrowed reference, looked up once), or NULL with an exception. */
-static PyObject* opw_blas_matmul_ufunc(void) {
-    static PyObject* ufunc = NULL;
-    if (ufunc == NULL) {
-        PyObject* np = PyImport_ImportModule("numpy");
-        if (!np) return NULL;
-        ufunc = PyObject_GetAttrString(np, "matmul");
-        Py_DECREF(np);
-    }
-    return ufunc;
-}
-
-/* A Python tuple of ``n`` lengths (new reference), for error messages. */
-static PyObject* opw_blas_dims_tuple(int n, const npy_intp* dims) {
-    PyObject* t = PyTuple_New(n > 0 ? n : 0);
-    int i;
-    if (!t) return NULL;
-    for (i = 0; i < n; i++) {
-        PyObject* v = PyLong_FromSsize_t((Py_ssize_t)dims[i]);
-        if (!v) { Py_DECREF(t); return NULL; }
-        PyTuple_SET_ITEM(t, i, v);
-    }
-    return t;
-}
-"""
+SUPPORT = snippet("blas.c", "support")
 
 
 def _typenum(dtype: str) -> str:
@@ -180,13 +125,13 @@ class MatMulC(_ProductC):
         return f"""
 if ({cond}) {{
     int bad = 0, a;
-    PyObject* xs = opw_blas_dims_tuple({nb}, PyArray_DIMS({x}));
-    PyObject* ys = opw_blas_dims_tuple({nb}, PyArray_DIMS({y}));
+    PyObject* xs = opw_shape_str({nb}, PyArray_DIMS({x}), ", ");
+    PyObject* ys = opw_shape_str({nb}, PyArray_DIMS({y}), ", ");
     static const int checked[] = {{{self._checked()}}};
     for (a = {nb - 1}; a >= 0; a--)
         if (checked[a] && PyArray_DIMS({x})[a] != PyArray_DIMS({y})[a]) bad = a;
     if (xs && ys)
-        PyErr_Format(PyExc_ValueError, "MatMul: batch shapes %R and %R do not match on axis "
+        PyErr_Format(PyExc_ValueError, "MatMul: batch shapes %U and %U do not match on axis "
                      "%d; a length-1 axis broadcasts only when its static shape says so",
                      xs, ys, bad);
     Py_XDECREF(xs);

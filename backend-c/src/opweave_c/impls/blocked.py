@@ -38,7 +38,7 @@ from opweave.graph.basic import Apply, Constant, Variable
 from opweave.scalar import math as sm
 from opweave.scalar.basic import Pow
 from opweave.scalar.composite import Composite
-from opweave_c.impls.scalar_ops import (
+from opweave_c.impls.scalar_basic import (
     C_TYPE,
     OwnCOps,
     _defines_c_code,
@@ -246,7 +246,7 @@ def blocked_composite(
     outputs
         Per output: the C lvalue of its element ``i0 + j``.
     own, sub
-        As for :func:`~opweave_c.impls.scalar_ops.scalar_c_code`.
+        As for :func:`~opweave_c.impls.scalar_basic.scalar_c_code`.
     uniform
         Per input, whether its value is the same for every element of the loop (default:
         ``scalar_like``; a loop over one row also has inputs broadcast along the row).

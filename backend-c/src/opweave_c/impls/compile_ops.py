@@ -12,51 +12,23 @@ from typing import Any
 from opweave.graph.type import Generic
 from opweave.scalar.type import ScalarType
 from opweave.tensor.type import TensorType
+from opweave_c.impls.csource import snippet
 
 VERSION = (1,)
 
-TENSOR_DEEP_COPY = """
-Py_XDECREF(%(oname)s);
-%(oname)s = (PyArrayObject*)PyArray_NewCopy(%(iname)s, NPY_ANYORDER);
-if (!%(oname)s) %(fail)s
-"""
+TENSOR_DEEP_COPY = snippet("compile_ops.c", "tensor_deep_copy")
 
-TENSOR_VIEW = """
-Py_XDECREF(%(oname)s);
-%(oname)s = %(iname)s;
-Py_XINCREF(%(oname)s);
-"""
+TENSOR_VIEW = snippet("compile_ops.c", "tensor_view")
 
-TENSOR_SHAPE = """
-{
-    npy_intp nd = PyArray_NDIM(%(iname)s);
-    int k;
-    if (opw_prep_output(&%(oname)s, 1, &nd, NPY_INT64) < 0) %(fail)s
-    for (k = 0; k < nd; k++)
-        ((npy_int64*)PyArray_DATA(%(oname)s))[k] = PyArray_DIMS(%(iname)s)[k];
-}
-"""
+TENSOR_SHAPE = snippet("compile_ops.c", "tensor_shape")
 
-TENSOR_SHAPE_I = """
-if (opw_prep_output(&%(oname)s, 0, NULL, NPY_INT64) < 0) %(fail)s
-*(npy_int64*)PyArray_DATA(%(oname)s) = PyArray_DIMS(%(iname)s)[%(i)s];
-"""
+TENSOR_SHAPE_I = snippet("compile_ops.c", "tensor_shape_i")
 
-TENSOR_SHAPE_I_CHECK = """
-if (PyArray_NDIM(%(iname)s) <= %(i)s) {
-    PyErr_Format(PyExc_IndexError, "Shape_i(%(i)s) of an array with %%d dimensions",
-                 PyArray_NDIM(%(iname)s));
-    %(fail)s
-}
-"""
+TENSOR_SHAPE_I_CHECK = snippet("compile_ops.c", "tensor_shape_i_check")
 
 SCALAR_COPY = "%(oname)s = %(iname)s;"
 
-GENERIC_VIEW = """
-Py_XDECREF(%(oname)s);
-%(oname)s = %(iname)s;
-Py_XINCREF(%(oname)s);
-"""
+GENERIC_VIEW = snippet("compile_ops.c", "generic_view")
 
 
 def deep_copy_entries() -> list[tuple[type, str, tuple[Any, ...]]]:

@@ -15,32 +15,14 @@ from typing import Any
 
 from opweave.graph.basic import Apply
 from opweave.tensor.dimshuffle import DimShuffle
-from opweave_c.impls.types import C_DTYPES
+from opweave_c.impls.csource import snippet
+from opweave_c.impls.tensor_type import C_DTYPES
 
 __all__ = ["C_OPS", "DIMSHUFFLE_C_SUPPORT", "DimShuffleC"]
 
 VERSION = (1,)
 
-DIMSHUFFLE_C_SUPPORT = r"""
-/* A view of ``base`` with the given shape and strides (a new reference, or NULL). */
-static PyArrayObject* opw_ds_view(PyArrayObject* base, int nd, npy_intp* dims,
-                                  npy_intp* strides) {
-    PyArray_Descr* descr = PyArray_DESCR(base);
-    PyArrayObject* view;
-    Py_INCREF(descr);
-    view = (PyArrayObject*)PyArray_NewFromDescr(
-        &PyArray_Type, descr, nd, dims, strides, PyArray_DATA(base),
-        PyArray_FLAGS(base) & NPY_ARRAY_WRITEABLE, NULL);
-    if (!view) return NULL;
-    Py_INCREF(base);
-    if (PyArray_SetBaseObject(view, (PyObject*)base) < 0) {
-        Py_DECREF(view);
-        return NULL;
-    }
-    PyArray_UpdateFlags(view, NPY_ARRAY_UPDATE_ALL);
-    return view;
-}
-"""
+DIMSHUFFLE_C_SUPPORT = snippet("dimshuffle.c", "support")
 
 
 def _c_string(text: str) -> str:

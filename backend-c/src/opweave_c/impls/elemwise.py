@@ -1,6 +1,7 @@
-"""C code of :class:`~opweave.tensor.elemwise.Elemwise`: one loop over the broadcast inputs.
+"""C code of :mod:`opweave.tensor.elemwise`: ``Elemwise`` (one loop over the broadcast inputs)
+and ``CAReduce`` (the loops of :mod:`opweave_c.impls.reduce_loops`).
 
-The loop body is the scalar Op's C (:func:`opweave_c.impls.scalar_ops.scalar_c_code`); a
+The loop body is the scalar Op's C (:func:`opweave_c.impls.scalar_basic.scalar_c_code`); a
 :class:`~opweave.scalar.composite.Composite` becomes one loop whose body is its whole
 inner graph, each inner result held in a C variable of its dtype. A scalar Op with its
 own ``c_code`` (PyTensor style) is used as it is, with its support code, headers and
@@ -37,7 +38,7 @@ from typing import Any
 
 from opweave.graph.basic import Apply
 from opweave.scalar.composite import Composite
-from opweave.tensor.elemwise import Elemwise
+from opweave.tensor.elemwise import CAReduce, Elemwise
 from opweave_c.impls.blocked import (
     BLOCK_START,
     LANE,
@@ -46,7 +47,9 @@ from opweave_c.impls.blocked import (
     blocked_composite,
     work_per_element,
 )
-from opweave_c.impls.scalar_ops import (
+from opweave_c.impls.csource import snippet
+from opweave_c.impls.reduce_loops import CAReduceC, reduce_name
+from opweave_c.impls.scalar_basic import (
     C_TYPE,
     COMPILE_ARGS,
     SCALAR_C_SUPPORT,
@@ -54,93 +57,19 @@ from opweave_c.impls.scalar_ops import (
     OwnCOps,
     scalar_c_code,
 )
-from opweave_c.impls.scalar_ops import VERSION as SCALAR_VERSION
-from opweave_c.impls.types import C_DTYPES
+from opweave_c.impls.scalar_basic import VERSION as SCALAR_VERSION
+from opweave_c.impls.tensor_type import C_DTYPES
 from opweave_c.vector_math import vector_math_code
 
 __all__ = ["C_OPS", "ELEMWISE_C_SUPPORT", "ElemwiseC"]
 
 #: Version of the generated loop code.
-VERSION = (3,)
+VERSION = (4,)
 
-ELEMWISE_C_SUPPORT = r"""
-/* opweave Elemwise helpers. */
-
-/* The flat loops and the strided loops' innermost loops stay functions of their own, so GCC
- * vectorises them (with run-time checks for unit strides) instead of giving up on them once
- * inlined into a large function. */
-#if defined(__GNUC__)
-#define OPW_EW_NOINLINE __attribute__((noinline)) OPW_HOT
-#else
-#define OPW_EW_NOINLINE OPW_HOT
-#endif
-
-
-/* Can the loop read ``a`` through typed pointers and element strides? */
-static int opw_ew_usable(PyArrayObject* a) {
-    int d, size = (int)PyArray_ITEMSIZE(a);
-    if (!PyArray_ISALIGNED(a) || !PyArray_ISNOTSWAPPED(a)) return 0;
-    for (d = 0; d < PyArray_NDIM(a); d++)
-        if (PyArray_STRIDES(a)[d] % size) return 0;
-    return 1;
-}
-
-/* Release the arrays an Elemwise node made for itself (copies, temporaries). */
-static void opw_ew_release(PyArrayObject** arrays, int n) {
-    int k;
-    for (k = 0; k < n; k++) Py_CLEAR(arrays[k]);
-}
-
-/* Append the shape of ``a`` to ``buf`` as Python prints a tuple. */
-static void opw_ew_shape_str(char* buf, size_t size, PyArrayObject* a) {
-    int d, nd = PyArray_NDIM(a);
-    size_t len = strlen(buf);
-    len += snprintf(buf + len, len < size ? size - len : 0, "(");
-    for (d = 0; d < nd; d++)
-        len += snprintf(buf + len, len < size ? size - len : 0, d ? ", %zd" : "%zd",
-                        (Py_ssize_t)PyArray_DIMS(a)[d]);
-    snprintf(buf + len, len < size ? size - len : 0, nd == 1 ? ",)" : ")");
-}
-
-/* Set the ValueError of inputs whose lengths differ on a non-broadcastable axis. */
-static void opw_ew_shape_error(const char* op, int axis, PyArrayObject** inputs, int n) {
-    char shapes[1024];
-    int k;
-    shapes[0] = 0;
-    for (k = 0; k < n; k++) {
-        size_t len = strlen(shapes);
-        if (k && len + 2 < sizeof(shapes)) strcat(shapes, ", ");
-        opw_ew_shape_str(shapes, sizeof(shapes), inputs[k]);
-    }
-    PyErr_Format(PyExc_ValueError,
-                 "%s: input shapes (%s) do not match on axis %d; a length-1 axis broadcasts "
-                 "only when its static shape says so (give the input static shape 1 there, "
-                 "e.g. with specify_shape or a 'row'/'col' variable)", op, shapes, axis);
-}
-
-/* Set the ValueError of an in-place output whose input is read-only. */
-static void opw_ew_readonly_error(const char* op, int input) {
-    PyErr_Format(PyExc_ValueError,
-                 "%s: input %d, which the node overwrites in place, is read-only", op, input);
-}
-"""
+ELEMWISE_C_SUPPORT = snippet("elemwise.c", "support")
 
 #: The flat loop on several threads: one chunk per thread (see ``ElemwiseC.use_threads``).
-PARALLEL_FLAT = """static int opw_ew_par_{name}({decls}) {{
-    int opw_rc = 0;
-    if (opw_n < {min_size} || omp_get_max_threads() < 2) return opw_ew_flat_{name}({whole});
-    #pragma omp parallel reduction(|: opw_rc)
-    {{
-        const npy_intp opw_t = omp_get_thread_num(), opw_nt = omp_get_num_threads();
-        const npy_intp opw_chunk = ((opw_n + opw_nt - 1) / opw_nt + 63) & ~(npy_intp)63;
-        const npy_intp opw_lo = opw_t * opw_chunk < opw_n ? opw_t * opw_chunk : opw_n;
-        const npy_intp opw_hi = opw_lo + opw_chunk < opw_n ? opw_lo + opw_chunk : opw_n;
-        if (opw_lo < opw_hi) opw_rc |= opw_ew_flat_{name}({chunk}) < 0;
-    }}
-    return opw_rc ? -1 : 0;
-}}
-
-"""
+PARALLEL_FLAT = snippet("elemwise.c", "parallel_flat")
 
 
 def _c_string(text: str) -> str:
@@ -669,5 +598,14 @@ def _elemwise(op: Elemwise, node: Apply) -> ElemwiseC | None:
     return impl
 
 
+def _careduce(op: CAReduce, node: Apply) -> CAReduceC | None:
+    """A CAReduce's C (the loops of :mod:`opweave_c.impls.reduce_loops`), or ``None``."""
+    name = reduce_name(op)
+    if name is None:
+        return None
+    impl = CAReduceC(node, name)
+    return impl if impl.supported() else None
+
+
 #: Op class -> ``factory(op, node)`` giving the C implementation or ``None``. Read-only.
-C_OPS: MappingProxyType[type, Any] = MappingProxyType({Elemwise: _elemwise})
+C_OPS: MappingProxyType[type, Any] = MappingProxyType({Elemwise: _elemwise, CAReduce: _careduce})

@@ -29,13 +29,14 @@ from typing import Any
 
 from opweave.graph.basic import Apply
 from opweave.tensor.special import LogSoftmax, Softmax, SoftmaxGrad
-from opweave_c.impls.shape import SHARED_SUPPORT, SnippetImpl
+from opweave_c.impls.common import SHARED_SUPPORT, SnippetImpl
+from opweave_c.impls.csource import snippet
 from opweave_c.vector_math import vector_math_code
 
 __all__ = ["C_OPS", "LogSoftmaxC", "SoftmaxC", "SoftmaxGradC"]
 
 #: Bump when the generated C changes.
-VERSION = (1,)
+VERSION = (2,)
 
 #: No floating-point contraction: products and sums are rounded as NumPy rounds them.
 COMPILE_ARGS = ("-ffp-contract=off",)
@@ -46,47 +47,7 @@ _FLOATS: MappingProxyType[str, tuple[str, str, str]] = MappingProxyType(
 )
 
 #: Shared by the three Ops (identical text: one copy per module).
-SOFTMAX_SUPPORT = r"""
-/* ``outer``, ``n`` and ``inner``: ``a``'s shape seen as (before, axis, after). */
-static void opw_sm_split(PyArrayObject* a, int axis, npy_intp* outer, npy_intp* n,
-                         npy_intp* inner) {
-    int d;
-    *outer = 1;
-    *n = 1;
-    *inner = 1;
-    if (axis < 0) {
-        *n = PyArray_SIZE(a);
-        return;
-    }
-    for (d = 0; d < axis; d++) *outer *= PyArray_DIMS(a)[d];
-    *n = PyArray_DIMS(a)[axis];
-    for (d = axis + 1; d < PyArray_NDIM(a); d++) *inner *= PyArray_DIMS(a)[d];
-}
-
-/* ``a`` broadcast to ``dims`` (its length-1 axes stretched), as a C-contiguous array of
- * ``typenum`` (``a`` itself when it already is one). New reference, or NULL. */
-static PyArrayObject* opw_sm_operand(PyArrayObject* a, int nd, const npy_intp* dims,
-                                     int typenum) {
-    npy_intp strides[NPY_MAXDIMS];
-    PyArrayObject *src = a, *res;
-    int d, stretched = 0;
-    for (d = 0; d < nd; d++) {
-        strides[d] = PyArray_STRIDES(a)[d];
-        if (PyArray_DIMS(a)[d] != dims[d]) {
-            strides[d] = 0;
-            stretched = 1;
-        }
-    }
-    if (stretched) {
-        src = opw_sb_make_view(a, nd, (npy_intp*)dims, strides, PyArray_BYTES(a));
-        if (!src) return NULL;
-    }
-    res = (PyArrayObject*)PyArray_FromAny((PyObject*)src, PyArray_DescrFromType(typenum), 0,
-                                          0, NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST, NULL);
-    if (stretched) Py_DECREF(src);
-    return res;
-}
-"""
+SOFTMAX_SUPPORT = snippet("special.c", "support")
 
 
 def _kernels(dtype: str) -> str:
@@ -375,8 +336,8 @@ class SoftmaxGradC(_SoftmaxBase):
         opw_bad |= opw_a != opw_b && opw_a != 1 && opw_b != 1;
     }}
     if (opw_bad) {{
-        PyObject* opw_sa = opw_shape_str(PyArray_NDIM({dy}), PyArray_DIMS({dy}));
-        PyObject* opw_sb = opw_shape_str(PyArray_NDIM({sm}), PyArray_DIMS({sm}));
+        PyObject* opw_sa = opw_shape_str(PyArray_NDIM({dy}), PyArray_DIMS({dy}), ",");
+        PyObject* opw_sb = opw_shape_str(PyArray_NDIM({sm}), PyArray_DIMS({sm}), ",");
         if (opw_sa && opw_sb)
             PyErr_Format(PyExc_ValueError,
                          "operands could not be broadcast together with shapes %U %U ",

@@ -24,105 +24,12 @@ from opweave.tensor.subtensor import (
     Subtensor,
 )
 from opweave.tensor.type import TensorType
-from opweave_c.impls.shape import SHARED_SUPPORT, SnippetImpl, c_string, int_value, tensor_dtype
+from opweave_c.impls.common import SHARED_SUPPORT, SnippetImpl, c_string, int_value, tensor_dtype
+from opweave_c.impls.csource import snippet
 
-SUBTENSOR_SUPPORT = r"""
-/* opweave Subtensor: ``slice(start, stop, step).indices(n)`` and the slice's length, as
- * Python computes them (absent bounds take their defaults). 0, or -1 with ValueError set
- * for a zero step. */
-static int opw_sub_slice(npy_intp n, int has_start, npy_int64 start, int has_stop,
-                         npy_int64 stop, int has_step, npy_int64 step, npy_intp* out_start,
-                         npy_intp* out_len, npy_intp* out_step) {
-    npy_int64 len;
-    if (!has_step) step = 1;
-    if (step == 0) {
-        PyErr_SetString(PyExc_ValueError, "slice step cannot be zero");
-        return -1;
-    }
-    if (step < -NPY_MAX_INT64) step = -NPY_MAX_INT64;
-    if (!has_start) {
-        start = step < 0 ? (npy_int64)n - 1 : 0;
-    } else if (start < 0) {
-        start += n;
-        if (start < 0) start = step < 0 ? -1 : 0;
-    } else if (start >= n) {
-        start = step < 0 ? (npy_int64)n - 1 : (npy_int64)n;
-    }
-    if (!has_stop) {
-        stop = step < 0 ? -1 : (npy_int64)n;
-    } else if (stop < 0) {
-        stop += n;
-        if (stop < 0) stop = step < 0 ? -1 : 0;
-    } else if (stop >= n) {
-        stop = step < 0 ? (npy_int64)n - 1 : (npy_int64)n;
-    }
-    if (step < 0)
-        len = stop < start ? (start - stop - 1) / (-step) + 1 : 0;
-    else
-        len = start < stop ? (stop - start - 1) / step + 1 : 0;
-    *out_start = (npy_intp)start;
-    *out_len = (npy_intp)len;
-    *out_step = (npy_intp)step;
-    return 0;
-}
+SUBTENSOR_SUPPORT = snippet("subtensor.c", "slicing")
 
-/* IndexError "<op>: index <i> is out of bounds for axis <axis> with size <n> (input shape
- * <shape>)", as the Python backend words NumPy's error. */
-static void opw_sub_index_error(const char* op, npy_int64 i, int axis, npy_intp n,
-                                PyArrayObject* x) {
-    PyObject* s = opw_sb_shape_of(x);
-    if (!s) return;
-    PyErr_Format(PyExc_IndexError,
-                 "%s: index %lld is out of bounds for axis %d with size %zd (input shape %R)",
-                 op, (long long)i, axis, (Py_ssize_t)n, s);
-    Py_DECREF(s);
-}
-
-"""
-
-INC_SUPPORT = r"""
-/* opweave IncSubtensor: ``numpy.add(view, y, out=view, casting="unsafe")``. 0 or -1. */
-static PyObject* opw_sub_np_add = NULL;
-static int opw_sub_add_into(PyArrayObject* view, PyArrayObject* y) {
-    PyObject *args, *kw, *r;
-    if (!opw_sub_np_add) {
-        PyObject* np = PyImport_ImportModule("numpy");
-        if (!np) return -1;
-        opw_sub_np_add = PyObject_GetAttrString(np, "add");
-        Py_DECREF(np);
-        if (!opw_sub_np_add) return -1;
-    }
-    args = PyTuple_Pack(3, (PyObject*)view, (PyObject*)y, (PyObject*)view);
-    kw = Py_BuildValue("{s:s}", "casting", "unsafe");
-    r = (args && kw) ? PyObject_Call(opw_sub_np_add, args, kw) : NULL;
-    Py_XDECREF(args);
-    Py_XDECREF(kw);
-    if (!r) return -1;
-    Py_DECREF(r);
-    return 0;
-}
-
-/* Wrap a ValueError of the update as the Python backend does. */
-static void opw_sub_update_error(const char* op, PyArrayObject* y, PyArrayObject* view) {
-    PyObject *t, *v, *tb, *msg, *a, *b;
-    if (!PyErr_ExceptionMatches(PyExc_ValueError)) return;
-    PyErr_Fetch(&t, &v, &tb);
-    PyErr_NormalizeException(&t, &v, &tb);
-    msg = v ? PyObject_Str(v) : NULL;
-    Py_XDECREF(t);
-    Py_XDECREF(v);
-    Py_XDECREF(tb);
-    a = opw_sb_shape_of(y);
-    b = opw_sb_shape_of(view);
-    if (msg && a && b)
-        PyErr_Format(PyExc_ValueError,
-                     "%s: cannot broadcast a value of shape %R to the indexed part of shape "
-                     "%R: %U", op, a, b, msg);
-    Py_XDECREF(msg);
-    Py_XDECREF(a);
-    Py_XDECREF(b);
-}
-"""
+INC_SUPPORT = snippet("subtensor.c", "inc")
 
 
 def _placeholder_inputs(node: Apply, first: int) -> list[str] | None:
@@ -234,7 +141,7 @@ def view_code(
         opw_strides[opw_nd] = PyArray_STRIDES({x})[opw_d];
         opw_nd++;
     }}
-    {view} = opw_sb_make_view({x}, opw_nd, opw_dims, opw_strides, opw_data);
+    {view} = opw_make_view({x}, opw_nd, opw_dims, opw_strides, opw_data);
     if (!{view}) {fail}
 }}"""
 
@@ -332,7 +239,7 @@ class IncSubtensorC(SnippetImpl):
                 runtime.append(
                     f"if (PyArray_DIMS({y})[{d}] == 1 && "
                     f"PyArray_DIMS(opw_view)[opw_off + {d}] != 1) {{\n"
-                    f"    opw_sb_runtime_broadcast_error({op}, {d}, "
+                    f"    opw_runtime_broadcast_error({op}, {d}, "
                     f"PyArray_DIMS(opw_view)[opw_off + {d}]);\n"
                     f"    goto {label};\n}}"
                 )
@@ -349,21 +256,23 @@ class IncSubtensorC(SnippetImpl):
     {{
         int opw_off = PyArray_NDIM(opw_view) - {yn}, opw_j;
         if (opw_off < 0 || PyArray_NDIM({y}) != {yn}) {{
-            opw_sb_broadcast_error({op}, PyArray_NDIM({y}), PyArray_DIMS({y}),
-                                   PyArray_NDIM(opw_view), PyArray_DIMS(opw_view));
+            opw_broadcast_error({op}, PyArray_NDIM({y}), PyArray_DIMS({y}),
+                                PyArray_NDIM(opw_view), PyArray_DIMS(opw_view), "");
             goto {label};
         }}
         for (opw_j = 0; opw_j < {yn}; opw_j++) {{
             npy_intp opw_s = PyArray_DIMS({y})[opw_j];
             if (opw_s != 1 && opw_s != PyArray_DIMS(opw_view)[opw_off + opw_j]) {{
-                opw_sb_broadcast_error({op}, PyArray_NDIM({y}), PyArray_DIMS({y}),
-                                   PyArray_NDIM(opw_view), PyArray_DIMS(opw_view));
+                opw_broadcast_error({op}, PyArray_NDIM({y}), PyArray_DIMS({y}),
+                                    PyArray_NDIM(opw_view), PyArray_DIMS(opw_view), "");
                 goto {label};
             }}
         }}
         {runtime_code}
         if ({update} < 0) {{
-            opw_sub_update_error({op}, {y}, opw_view);
+            opw_broadcast_error({op}, PyArray_NDIM({y}), PyArray_DIMS({y}),
+                                PyArray_NDIM(opw_view), PyArray_DIMS(opw_view),
+                                "the indexed part of shape ");
             goto {label};
         }}
     }}
@@ -385,13 +294,7 @@ def _inc_subtensor(op: IncSubtensor, node: Apply) -> IncSubtensorC | None:
     return IncSubtensorC()
 
 
-ADV_SUPPORT = r"""
-/* opweave AdvancedSubtensor1: IndexError naming the first out-of-range index. */
-static void opw_sub_take_error(const char* op, PyObject* bad, npy_intp n) {
-    PyErr_Format(PyExc_IndexError, "%s: index %S is out of bounds for axis 0 with size %zd",
-                 op, bad, (Py_ssize_t)n);
-}
-"""
+ADV_SUPPORT = snippet("subtensor.c", "take_error")
 
 
 class AdvancedSubtensor1C(SnippetImpl):
@@ -461,8 +364,7 @@ def _advanced_subtensor1(op: AdvancedSubtensor1, node: Apply) -> AdvancedSubtens
 
 # ====================================================================== AdvancedIncSubtensor1
 
-AIS_SUPPORT = r"""
-"""
+AIS_SUPPORT = snippet("subtensor.c", "advanced_inc")
 
 #: Per mode, the C update of ``{a}`` by ``{b}`` (``{u}``: the unsigned type of the width).
 _AIS_UPDATES: MappingProxyType[str, str] = MappingProxyType(
@@ -547,7 +449,7 @@ OPW_HOT static void opw_ais_row_{key}(char* dst, const char* src, int nd,
 class AdvancedIncSubtensor1C(SnippetImpl):
     """Rows of ``x`` (copied unless in place) set or incremented (repeats accumulate)."""
 
-    version = (1,)
+    version = (2,)
 
     def __init__(self, dtype: str, set_: bool) -> None:
         self.dtype = dtype
@@ -587,7 +489,7 @@ class AdvancedIncSubtensor1C(SnippetImpl):
             row = f"((npy_intp){raw} < 0 ? (npy_intp){raw} + opw_n : (npy_intp){raw})"
         runtime = "\n    ".join(
             f"if (PyArray_DIMS({y})[{d}] == 1 && opw_tgt[{nd - yn + d}] != 1) {{\n"
-            f"        opw_sb_runtime_broadcast_error({op}, {d}, opw_tgt[{nd - yn + d}]);\n"
+            f"        opw_runtime_broadcast_error({op}, {d}, opw_tgt[{nd - yn + d}]);\n"
             f"        {fail}\n    }}"
             for d, st in enumerate(ystatic)
             if st != 1
@@ -627,7 +529,7 @@ class AdvancedIncSubtensor1C(SnippetImpl):
         opw_bad |= opw_s != 1 && opw_s != opw_tgt[{nd - yn} + opw_d];
     }}
     if (opw_bad) {{
-        opw_sb_broadcast_error({op}, {yn}, PyArray_DIMS({y}), {nd}, opw_tgt);
+        opw_broadcast_error({op}, {yn}, PyArray_DIMS({y}), {nd}, opw_tgt, "");
         {fail}
     }}
     {runtime}

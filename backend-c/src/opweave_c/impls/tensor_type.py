@@ -1,4 +1,4 @@
-"""C interfaces of the core's Types: TensorType (NumPy arrays), ScalarType, Generic."""
+"""C interface of :class:`~opweave.tensor.type.TensorType` (NumPy arrays), and the dtypes with C."""
 
 from __future__ import annotations
 
@@ -6,9 +6,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from opweave.graph.type import Generic
 from opweave.graph.utils import MethodNotDefined
-from opweave.scalar.type import ScalarType
 from opweave.tensor.type import TensorType
 
 TENSOR_SUPPORT = (Path(__file__).parent.parent / "csrc" / "tensor.h").read_text()
@@ -29,21 +27,6 @@ C_DTYPES = frozenset(
         "float64",
     ]
 )
-
-
-SCALAR_SUPPORT = """
-/* The NumPy type number of a NumPy scalar, or -1 for anything else. */
-static int opw_scalar_typenum(PyObject* o) {
-    PyArray_Descr* d;
-    int num;
-    if (!PyArray_IsScalar(o, Generic)) return -1;
-    d = PyArray_DescrFromScalar(o);
-    if (!d) { PyErr_Clear(); return -1; }
-    num = d->type_num;
-    Py_DECREF(d);
-    return num;
-}
-"""
 
 
 def _c_string(text: str) -> str:
@@ -141,109 +124,12 @@ if (!{name}) {{
         return [TENSOR_SUPPORT]
 
     def c_code_cache_version(self) -> tuple[int, ...]:
-        return (3,)
-
-
-class ScalarCType:
-    """The C side of a :class:`~opweave.scalar.type.ScalarType`: one C number."""
-
-    def __init__(self, type_: ScalarType) -> None:
-        self.type = type_
-        self.element = type_.c_element_type()
-        self.typenum = "NPY_" + type_.dtype.upper()
-        self.desc = _c_string(f"ScalarType({type_.dtype})")
-
-    def c_declare(self, name: str, sub: dict[str, str], check_input: bool = True) -> str:
-        return f"{self.element} {name};\ntypedef {self.element} dtype_{name};"
-
-    def c_init(self, name: str, sub: dict[str, str]) -> str:
-        return f"{name} = 0;"
-
-    def c_extract(self, name: str, sub: dict[str, str], check_input: bool = True) -> str:
-        fail = sub["fail"]
-        filt = sub.get("filter", "NULL")
-        return f"""
-if (opw_scalar_typenum(py_{name}) != {self.typenum}) {{
-    if (opw_filter(&py_{name}, {filt}) < 0) {fail}
-    if (opw_scalar_typenum(py_{name}) != {self.typenum}) {{
-        PyErr_Format(PyExc_TypeError, "expected a NumPy scalar for %s, got %s", {self.desc},
-                     Py_TYPE(py_{name})->tp_name);
-        {fail}
-    }}
-}}
-PyArray_ScalarAsCtype(py_{name}, &{name});"""
-
-    def c_support_code(self, **kwargs: Any) -> list[str]:
-        return [SCALAR_SUPPORT]
-
-    def c_sync(self, name: str, sub: dict[str, str]) -> str:
-        # PyArray_Scalar does not steal the descriptor: release it (it used to leak one
-        # reference per call).
-        return f"""
-{{
-    PyObject* boxed = NULL;
-    PyArray_Descr* descr = PyArray_DescrFromType({self.typenum});
-    if (descr) boxed = PyArray_Scalar(&{name}, descr, NULL);
-    Py_XDECREF(descr);
-    if (!boxed) {sub["fail"]}
-    Py_XDECREF(py_{name});
-    py_{name} = boxed;
-}}"""
-
-    def c_cleanup(self, name: str, sub: dict[str, str]) -> str:
-        return ""
-
-    def c_element_type(self) -> str:
-        return self.element
-
-    def c_is_simple(self) -> bool:
-        return True
-
-    def c_literal(self, data: Any) -> str:
-        return self.type.c_literal(data)
-
-    def c_code_cache_version(self) -> tuple[int, ...]:
-        return (2,)
-
-
-class GenericCType:
-    """The C side of :class:`~opweave.graph.type.Generic`: a ``PyObject*``."""
-
-    def c_declare(self, name: str, sub: dict[str, str], check_input: bool = True) -> str:
-        return f"PyObject* {name};"
-
-    def c_init(self, name: str, sub: dict[str, str]) -> str:
-        return f"{name} = NULL;"
-
-    def c_extract(self, name: str, sub: dict[str, str], check_input: bool = True) -> str:
-        return f"{name} = py_{name};\nPy_XINCREF({name});"
-
-    def c_sync(self, name: str, sub: dict[str, str]) -> str:
-        return f"""
-if (!{name}) {{ {name} = Py_None; Py_INCREF(Py_None); }}
-if ({name} != py_{name}) {{
-    Py_XDECREF(py_{name});
-    py_{name} = {name};
-    Py_INCREF(py_{name});
-}}"""
-
-    def c_cleanup(self, name: str, sub: dict[str, str]) -> str:
-        return f"Py_XDECREF({name});\n{name} = NULL;"
-
-    def c_code_cache_version(self) -> tuple[int, ...]:
-        return (1,)
+        return (4,)  # (4,): csrc/tensor.h's opw_shape_str takes a separator
 
 
 def _tensor(type_: TensorType) -> TensorCType | None:
     return TensorCType(type_) if type_.dtype in C_DTYPES else None
 
 
-def _scalar(type_: ScalarType) -> ScalarCType | None:
-    return ScalarCType(type_) if type_.dtype in C_DTYPES else None
-
-
-def _generic(type_: Generic) -> GenericCType:
-    return GenericCType()
-
-
-C_TYPES = MappingProxyType({TensorType: _tensor, ScalarType: _scalar, Generic: _generic})
+#: Type class -> ``factory(type_)`` giving the C interface or ``None``. Read-only.
+C_TYPES = MappingProxyType({TensorType: _tensor})

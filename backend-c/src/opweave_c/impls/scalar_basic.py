@@ -77,7 +77,7 @@ from opweave_c.contract import (
     call_with_compiler,
     version_of,
 )
-from opweave_c.impls.types import C_DTYPES
+from opweave_c.impls.tensor_type import C_DTYPES
 
 __all__ = [
     "COMPILE_ARGS",

@@ -1,0 +1,82 @@
+"""C interface of :class:`~opweave.scalar.type.ScalarType`: one C number."""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Any
+
+from opweave.scalar.type import ScalarType
+from opweave_c.impls.csource import snippet
+from opweave_c.impls.tensor_type import C_DTYPES, _c_string
+
+SCALAR_SUPPORT = snippet("scalar_type.c", "support")
+
+
+class ScalarCType:
+    """The C side of a :class:`~opweave.scalar.type.ScalarType`: one C number."""
+
+    def __init__(self, type_: ScalarType) -> None:
+        self.type = type_
+        self.element = type_.c_element_type()
+        self.typenum = "NPY_" + type_.dtype.upper()
+        self.desc = _c_string(f"ScalarType({type_.dtype})")
+
+    def c_declare(self, name: str, sub: dict[str, str], check_input: bool = True) -> str:
+        return f"{self.element} {name};\ntypedef {self.element} dtype_{name};"
+
+    def c_init(self, name: str, sub: dict[str, str]) -> str:
+        return f"{name} = 0;"
+
+    def c_extract(self, name: str, sub: dict[str, str], check_input: bool = True) -> str:
+        fail = sub["fail"]
+        filt = sub.get("filter", "NULL")
+        return f"""
+if (opw_scalar_typenum(py_{name}) != {self.typenum}) {{
+    if (opw_filter(&py_{name}, {filt}) < 0) {fail}
+    if (opw_scalar_typenum(py_{name}) != {self.typenum}) {{
+        PyErr_Format(PyExc_TypeError, "expected a NumPy scalar for %s, got %s", {self.desc},
+                     Py_TYPE(py_{name})->tp_name);
+        {fail}
+    }}
+}}
+PyArray_ScalarAsCtype(py_{name}, &{name});"""
+
+    def c_support_code(self, **kwargs: Any) -> list[str]:
+        return [SCALAR_SUPPORT]
+
+    def c_sync(self, name: str, sub: dict[str, str]) -> str:
+        # PyArray_Scalar does not steal the descriptor: release it (it used to leak one
+        # reference per call).
+        return f"""
+{{
+    PyObject* boxed = NULL;
+    PyArray_Descr* descr = PyArray_DescrFromType({self.typenum});
+    if (descr) boxed = PyArray_Scalar(&{name}, descr, NULL);
+    Py_XDECREF(descr);
+    if (!boxed) {sub["fail"]}
+    Py_XDECREF(py_{name});
+    py_{name} = boxed;
+}}"""
+
+    def c_cleanup(self, name: str, sub: dict[str, str]) -> str:
+        return ""
+
+    def c_element_type(self) -> str:
+        return self.element
+
+    def c_is_simple(self) -> bool:
+        return True
+
+    def c_literal(self, data: Any) -> str:
+        return self.type.c_literal(data)
+
+    def c_code_cache_version(self) -> tuple[int, ...]:
+        return (2,)
+
+
+def _scalar(type_: ScalarType) -> ScalarCType | None:
+    return ScalarCType(type_) if type_.dtype in C_DTYPES else None
+
+
+#: Type class -> ``factory(type_)`` giving the C interface or ``None``. Read-only.
+C_TYPES = MappingProxyType({ScalarType: _scalar})
