@@ -5,15 +5,13 @@ Build graphs from :class:`~opweave.graph.basic.Variable` and
 run them through a linker that an installed backend provides.
 """
 
-#: The process-wide configuration (see :mod:`opweave.configdefaults` for the flags).
-from opweave.configdefaults import config
-
-from opweave.compile import In, Mode, Out, SharedVariable, function, get_mode  # noqa: E402
-from opweave.gradient import grad  # noqa: E402
-from opweave.plugins import get_plugin_manager  # noqa: E402
-from opweave.printing import debugprint, dprint, pprint  # noqa: E402
-from opweave.tensor.sharedvar import shared  # noqa: E402
-from opweave.transfer import register_transfer, transfer  # noqa: E402
+from opweave.compile import In, Mode, Out, SharedVariable, function, get_mode
+from opweave.configdefaults import config  # the process-wide flags (opweave.configdefaults)
+from opweave.gradient import grad
+from opweave.plugins import get_plugin_manager
+from opweave.printing import debugprint, dprint, pprint
+from opweave.tensor.sharedvar import shared
+from opweave.transfer import register_transfer, transfer
 
 __version__ = "0.1.0"
 

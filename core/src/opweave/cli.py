@@ -7,12 +7,15 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
+import numpy as np
+
+import opweave
+import opweave.tensor as ot
+from opweave.link.lookup import available_linkers, unusable_linkers
+
 
 def info(out: TextIO) -> int:
     """Print the plugins found, the backends and linkers, and the configuration."""
-    import opweave
-    from opweave.link.lookup import available_linkers, unusable_linkers
-
     pm = opweave.get_plugin_manager()
     print(f"opweave {opweave.__version__}", file=out)
     print("plugins (entry points 'opweave.plugins'):", file=out)
@@ -43,10 +46,7 @@ def info(out: TextIO) -> int:
 
 
 def demo(out: TextIO) -> int:
-    """Build the seeds' ``(x + y) * z`` example and run it with every installed linker."""
-    import opweave
-    from opweave.link.lookup import available_linkers, unusable_linkers
-
+    """Build the tutorial's ``(x + y) * z`` and run it with every installed linker."""
     info(out)
     try:
         from opweave_double import add, double, mul
@@ -87,11 +87,6 @@ def logistic_regression(out: TextIO, steps: int = 200, seed: int = 0) -> list[fl
     The data (400 points in 5 dimensions, labels from a hidden linear rule plus noise)
     are generated; returns the loss after each training step.
     """
-    import numpy as np
-
-    import opweave
-    import opweave.tensor as ot
-
     rng = np.random.default_rng(seed)
     n, d = 400, 5
     data = rng.normal(size=(n, d))

@@ -6,8 +6,6 @@ from opweave.compile.io import In, Out
 from opweave.compile.mode import Mode, get_mode
 from opweave.compile.ops import (
     DeepCopyOp,
-    Shape,
-    Shape_i,
     ViewOp,
     deep_copy_op,
     register_deep_copy_op_c_code,
@@ -42,10 +40,18 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    # ``opweave.compile.shared`` is the tensor library's ``shared``; imported on first use
-    # because the tensor library itself builds on this package.
+    # ``shared`` (the tensor library's), ``Shape`` and ``Shape_i`` (defined in
+    # ``opweave.tensor.shape``) are re-exported here for PyTensor/seed 002 code. The tensor
+    # library sits on the floor above this package (see ``opweave._layers``), so they are
+    # resolved on first use.
     if name == "shared":
+        # late: tensor is above compile; opweave.compile.shared is a re-export only
         from opweave.tensor.sharedvar import shared
 
         return shared
+    if name in ("Shape", "Shape_i"):
+        # late: tensor is above compile; these are re-exports only
+        from opweave.tensor.shape import Shape, Shape_i
+
+        return Shape if name == "Shape" else Shape_i
     raise AttributeError(f"module 'opweave.compile' has no attribute {name!r}")

@@ -8,12 +8,17 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+from opweave.compile.device import device_rewrite_tags
 from opweave.compile.io import In, Out
 from opweave.compile.mode import Mode, get_mode
 from opweave.compile.ops import deep_copy_op
+from opweave.configdefaults import config
 from opweave.graph.basic import Constant, Variable, graph_inputs
+from opweave.graph.features import DestroyHandler
 from opweave.graph.fg import FunctionGraph
+from opweave.graph.rewriting import build_rewrite_database
 from opweave.graph.utils import MissingInputError
+from opweave.link.lookup import resolve_linker
 
 
 class UnusedInputError(ValueError):
@@ -138,8 +143,6 @@ class FunctionMaker:
                 f"the graph contains inplace operations ({names}); pass accept_inplace=True to "
                 "compile it anyway"
             )
-        from opweave.graph.features import DestroyHandler
-
         self.fgraph.attach_feature(DestroyHandler())
         self.fgraph.validate()  # type: ignore[attr-defined]
 
@@ -159,13 +162,9 @@ class FunctionMaker:
             warnings.warn(msg, stacklevel=4)
 
     def _rewrite(self) -> None:
-        from opweave import config
-
         query = self.mode.rewrite_query()
         if query is None:
             return
-        from opweave.graph.rewriting import build_rewrite_database
-
         include, exclude, require = query
         include += self._target_rewrite_tags()
         include += tuple(t for t in config.optimizer_including.split(":") if t)
@@ -181,10 +180,6 @@ class FunctionMaker:
         (:func:`opweave.compile.device.device_rewrite_tags`); a linker class adds its
         ``rewrite_tags`` attribute (the ``cuda`` linker adds ``cuda``).
         """
-        from opweave import config
-        from opweave.compile.device import device_rewrite_tags
-        from opweave.link.lookup import resolve_linker
-
         tags = device_rewrite_tags(config.device)
         linker = self.mode.linker if self.mode.linker is not None else config.linker
         if isinstance(linker, str):
@@ -215,9 +210,6 @@ class FunctionMaker:
                 fgraph.change_node_input("output", i, deep_copy_op(out), reason="protect_outputs")
 
     def _make_linker(self) -> Any:
-        from opweave import config
-        from opweave.link.lookup import resolve_linker
-
         linker = self.mode.linker if self.mode.linker is not None else config.linker
         if isinstance(linker, str):
             linker = resolve_linker(linker)()

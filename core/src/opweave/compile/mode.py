@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from opweave.configdefaults import config
+
 #: Rewrite tags each named optimizer selects.
 OPTIMIZER_TAGS: dict[str, tuple[str, ...]] = {
     "fast_run": ("fast_run",),
@@ -92,8 +94,6 @@ def get_mode(mode: str | Mode | None) -> Mode:
     ValueError
         For an unknown mode name, listing the known ones.
     """
-    from opweave import config
-
     if isinstance(mode, Mode):
         return mode
     if mode is None:
@@ -106,6 +106,7 @@ def get_mode(mode: str | Mode | None) -> Mode:
             linker = config.linker
         return Mode(linker=linker, optimizer=optimizer)
     if mode == "DebugMode":
+        # late: DebugMode (compile.debugmode) is built on Mode, defined here
         from opweave.compile.debugmode import DebugMode
 
         return DebugMode()

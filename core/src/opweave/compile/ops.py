@@ -1,4 +1,9 @@
-"""Type-generic helper Ops (seed 002): ``DeepCopyOp``, ``ViewOp``, ``Shape``, ``Shape_i``.
+"""Type-generic helper Ops (seed 002): ``DeepCopyOp``, ``ViewOp``, and the C-code registries.
+
+``Shape`` and ``Shape_i`` build int64 tensors, so they live where PyTensor has them, in
+:mod:`opweave.tensor.shape` (a floor above this package, see :mod:`opweave._layers`); the
+names ``opweave.compile.ops.Shape``, ``Shape_i`` and ``shape`` stay importable from here
+as lazy re-exports.
 
 Their kernels come from backends: Python implementations through the
 ``opweave_perform`` hook, C code per Type from the ``register_*_c_code``
@@ -145,96 +150,12 @@ class ViewOp(_TypeDispatchedCOp):
 view_op = ViewOp()
 
 
-def _int64_vector_type() -> Any:
-    from opweave.tensor.type import TensorType  # the tensor library defines shape values
+def __getattr__(name: str) -> Any:
+    # ``Shape``, ``Shape_i`` and the ``shape`` Op instance, re-exported from their home
+    # :mod:`opweave.tensor.shape`, resolved on first use.
+    if name in ("Shape", "Shape_i", "shape"):
+        # late: tensor (which defines Shape/Shape_i) sits above compile; re-export only
+        from opweave.tensor.shape import Shape, Shape_i, _shape
 
-    return TensorType("int64", shape=(None,))
-
-
-def _int64_scalar_type() -> Any:
-    from opweave.tensor.type import TensorType
-
-    return TensorType("int64", shape=())
-
-
-class Shape(_TypeDispatchedCOp):
-    """The shape of any value that has a ``shape`` attribute, as an int64 vector."""
-
-    __props__ = ()
-    _hook_name = "opweave_register_shape_c_code"
-
-    def make_node(self, x: Variable) -> Apply:
-        """One input with a shape; an int64 vector output."""
-        if not isinstance(x, Variable):
-            raise TypeError(f"Shape expects a Variable, got {x!r}")
-        out = _int64_vector_type()
-        ndim = getattr(x.type, "ndim", None)
-        if ndim is not None:
-            out = type(out)("int64", shape=(ndim,))
-        return Apply(self, [x], [out()])
-
-    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
-        """A vector with one entry per input dimension."""
-        return [(len(shapes[0]),)]
-
-    def connection_pattern(self, node: Apply) -> list[list[bool]]:
-        """The output depends on the input's shape only."""
-        return [[False]]
-
-    def grad(self, inputs: Any, output_grads: Any) -> list[Any]:
-        """The input's elements do not affect the shape."""
-        from opweave.graph.type import disconnected_type
-
-        return [disconnected_type()]
-
-
-shape = Shape()
-
-
-class Shape_i(_TypeDispatchedCOp):  # noqa: N801 - the seeds' name
-    """Dimension ``i`` of the input's shape, as an int64 scalar.
-
-    Parameters
-    ----------
-    i
-        The dimension.
-    """
-
-    __props__ = ("i",)
-    _hook_name = "opweave_register_shape_i_c_code"
-
-    def __init__(self, i: int) -> None:
-        if not isinstance(i, int) or isinstance(i, bool) or i < 0:
-            raise TypeError(f"Shape_i expects a non-negative int dimension, got {i!r}")
-        self.i = i
-
-    def make_node(self, x: Variable) -> Apply:
-        """One input with at least ``i + 1`` dimensions; an int64 scalar output."""
-        if not isinstance(x, Variable):
-            raise TypeError(f"Shape_i expects a Variable, got {x!r}")
-        ndim = getattr(x.type, "ndim", None)
-        if ndim is not None and ndim <= self.i:
-            raise TypeError(f"{x} has {ndim} dimensions; Shape_i({self.i}) needs more")
-        return Apply(self, [x], [_int64_scalar_type()()])
-
-    def c_code(
-        self, node: Apply, name: str, inputs: list[str], outputs: list[str], sub: dict[str, str]
-    ) -> str:
-        """The registered CHECK_INPUT followed by the registered code."""
-        _, code, check_input, _ = self._entry(node)
-        template = dict(sub, iname=inputs[0], oname=outputs[0], i=self.i)
-        return (check_input % template) + (code % template)
-
-    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
-        """A scalar."""
-        return [()]
-
-    def connection_pattern(self, node: Apply) -> list[list[bool]]:
-        """The output depends on the input's shape only."""
-        return [[False]]
-
-    def grad(self, inputs: Any, output_grads: Any) -> list[Any]:
-        """The input's elements do not affect the shape."""
-        from opweave.graph.type import disconnected_type
-
-        return [disconnected_type()]
+        return {"Shape": Shape, "Shape_i": Shape_i, "shape": _shape}[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,59 +1,39 @@
 """Small helpers shared by the gradient modules.
 
-The gradient machinery lives in the core, which must work before (and without)
-the symbolic standard library: everything from :mod:`opweave.scalar` and
-:mod:`opweave.tensor` is looked up lazily, by name, when a graph needs it.
+The gradient machinery sits below the symbolic standard library (floor 4 of
+:mod:`opweave._layers`: :mod:`opweave.scalar` and :mod:`opweave.tensor` use its helpers in
+their Ops' ``grad``), so the few places that build scalar or tensor graphs import those
+modules when called, each marked ``# late``.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
 import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from opweave.configdefaults import config
 from opweave.graph.basic import Variable
 from opweave.graph.type import Generic
 
 
-def optional_attr(module: str, name: str) -> Any | None:
-    """Return ``module.name``, or ``None`` when that module or name does not exist (yet).
-
-    An ``ImportError`` raised *inside* an existing module is not swallowed.
-    """
-    try:
-        mod = importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        missing = exc.name or ""
-        if missing == module or module.startswith(missing + "."):
-            return None
-        raise
-    return getattr(mod, name, None)
-
-
-def require_attr(module: str, name: str, what: str) -> Any:
-    """Return ``module.name`` or raise ``NotImplementedError`` explaining what needs it."""
-    value = optional_attr(module, name)
-    if value is None:
-        raise NotImplementedError(
-            f"{what} needs {module}.{name}, which this installation of opweave does not provide"
-        )
-    return value
-
-
 def is_tensor_type(t: Any) -> bool:
     """True if ``t`` is an :class:`opweave.tensor.TensorType`."""
-    cls = optional_attr("opweave.tensor.type", "TensorType")
-    return cls is not None and isinstance(t, cls)
+    # late: tensor (floor 7) builds on gradient
+    from opweave.tensor.type import TensorType
+
+    return isinstance(t, TensorType)
 
 
 def is_scalar_type(t: Any) -> bool:
     """True if ``t`` is an :class:`opweave.scalar.ScalarType`."""
-    cls = optional_attr("opweave.scalar.type", "ScalarType")
-    return cls is not None and isinstance(t, cls)
+    # late: scalar (floor 5) builds on gradient
+    from opweave.scalar.type import ScalarType
+
+    return isinstance(t, ScalarType)
 
 
 def dtype_of(obj: Any) -> str | None:
@@ -86,8 +66,6 @@ def is_continuous(dtype: str | None) -> bool:
 def floatx() -> str:
     """``config.floatX`` (``"float64"`` if the configuration cannot tell)."""
     try:
-        from opweave import config
-
         return str(np.dtype(str(config.floatX)).name)
     except Exception:  # pragma: no cover - config always has floatX in practice
         return "float64"
@@ -125,16 +103,20 @@ def filled_like(var: Variable, value: int, dtype: str | None = None) -> Variable
     ------
     TypeError
         For any other Type (the message names it and the hook to define).
-    NotImplementedError
-        For a tensor when ``opweave.tensor.basic`` does not provide the function yet.
     """
     name = "zeros_like" if value == 0 else "ones_like"
     t = var.type
     if is_tensor_type(t):
-        fn = require_attr("opweave.tensor.basic", name, f"a gradient of the tensor {var}")
+        # late: tensor (floor 7) builds on gradient
+        from opweave.tensor import basic as tensor_basic
+
+        fn = tensor_basic.zeros_like if value == 0 else tensor_basic.ones_like
         return fn(var, dtype=dtype)  # type: ignore[no-any-return]
     if is_scalar_type(t):
-        fn = require_attr("opweave.scalar", name, f"a gradient of the scalar {var}")
+        # late: scalar (floor 5) builds on gradient
+        from opweave.scalar import basic as scalar_basic
+
+        fn = scalar_basic.zeros_like if value == 0 else scalar_basic.ones_like
         return fn(var, dtype)  # type: ignore[no-any-return]
     hook = getattr(t, name, None)
     if callable(hook):
@@ -176,7 +158,9 @@ def cast_to(var: Variable, dtype: str | None) -> Variable:
     if current is None or dtype is None or current == dtype:
         return var
     if is_scalar_type(var.type):
-        cast = require_attr("opweave.scalar", "cast", f"casting {var} to {dtype}")
+        # late: scalar (floor 5) builds on gradient
+        from opweave.scalar.basic import cast
+
         return cast(var, dtype)  # type: ignore[no-any-return]
     astype = getattr(var, "astype", None)
     if callable(astype):
@@ -188,10 +172,10 @@ def as_variable(x: Any, what: str) -> Variable:
     """``x`` if it is a Variable, else ``opweave.tensor.as_tensor_variable(x)``."""
     if isinstance(x, Variable):
         return x
-    convert = optional_attr("opweave.tensor", "as_tensor_variable")
-    if convert is None:
-        raise TypeError(f"{what} must be a Variable, got {type(x).__name__}: {x!r}")
-    return convert(x)  # type: ignore[no-any-return]
+    # late: tensor (floor 7) builds on gradient
+    from opweave.tensor.constructors import as_tensor_variable
+
+    return as_tensor_variable(x)
 
 
 def as_list(x: Any) -> tuple[list[Any], bool, bool]:

@@ -18,8 +18,6 @@ from opweave.gradient._helpers import (
     as_variable,
     format_as,
     ndim_of,
-    optional_attr,
-    require_attr,
 )
 from opweave.gradient.reverse import grad
 from opweave.graph.basic import Variable
@@ -32,13 +30,13 @@ def static_length(var: Variable) -> int | None:
     shape = getattr(var.type, "shape", None)
     if isinstance(shape, tuple) and shape and isinstance(shape[0], int):
         return shape[0]
-    get_vector_length = optional_attr("opweave.tensor.basic", "get_vector_length")
-    if get_vector_length is not None:
-        try:
-            return int(get_vector_length(var))
-        except Exception:
-            return None
-    return None
+    # late: tensor (floor 7) builds on gradient
+    from opweave.tensor.basic import get_vector_length
+
+    try:
+        return int(get_vector_length(var))
+    except Exception:
+        return None
 
 
 def _require_length(var: Variable, what: str) -> int:
@@ -62,7 +60,9 @@ def _rows(
     disconnected_inputs: str,
 ) -> list[Variable]:
     """``stack([grad(expression[i], w) for i in range(n)])`` for each ``w`` in ``wrt``."""
-    stack = require_attr("opweave.tensor.basic", "stack", "jacobian")
+    # late: tensor (floor 7) builds on gradient; jacobian stacks tensor rows
+    from opweave.tensor.basic import stack
+
     per_row = [
         grad(
             expression[i],  # type: ignore[index]

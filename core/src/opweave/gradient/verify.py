@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 
-from opweave.gradient._helpers import require_attr
 from opweave.gradient.reverse import grad
 from opweave.graph.basic import Variable
 
@@ -264,7 +263,13 @@ def verify_grad(
     ValueError
         If a gradient is not finite.
     """
+    # late: compile (floor 6) and tensor (floor 7) build on gradient; verify_grad
+    # compiles tensor graphs
     from opweave.compile.function import function
+    from opweave.tensor import math as tensor_math
+    from opweave.tensor.constructors import as_tensor_variable as as_tensor
+    from opweave.tensor.sharedvar import shared
+    from opweave.tensor.type import TensorType
 
     if not isinstance(pt, list | tuple):
         raise TypeError(
@@ -283,10 +288,7 @@ def verify_grad(
         rel_tol = max(TYPE_TOL[p.dtype.name] for p in points)
     generator = _random_generator(rng)
 
-    tensor_type = require_attr("opweave.tensor", "TensorType", "verify_grad")
-    shared = require_attr("opweave.tensor", "shared", "verify_grad")
-    tensor_sum = require_attr("opweave.tensor.math", "sum", "verify_grad")
-    as_tensor = require_attr("opweave.tensor", "as_tensor_variable", "verify_grad")
+    tensor_sum = tensor_math.sum
 
     def compile_(inputs: list[Variable], outputs: Any, fn_mode: Any = mode) -> Any:
         return function(
@@ -299,7 +301,7 @@ def verify_grad(
         )
 
     inputs = [
-        tensor_type(p.dtype.name, shape=(None,) * p.ndim)(name=f"input {i}")
+        TensorType(p.dtype.name, shape=(None,) * p.ndim)(name=f"input {i}")
         for i, p in enumerate(points)
     ]
     output = fun(*inputs)

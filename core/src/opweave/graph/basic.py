@@ -214,6 +214,7 @@ class Variable(Node):
         -------
         The computed value.
         """
+        # late: compile (floor 6) builds on graph; eval() is a convenience that calls up
         from opweave.compile.function import function
 
         inputs_to_values = dict(inputs_to_values or {})

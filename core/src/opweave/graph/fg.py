@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from opweave.graph.basic import Apply, Constant, Variable, clone_get_equiv, io_toposort
+from opweave.graph.basic import (
+    Apply,
+    Constant,
+    Variable,
+    clone_get_equiv,
+    graph_inputs,
+    io_toposort,
+)
 from opweave.graph.utils import InconsistencyError, MissingInputError
 
 #: A client is ``(node, input index)``; an output's client is ``("output", output index)``.
@@ -45,8 +52,6 @@ class FunctionGraph:
             raise ValueError("FunctionGraph needs its outputs")
         outputs = list(outputs)
         if inputs is None:
-            from opweave.graph.basic import graph_inputs
-
             inputs = [v for v in graph_inputs(outputs) if not isinstance(v, Constant)]
         inputs = list(inputs)
         for var in list(inputs) + outputs:
@@ -361,8 +366,6 @@ class AlreadyThere(Exception):
 
 
 def _missing_roots(fgraph: FunctionGraph, var: Variable) -> list[Variable]:
-    from opweave.graph.basic import graph_inputs
-
     return [
         v
         for v in graph_inputs([var], blockers=list(fgraph.variables))

@@ -158,6 +158,7 @@ class Op(CLinkerOp):
 
         The default asks the installed backends through the ``opweave_make_thunk`` hook.
         """
+        # late: link (floor 3) builds on graph; thunks come from the backends through it
         from opweave.link.thunks import make_thunk_through_plugins
 
         return make_thunk_through_plugins(self, node, storage_map, compute_map, no_recycling, impl)

@@ -24,6 +24,7 @@ def opweave_rewrites(db: Any) -> None:
     """The core's standard rewrites (constant folding, canonicalization, shapes, fusion,
     in-place), registered like any plugin's: see :mod:`opweave.tensor.rewriting.plugin`.
     """
+    # late: the tensor library (a floor above plugins) holds the standard rewrites
     from opweave.tensor.rewriting.plugin import register_standard_rewrites
 
     register_standard_rewrites(db)

@@ -40,6 +40,10 @@ CONTRACT_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 
+class PluginWarning(UserWarning):
+    """A plugin could not be loaded, or one of its hook answers failed, and was skipped."""
+
+
 @dataclass(frozen=True)
 class HookFailure:
     """One plugin's failed or malformed answer to one hook, as reported.
@@ -214,6 +218,4 @@ class IsolatingHookExec:
         if failure in self.pm.failures:
             return
         self.pm.failures.append(failure)
-        from opweave.plugins.manager import PluginWarning
-
         self.pm.warn_once(f"opweave: {failure.describe()}; skipped its answer", PluginWarning, 5)

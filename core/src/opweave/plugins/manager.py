@@ -23,17 +23,18 @@ from typing import Any
 import pluggy
 
 from opweave.configdefaults import config
-from opweave.plugins import hookspecs
-from opweave.plugins.isolation import BUILTIN_PLUGIN_NAME, HookFailure, IsolatingHookExec
+from opweave.plugins import builtin, hookspecs
+from opweave.plugins.isolation import (
+    BUILTIN_PLUGIN_NAME,
+    HookFailure,
+    IsolatingHookExec,
+    PluginWarning,
+)
 
 #: The entry-point group plugins are published under.
 ENTRY_POINT_GROUP = "opweave.plugins"
 #: Setting this environment variable to ``1`` turns entry-point loading off.
 DISABLE_AUTOLOAD_ENV = "OPWEAVE_DISABLE_PLUGIN_AUTOLOAD"
-
-
-class PluginWarning(UserWarning):
-    """A plugin could not be loaded, or one of its hook answers failed, and was skipped."""
 
 
 @dataclass(frozen=True)
@@ -215,8 +216,6 @@ def _spec_names() -> list[str]:
 
 
 def _register_builtins(pm: OpweavePluginManager) -> None:
-    from opweave.plugins import builtin
-
     pm.register(builtin, name=BUILTIN_PLUGIN_NAME)
 
 

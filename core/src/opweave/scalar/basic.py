@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from opweave.configdefaults import config
 from opweave.gradient.opsupport import grad_not_implemented
 from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.op import Op
@@ -207,8 +208,6 @@ ScalarType.constant_type = ScalarConstant
 
 def _autocast(x: Any) -> np.ndarray:
     """Return a Python number as a 0-d array whose dtype follows ``config.cast_policy``."""
-    from opweave import config
-
     policy = config.cast_policy
     if isinstance(x, builtins.bool):
         return np.asarray(x, dtype="bool")
@@ -292,12 +291,10 @@ def as_scalar(x: Any, name: str | None = None) -> ScalarVariable:
         if isinstance(x.type, ScalarType):
             return x  # type: ignore[return-value]
         if getattr(x.type, "ndim", None) == 0:
-            try:
-                from opweave.tensor.basic import scalar_from_tensor  # type: ignore[import-not-found]
-            except ImportError:
-                pass
-            else:
-                return scalar_from_tensor(x)  # type: ignore[no-any-return]
+            # late: tensor (floor 7) builds on scalar; a 0-d tensor converts through it
+            from opweave.tensor.basic import scalar_from_tensor
+
+            return scalar_from_tensor(x)  # type: ignore[no-any-return]
         raise TypeError(f"cannot use {x} (of type {x.type}) as a scalar")
     return constant(x, name=name)
 
@@ -955,6 +952,7 @@ class Pow(BinaryScalarOp):
 
     def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> list[Any]:
         """``gz * y * x**(y-1)`` and ``gz * log(x) * x**y`` (0 where ``x == 0``)."""
+        # late: scalar.math builds on this module (its Ops subclass these)
         from opweave.scalar.math import log
 
         x, y = inputs

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from opweave.graph.basic import Apply, Constant, Variable, clone_replace, io_toposort
+from opweave.graph.fg import FunctionGraph
 from opweave.graph.type import DisconnectedType, NullType
 from opweave.scalar.basic import (
     ScalarOp,
@@ -228,8 +229,6 @@ class Composite(ScalarOp):
         """A :class:`~opweave.graph.fg.FunctionGraph` of (a copy of) the inner graph."""
         fgraph = self.__dict__.get("_cache_fgraph")
         if fgraph is None:
-            from opweave.graph.fg import FunctionGraph
-
             fgraph = FunctionGraph(self.inputs, self.outputs, clone=True)
             self.__dict__["_cache_fgraph"] = fgraph
         return fgraph

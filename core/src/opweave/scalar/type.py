@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from opweave.configdefaults import config
 from opweave.graph.type import Type
 from opweave.graph.utils import MethodNotDefined
 
@@ -51,8 +52,6 @@ _TOLERANCES: MappingProxyType[str, tuple[float, float]] = MappingProxyType(
 
 
 def _config() -> Any:
-    from opweave import config
-
     return config
 
 

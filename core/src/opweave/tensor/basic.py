@@ -25,11 +25,16 @@ from typing import Any
 
 import numpy as np
 
+import opweave.scalar as ps
 from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.op import Op
 from opweave.graph.type import DisconnectedType, disconnected_type
+from opweave.graph.utils import MethodNotDefined
+from opweave.scalar import ScalarType, as_scalar, get_scalar_type, grad_undefined
 from opweave.scalar.type import floatX, normalize_dtype, upcast
+from opweave.tensor import math as tm
 from opweave.tensor.constructors import as_tensor, as_tensor_variable, constant
+from opweave.tensor.elemwise import DimShuffle, Elemwise
 from opweave.tensor.type import TensorType, continuous_dtypes, discrete_dtypes, float_dtypes
 from opweave.tensor.variable import (
     NotScalarConstantError,
@@ -134,8 +139,6 @@ def _const_int(v: Any) -> int | None:
 
 def _as_tensor_or_scalar(x: Any) -> TensorVariable:
     """``as_tensor_variable``, also accepting ``opweave.scalar`` variables (0-d tensors)."""
-    from opweave.scalar import ScalarType
-
     if isinstance(x, Variable) and isinstance(x.type, ScalarType):
         return tensor_from_scalar(x)
     return as_tensor_variable(x)
@@ -184,7 +187,8 @@ def _static_vector(v: Variable) -> list[int | None] | None:
     owner = v.owner
     if owner is not None and isinstance(owner.op, MakeVector):
         return [_const_int(e) for e in owner.inputs]
-    from opweave.compile.ops import Shape
+    # late: opweave.tensor.shape (Shape) builds on this module (same floor, above it)
+    from opweave.tensor.shape import Shape
 
     if owner is not None and isinstance(owner.op, Shape):
         static = getattr(owner.inputs[0].type, "shape", None)
@@ -194,25 +198,7 @@ def _static_vector(v: Variable) -> list[int | None] | None:
     return None if length is None else [None] * length
 
 
-def _math(name: str) -> Any:
-    """``opweave.tensor.math.<name>``, imported now (it is written separately)."""
-    from opweave.tensor.variable import _tensor_function
-
-    return _tensor_function("math", name)
-
-
-def _elemwise(scalar_op: Any) -> Any:
-    """``Elemwise(scalar_op)``, imported now."""
-    from opweave.tensor.variable import _tensor_function
-
-    return _tensor_function("elemwise", "Elemwise")(scalar_op)
-
-
 def _grad_undefined(op: Op, x_pos: int, x: Variable, comment: str = "") -> Variable:
-    try:
-        from opweave.gradient import grad_undefined  # type: ignore[attr-defined]
-    except ImportError:
-        from opweave.scalar import grad_undefined
     return grad_undefined(op, x_pos, x, comment)  # type: ignore[no-any-return]
 
 
@@ -228,14 +214,14 @@ def _sum_to(g: Variable, target: TensorType) -> Variable:
     """
     extra = g.ndim - target.ndim  # type: ignore[attr-defined]
     if extra > 0:
-        g = _math("sum")(g, axis=tuple(range(extra)))
+        g = tm.sum(g, axis=tuple(range(extra)))
     axes = tuple(
         i
         for i, (t, s) in enumerate(zip(target.shape, g.type.shape))  # type: ignore[attr-defined]
         if t == 1 and s != 1
     )
     if axes:
-        g = _math("sum")(g, axis=axes, keepdims=True)
+        g = tm.sum(g, axis=axes, keepdims=True)
     if g.dtype != target.dtype and target.dtype in continuous_dtypes:  # type: ignore[attr-defined]
         g = cast(g, target.dtype)
     return g
@@ -276,16 +262,12 @@ def cast(x: Any, dtype: Any) -> TensorVariable:
             f"casting {x} from {x.dtype} to {dtype} is ambiguous: take the real part or the "
             "absolute value explicitly"
         )
-    import opweave.scalar as ps
-
-    return _elemwise(getattr(ps, f"convert_to_{dtype}"))(x)  # type: ignore[no-any-return]
+    return Elemwise(getattr(ps, f"convert_to_{dtype}"))(x)  # type: ignore[no-any-return]
 
 
 def second(a: Any, b: Any) -> TensorVariable:
     """``b`` broadcast to the shape of ``a`` and ``b`` (``Elemwise(scalar.second)``)."""
-    import opweave.scalar as ps
-
-    return _elemwise(ps.second)(a, b)  # type: ignore[no-any-return]
+    return Elemwise(ps.second)(a, b)  # type: ignore[no-any-return]
 
 
 def fill(model: Any, value: Any) -> TensorVariable:
@@ -295,9 +277,7 @@ def fill(model: Any, value: Any) -> TensorVariable:
 
 def where(cond: Any, ift: Any, iff: Any) -> TensorVariable:
     """Elementwise ``ift if cond else iff``, with broadcasting (``Elemwise(scalar.switch)``)."""
-    import opweave.scalar as ps
-
-    return _elemwise(ps.switch)(cond, ift, iff)  # type: ignore[no-any-return]
+    return Elemwise(ps.switch)(cond, ift, iff)  # type: ignore[no-any-return]
 
 
 def switch(cond: Any, ift: Any, iff: Any) -> TensorVariable:
@@ -307,18 +287,14 @@ def switch(cond: Any, ift: Any, iff: Any) -> TensorVariable:
 
 def tensor_copy(x: Any) -> TensorVariable:
     """A copy of ``x`` (``Elemwise(scalar.identity)``)."""
-    import opweave.scalar as ps
-
-    return _elemwise(ps.identity)(x)  # type: ignore[no-any-return]
+    return Elemwise(ps.identity)(x)  # type: ignore[no-any-return]
 
 
 # ====================================================================== axis permutations
 
 
 def _dimshuffle(x: TensorVariable, order: Sequence[Any]) -> TensorVariable:
-    from opweave.tensor.variable import _tensor_function
-
-    op = _tensor_function("elemwise", "DimShuffle")(input_ndim=x.ndim, new_order=tuple(order))
+    op = DimShuffle(input_ndim=x.ndim, new_order=tuple(order))
     return op(x)  # type: ignore[no-any-return]
 
 
@@ -362,6 +338,7 @@ def _normalize_axis(axis: Any, ndim: int, who: str) -> int:
 
 def flatten(x: Any, ndim: int = 1) -> TensorVariable:
     """See :func:`opweave.tensor.shape.flatten`."""
+    # late: opweave.tensor.shape builds on this module (same floor, above it)
     from opweave.tensor.shape import flatten as _flatten
 
     return _flatten(x, ndim)
@@ -590,6 +567,7 @@ def ones(shape: Any, dtype: Any = None) -> TensorVariable:
 
 
 def _dims_of(x: TensorVariable) -> list[Any]:
+    # late: opweave.tensor.shape builds on this module (same floor, above it)
     from opweave.tensor.shape import shape_i
 
     return [shape_i(x, i) for i in range(x.ndim)]
@@ -665,9 +643,8 @@ class ARange(Op):
         if node.outputs[0].type.shape[0] is not None:
             return [(node.outputs[0].type.shape[0],)]
         start, stop, step = node.inputs
-        m = _math
-        n = m("ceil")(m("true_div")(m("sub")(stop, start), step))
-        return [(cast(m("maximum")(n, 0), "int64"),)]
+        n = tm.ceil(tm.true_div(tm.sub(stop, start), step))
+        return [(cast(tm.maximum(n, 0), "int64"),)]
 
     def connection_pattern(self, node: Apply) -> list[list[bool]]:
         """``stop`` affects only the length."""
@@ -684,16 +661,13 @@ class ARange(Op):
         (gz,) = output_grads
         if self.dtype in discrete_dtypes:
             return [_float_zeros_like(start), disconnected_type(), _float_zeros_like(step)]
+        # late: opweave.tensor.shape builds on this module (same floor, above it)
         from opweave.tensor.shape import shape_i
 
         n = shape_i(outputs[0], 0)
         steps = arange(n, dtype=self.dtype)
-        g_start = cast(_math("sum")(gz), start.dtype) if start.dtype in float_dtypes else None
-        g_step = (
-            cast(_math("sum")(_math("mul")(gz, steps)), step.dtype)
-            if step.dtype in float_dtypes
-            else None
-        )
+        g_start = cast(tm.sum(gz), start.dtype) if start.dtype in float_dtypes else None
+        g_step = cast(tm.sum(tm.mul(gz, steps)), step.dtype) if step.dtype in float_dtypes else None
         return [
             g_start if g_start is not None else _float_zeros_like(start),
             disconnected_type(),
@@ -844,7 +818,7 @@ class Join(Op):
             if ax is not None:
                 out.append(total if d == ax % ndim else ishapes[0][d])
             else:
-                is_axis = _math("or_")(_math("eq")(axis, d), _math("eq")(axis, d - ndim))
+                is_axis = tm.or_(tm.eq(axis, d), tm.eq(axis, d - ndim))
                 out.append(where(is_axis, total, ishapes[0][d]))
         return [tuple(out)]
 
@@ -855,6 +829,7 @@ class Join(Op):
         g_axis = _grad_undefined(self, 0, axis, "axis is an integer")
         if gz.dtype not in continuous_dtypes:  # type: ignore[attr-defined]
             return [g_axis, *[_float_zeros_like(t) for t in tensors]]
+        # late: opweave.tensor.shape builds on this module (same floor, above it)
         from opweave.tensor.shape import shape
 
         if len(tensors) == 1:
@@ -882,7 +857,7 @@ def _add_dims(dims: Sequence[Any]) -> Any:
     symbolic = [d for d in dims if not isinstance(d, int | np.integer)]
     total: Any = int(sum(known))
     for d in symbolic:
-        total = _math("add")(total, d) if not (isinstance(total, int) and total == 0) else d
+        total = tm.add(total, d) if not (isinstance(total, int) and total == 0) else d
     return total
 
 
@@ -927,6 +902,7 @@ def stack(tensors: Sequence[Any], axis: int = 0) -> TensorVariable:
     axis = _normalize_axis(axis, ndim + 1, "stack")
     if ndim == 0:
         return make_vector(*ts, dtype=upcast(*[t.dtype for t in ts]))
+    # late: opweave.tensor.shape builds on this module (same floor, above it)
     from opweave.tensor.shape import shape_padaxis
 
     return Join()(axis, *[shape_padaxis(t, axis) for t in ts])  # type: ignore[return-value]
@@ -1000,7 +976,7 @@ class Split(Op):
             else:
                 dims = []
                 for d, s in enumerate(xshape):
-                    is_axis = _math("or_")(_math("eq")(axis, d), _math("eq")(axis, d - len(xshape)))
+                    is_axis = tm.or_(tm.eq(axis, d), tm.eq(axis, d - len(xshape)))
                     dims.append(where(is_axis, size, s))
                 out.append(tuple(dims))
         return out
@@ -1069,8 +1045,6 @@ class Nonzero(Op):
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
         """Not known without the values."""
-        from opweave.graph.utils import MethodNotDefined
-
         raise MethodNotDefined("Nonzero's output shape depends on the input's values")
 
     def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list[Any]:
@@ -1101,6 +1075,7 @@ def flatnonzero(a: Any) -> TensorVariable:
 
 def nonzero_values(a: Any) -> TensorVariable:
     """The non-zero elements of ``a``, flattened, in C order."""
+    # late: opweave.tensor.subtensor builds on this module (same floor, above it)
     from opweave.tensor.subtensor import advanced_subtensor1
 
     flat = flatten(as_tensor_variable(a), 1)
@@ -1132,12 +1107,11 @@ class ExtractDiag(Op):
             if self.offset >= 0:
                 return max(0, min(n1, n2 - self.offset))
             return max(0, min(n1 + self.offset, n2))
-        m = _math
         if self.offset >= 0:
-            length = m("minimum")(n1, m("sub")(n2, self.offset))
+            length = tm.minimum(n1, tm.sub(n2, self.offset))
         else:
-            length = m("minimum")(m("add")(n1, self.offset), n2)
-        return m("maximum")(length, 0)
+            length = tm.minimum(tm.add(n1, self.offset), n2)
+        return tm.maximum(length, 0)
 
     def make_node(self, x: Any) -> Apply:
         """A tensor with at least ``max(axis1, axis2) + 1`` dims; the diagonal is the last axis."""
@@ -1209,8 +1183,6 @@ class TensorFromScalar(Op):
 
     def make_node(self, s: Any) -> Apply:
         """A scalar (``ScalarType``) input; a 0-d tensor of its dtype."""
-        from opweave.scalar import ScalarType, as_scalar
-
         s = as_scalar(s)
         if not isinstance(s.type, ScalarType):
             raise TypeError(f"TensorFromScalar expects a scalar variable, got {s}")
@@ -1226,8 +1198,6 @@ class TensorFromScalar(Op):
         (gz,) = output_grads
         if s.type.dtype in continuous_dtypes:  # type: ignore[attr-defined]
             return [scalar_from_tensor(gz)]
-        import opweave.scalar as ps
-
         return [ps.zero_grad(s)]
 
     def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Any]) -> list[Any]:
@@ -1242,8 +1212,6 @@ class ScalarFromTensor(Op):
 
     def make_node(self, t: Any) -> Apply:
         """A 0-d tensor input; a scalar of its dtype."""
-        from opweave.scalar import get_scalar_type
-
         t = as_tensor_variable(t)
         if t.ndim != 0:
             raise TypeError(f"ScalarFromTensor expects a 0-d tensor, got {t} with {t.ndim} dims")

@@ -329,7 +329,8 @@ def _length(x: Variable, axes: Sequence[int]) -> Any:
     static = [x.type.shape[i] for i in axes]  # type: ignore[attr-defined]
     if all(n is not None for n in static):
         return int(np.prod(static, dtype=np.int64))
-    from opweave.compile.ops import Shape_i
+    # late: opweave.tensor.shape (Shape_i) builds on this module (same floor, above it)
+    from opweave.tensor.shape import Shape_i
 
     terms: list[Any] = [Shape_i(i)(x) for i, n in zip(axes, static) if n is None]
     known = int(np.prod([n for n in static if n is not None], dtype=np.int64))
@@ -368,6 +369,7 @@ def tensordot(a: Any, b: Any, axes: Any = 2) -> Variable:
     free_b = [j for j in range(b.type.ndim) if j not in b_axes]
     at = DimShuffle(a.type.ndim, free_a + a_axes)(a)
     bt = DimShuffle(b.type.ndim, b_axes + free_b)(b)
+    # late: opweave.tensor.shape builds on this module (same floor, above it)
     from opweave.tensor.shape import reshape
 
     k = _length(a, a_axes) if a_axes else 1

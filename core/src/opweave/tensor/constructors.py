@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from opweave.configdefaults import config
 from opweave.graph.basic import Apply, Variable
 from opweave.tensor.type import TensorType, all_dtypes
 from opweave.tensor.variable import TensorConstant, TensorVariable
@@ -188,8 +189,6 @@ ShapeEntry = int | None
 
 
 def _config_floatX() -> str:
-    from opweave import config
-
     return str(config.floatX)
 
 
@@ -649,9 +648,9 @@ def as_tensor_variable(
             "opweave.tensor.eq / neq, or constant(True) for a boolean constant"
         )
     if isinstance(x, list | tuple) and any(isinstance(e, Variable | Apply) for e in x):
-        from opweave.tensor.variable import _tensor_function
+        # late: opweave.tensor.basic builds on this module (same floor, above it)
+        from opweave.tensor.basic import stack
 
-        stack = _tensor_function("basic", "stack")
         return as_tensor_variable(stack([as_tensor_variable(e) for e in x]), ndim=ndim)
     try:
         return constant(x, name=name, ndim=ndim, dtype=dtype)
@@ -685,9 +684,10 @@ def _variable_with_ndim(x: TensorVariable, ndim: int | None) -> TensorVariable:
                 f"{ndim}-d tensor: only leading broadcastable dimensions can be dropped"
             )
         return x.dimshuffle(list(range(extra, x.ndim)))
-    from opweave.tensor.variable import _tensor_function
+    # late: opweave.tensor.shape builds on this module (same floor, above it)
+    from opweave.tensor.shape import shape_padleft
 
-    return _tensor_function("shape", "shape_padleft")(x, ndim - x.ndim)
+    return shape_padleft(x, ndim - x.ndim)
 
 
 #: Short alias of :func:`as_tensor_variable`.

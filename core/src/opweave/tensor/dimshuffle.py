@@ -15,14 +15,13 @@ import numpy as np
 
 from opweave.graph.basic import Apply, Variable
 from opweave.graph.op import Op
+from opweave.tensor.constructors import as_tensor_variable
 from opweave.tensor.type import TensorType, discrete_dtypes
 
 __all__ = ["DimShuffle"]
 
 
 def _as_tensor(x: Any) -> Variable:
-    from opweave.tensor.constructors import as_tensor_variable
-
     return as_tensor_variable(x)
 
 
@@ -180,6 +179,7 @@ class DimShuffle(Op):
         (x,) = inputs
         (gz,) = output_grads
         if x.type.dtype in discrete_dtypes:
+            # late: opweave.tensor.elemwise builds on this module (same floor, above it)
             from opweave.tensor.elemwise import zeros_like_float
 
             return [zeros_like_float(x)]
@@ -187,6 +187,7 @@ class DimShuffle(Op):
         # New axes: drop them (summing if gz does not know they have length 1).
         to_sum = [i for i in self.augment if gz.type.shape[i] != 1]
         if to_sum:
+            # late: opweave.tensor.reductions builds on this module (same floor, above it)
             from opweave.tensor.reductions import sum as tensor_sum
 
             gz = tensor_sum(gz, axis=to_sum, keepdims=True)

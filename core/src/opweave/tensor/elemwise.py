@@ -20,12 +20,15 @@ from typing import Any
 
 import numpy as np
 
+import opweave.scalar as ps
+from opweave.configdefaults import config
 from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.op import Op
 from opweave.graph.type import DisconnectedType, NullType
 from opweave.scalar import Cast, ScalarOp, get_scalar_type
 from opweave.scalar import second as scalar_second
 from opweave.scalar.basic import grad_not_implemented
+from opweave.tensor.constructors import as_tensor_variable, constant
 from opweave.tensor.dimshuffle import DimShuffle
 from opweave.tensor.type import TensorType, continuous_dtypes, discrete_dtypes, float_dtypes
 
@@ -80,14 +83,10 @@ class FrozenDict(Mapping[int, int]):
 
 
 def _as_tensor(x: Any) -> Variable:
-    from opweave.tensor.constructors import as_tensor_variable
-
     return as_tensor_variable(x)
 
 
 def _floatX() -> str:
-    from opweave import config
-
     return str(config.floatX)
 
 
@@ -134,8 +133,6 @@ def as_elemwise_inputs(inputs: Sequence[Any]) -> list[Variable]:
         they fit in it (NumPy 2's "weak scalar" rule); otherwise, or when every input is
         a Python number, of their default dtype.
     """
-    from opweave.tensor.constructors import constant
-
     strong = [_as_tensor(x) for x in inputs if not _is_weak(x)]
     if len(strong) == len(inputs):
         return strong
@@ -170,8 +167,6 @@ def zeros_like_float(x: Variable, dtype: str | None = None) -> Variable:
 
     This is the gradient of an input that does not change the output locally (seed 004).
     """
-    from opweave.tensor.constructors import constant
-
     if dtype is None:
         dtype = x.type.dtype if x.type.dtype in continuous_dtypes else _floatX()  # type: ignore[attr-defined]
     return fill_as(x, constant(0, dtype=dtype))
@@ -220,6 +215,7 @@ def sum_to_broadcast(term: Variable, like: Variable, out_shape: tuple[Any, ...])
     ]
     if not axes:
         return term
+    # late: opweave.tensor.reductions builds on this module (same floor, above it)
     from opweave.tensor.reductions import sum as tensor_sum
 
     return tensor_sum(term, axis=axes, keepdims=True)  # type: ignore[no-any-return]
@@ -378,7 +374,6 @@ class Elemwise(Op):
         output_grads: Sequence[Variable],
     ) -> list[Any]:
         """Gradients with respect to the broadcast inputs (shaped like the output)."""
-        from opweave.tensor.constructors import constant
 
         def as_scalar(t: Variable) -> Variable:
             if isinstance(t.type, NullType | DisconnectedType):
@@ -421,8 +416,6 @@ class Elemwise(Op):
 
     def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Variable]) -> list[Any]:
         """``sum_j d out / d in_j * eval_point_j`` for each output."""
-        from opweave.tensor.constructors import constant
-
         outs = self(*inputs, return_list=True)
         rval: list[Any] = []
         for idx, out in enumerate(outs):  # type: ignore[arg-type]
@@ -433,8 +426,8 @@ class Elemwise(Op):
             for g, ev in zip(bgrads, eval_points):
                 if ev is None or _is_special_grad(g):
                     continue
-                term = Elemwise(_scalar("mul"))(g, ev)
-                total = term if total is None else Elemwise(_scalar("add"))(total, term)
+                term = Elemwise(ps.mul)(g, ev)
+                total = term if total is None else Elemwise(ps.add)(total, term)
             rval.append(total)
         return rval
 
@@ -442,12 +435,6 @@ class Elemwise(Op):
         """The Elemwise version combined with the scalar Op's."""
         inner = self.scalar_op.c_code_cache_version()
         return (1, *inner) if inner else ()
-
-
-def _scalar(name: str) -> ScalarOp:
-    import opweave.scalar as ps
-
-    return getattr(ps, name)  # type: ignore[no-any-return]
 
 
 # ====================================================================== CAReduce

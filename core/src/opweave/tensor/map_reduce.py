@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from opweave.gradient import grad
 from opweave.graph.basic import Apply, Variable
 from opweave.graph.op import Op
 from opweave.tensor.elemwise import CAReduce, Elemwise
@@ -85,8 +86,6 @@ class MapReduce(Op):
         output_grads: Sequence[Variable],
     ) -> list[Variable]:
         """The gradient of the two-node graph."""
-        from opweave.gradient import grad
-
         (x,) = inputs
         _, reduced = self.unfused(x)
         return [grad(None, x, known_grads={reduced.outputs[0]: output_grads[0]})]

@@ -15,7 +15,7 @@ import typing
 
 import opweave.scalar as ps
 from opweave.tensor.blas import Dot, MatMul, dot, matmul, outer, tensordot
-from opweave.tensor.elemwise import Elemwise, _as_tensor, cast_to
+from opweave.tensor.elemwise import Elemwise, _as_tensor, cast_to, zeros_like_float
 from opweave.tensor.reductions import (
     All,
     Any,
@@ -199,8 +199,6 @@ def real(x: typing.Any) -> typing.Any:
 
 def imag(x: typing.Any) -> typing.Any:
     """The imaginary part: zeros for real tensors (complex ones are not supported)."""
-    from opweave.tensor.elemwise import zeros_like_float
-
     x = _real_only(x, "imag")
     return zeros_like_float(x, x.type.dtype)
 

@@ -20,6 +20,8 @@ import numpy as np
 import opweave.scalar as ps
 from opweave.graph.basic import Apply, Variable
 from opweave.graph.op import Op
+from opweave.tensor.constructors import constant
+from opweave.tensor.dimshuffle import DimShuffle
 from opweave.tensor.elemwise import (
     CAReduce,
     Elemwise,
@@ -72,13 +74,7 @@ _ACC_DTYPE: MappingProxyType[str, str] = MappingProxyType(
 )
 
 
-def _e(name: str) -> Elemwise:
-    return Elemwise(getattr(ps, name))
-
-
 def _const(value: t.Any, dtype: str) -> Variable:
-    from opweave.tensor.constructors import constant
-
     return constant(value, dtype=dtype)
 
 
@@ -169,21 +165,21 @@ class Prod(_SumLike):
         dtype = out.type.dtype  # type: ignore[attr-defined]
         ndim = x.type.ndim  # type: ignore[attr-defined]
         xf = cast_to(x, dtype)
-        is_zero = _e("eq")(xf, _const(0, dtype))
+        is_zero = Elemwise(ps.eq)(xf, _const(0, dtype))
         n_zeros = self.expand_reduced(Sum(axis=self.axis)(is_zero), ndim)  # type: ignore[arg-type]
-        x_nz = _e("switch")(is_zero, _const(1, dtype), xf)
+        x_nz = Elemwise(ps.switch)(is_zero, _const(1, dtype), xf)
         prod_nz = self.expand_reduced(
             Prod(axis=self.axis, dtype=dtype, acc_dtype=self.acc_dtype)(x_nz),  # type: ignore[arg-type]
             ndim,
         )
-        no_zero = _e("eq")(n_zeros, _const(0, "int64"))
-        single = _e("and_")(is_zero, _e("eq")(n_zeros, _const(1, "int64")))
-        factor = _e("switch")(
+        no_zero = Elemwise(ps.eq)(n_zeros, _const(0, "int64"))
+        single = Elemwise(ps.and_)(is_zero, Elemwise(ps.eq)(n_zeros, _const(1, "int64")))
+        factor = Elemwise(ps.switch)(
             no_zero,
-            _e("true_div")(prod_nz, x_nz),
-            _e("switch")(single, prod_nz, _const(0, dtype)),
+            Elemwise(ps.true_div)(prod_nz, x_nz),
+            Elemwise(ps.switch)(single, prod_nz, _const(0, dtype)),
         )
-        gx = _e("mul")(self.expand_reduced(_as_tensor(gz), ndim), factor)
+        gx = Elemwise(ps.mul)(self.expand_reduced(_as_tensor(gz), ndim), factor)
         return [_match_dtype(gx, x)]
 
 
@@ -204,9 +200,9 @@ class _Extremum(CAReduce):
         if _discrete(out):
             return [zeros_like_float(x)]
         ndim = x.type.ndim  # type: ignore[attr-defined]
-        mask = _e("eq")(self.expand_reduced(out, ndim), x)
+        mask = Elemwise(ps.eq)(self.expand_reduced(out, ndim), x)
         gz_e = self.expand_reduced(_as_tensor(gz), ndim)
-        gx = _e("switch")(mask, gz_e, _const(0, gz_e.type.dtype))  # type: ignore[attr-defined]
+        gx = Elemwise(ps.switch)(mask, gz_e, _const(0, gz_e.type.dtype))  # type: ignore[attr-defined]
         return [_match_dtype(gx, x)]
 
     def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Variable]) -> list[t.Any]:
@@ -218,10 +214,10 @@ class _Extremum(CAReduce):
         out = self(x)
         ndim = x.type.ndim  # type: ignore[attr-defined]
         dtype = out.type.dtype  # type: ignore[union-attr]
-        mask = cast_to(_e("eq")(self.expand_reduced(out, ndim), x), dtype)  # type: ignore[arg-type]
-        num = Sum(axis=self.axis, dtype=dtype)(_e("mul")(mask, ev))
+        mask = cast_to(Elemwise(ps.eq)(self.expand_reduced(out, ndim), x), dtype)  # type: ignore[arg-type]
+        num = Sum(axis=self.axis, dtype=dtype)(Elemwise(ps.mul)(mask, ev))
         den = Sum(axis=self.axis, dtype=dtype)(mask)
-        return [_e("true_div")(num, den)]
+        return [Elemwise(ps.true_div)(num, den)]
 
 
 class Max(_Extremum):
@@ -248,7 +244,7 @@ class _Logical(CAReduce):
     def _prepare_input(self, x: Variable) -> Variable:
         if x.type.dtype == "bool":  # type: ignore[attr-defined]
             return x
-        return _e("neq")(x, _const(0, x.type.dtype))  # type: ignore[attr-defined,return-value]
+        return Elemwise(ps.neq)(x, _const(0, x.type.dtype))  # type: ignore[attr-defined,return-value]
 
     def _output_dtype(self, idtype: str) -> str:
         return "bool"
@@ -375,8 +371,6 @@ def _finish(out: Variable, x: Variable, keepdims: bool) -> Variable:
         else:
             order.append(k)
             k += 1
-    from opweave.tensor.dimshuffle import DimShuffle
-
     return DimShuffle(out.type.ndim, order)(out)  # type: ignore[attr-defined,return-value]
 
 
@@ -453,7 +447,7 @@ def any(x: t.Any, axis: t.Any = None, keepdims: bool = False) -> Variable:
 
 def ptp(x: t.Any, axis: t.Any = None, keepdims: bool = False) -> Variable:
     """Range (maximum minus minimum) over ``axis``."""
-    return _e("sub")(max(x, axis, keepdims), min(x, axis, keepdims))  # type: ignore[return-value]
+    return Elemwise(ps.sub)(max(x, axis, keepdims), min(x, axis, keepdims))  # type: ignore[return-value]
 
 
 def _arg(cls: type, x: t.Any, axis: t.Any, keepdims: bool) -> Variable:
@@ -479,13 +473,14 @@ def _count(x: Variable, axes: Sequence[int]) -> Variable:
     static = [x.type.shape[i] for i in axes]  # type: ignore[attr-defined]
     if builtins.all(n is not None for n in static):
         return _const(int(np.prod(static, dtype=np.int64)), "int64")
-    from opweave.compile.ops import Shape_i
-
     known = int(np.prod([n for n in static if n is not None], dtype=np.int64))
+    # late: opweave.tensor.shape (Shape_i) builds on this module (same floor, above it)
+    from opweave.tensor.shape import Shape_i
+
     terms: list[Variable] = [Shape_i(i)(x) for i, n in zip(axes, static) if n is None]  # type: ignore[misc]
     if known != 1:
         terms.append(_const(known, "int64"))
-    return terms[0] if len(terms) == 1 else _e("mul")(*terms)  # type: ignore[return-value]
+    return terms[0] if len(terms) == 1 else Elemwise(ps.mul)(*terms)  # type: ignore[return-value]
 
 
 def mean(
@@ -507,7 +502,7 @@ def mean(
         sum_dtype = "float32"
     s = sum(x, axis=axes, dtype=sum_dtype, keepdims=keepdims, acc_dtype=acc_dtype)
     fdtype = "float32" if s.type.dtype in ("float16", "float32", "complex64") else "float64"  # type: ignore[attr-defined]
-    res = _e("true_div")(s, cast_to(_count(x, axes), fdtype))
+    res = Elemwise(ps.true_div)(s, cast_to(_count(x, axes), fdtype))
     want = dtype if dtype is not None else ("float16" if x.type.dtype == "float16" else None)
     if want is not None:
         res = cast_to(res, want)
@@ -528,15 +523,15 @@ def var(
     """
     x = _as_tensor(input)
     axes = normalize_axis(axis, x.type.ndim, "var")
-    centered = _e("sub")(x, mean(x, axis=axes, keepdims=True))
-    ss = sum(_e("sqr")(centered), axis=axes, keepdims=keepdims)
+    centered = Elemwise(ps.sub)(x, mean(x, axis=axes, keepdims=True))
+    ss = sum(Elemwise(ps.sqr)(centered), axis=axes, keepdims=keepdims)
     dtype = ss.type.dtype  # type: ignore[attr-defined]
     n = _count(x, axes)
     if corrected:
         sc = sum(centered, axis=axes, keepdims=keepdims)
-        ss = _e("sub")(ss, _e("true_div")(_e("sqr")(sc), cast_to(n, dtype)))
-    denom = _e("sub")(n, _const(int(ddof), "int64")) if ddof else n
-    return _e("true_div")(ss, cast_to(denom, dtype))  # type: ignore[return-value]
+        ss = Elemwise(ps.sub)(ss, Elemwise(ps.true_div)(Elemwise(ps.sqr)(sc), cast_to(n, dtype)))
+    denom = Elemwise(ps.sub)(n, _const(int(ddof), "int64")) if ddof else n
+    return Elemwise(ps.true_div)(ss, cast_to(denom, dtype))  # type: ignore[return-value]
 
 
 def std(
@@ -547,4 +542,6 @@ def std(
     corrected: bool = False,
 ) -> Variable:
     """Standard deviation: the square root of :func:`var` (same parameters)."""
-    return _e("sqrt")(var(input, axis=axis, ddof=ddof, keepdims=keepdims, corrected=corrected))  # type: ignore[return-value]
+    return Elemwise(ps.sqrt)(
+        var(input, axis=axis, ddof=ddof, keepdims=keepdims, corrected=corrected)
+    )  # type: ignore[return-value]

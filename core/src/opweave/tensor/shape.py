@@ -1,11 +1,12 @@
 """Shapes: :func:`shape`, :func:`shape_i`, :class:`Reshape`, :class:`SpecifyShape`.
 
-``shape`` and ``shape_i`` build the type-generic ``Shape``/``Shape_i`` Ops of
-:mod:`opweave.compile.ops`. :class:`Reshape` takes its new shape as an integer
-vector input (one entry may be ``-1``) and returns a view of its input where
-NumPy can; :class:`SpecifyShape` asserts a shape at run time and gives its
-output the corresponding static shape. Shape inputs never affect the output's
-elements, so they are disconnected for gradients.
+``shape`` and ``shape_i`` build the type-generic ``Shape``/``Shape_i`` Ops defined here
+(their seed-002 home ``opweave.compile.ops`` re-exports them; their C code per Type comes
+from ``opweave.compile.ops.register_shape_c_code`` / ``register_shape_i_c_code``).
+:class:`Reshape` takes its new shape as an integer vector input (one entry may be
+``-1``) and returns a view of its input where NumPy can; :class:`SpecifyShape` asserts
+a shape at run time and gives its output the corresponding static shape. Shape inputs
+never affect the output's elements, so they are disconnected for gradients.
 """
 
 from __future__ import annotations
@@ -15,24 +16,28 @@ from typing import Any
 
 import numpy as np
 
-from opweave.compile.ops import Shape, Shape_i
+from opweave.compile.ops import _TypeDispatchedCOp
 from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.op import Op
 from opweave.graph.type import Generic, disconnected_type, generic
+from opweave.tensor import math as tm
 from opweave.tensor.basic import (
     _as_int_scalar,
     _const_int,
     _int_vector,
-    _math,
     _static_vector,
     make_vector,
+    where,
 )
 from opweave.tensor.constructors import as_tensor_variable, constant
+from opweave.tensor.elemwise import DimShuffle
 from opweave.tensor.type import TensorType
 from opweave.tensor.variable import TensorVariable
 
 __all__ = [
     "Reshape",
+    "Shape",
+    "Shape_i",
     "SpecifyShape",
     "flatten",
     "reshape",
@@ -43,6 +48,86 @@ __all__ = [
     "shape_padright",
     "specify_shape",
 ]
+
+
+# ====================================================================== Shape, Shape_i
+
+
+class Shape(_TypeDispatchedCOp):
+    """The shape of any value that has a ``shape`` attribute, as an int64 vector."""
+
+    __props__ = ()
+    _hook_name = "opweave_register_shape_c_code"
+
+    def make_node(self, x: Variable) -> Apply:
+        """One input with a shape; an int64 vector output."""
+        if not isinstance(x, Variable):
+            raise TypeError(f"Shape expects a Variable, got {x!r}")
+        ndim = getattr(x.type, "ndim", None)
+        out = TensorType("int64", shape=(ndim,) if ndim is not None else (None,))
+        return Apply(self, [x], [out()])
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+        """A vector with one entry per input dimension."""
+        return [(len(shapes[0]),)]
+
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        """The output depends on the input's shape only."""
+        return [[False]]
+
+    def grad(self, inputs: Any, output_grads: Any) -> list[Any]:
+        """The input's elements do not affect the shape."""
+        return [disconnected_type()]
+
+
+_shape = Shape()
+
+
+class Shape_i(_TypeDispatchedCOp):  # noqa: N801 - the seeds' name
+    """Dimension ``i`` of the input's shape, as an int64 scalar.
+
+    Parameters
+    ----------
+    i
+        The dimension.
+    """
+
+    __props__ = ("i",)
+    _hook_name = "opweave_register_shape_i_c_code"
+
+    def __init__(self, i: int) -> None:
+        if not isinstance(i, int) or isinstance(i, bool) or i < 0:
+            raise TypeError(f"Shape_i expects a non-negative int dimension, got {i!r}")
+        self.i = i
+
+    def make_node(self, x: Variable) -> Apply:
+        """One input with at least ``i + 1`` dimensions; an int64 scalar output."""
+        if not isinstance(x, Variable):
+            raise TypeError(f"Shape_i expects a Variable, got {x!r}")
+        ndim = getattr(x.type, "ndim", None)
+        if ndim is not None and ndim <= self.i:
+            raise TypeError(f"{x} has {ndim} dimensions; Shape_i({self.i}) needs more")
+        return Apply(self, [x], [TensorType("int64", shape=())()])
+
+    def c_code(
+        self, node: Apply, name: str, inputs: list[str], outputs: list[str], sub: dict[str, str]
+    ) -> str:
+        """The registered CHECK_INPUT followed by the registered code."""
+        _, code, check_input, _ = self._entry(node)
+        template = dict(sub, iname=inputs[0], oname=outputs[0], i=self.i)
+        return (check_input % template) + (code % template)
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+        """A scalar."""
+        return [()]
+
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        """The output depends on the input's shape only."""
+        return [[False]]
+
+    def grad(self, inputs: Any, output_grads: Any) -> list[Any]:
+        """The input's elements do not affect the shape."""
+        return [disconnected_type()]
 
 
 def shape(x: Any) -> TensorVariable:
@@ -71,9 +156,7 @@ def shape_i(x: Any, i: int) -> TensorVariable:
 
 
 def _dimshuffle(x: TensorVariable, order: Sequence[Any]) -> TensorVariable:
-    from opweave.tensor.variable import _tensor_function
-
-    op = _tensor_function("elemwise", "DimShuffle")(input_ndim=x.ndim, new_order=tuple(order))
+    op = DimShuffle(input_ndim=x.ndim, new_order=tuple(order))
     return op(x)  # type: ignore[no-any-return]
 
 
@@ -179,10 +262,9 @@ class Reshape(Op):
         if None not in static:
             return [tuple(static)]
         entries = _static_vector(shp) or [None] * self.ndim
-        m = _math
         size = _product(shapes[0])
         # With a -1 entry, -prod(shp) is the product of the other entries.
-        missing = m("int_div")(size, m("maximum")(m("neg")(m("prod")(shp)), 1))
+        missing = tm.int_div(size, tm.maximum(tm.neg(tm.prod(shp)), 1))
         out = []
         for i, (s, e) in enumerate(zip(static, entries)):
             if s is not None:
@@ -193,7 +275,7 @@ class Reshape(Op):
                 out.append(missing)
             else:
                 entry = shp[i]  # type: ignore[index]
-                out.append(_switch(m("eq")(entry, -1), missing, entry))
+                out.append(_switch(tm.eq(entry, -1), missing, entry))
         return [tuple(out)]
 
     def connection_pattern(self, node: Apply) -> list[list[bool]]:
@@ -214,8 +296,6 @@ class Reshape(Op):
 
 
 def _switch(cond: Any, ift: Any, iff: Any) -> Any:
-    from opweave.tensor.basic import where
-
     return where(cond, ift, iff)
 
 
@@ -226,7 +306,7 @@ def _product(dims: Sequence[Any]) -> Any:
             if isinstance(result, int):
                 result *= int(d)
                 continue
-        result = _math("mul")(result, d)
+        result = tm.mul(result, d)
     return result
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from opweave.compile.sharedvalue import SharedVariable
+from opweave.plugins.manager import get_plugin_manager
 from opweave.tensor.type import TensorType
 from opweave.tensor.variable import TensorVariable
 
@@ -188,8 +189,6 @@ def shared(
     (3, 2)
     """
     if target not in (None, "cpu"):
-        from opweave.plugins.manager import get_plugin_manager
-
         var = get_plugin_manager().hook.opweave_shared(
             value=value,
             name=name,

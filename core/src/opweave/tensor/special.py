@@ -15,8 +15,10 @@ from typing import Any
 from opweave.graph.basic import Apply, Variable
 from opweave.graph.op import Op
 from opweave.scalar.type import floatX
-from opweave.tensor.basic import _math, cast, where
+from opweave.tensor import math as tm
+from opweave.tensor.basic import cast, where
 from opweave.tensor.constructors import as_tensor_variable
+from opweave.tensor.shape import _dimshuffle
 from opweave.tensor.type import float_dtypes
 from opweave.tensor.variable import TensorVariable
 
@@ -51,7 +53,7 @@ def _float_input(x: Any, who: str, axis: int | None) -> TensorVariable:
 
 
 def _sum(x: Any, axis: int | None) -> Any:
-    return _math("sum")(x, axis=axis, keepdims=True)
+    return tm.sum(x, axis=axis, keepdims=True)
 
 
 class _AxisOp(Op):
@@ -122,10 +124,9 @@ class SoftmaxGrad(_AxisOp):
         """Second derivatives of softmax."""
         dy, sm = inputs
         (g,) = output_grads
-        m = _math
-        tmp = m("sub")(g, _sum(m("mul")(g, sm), self.axis))
-        g_dy = m("mul")(tmp, sm)
-        g_sm = m("sub")(m("mul")(tmp, dy), m("mul")(g, _sum(m("mul")(dy, sm), self.axis)))
+        tmp = tm.sub(g, _sum(tm.mul(g, sm), self.axis))
+        g_dy = tm.mul(tmp, sm)
+        g_sm = tm.sub(tm.mul(tmp, dy), tm.mul(g, _sum(tm.mul(dy, sm), self.axis)))
         return [g_dy, g_sm]
 
 
@@ -153,17 +154,15 @@ class LogSoftmax(_AxisOp):
     ) -> list[Any]:
         """``gz - exp(out) * sum(gz, axis)``."""
         (gz,) = output_grads
-        m = _math
-        return [m("sub")(gz, m("mul")(m("exp")(outputs[0]), _sum(gz, self.axis)))]
+        return [tm.sub(gz, tm.mul(tm.exp(outputs[0]), _sum(gz, self.axis)))]
 
     def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Any]) -> list[Any]:
         """``v - sum(softmax(x) * v, axis)``."""
         (v,) = eval_points
         if v is None:
             return [None]
-        m = _math
         sm = Softmax(self.axis)(inputs[0])
-        return [m("sub")(v, _sum(m("mul")(sm, v), self.axis))]
+        return [tm.sub(v, _sum(tm.mul(sm, v), self.axis))]
 
 
 def _prepare(x: Any, axis: int | None, who: str) -> tuple[TensorVariable, int | None]:
@@ -226,16 +225,15 @@ def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> TensorVariabl
         Keep the reduced axes with length 1.
     """
     x = as_tensor_variable(x)
-    m = _math
-    xmax = m("max")(x, axis=axis, keepdims=True)
-    shift = where(m("isinf")(xmax), 0, xmax)
+    xmax = tm.max(x, axis=axis, keepdims=True)
+    shift = where(tm.isinf(xmax), 0, xmax)
     zero_grad = _zero_grad()
     if zero_grad is not None:
         shift = zero_grad(shift)
-    total = m("log")(m("sum")(m("exp")(m("sub")(x, shift)), axis=axis, keepdims=keepdims))
+    total = tm.log(tm.sum(tm.exp(tm.sub(x, shift)), axis=axis, keepdims=keepdims))
     if not keepdims:
         shift = _drop_reduced(shift, x.ndim, axis)
-    return m("add")(total, shift)  # type: ignore[no-any-return]
+    return tm.add(total, shift)  # type: ignore[no-any-return]
 
 
 def _zero_grad() -> Any:
@@ -248,8 +246,6 @@ def _zero_grad() -> Any:
 
 
 def _drop_reduced(t: TensorVariable, ndim: int, axis: Any) -> TensorVariable:
-    from opweave.tensor.shape import _dimshuffle
-
     if axis is None:
         axes = set(range(ndim))
     elif isinstance(axis, int):

@@ -25,18 +25,20 @@ import numpy as np
 from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.op import Op
 from opweave.graph.type import disconnected_type
+from opweave.tensor import math as tm
 from opweave.tensor.basic import (
     _as_int_scalar,
     _as_tensor_or_scalar,
     _const_int,
     _float_zeros_like,
-    _math,
     _normalize_axis,
     _sum_to,
+    transpose,
     where,
     zeros_like,
 )
 from opweave.tensor.constructors import as_tensor_variable, constant
+from opweave.tensor.shape import _dimshuffle, flatten, reshape, shape_i, shape_padleft
 from opweave.tensor.type import TensorType, continuous_dtypes, integer_dtypes
 from opweave.tensor.variable import TensorVariable
 
@@ -202,6 +204,17 @@ def _bounds_check(x: TensorVariable, idx_list: Sequence[IdxEntry]) -> None:
 # ====================================================================== symbolic slice lengths
 
 
+#: The math functions of :func:`_m`, for non-constant arguments.
+_SYMBOLIC = {
+    "add": tm.add,
+    "sub": tm.sub,
+    "maximum": tm.maximum,
+    "minimum": tm.minimum,
+    "int_div": tm.int_div,
+    "neg": tm.neg,
+}
+
+
 def _m(name: str, *args: Any) -> Any:
     """Fold ``name(*args)`` for ints, else build ``opweave.tensor.math.<name>``."""
     if all(isinstance(a, int) for a in args):
@@ -214,7 +227,7 @@ def _m(name: str, *args: Any) -> Any:
             "int_div": lambda: a[0] // a[1],
             "neg": lambda: -a[0],
         }[name]()
-    return _math(name)(*args)
+    return _SYMBOLIC[name](*args)
 
 
 def _normalized_bound(b: Any, n: Any, low: int, high_offset: int, default: Any) -> Any:
@@ -225,7 +238,7 @@ def _normalized_bound(b: Any, n: Any, low: int, high_offset: int, default: Any) 
     if isinstance(b, int):
         shifted = _m("add", b, n) if b < 0 else b
     else:
-        shifted = where(_math("lt")(b, 0), _m("add", b, n), b)
+        shifted = where(tm.lt(b, 0), _m("add", b, n), b)
     return _m("minimum", _m("maximum", shifted, low), _m("add", n, high_offset))
 
 
@@ -255,7 +268,7 @@ def _slice_length(start: Any, stop: Any, step: Any, n: Any) -> Any:
         return forward(1)
     if isinstance(step, int):
         return forward(step) if step > 0 else backward(step)
-    return where(_math("lt")(step, 0), backward(step), forward(step))
+    return where(tm.lt(step, 0), backward(step), forward(step))
 
 
 # ====================================================================== Subtensor
@@ -610,9 +623,6 @@ def take(a: Any, indices: Any, axis: int | None = None, mode: str = "raise") -> 
     mode
         ``"raise"`` (out-of-range indices are an error), ``"wrap"`` or ``"clip"``.
     """
-    from opweave.tensor.basic import transpose
-    from opweave.tensor.shape import flatten, reshape, shape_i
-
     a = as_tensor_variable(a)
     if axis is None:
         a, axis = flatten(a, 1), 0
@@ -626,9 +636,9 @@ def take(a: Any, indices: Any, axis: int | None = None, mode: str = "raise") -> 
     if indices.dtype not in integer_dtypes:
         raise TypeError(f"take: indices must be integers, got {indices} of dtype {indices.dtype}")
     if mode == "wrap":
-        indices = _math("mod")(indices, shape_i(a, axis))
+        indices = tm.mod(indices, shape_i(a, axis))
     elif mode == "clip":
-        indices = _math("clip")(indices, 0, _math("sub")(shape_i(a, axis), 1))
+        indices = tm.clip(indices, 0, tm.sub(shape_i(a, axis), 1))
     elif mode != "raise":
         raise ValueError(f"take: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
     if indices.ndim == 0:
@@ -764,8 +774,6 @@ subtensor = getitem
 
 
 def _with_newaxes(x: TensorVariable, key: tuple[Any, ...], kinds: list[str]) -> TensorVariable:
-    from opweave.tensor.shape import _dimshuffle
-
     base = getitem(x, tuple(k for k, kind in zip(key, kinds) if kind != "none"))
     order: list[Any] = []
     j = 0
@@ -826,8 +834,6 @@ def _inner_update(x: TensorVariable, y: Any, inplace: bool, set_: bool, who: str
         return AdvancedIncSubtensor1(inplace=inplace, set_instead_of_inc=set_)(real_x, y, ilist)
     new_order = getattr(getattr(owner, "op", None), "new_order", None)
     if owner is not None and new_order is not None:
-        from opweave.tensor.shape import _dimshuffle, shape_padleft
-
         inner = owner.inputs[0]
         y = as_tensor_variable(y)
         if y.ndim > x.ndim:
@@ -866,8 +872,6 @@ def _undo_base_transpose(result: Variable, outer: tuple[Any, ...]) -> Variable:
         return result
     if len(order) != len(outer) or any(order[outer[k]] != k for k in range(len(outer))):
         return result
-    from opweave.tensor.shape import _dimshuffle
-
     return _dimshuffle(result, outer)  # type: ignore[arg-type]
 
 

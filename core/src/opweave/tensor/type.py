@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from opweave.configdefaults import config
 from opweave.graph.basic import Variable
 from opweave.graph.type import Type
 from opweave.tensor.variable import TensorConstant, TensorVariable
@@ -89,8 +90,6 @@ ShapeEntry = int | None
 
 
 def _config_floatX() -> str:
-    from opweave import config
-
     return str(config.floatX)
 
 

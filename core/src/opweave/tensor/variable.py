@@ -2,24 +2,29 @@
 
 The Python operators (``+``, ``*``, ``[]``, ``.sum()``, ...) build graphs with
 functions of the other ``opweave.tensor`` modules (``math``, ``basic``,
-``shape``, ``subtensor``, ``elemwise``, ...). They are looked up by their
-PyTensor names when an operator is used, so this module works before those
-modules exist; using an operator whose function is missing raises
+``shape``, ``subtensor``, ``elemwise``, ...). Those modules build on this one (their
+Ops return :class:`TensorVariable`), so this module is the lowest of the tensor
+library and reaches them through the module accessors below (``_math()``, ...), each
+one commented in-function import. Methods whose Op opweave does not have yet
+(``cumsum``, ``cumprod``, ``squeeze``, ``repeat``, ``trace``, ``sort``, ``argsort``) raise
 :class:`OperatorUnavailableError` naming it.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib
 from collections.abc import Callable, Iterator, Sequence
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from opweave.compile.ops import DeepCopyOp, ViewOp
 from opweave.graph.basic import Constant, Variable
+from opweave.transfer import transfer as transfer_to
 
 if TYPE_CHECKING:
+    # late: opweave.tensor.type builds on this module (TensorType makes TensorVariables)
     from opweave.tensor.type import TensorType
 
 __all__ = [
@@ -40,44 +45,45 @@ class NotScalarConstantError(Exception):
     """The variable is not (or cannot be shown to be) a constant scalar."""
 
 
-def _tensor_function(module: str, name: str) -> Callable[..., Any]:
-    """Return ``opweave.tensor.<module>.<name>``, importing it now."""
-    qualified = f"opweave.tensor.{module}"
-    try:
-        mod = importlib.import_module(qualified)
-    except ModuleNotFoundError as exc:
-        if exc.name != qualified:
-            raise
-        mod = None
-    fn = getattr(mod, name, None)
-    if fn is None:
-        raise OperatorUnavailableError(
-            f"this operation needs {qualified}.{name}, which this installation of opweave "
-            "does not provide yet"
-        )
-    return fn
+def _not_implemented_yet(module: str, name: str) -> OperatorUnavailableError:
+    """The error of a method whose implementing function opweave does not have yet."""
+    return OperatorUnavailableError(
+        f"this operation needs opweave.tensor.{module}.{name}, which is not implemented yet"
+    )
 
 
-def _call(module: str, name: str, *args: Any, **kwargs: Any) -> Any:
-    return _tensor_function(module, name)(*args, **kwargs)
+# The modules the operators call. Each builds on this module (its Ops return tensor
+# variables), so each is imported when an operator first runs, not when this one loads.
+# ``subtensor`` and ``shape`` functions are imported by name in their methods instead
+# (``opweave.tensor`` re-exports functions named like those modules).
 
 
-def _math_method(name: str, doc: str) -> Callable[[Any], Any]:
-    """A method ``x.<name>()`` calling ``opweave.tensor.math.<name>(x)``."""
+def _math() -> ModuleType:
+    # late: opweave.tensor.math builds on this module (same floor, above it)
+    from opweave.tensor import math
 
-    def method(self: Any) -> Any:
-        return _call("math", name, self)
+    return math
 
-    method.__name__ = name
-    method.__qualname__ = f"TensorPyOperators.{name}"
-    method.__doc__ = doc
-    return method
+
+def _basic() -> ModuleType:
+    # late: opweave.tensor.basic builds on this module (same floor, above it)
+    from opweave.tensor import basic
+
+    return basic
+
+
+def _elemwise() -> ModuleType:
+    # late: opweave.tensor.elemwise builds on this module (same floor, above it)
+    from opweave.tensor import elemwise
+
+    return elemwise
 
 
 def _defers(other: Any) -> bool:
     """True if ``other`` is a non-tensor variable that should handle the operator itself."""
     if not isinstance(other, Variable) or hasattr(other, "_as_TensorVariable"):
         return False
+    # late: opweave.tensor.type builds on this module (TensorType makes TensorVariables)
     from opweave.tensor.type import TensorType
 
     return not isinstance(other.type, TensorType)
@@ -115,18 +121,17 @@ class TensorPyOperators:
     @property
     def shape(self) -> Any:
         """The symbolic shape (an int64 vector)."""
-        try:
-            fn = _tensor_function("shape", "shape")
-        except OperatorUnavailableError:
-            from opweave.compile.ops import shape as fn
-        return fn(self)
+        # late: opweave.tensor.shape builds on this module (same floor, above it)
+        from opweave.tensor.shape import shape
+
+        return shape(self)
 
     @property
     def size(self) -> Any:
         """The symbolic number of elements."""
         if self.ndim == 1:
             return self.shape[0]
-        return _call("math", "prod", self.shape)
+        return _math().prod(self.shape)
 
     # ------------------------------------------------------------------ Python protocol
 
@@ -153,208 +158,220 @@ class TensorPyOperators:
         )
 
     def __getitem__(self, index: Any) -> Any:
-        return _call("subtensor", "getitem", self, index)
+        # late: opweave.tensor.subtensor builds on this module (same floor, above it)
+        from opweave.tensor.subtensor import getitem
+
+        return getitem(self, index)
 
     # ------------------------------------------------------------------ arithmetic
 
-    def _binary(self, name: str, other: Any, reflected: bool = False) -> Any:
+    def _binary(self, fn: Callable[..., Any], other: Any, reflected: bool = False) -> Any:
         if _defers(other):
             return NotImplemented
-        fn = _tensor_function("math", name)
         return fn(other, self) if reflected else fn(self, other)
 
     def __abs__(self) -> Any:
-        return _call("math", "abs", self)
+        return _math().abs(self)
 
     def __neg__(self) -> Any:
-        return _call("math", "neg", self)
+        return _math().neg(self)
 
     def __invert__(self) -> Any:
-        return _call("math", "invert", self)
+        return _math().invert(self)
 
     def __add__(self, other: Any) -> Any:
-        return self._binary("add", other)
+        return self._binary(_math().add, other)
 
     def __radd__(self, other: Any) -> Any:
-        return self._binary("add", other, reflected=True)
+        return self._binary(_math().add, other, reflected=True)
 
     def __sub__(self, other: Any) -> Any:
-        return self._binary("sub", other)
+        return self._binary(_math().sub, other)
 
     def __rsub__(self, other: Any) -> Any:
-        return self._binary("sub", other, reflected=True)
+        return self._binary(_math().sub, other, reflected=True)
 
     def __mul__(self, other: Any) -> Any:
-        return self._binary("mul", other)
+        return self._binary(_math().mul, other)
 
     def __rmul__(self, other: Any) -> Any:
-        return self._binary("mul", other, reflected=True)
+        return self._binary(_math().mul, other, reflected=True)
 
     def __truediv__(self, other: Any) -> Any:
-        return self._binary("true_div", other)
+        return self._binary(_math().true_div, other)
 
     def __rtruediv__(self, other: Any) -> Any:
-        return self._binary("true_div", other, reflected=True)
+        return self._binary(_math().true_div, other, reflected=True)
 
     def __floordiv__(self, other: Any) -> Any:
-        return self._binary("floor_div", other)
+        return self._binary(_math().floor_div, other)
 
     def __rfloordiv__(self, other: Any) -> Any:
-        return self._binary("floor_div", other, reflected=True)
+        return self._binary(_math().floor_div, other, reflected=True)
 
     def __mod__(self, other: Any) -> Any:
-        return self._binary("mod", other)
+        return self._binary(_math().mod, other)
 
     def __rmod__(self, other: Any) -> Any:
-        return self._binary("mod", other, reflected=True)
+        return self._binary(_math().mod, other, reflected=True)
 
     def __divmod__(self, other: Any) -> Any:
-        return self._binary("divmod", other)
+        return self._binary(_math().divmod, other)
 
     def __rdivmod__(self, other: Any) -> Any:
-        return self._binary("divmod", other, reflected=True)
+        return self._binary(_math().divmod, other, reflected=True)
 
     def __pow__(self, other: Any) -> Any:
-        return self._binary("pow", other)
+        return self._binary(_math().pow, other)
 
     def __rpow__(self, other: Any) -> Any:
-        return self._binary("pow", other, reflected=True)
+        return self._binary(_math().pow, other, reflected=True)
 
     def __matmul__(self, other: Any) -> Any:
-        return self._binary("matmul", other)
+        return self._binary(_math().matmul, other)
 
     def __rmatmul__(self, other: Any) -> Any:
-        return self._binary("matmul", other, reflected=True)
+        return self._binary(_math().matmul, other, reflected=True)
 
     def __and__(self, other: Any) -> Any:
-        return self._binary("and_", other)
+        return self._binary(_math().and_, other)
 
     def __rand__(self, other: Any) -> Any:
-        return self._binary("and_", other, reflected=True)
+        return self._binary(_math().and_, other, reflected=True)
 
     def __or__(self, other: Any) -> Any:
-        return self._binary("or_", other)
+        return self._binary(_math().or_, other)
 
     def __ror__(self, other: Any) -> Any:
-        return self._binary("or_", other, reflected=True)
+        return self._binary(_math().or_, other, reflected=True)
 
     def __xor__(self, other: Any) -> Any:
-        return self._binary("xor", other)
+        return self._binary(_math().xor, other)
 
     def __rxor__(self, other: Any) -> Any:
-        return self._binary("xor", other, reflected=True)
+        return self._binary(_math().xor, other, reflected=True)
 
     def __lt__(self, other: Any) -> Any:
-        return self._binary("lt", other)
+        return self._binary(_math().lt, other)
 
     def __le__(self, other: Any) -> Any:
-        return self._binary("le", other)
+        return self._binary(_math().le, other)
 
     def __gt__(self, other: Any) -> Any:
-        return self._binary("gt", other)
+        return self._binary(_math().gt, other)
 
     def __ge__(self, other: Any) -> Any:
-        return self._binary("ge", other)
+        return self._binary(_math().ge, other)
 
     def __ceil__(self) -> Any:
-        return _call("math", "ceil", self)
+        return _math().ceil(self)
 
     def __floor__(self) -> Any:
-        return _call("math", "floor", self)
+        return _math().floor(self)
 
     def __trunc__(self) -> Any:
-        return _call("math", "trunc", self)
+        return _math().trunc(self)
 
     # ------------------------------------------------------------------ shape and layout
 
     @property
     def T(self) -> Any:
         """The transpose (all axes reversed)."""
-        return _call("basic", "transpose", self)
+        return _basic().transpose(self)
 
     @property
     def mT(self) -> Any:
         """The transpose of the last two axes."""
-        return _call("basic", "matrix_transpose", self)
+        return _basic().matrix_transpose(self)
 
     def transpose(self, *axes: Any) -> Any:
         """Permute the axes (``x.transpose(1, 0)`` or ``x.transpose((1, 0))``)."""
         if not axes:
-            return _call("basic", "transpose", self)
+            return _basic().transpose(self)
         if len(axes) == 1 and isinstance(axes[0], Sequence):
             axes = tuple(axes[0])
-        return _call("basic", "transpose", self, axes)
+        return _basic().transpose(self, axes)
 
     def reshape(self, shape: Any, *, ndim: int | None = None) -> Any:
         """Reshape to ``shape`` (a tuple or a symbolic int vector of length ``ndim``)."""
         if ndim is not None and not isinstance(ndim, int):
             raise TypeError(f"reshape: ndim must be an int, got {ndim!r}")
-        return _call("shape", "reshape", self, shape, ndim=ndim)
+        # late: opweave.tensor.shape builds on this module (same floor, above it)
+        from opweave.tensor.shape import reshape
+
+        return reshape(self, shape, ndim=ndim)
 
     def dimshuffle(self, *pattern: Any) -> Any:
         """Reorder the axes, ``'x'`` inserting a broadcastable one: ``x.dimshuffle(1, 'x', 0)``."""
         if len(pattern) == 1 and isinstance(pattern[0], list | tuple):
             pattern = tuple(pattern[0])
-        dimshuffle_op = _tensor_function("elemwise", "DimShuffle")
+        dimshuffle_op = _elemwise().DimShuffle
         return dimshuffle_op(input_ndim=self.ndim, new_order=pattern)(self)
 
     def flatten(self, ndim: int = 1) -> Any:
         """Collapse the trailing dimensions so that ``ndim`` remain."""
-        return _call("basic", "flatten", self, ndim)
+        return _basic().flatten(self, ndim)
 
     def ravel(self) -> Any:
         """Flatten to a vector."""
-        return _call("basic", "flatten", self)
+        return _basic().flatten(self)
 
     def squeeze(self, axis: Any = None) -> Any:
         """Drop broadcastable dimensions."""
-        return _call("extra_ops", "squeeze", self, axis=axis)
+        raise _not_implemented_yet("extra_ops", "squeeze")
 
     def swapaxes(self, axis1: int, axis2: int) -> Any:
         """Exchange two axes."""
-        return _call("basic", "swapaxes", self, axis1, axis2)
+        return _basic().swapaxes(self, axis1, axis2)
 
     def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
         """The diagonal of two axes."""
-        return _call("basic", "diagonal", self, offset, axis1, axis2)
+        return _basic().diagonal(self, offset, axis1, axis2)
 
     def astype(self, dtype: Any) -> Any:
         """Cast to ``dtype``."""
-        return _call("basic", "cast", self, dtype)
+        return _basic().cast(self, dtype)
 
     def copy(self, name: str | None = None) -> Any:
         """A symbolic copy, optionally named."""
-        out = _call("basic", "tensor_copy", self)
+        out = _basic().tensor_copy(self)
         out.name = name
         return out
 
     def transfer(self, target: str) -> Any:
         """This variable moved to ``target`` (``'cpu'`` or a target a plugin adds)."""
-        from opweave.transfer import transfer
-
-        return transfer(self, target)  # type: ignore[arg-type]
+        return transfer_to(self, target)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------------ indexing
 
     def take(self, indices: Any, axis: int | None = None, mode: str = "raise") -> Any:
         """Elements at ``indices`` along ``axis``."""
-        return _call("subtensor", "take", self, indices, axis, mode)
+        # late: opweave.tensor.subtensor builds on this module (same floor, above it)
+        from opweave.tensor.subtensor import take
+
+        return take(self, indices, axis, mode)
 
     def set(self, y: Any, **kwargs: Any) -> Any:
         """For ``x[idx].set(y)``: ``x`` with the indexed part replaced by ``y``."""
-        return _call("subtensor", "set_subtensor", self, y, **kwargs)
+        # late: opweave.tensor.subtensor builds on this module (same floor, above it)
+        from opweave.tensor.subtensor import set_subtensor
+
+        return set_subtensor(self, y, **kwargs)
 
     def inc(self, y: Any, **kwargs: Any) -> Any:
         """For ``x[idx].inc(y)``: ``x`` with ``y`` added to the indexed part."""
-        return _call("subtensor", "inc_subtensor", self, y, **kwargs)
+        # late: opweave.tensor.subtensor builds on this module (same floor, above it)
+        from opweave.tensor.subtensor import inc_subtensor
+
+        return inc_subtensor(self, y, **kwargs)
 
     def nonzero(self, return_matrix: bool = False) -> Any:
         """Indices of the non-zero elements."""
-        return _call("basic", "nonzero", self, return_matrix=return_matrix)
+        return _basic().nonzero(self, return_matrix=return_matrix)
 
     def nonzero_values(self) -> Any:
         """The non-zero elements, flattened."""
-        return _call("basic", "nonzero_values", self)
+        return _basic().nonzero_values(self)
 
     # ------------------------------------------------------------------ reductions
 
@@ -362,69 +379,59 @@ class TensorPyOperators:
         self, axis: Any = None, dtype: Any = None, keepdims: bool = False, acc_dtype: Any = None
     ) -> Any:
         """Sum over ``axis`` (all axes by default)."""
-        return _call(
-            "math", "sum", self, axis=axis, dtype=dtype, keepdims=keepdims, acc_dtype=acc_dtype
-        )
+        return _math().sum(self, axis=axis, dtype=dtype, keepdims=keepdims, acc_dtype=acc_dtype)
 
     def prod(
         self, axis: Any = None, dtype: Any = None, keepdims: bool = False, acc_dtype: Any = None
     ) -> Any:
         """Product over ``axis``."""
-        return _call(
-            "math", "prod", self, axis=axis, dtype=dtype, keepdims=keepdims, acc_dtype=acc_dtype
-        )
+        return _math().prod(self, axis=axis, dtype=dtype, keepdims=keepdims, acc_dtype=acc_dtype)
 
     def mean(
         self, axis: Any = None, dtype: Any = None, keepdims: bool = False, acc_dtype: Any = None
     ) -> Any:
         """Mean over ``axis``."""
-        return _call(
-            "math", "mean", self, axis=axis, dtype=dtype, keepdims=keepdims, acc_dtype=acc_dtype
-        )
+        return _math().mean(self, axis=axis, dtype=dtype, keepdims=keepdims, acc_dtype=acc_dtype)
 
     def var(
         self, axis: Any = None, ddof: int = 0, keepdims: bool = False, corrected: bool = False
     ) -> Any:
         """Variance over ``axis``."""
-        return _call(
-            "math", "var", self, axis=axis, ddof=ddof, keepdims=keepdims, corrected=corrected
-        )
+        return _math().var(self, axis=axis, ddof=ddof, keepdims=keepdims, corrected=corrected)
 
     def std(
         self, axis: Any = None, ddof: int = 0, keepdims: bool = False, corrected: bool = False
     ) -> Any:
         """Standard deviation over ``axis``."""
-        return _call(
-            "math", "std", self, axis=axis, ddof=ddof, keepdims=keepdims, corrected=corrected
-        )
+        return _math().std(self, axis=axis, ddof=ddof, keepdims=keepdims, corrected=corrected)
 
     def max(self, axis: Any = None, keepdims: bool = False) -> Any:
         """Maximum over ``axis``."""
-        return _call("math", "max", self, axis, keepdims=keepdims)
+        return _math().max(self, axis, keepdims=keepdims)
 
     def min(self, axis: Any = None, keepdims: bool = False) -> Any:
         """Minimum over ``axis``."""
-        return _call("math", "min", self, axis, keepdims=keepdims)
+        return _math().min(self, axis, keepdims=keepdims)
 
     def argmax(self, axis: Any = None, keepdims: bool = False) -> Any:
         """Index of the maximum over ``axis``."""
-        return _call("math", "argmax", self, axis, keepdims=keepdims)
+        return _math().argmax(self, axis, keepdims=keepdims)
 
     def argmin(self, axis: Any = None, keepdims: bool = False) -> Any:
         """Index of the minimum over ``axis``."""
-        return _call("math", "argmin", self, axis, keepdims=keepdims)
+        return _math().argmin(self, axis, keepdims=keepdims)
 
     def any(self, axis: Any = None, keepdims: bool = False) -> Any:
         """Logical or over ``axis``."""
-        return _call("math", "any", self, axis=axis, keepdims=keepdims)
+        return _math().any(self, axis=axis, keepdims=keepdims)
 
     def all(self, axis: Any = None, keepdims: bool = False) -> Any:
         """Logical and over ``axis``."""
-        return _call("math", "all", self, axis=axis, keepdims=keepdims)
+        return _math().all(self, axis=axis, keepdims=keepdims)
 
     def ptp(self, axis: Any = None) -> Any:
         """Maximum minus minimum over ``axis``."""
-        return _call("math", "ptp", self, axis)
+        return _math().ptp(self, axis)
 
     def norm(self, L: float, axis: Any = None, keepdims: bool = False) -> Any:
         """The ``L``-norm over ``axis`` (``L`` finite and non-zero)."""
@@ -435,88 +442,162 @@ class TensorPyOperators:
 
     def cumsum(self, axis: int | None = None) -> Any:
         """Cumulative sum along ``axis``."""
-        return _call("extra_ops", "cumsum", self, axis)
+        raise _not_implemented_yet("extra_ops", "cumsum")
 
     def cumprod(self, axis: int | None = None) -> Any:
         """Cumulative product along ``axis``."""
-        return _call("extra_ops", "cumprod", self, axis)
+        raise _not_implemented_yet("extra_ops", "cumprod")
 
     # ------------------------------------------------------------------ linear algebra
 
     def dot(self, other: Any) -> Any:
         """Matrix/vector product ``dot(self, other)``."""
-        return _call("math", "dot", self, other)
+        return _math().dot(self, other)
 
     def trace(self) -> Any:
         """Sum of the diagonal."""
-        return _call("linalg", "trace", self)
+        raise _not_implemented_yet("linalg", "trace")
 
     # ------------------------------------------------------------------ elementwise
 
     def clip(self, a_min: Any, a_max: Any) -> Any:
         """Values limited to ``[a_min, a_max]``."""
-        return _call("math", "clip", self, a_min, a_max)
+        return _math().clip(self, a_min, a_max)
 
     def round(self, mode: str | None = None) -> Any:
         """Round to the nearest integer (``mode``: ``"half_to_even"``/``"half_away_from_zero"``)."""
-        return _call("math", "round", self, mode)
+        return _math().round(self, mode)
 
     def conj(self) -> Any:
         """The complex conjugate."""
-        return _call("math", "conj", self)
+        return _math().conj(self)
 
     conjugate = conj
 
     def fill(self, value: Any) -> Any:
         """A tensor shaped like this one, filled with ``value``."""
-        return _call("basic", "fill", self, value)
+        return _basic().fill(self, value)
 
     def zeros_like(self, dtype: Any = None) -> Any:
         """Zeros shaped like this variable."""
-        return _call("basic", "zeros_like", self, dtype=dtype)
+        return _basic().zeros_like(self, dtype=dtype)
 
     def ones_like(self, dtype: Any = None) -> Any:
         """Ones shaped like this variable."""
-        return _call("basic", "ones_like", self, dtype=dtype)
+        return _basic().ones_like(self, dtype=dtype)
 
     def sort(self, axis: int = -1, kind: str = "quicksort", order: Any = None) -> Any:
         """Sorted along ``axis``."""
-        return _call("sort", "sort", self, axis, kind, order)
+        raise _not_implemented_yet("sort", "sort")
 
     def argsort(self, axis: int = -1, kind: str = "quicksort", order: Any = None) -> Any:
         """Indices that sort along ``axis``."""
-        return _call("sort", "argsort", self, axis, kind, order)
+        raise _not_implemented_yet("sort", "argsort")
 
     def repeat(self, repeats: Any, axis: int | None = None) -> Any:
         """Repeat elements."""
-        return _call("extra_ops", "repeat", self, repeats, axis)
+        raise _not_implemented_yet("extra_ops", "repeat")
 
     # Elementwise functions: ``x.exp()`` is ``opweave.tensor.math.exp(x)``.
-    exp = _math_method("exp", "Elementwise exponential.")
-    exp2 = _math_method("exp2", "Elementwise ``2 ** x``.")
-    expm1 = _math_method("expm1", "Elementwise ``exp(x) - 1``.")
-    log = _math_method("log", "Elementwise natural logarithm.")
-    log2 = _math_method("log2", "Elementwise base-2 logarithm.")
-    log10 = _math_method("log10", "Elementwise base-10 logarithm.")
-    log1p = _math_method("log1p", "Elementwise ``log(1 + x)``.")
-    sqrt = _math_method("sqrt", "Elementwise square root.")
-    sin = _math_method("sin", "Elementwise sine.")
-    cos = _math_method("cos", "Elementwise cosine.")
-    tan = _math_method("tan", "Elementwise tangent.")
-    arcsin = _math_method("arcsin", "Elementwise inverse sine.")
-    arccos = _math_method("arccos", "Elementwise inverse cosine.")
-    arctan = _math_method("arctan", "Elementwise inverse tangent.")
-    sinh = _math_method("sinh", "Elementwise hyperbolic sine.")
-    cosh = _math_method("cosh", "Elementwise hyperbolic cosine.")
-    tanh = _math_method("tanh", "Elementwise hyperbolic tangent.")
-    arcsinh = _math_method("arcsinh", "Elementwise inverse hyperbolic sine.")
-    arccosh = _math_method("arccosh", "Elementwise inverse hyperbolic cosine.")
-    arctanh = _math_method("arctanh", "Elementwise inverse hyperbolic tangent.")
-    ceil = _math_method("ceil", "Elementwise ceiling.")
-    floor = _math_method("floor", "Elementwise floor.")
-    trunc = _math_method("trunc", "Elementwise truncation toward zero.")
-    deg2rad = _math_method("deg2rad", "Degrees to radians.")
-    rad2deg = _math_method("rad2deg", "Radians to degrees.")
+    def exp(self) -> Any:
+        """Elementwise exponential."""
+        return _math().exp(self)
+
+    def exp2(self) -> Any:
+        """Elementwise ``2 ** x``."""
+        return _math().exp2(self)
+
+    def expm1(self) -> Any:
+        """Elementwise ``exp(x) - 1``."""
+        return _math().expm1(self)
+
+    def log(self) -> Any:
+        """Elementwise natural logarithm."""
+        return _math().log(self)
+
+    def log2(self) -> Any:
+        """Elementwise base-2 logarithm."""
+        return _math().log2(self)
+
+    def log10(self) -> Any:
+        """Elementwise base-10 logarithm."""
+        return _math().log10(self)
+
+    def log1p(self) -> Any:
+        """Elementwise ``log(1 + x)``."""
+        return _math().log1p(self)
+
+    def sqrt(self) -> Any:
+        """Elementwise square root."""
+        return _math().sqrt(self)
+
+    def sin(self) -> Any:
+        """Elementwise sine."""
+        return _math().sin(self)
+
+    def cos(self) -> Any:
+        """Elementwise cosine."""
+        return _math().cos(self)
+
+    def tan(self) -> Any:
+        """Elementwise tangent."""
+        return _math().tan(self)
+
+    def arcsin(self) -> Any:
+        """Elementwise inverse sine."""
+        return _math().arcsin(self)
+
+    def arccos(self) -> Any:
+        """Elementwise inverse cosine."""
+        return _math().arccos(self)
+
+    def arctan(self) -> Any:
+        """Elementwise inverse tangent."""
+        return _math().arctan(self)
+
+    def sinh(self) -> Any:
+        """Elementwise hyperbolic sine."""
+        return _math().sinh(self)
+
+    def cosh(self) -> Any:
+        """Elementwise hyperbolic cosine."""
+        return _math().cosh(self)
+
+    def tanh(self) -> Any:
+        """Elementwise hyperbolic tangent."""
+        return _math().tanh(self)
+
+    def arcsinh(self) -> Any:
+        """Elementwise inverse hyperbolic sine."""
+        return _math().arcsinh(self)
+
+    def arccosh(self) -> Any:
+        """Elementwise inverse hyperbolic cosine."""
+        return _math().arccosh(self)
+
+    def arctanh(self) -> Any:
+        """Elementwise inverse hyperbolic tangent."""
+        return _math().arctanh(self)
+
+    def ceil(self) -> Any:
+        """Elementwise ceiling."""
+        return _math().ceil(self)
+
+    def floor(self) -> Any:
+        """Elementwise floor."""
+        return _math().floor(self)
+
+    def trunc(self) -> Any:
+        """Elementwise truncation toward zero."""
+        return _math().trunc(self)
+
+    def deg2rad(self) -> Any:
+        """Degrees to radians."""
+        return _math().deg2rad(self)
+
+    def rad2deg(self) -> Any:
+        """Radians to degrees."""
+        return _math().rad2deg(self)
 
     # ------------------------------------------------------------------ constants
 
@@ -629,7 +710,8 @@ def get_underlying_scalar_constant(
     NotScalarConstantError
         If no constant scalar value can be determined.
     """
-    from opweave.compile.ops import DeepCopyOp, Shape_i, ViewOp
+    # late: opweave.tensor.shape (Shape_i) builds on this module (same floor, above it)
+    from opweave.tensor.shape import Shape_i
 
     for _ in range(max_recur + 1):
         if isinstance(v, Constant):

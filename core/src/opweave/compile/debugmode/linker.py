@@ -35,10 +35,16 @@ from opweave.compile.debugmode.errors import (
     describe_inputs,
 )
 from opweave.compile.debugmode.tracker import Replacement, ReplacementTracker
+from opweave.compile.function_maker import view_chain
+from opweave.compile.ops import deep_copy_op
+from opweave.configdefaults import config
 from opweave.graph.basic import Apply, Constant, Variable, io_toposort
 from opweave.graph.fg import FunctionGraph
+from opweave.graph.rewriting import build_rewrite_database
 from opweave.graph.utils import MethodNotDefined, NoImplementationError
 from opweave.link.basic import Linker, map_storage
+from opweave.link.lookup import available_linkers, resolve_linker
+from opweave.printing import debugprint
 
 if TYPE_CHECKING:
     from opweave.compile.debugmode.mode import DebugMode
@@ -335,9 +341,6 @@ def protect_outputs(fgraph: FunctionGraph) -> None:
     The same rule as :class:`~opweave.compile.function_maker.FunctionMaker` applies before
     linking; DebugMode applies it again after its own rewriting.
     """
-    from opweave.compile.function_maker import view_chain
-    from opweave.compile.ops import deep_copy_op
-
     roots_seen: set[Variable] = set()
     inputs = set(fgraph.inputs)
     for i, out in enumerate(list(fgraph.outputs)):
@@ -450,8 +453,6 @@ class DebugLinker(Linker):
         StochasticOrder
             If rewriting copies of the graph gives different graphs.
         """
-        from opweave.link.lookup import available_linkers, resolve_linker
-
         if not available_linkers():
             resolve_linker("auto")  # raises, naming the distribution to install
         if self.fgraph is not None and self.fgraph is not fgraph:
@@ -470,9 +471,6 @@ class DebugLinker(Linker):
 
     @staticmethod
     def _make_rewriter(query: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]) -> Any:
-        from opweave import config
-        from opweave.graph.rewriting import build_rewrite_database
-
         include, exclude, require = query
         include += tuple(t for t in config.optimizer_including.split(":") if t)
         exclude += tuple(t for t in config.optimizer_excluding.split(":") if t)
@@ -496,8 +494,6 @@ class DebugLinker(Linker):
         for k, other in enumerate(copies, start=2):
             self._make_rewriter(query).rewrite(other)
             if not same_graph(fgraph, other):
-                from opweave.printing import debugprint
-
                 raise StochasticOrder(
                     f"StochasticOrder: rewriting the same graph twice gave different graphs "
                     f"(run 1 and run {k} of stability_patience={patience}); a rewrite probably "

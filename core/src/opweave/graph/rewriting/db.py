@@ -391,6 +391,7 @@ def build_rewrite_database(pm: pluggy.PluginManager | None = None) -> RewriteDat
         :func:`opweave.plugins.get_plugin_manager`.
     """
     if pm is None:
+        # late: plugins (floor 2) sit above graph; only the default manager is looked up here
         from opweave.plugins.manager import get_plugin_manager
 
         pm = get_plugin_manager()

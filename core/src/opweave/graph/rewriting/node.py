@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from opweave.graph.basic import Apply, Variable
+from opweave.graph.features import DestroyHandler
 from opweave.graph.op import Op
 
 if TYPE_CHECKING:
@@ -141,8 +142,6 @@ class FromFunctionNodeRewriter(NodeRewriter):
         self.inplace = inplace
         requirements = list(requirements)
         if inplace:
-            from opweave.graph.features import DestroyHandler
-
             requirements.append(DestroyHandler)
         self.requirements = requirements
         self.name = name or getattr(fn, "__name__", None) or type(self).__name__

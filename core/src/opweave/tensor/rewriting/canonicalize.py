@@ -46,6 +46,8 @@ import numpy as np
 import opweave.scalar as ps
 from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.rewriting import node_rewriter
+from opweave.tensor import math as tm
+from opweave.tensor.basic import zeros_like
 from opweave.tensor.blas import Dot
 from opweave.tensor.dimshuffle import DimShuffle
 from opweave.tensor.elemwise import Elemwise
@@ -162,12 +164,6 @@ def _drop_neutral(node: Apply, neutral: float, rebuild: Elemwise) -> list[Variab
     return _replace_if_same_type(node.outputs[0], new)  # type: ignore[arg-type]
 
 
-def _math(name: str) -> Elemwise:
-    from opweave.tensor import math as tensor_math
-
-    return getattr(tensor_math, name)  # type: ignore[no-any-return]
-
-
 # ====================================================================== canonicalize
 
 
@@ -176,7 +172,7 @@ def local_mul_by_one(fgraph: FunctionGraph, node: Apply) -> list[Variable] | boo
     """``x * 1 -> x``: constant ones are dropped from a product of the same Type."""
     if not _is_elemwise(node, ps.Mul):
         return False
-    return _drop_neutral(node, 1, _math("mul"))
+    return _drop_neutral(node, 1, tm.mul)
 
 
 @node_rewriter([Elemwise])
@@ -184,7 +180,7 @@ def local_add_zero(fgraph: FunctionGraph, node: Apply) -> list[Variable] | bool:
     """``x + 0 -> x``: constant zeros are dropped from a sum of the same Type."""
     if not _is_elemwise(node, ps.Add):
         return False
-    return _drop_neutral(node, 0, _math("add"))
+    return _drop_neutral(node, 0, tm.add)
 
 
 @node_rewriter([Elemwise])
@@ -218,8 +214,6 @@ def local_sub_self(fgraph: FunctionGraph, node: Apply) -> list[Variable] | bool:
     if x is not y or not isinstance(x.type, TensorType):
         return False
     out = node.outputs[0]
-    from opweave.tensor.basic import zeros_like
-
     return _replace_if_same_type(out, zeros_like(x, dtype=out.type.dtype))  # type: ignore[attr-defined]
 
 
@@ -286,8 +280,8 @@ def local_log1p(fgraph: FunctionGraph, node: Apply) -> list[Variable] | bool:
     rest = [t for k, t in enumerate(terms) if k != ones[0]]
     if not rest:
         return False
-    arg = rest[0] if len(rest) == 1 else _math("add")(*rest)
-    return _replace_if_same_type(node.outputs[0], _math("log1p")(arg))  # type: ignore[arg-type]
+    arg = rest[0] if len(rest) == 1 else tm.add(*rest)
+    return _replace_if_same_type(node.outputs[0], tm.log1p(arg))  # type: ignore[arg-type]
 
 
 @node_rewriter([Elemwise])
@@ -310,7 +304,7 @@ def local_expm1(fgraph: FunctionGraph, node: Apply) -> list[Variable] | bool:
     if not _is_elemwise(e.owner, ps.Exp):
         return False
     x = e.owner.inputs[0]  # type: ignore[union-attr]
-    return _replace_if_same_type(node.outputs[0], _math("expm1")(x))  # type: ignore[arg-type]
+    return _replace_if_same_type(node.outputs[0], tm.expm1(x))  # type: ignore[arg-type]
 
 
 @node_rewriter([Elemwise])
@@ -355,7 +349,7 @@ def local_pow_specialize(fgraph: FunctionGraph, node: Apply) -> list[Variable] |
         return False
     base, exponent = node.inputs
     if _is_constant(exponent, 2):
-        return _replace_if_same_type(node.outputs[0], _math("sqr")(base))
+        return _replace_if_same_type(node.outputs[0], tm.sqr(base))
     if _is_constant(exponent, 1):
         return _replace_if_same_type(node.outputs[0], base)
     return False

@@ -31,7 +31,9 @@ import numpy as np
 from opweave.compile.ops import Shape, Shape_i
 from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.rewriting import node_rewriter
-from opweave.tensor.basic import MakeVector
+from opweave.scalar import ScalarType
+from opweave.tensor.basic import MakeVector, cast, tensor_from_scalar
+from opweave.tensor.constructors import constant
 from opweave.tensor.subtensor import Subtensor
 from opweave.tensor.type import TensorType
 
@@ -50,8 +52,6 @@ __all__ = [
 
 
 def _int64_constant(value: Any) -> Variable:
-    from opweave.tensor.constructors import constant
-
     return constant(int(value), dtype="int64")
 
 
@@ -86,18 +86,12 @@ def _as_int64_scalar(entry: Any) -> Variable | None:
         return _int64_constant(entry)
     if not isinstance(entry, Variable):
         return None
-    from opweave.scalar import ScalarType
-
     if isinstance(entry.type, ScalarType):
-        from opweave.tensor.basic import tensor_from_scalar
-
         entry = tensor_from_scalar(entry)
     typ = entry.type
     if not isinstance(typ, TensorType) or typ.ndim != 0 or typ.dtype[:3] not in ("int", "uin"):
         return None
     if typ.dtype != "int64":
-        from opweave.tensor.basic import cast
-
         entry = cast(entry, "int64")
     return entry
 
@@ -200,8 +194,6 @@ def local_shape_from_infer_shape(fgraph: FunctionGraph, node: Apply) -> list[Var
     typ = var.type
     if not isinstance(typ, TensorType):
         return False
-    from opweave.tensor.constructors import constant
-
     if None not in typ.shape:
         return [constant(np.array(typ.shape, dtype="int64"))]
     if var.owner is None:

@@ -1,0 +1,70 @@
+"""The floors of the core: which ``opweave`` modules may import which at module level.
+
+A module may import, at module level, modules of its own floor (without forming an import
+cycle) and of the floors below it, never of a floor above. A lower floor that must call up
+(``Op.make_thunk`` reaching the link layer, ``Variable.eval`` compiling a function, a
+tensor operator reaching ``opweave.tensor.math``) does it with an in-function import that
+carries a ``# late: ...`` comment saying why; ``tests/core/test_import_layers.py`` checks
+all three rules (no cycle, no upward module-level import, every late import explained).
+
+The order follows what depends on what:
+
+0. ``configuration``, ``configdefaults``: the flags and the process-wide ``config``
+   (``opweave.config`` is ``opweave.configdefaults.config``); stdlib only.
+1. ``graph`` (with ``graph.rewriting``): Types, Variables, Apply, Op, FunctionGraph,
+   features and the rewrite framework; imports only config, stdlib and NumPy.
+2. ``plugins``: the pluggy hook specifications and the plugin manager.
+3. ``link``, ``transfer``, ``printing``: linking (storage, thunks, linker lookup through the
+   plugin manager), ``transfer`` dispatch through the ``opweave_transfer`` hook, and
+   ``debugprint``/``pprint``. They need only graph and plugins; ``transfer`` sits here
+   because tensor variables have a ``.transfer()`` method and ``opweave.tensor`` re-exports it.
+4. ``gradient``: reverse mode (``grad``, ``Lop``, ``Rop``) and the helpers Ops' ``grad``
+   methods use (``grad_undefined``, ``grad_not_implemented``); as in PyTensor it is below the
+   standard library, which uses those helpers. ``verify_grad``, ``jacobian`` and the
+   tensor/scalar special cases reach up with commented late imports.
+5. ``scalar``: scalar Types and Ops (their ``grad`` uses the gradient helpers).
+6. ``compile``: ``function``, modes, ``In``/``Out``, ``SharedVariable``, ``DeepCopyOp``/
+   ``ViewOp`` and the C-code registries; type-generic, so below the tensor library, which
+   builds on ``SharedVariable`` and the helper Ops (as in PyTensor).
+7. ``tensor`` (with ``tensor.rewriting``): the tensor library, including ``Shape``/
+   ``Shape_i`` (``opweave.tensor.shape``; ``opweave.compile.ops`` re-exports them lazily).
+8. the top: the ``opweave`` package itself (its re-exports), ``cli``, ``__main__``.
+"""
+
+from __future__ import annotations
+
+__all__ = ["FLOORS", "floor_of"]
+
+#: Floor number of each top-level part of ``opweave`` (a package or a module); a module
+#: belongs to the floor of its first component below ``opweave``.
+FLOORS: dict[str, int] = {
+    "configuration": 0,
+    "configdefaults": 0,
+    "_layers": 0,
+    "graph": 1,
+    "plugins": 2,
+    "link": 3,
+    "transfer": 3,
+    "printing": 3,
+    "gradient": 4,
+    "scalar": 5,
+    "compile": 6,
+    "tensor": 7,
+    "": 8,  # the ``opweave`` package __init__
+    "cli": 8,
+    "__main__": 8,
+}
+
+
+def floor_of(module: str) -> int:
+    """The floor of the dotted ``module`` name (``opweave.tensor.math`` -> 7).
+
+    Raises
+    ------
+    KeyError
+        For a top-level part that :data:`FLOORS` does not list (add it there).
+    """
+    parts = module.split(".")
+    if parts[0] != "opweave":
+        raise KeyError(f"{module} is not an opweave module")
+    return FLOORS[parts[1] if len(parts) > 1 else ""]
