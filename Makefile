@@ -8,7 +8,7 @@ DISTS := core backend-python backend-c backend-cuda plugins/opweave-double
 STAMP := $(VENV)/.installed
 PYPROJECTS := pyproject.toml $(addsuffix /pyproject.toml,$(DISTS))
 
-.PHONY: setup demo test lint format clean
+.PHONY: setup demo test test-long lint format clean
 
 setup: $(STAMP)
 
@@ -24,6 +24,10 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The reliability suite's long run: many more generated inputs, graphs and seeds.
+test-long: $(STAMP)
+	OPWEAVE_RELIABILITY_LONG=1 $(BIN)/python -m pytest tests/reliability $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
