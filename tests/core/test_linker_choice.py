@@ -90,3 +90,30 @@ def test_uninstalled_linker_still_names_its_distribution(bare_plugin_manager) ->
         r"provided by opweave-c: pip install opweave-c\)",
     ):
         resolve_linker("c")
+
+
+def test_fast_compile_ranks_linkers_by_compile_priority(plugin_manager) -> None:
+    from opweave.plugins import hookimpl
+    from opweave_python.linkers.vm import VMLinker
+
+    x = ot.dvector("x")
+    f = opweave.function([x], x + 1, mode="FAST_COMPILE")
+    assert type(f.maker.linker).__name__ == "VMLinker"
+
+    class InstantLinker(VMLinker):
+        name = "instant"
+        priority = -1
+        compile_priority = 99
+
+    class Instant:
+        @hookimpl
+        def opweave_linkers(self):
+            return {"instant": InstantLinker}
+
+    plugin_manager.register(Instant(), name="instant")
+    with opweave.config.change_flags(linker="auto"):
+        fast_compile = opweave.function([x], x + 1, mode="FAST_COMPILE")
+        fast_run = opweave.function([x], x + 1, mode="FAST_RUN")
+    assert type(fast_compile.maker.linker) is InstantLinker
+    assert type(fast_run.maker.linker).__name__ == "CVMLinker"
+    np.testing.assert_allclose(fast_compile(np.zeros(2)), [1.0, 1.0])

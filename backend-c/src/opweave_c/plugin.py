@@ -8,7 +8,7 @@ from typing import Any
 from opweave.plugins import hookimpl
 from opweave_c import hookspecs
 from opweave_c.compiler import compiler_problem
-from opweave_c.impls import c_code_for, c_type_for, compile_ops
+from opweave_c.impls import C_OPS, c_code_for, c_type_for, compile_ops
 from opweave_c.linkers import CLinker, CVMLinker
 from opweave_c.options import add_c_options
 from opweave_c.thunk import make_c_thunk
@@ -43,6 +43,7 @@ def opweave_backend_info() -> dict[str, Any]:
         "linkers": ["c", "cvm"],
         "available": problem is None,
         "reason": problem,
+        "implementations": C_OPS,
     }
 
 

@@ -8,8 +8,7 @@ contiguous arrays) build strided ``GPUArray`` views; nothing is copied.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from types import MappingProxyType
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -17,6 +16,7 @@ import numpy as np
 from opweave.compile.ops import DeepCopyOp
 from opweave.graph.basic import Apply
 from opweave.graph.op import Op
+from opweave.link.implementations import ImplementationTable, op_classes_of
 from opweave.tensor.subtensor import get_idx_list
 from opweave_cuda import device_copy
 from opweave_cuda.ops import (
@@ -25,13 +25,20 @@ from opweave_cuda.ops import (
     GpuDimShuffle,
     GpuDot,
     GpuElemwise,
+    GpuOp,
     GpuReshape,
     GpuSubtensor,
 )
 from opweave_cuda.transfer_ops import GpuFromHost, HostFromGpu
 from opweave_cuda.type import GpuArrayType, is_gpuarray
 
-__all__ = ["perform_for"]
+__all__ = ["FACTORIES", "gpu_op_classes", "perform_for"]
+
+
+def gpu_op_classes() -> list[type]:
+    """The Op classes this backend defines (its implementations' scope), less its base."""
+    return [cls for cls in op_classes_of("opweave_cuda") if cls is not GpuOp]
+
 
 Perform = Callable[[Apply, Sequence[Any], list[list[Any]]], None]
 
@@ -286,7 +293,9 @@ def _reshape(op: GpuReshape, node: Apply) -> Perform:
     return perform
 
 
-_FACTORIES: Mapping[type, Callable[[Any, Apply], Perform | None]] = MappingProxyType(
+#: GPU Op class -> ``fn(op, node) -> perform or None``; the scope is the backend's own Ops.
+FACTORIES = ImplementationTable(
+    "cuda",
     {
         GpuFromHost: _gpu_from_host,
         HostFromGpu: _host_from_gpu,
@@ -298,7 +307,8 @@ _FACTORIES: Mapping[type, Callable[[Any, Apply], Perform | None]] = MappingProxy
         GpuDimShuffle: _dimshuffle,
         GpuSubtensor: _subtensor,
         GpuReshape: _reshape,
-    }
+    },
+    scope=gpu_op_classes,
 )
 
 
@@ -307,5 +317,5 @@ def perform_for(op: Op, node: Apply) -> Perform | None:
 
     ``DeepCopyOp`` is answered only for GPU inputs.
     """
-    factory = _FACTORIES.get(type(op))
+    factory = FACTORIES.lookup(op)
     return None if factory is None else factory(op, node)

@@ -11,7 +11,7 @@ from typing import Any
 
 from opweave.plugins import hookimpl
 from opweave_cuda import availability
-from opweave_cuda.impls import perform_for
+from opweave_cuda.impls import FACTORIES, perform_for
 from opweave_cuda.linker import CudaLinker
 from opweave_cuda.rewrites import register_gpu_rewrites
 from opweave_cuda.sharedvar import gpu_shared
@@ -35,6 +35,7 @@ def opweave_backend_info() -> dict[str, Any]:
         "devices": ["cuda"],
         "available": problem is None,
         "reason": problem,
+        "implementations": FACTORIES,
     }
 
 

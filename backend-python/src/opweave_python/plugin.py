@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from opweave.plugins import hookimpl
-from opweave_python.impls import perform_for
+from opweave_python.impls import PERFORMS, perform_for
 from opweave_python.linkers.perform_linker import PerformLinker
 from opweave_python.linkers.vm import VMLinker
 from opweave_python.thunk import find_perform, make_perform_thunk
@@ -24,7 +24,13 @@ def opweave_linkers() -> dict[str, type]:
 @hookimpl
 def opweave_backend_info() -> dict[str, Any]:
     """Always available: it needs only NumPy."""
-    return {"name": "opweave-python", "linkers": ["py", "vm"], "available": True, "reason": None}
+    return {
+        "name": "opweave-python",
+        "linkers": ["py", "vm"],
+        "available": True,
+        "reason": None,
+        "implementations": PERFORMS,
+    }
 
 
 @hookimpl

@@ -14,8 +14,11 @@ import opweave.tensor as ot
 from opweave.link.lookup import available_linkers, unusable_linkers
 
 
-def info(out: TextIO) -> int:
-    """Print the plugins found, the backends and linkers, and the configuration."""
+def info(out: TextIO, ops: bool = False) -> int:
+    """Print the plugins found, the backends and linkers, and the configuration.
+
+    With ``ops``, also each backend's coverage of the Ops it means to implement.
+    """
     pm = opweave.get_plugin_manager()
     print(f"opweave {opweave.__version__}", file=out)
     print("plugins (entry points 'opweave.plugins'):", file=out)
@@ -39,10 +42,29 @@ def info(out: TextIO) -> int:
         print(f"  linker {name}: {reason}", file=out)
     for failure in pm.failures:
         print(f"  skipped: {failure.describe()}", file=out)
+    if ops:
+        print_ops(pm, out)
     print("config:", file=out)
     for name, value, _doc in opweave.config.flags():
         print(f"  {name} = {value!r}  ({opweave.config.source(name)})", file=out)
     return 0
+
+
+def print_ops(pm: opweave.plugins.OpweavePluginManager, out: TextIO) -> None:
+    """For each backend publishing an implementation table: what it covers and lacks."""
+    print("implementations:", file=out)
+    for backend in pm.hook.opweave_backend_info():
+        table = backend.get("implementations")
+        if table is None:
+            continue
+        scope, missing = table.scope(), table.missing()
+        print(
+            f"  {backend['name']} ({table.backend}): {len(scope) - len(missing)} of "
+            f"{len(scope)} Op classes",
+            file=out,
+        )
+        for cls in missing:
+            print(f"    missing: {cls.__module__}.{cls.__qualname__}", file=out)
 
 
 def demo(out: TextIO) -> int:
@@ -118,8 +140,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="opweave", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("demo", help="run the seeds' example with every installed linker")
-    sub.add_parser("info", help="list plugins, backends, linkers and configuration")
+    info_parser = sub.add_parser("info", help="list plugins, backends, linkers and configuration")
+    info_parser.add_argument(
+        "--ops", action="store_true", help="also each backend's implemented and missing Ops"
+    )
     args = parser.parse_args(argv)
     if args.command == "demo":
         return demo(sys.stdout)
-    return info(sys.stdout)
+    return info(sys.stdout, ops=args.ops)

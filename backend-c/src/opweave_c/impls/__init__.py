@@ -19,6 +19,7 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Any
 
+from opweave.link.implementations import ImplementationTable
 from opweave_c.impls import (
     basic,
     blas,
@@ -35,10 +36,15 @@ from opweave_c.impls import (
     tensor_type,
 )
 
+#: Type class -> ``fn(type_) -> C interface or None`` (read-only).
 C_TYPES: MappingProxyType[type, Any] = MappingProxyType(
     {**tensor_type.C_TYPES, **scalar_type.C_TYPES, **graph_type.C_TYPES}
 )
-C_OPS: MappingProxyType[type, Any] = MappingProxyType(
+#: Op class -> ``fn(op, node) -> C implementation or None``. Ops whose class defines
+#: ``c_code`` (DeepCopyOp, ViewOp, Shape, Shape_i: C per Type, from their registries)
+#: count as implemented.
+C_OPS = ImplementationTable(
+    "c",
     {
         **scalar_basic.C_OPS,
         **elemwise.C_OPS,
@@ -50,25 +56,21 @@ C_OPS: MappingProxyType[type, Any] = MappingProxyType(
         **subtensor.C_OPS,
         **basic.C_OPS,
         **special.C_OPS,
-    }
+    },
+    own_method="c_code",
 )
-
-
-def _lookup(table: MappingProxyType[type, Any], obj: Any) -> Any:
-    for cls in type(obj).__mro__:
-        factory = table.get(cls)
-        if factory is not None:
-            return factory
-    return None
 
 
 def c_type_for(type_: Any) -> Any:
     """The C interface of a core Type, or ``None``."""
-    factory = _lookup(C_TYPES, type_)
-    return factory(type_) if factory is not None else None
+    for cls in type(type_).__mro__:
+        factory = C_TYPES.get(cls)
+        if factory is not None:
+            return factory(type_)
+    return None
 
 
 def c_code_for(op: Any, node: Any) -> Any:
     """The C implementation of a core Op's node, or ``None``."""
-    factory = _lookup(C_OPS, op)
+    factory = C_OPS.lookup(op)
     return factory(op, node) if factory is not None else None

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from types import MappingProxyType
 from typing import Any
 
+from opweave.link.implementations import ImplementationTable
 from opweave_python.impls import (
     basic,
     compile_ops,
@@ -23,7 +23,8 @@ from opweave_python.impls import (
 )
 
 #: Op class -> ``perform(op, node, inputs, output_storage)``. Read-only.
-PERFORMS: MappingProxyType[type, Callable[..., None]] = MappingProxyType(
+PERFORMS = ImplementationTable(
+    "py",
     {
         **compile_ops.PERFORMS,
         **scalar.PERFORMS,
@@ -33,14 +34,12 @@ PERFORMS: MappingProxyType[type, Callable[..., None]] = MappingProxyType(
         **shape.PERFORMS,
         **subtensor.PERFORMS,
         **special.PERFORMS,
-    }
+    },
+    own_method="perform",
 )
 
 
 def perform_for(op: Any) -> Callable[..., None] | None:
     """Return ``op``'s NumPy implementation bound to it, or ``None`` if there is none."""
-    for cls in type(op).__mro__:
-        fn = PERFORMS.get(cls)
-        if fn is not None:
-            return functools.partial(fn, op)
-    return None
+    fn = PERFORMS.lookup(op)
+    return None if fn is None else functools.partial(fn, op)

@@ -14,5 +14,6 @@ class PerformLinker(LoopLinker):
 
     name: ClassVar[str] = "py"
     priority: ClassVar[int] = 10
+    compile_priority: ClassVar[int] = 10
     impls: ClassVar[tuple[str | None, ...]] = ("py",)
     keep_values: ClassVar[bool] = True

@@ -19,4 +19,6 @@ class VMLinker(LoopLinker):
 
     name: ClassVar[str] = "vm"
     priority: ClassVar[int] = 20
+    #: Nothing to compile: what ``FAST_COMPILE`` picks.
+    compile_priority: ClassVar[int] = 20
     impls: ClassVar[tuple[str | None, ...]] = ("py",)

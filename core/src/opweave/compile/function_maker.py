@@ -183,7 +183,7 @@ class FunctionMaker:
         tags = device_rewrite_tags(config.device)
         linker = self.mode.linker if self.mode.linker is not None else config.linker
         if isinstance(linker, str):
-            linker = resolve_linker(linker)
+            linker = resolve_linker(linker, fast_compile=self.mode.optimizer == "fast_compile")
         tags += tuple(getattr(linker, "rewrite_tags", ()))
         return tags
 
@@ -212,7 +212,7 @@ class FunctionMaker:
     def _make_linker(self) -> Any:
         linker = self.mode.linker if self.mode.linker is not None else config.linker
         if isinstance(linker, str):
-            linker = resolve_linker(linker)()
+            linker = resolve_linker(linker, fast_compile=self.mode.optimizer == "fast_compile")()
         elif isinstance(linker, type):
             linker = linker()
         # An output's storage, and that of every variable it is a view of, is cleared before

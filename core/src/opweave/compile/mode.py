@@ -16,7 +16,8 @@ OPTIMIZER_TAGS: dict[str, tuple[str, ...]] = {
 #: The predefined mode names and their (linker, optimizer).
 PREDEFINED_MODES: dict[str, tuple[str, str | None]] = {
     "FAST_RUN": ("auto", "fast_run"),
-    "FAST_COMPILE": ("vm", "fast_compile"),
+    # "auto" under the fast_compile optimizer ranks linkers by compile_priority.
+    "FAST_COMPILE": ("auto", "fast_compile"),
 }
 
 

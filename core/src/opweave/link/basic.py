@@ -80,11 +80,13 @@ class Linker:
     """Base class of linkers.
 
     Subclasses implement :meth:`make_all` and set ``name``. ``priority`` orders
-    linkers for ``linker="auto"`` (highest wins).
+    linkers for ``linker="auto"`` (highest wins); ``compile_priority`` orders them when
+    the mode asks for a quick compile (``FAST_COMPILE``: the optimizer ``fast_compile``).
     """
 
     name: ClassVar[str] = "linker"
     priority: ClassVar[int] = 0
+    compile_priority: ClassVar[int] = 0
 
     def __init__(self, allow_gc: bool | None = None) -> None:
         self.fgraph: FunctionGraph | None = None

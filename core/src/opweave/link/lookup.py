@@ -74,8 +74,13 @@ def unusable_linkers(pm: OpweavePluginManager | None = None) -> dict[str, str]:
     return found
 
 
-def resolve_linker(name: str | Any, pm: OpweavePluginManager | None = None) -> type:
+def resolve_linker(
+    name: str | Any, pm: OpweavePluginManager | None = None, fast_compile: bool = False
+) -> type:
     """Return the Linker class called ``name`` (``"auto"``: the best usable one).
+
+    With ``fast_compile``, ``"auto"`` ranks the linkers by their ``compile_priority``
+    (the quickest to compile) instead of their ``priority``.
 
     Raises
     ------
@@ -89,7 +94,7 @@ def resolve_linker(name: str | Any, pm: OpweavePluginManager | None = None) -> t
     linkers = available_linkers(pm)
     unusable = unusable_linkers(pm)
     if name == "auto":
-        return _auto(pm, linkers, unusable)
+        return _auto(pm, linkers, unusable, "compile_priority" if fast_compile else "priority")
     if name in linkers:
         if name in unusable:
             raise LinkerUnavailableError(
@@ -123,8 +128,10 @@ def _usable(linkers: dict[str, type], unusable: dict[str, str]) -> list[str]:
     return sorted(name for name in linkers if name not in unusable)
 
 
-def _auto(pm: OpweavePluginManager, linkers: dict[str, type], unusable: dict[str, str]) -> type:
-    ranked = sorted(linkers.items(), key=lambda item: -getattr(item[1], "priority", 0))
+def _auto(
+    pm: OpweavePluginManager, linkers: dict[str, type], unusable: dict[str, str], rank: str
+) -> type:
+    ranked = sorted(linkers.items(), key=lambda item: -getattr(item[1], rank, 0))
     for name, cls in ranked:
         if name not in unusable:
             return cls

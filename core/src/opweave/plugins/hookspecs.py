@@ -118,6 +118,10 @@ def opweave_backend_info() -> dict[str, Any]:
     work on this machine (no C compiler, no CUDA driver) says so here instead
     of failing at import.
 
+    Optionally, ``implementations``: the backend's
+    :class:`~opweave.link.implementations.ImplementationTable`, which ``opweave info
+    --ops`` reports on (which Ops of its scope it implements, which it lacks).
+
     Optionally, ``devices``: the ``config.device`` kinds it provides (e.g.
     ``["cuda"]`` for ``device='cuda'`` and ``'cuda0'``). Compiling with such a
     device includes the rewrites tagged with the kind's name, and fails with this

@@ -1,0 +1,124 @@
+"""One table type for every backend's implementations of Ops, and a completeness report.
+
+A backend keeps its implementations in an :class:`ImplementationTable`: Op class ->
+entry (a ``perform`` function, a C implementation factory, a GPU kernel factory ...),
+found through the Op's MRO so that one entry serves a family of subclasses. The table
+also says which Op classes the backend means to cover (its *scope*: by default every Op
+class the core defines) and which of those it lacks (:meth:`ImplementationTable.missing`),
+for ``python -m opweave info --ops`` and for each backend's completeness test. Backends
+publish their table as ``"implementations"`` in their ``opweave_backend_info`` answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from types import MappingProxyType
+from typing import Any
+
+from opweave.graph.op import Op
+
+__all__ = ["ImplementationTable", "core_op_classes", "op_classes_of"]
+
+
+def _subclasses(cls: type) -> Iterator[type]:
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from _subclasses(sub)
+
+
+#: The package of the contracts (``Op`` itself, its C interface): not implementations.
+_CONTRACT = "opweave.graph"
+
+
+def op_classes_of(package: str, exclude: tuple[str, ...] = ()) -> list[type]:
+    """Every public Op class defined in ``package`` (and its subpackages), by name.
+
+    Only modules already imported are seen; modules starting with ``exclude`` are left out.
+    """
+    found = {
+        cls
+        for cls in _subclasses(Op)
+        if (cls.__module__ == package or cls.__module__.startswith(package + "."))
+        and not (exclude and cls.__module__.startswith(exclude))
+        and not cls.__name__.startswith("_")
+    }
+    return sorted(found, key=lambda cls: (cls.__module__, cls.__qualname__))
+
+
+def core_op_classes() -> list[type]:
+    """Every public Op class of the core's libraries (scalar, tensor, compile).
+
+    ``import opweave`` imports them all; the graph contract's own classes are left out.
+    """
+    return op_classes_of("opweave", exclude=(_CONTRACT,))
+
+
+def _defines_own(cls: type, method: str) -> bool:
+    """Whether ``cls`` or a base below the graph contract defines ``method`` itself."""
+    bases = (base for base in cls.__mro__ if not base.__module__.startswith(_CONTRACT))
+    return any(method in vars(base) for base in bases)
+
+
+class ImplementationTable(Mapping[type, Any]):
+    """A backend's implementations, by Op class, looked up through the Op's MRO.
+
+    Parameters
+    ----------
+    backend
+        The implementation name (``"py"``, ``"c"``, ``"cuda"`` ...).
+    entries
+        Op class -> entry. Copied; the table is read-only.
+    own_method
+        The method through which an Op class may carry this backend's implementation
+        itself (``"perform"``, ``"c_code"``): such classes count as implemented.
+    scope
+        Returns the Op classes the backend means to cover (default:
+        :func:`core_op_classes`).
+    """
+
+    def __init__(
+        self,
+        backend: str,
+        entries: Mapping[type, Any],
+        own_method: str | None = None,
+        scope: Callable[[], Iterable[type]] = core_op_classes,
+    ) -> None:
+        self.backend = backend
+        self._entries = MappingProxyType(dict(entries))
+        self.own_method = own_method
+        self._scope = scope
+
+    def __getitem__(self, cls: type) -> Any:
+        return self._entries[cls]
+
+    def __iter__(self) -> Iterator[type]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def lookup(self, op: Any) -> Any | None:
+        """The entry for ``op`` (an Op or an Op class): its class's, or its nearest base's."""
+        cls = op if isinstance(op, type) else type(op)
+        for base in cls.__mro__:
+            entry = self._entries.get(base)
+            if entry is not None:
+                return entry
+        return None
+
+    def implements(self, cls: type) -> bool:
+        """Whether ops of ``cls`` have an implementation here (an entry or their own)."""
+        if self.lookup(cls) is not None:
+            return True
+        return self.own_method is not None and _defines_own(cls, self.own_method)
+
+    def scope(self) -> list[type]:
+        """The Op classes this backend means to cover."""
+        return list(self._scope())
+
+    def missing(self) -> list[type]:
+        """The Op classes of :meth:`scope` that have no implementation here."""
+        return [cls for cls in self.scope() if not self.implements(cls)]
+
+    def __repr__(self) -> str:
+        return f"<ImplementationTable {self.backend!r}: {len(self)} entries>"
