@@ -22,7 +22,7 @@ from opweave.tensor import math as tm
 from opweave.tensor.elemwise import Elemwise
 from opweave.tensor.type import TensorType
 from opweave_python import impls
-from opweave_python.impls import elemwise as ie
+from opweave_python.impls import dimshuffle as idim
 
 LINKERS = ["py", "vm"]
 FLOATS64 = st.floats(allow_nan=True, allow_infinity=True, width=64)
@@ -309,13 +309,13 @@ def test_dimshuffle_perform_returns_a_view() -> None:
     out = x.dimshuffle(1, "x", 0)
     a = np.arange(6.0).reshape(2, 3)
     cell = [None]
-    ie.dimshuffle_perform(out.owner.op, out.owner, [a], [cell])
+    idim.dimshuffle_perform(out.owner.op, out.owner, [a], [cell])
     assert np.shares_memory(cell[0], a)
     assert cell[0].shape == (3, 1, 2)
     col = ot.dcol("c")
     out = col.dimshuffle(0)
     with pytest.raises(ValueError, match="cannot drop axis 1"):
-        ie.dimshuffle_perform(out.owner.op, out.owner, [np.ones((2, 2))], [[None]])
+        idim.dimshuffle_perform(out.owner.op, out.owner, [np.ones((2, 2))], [[None]])
 
 
 # ====================================================================== storage rules

@@ -674,9 +674,7 @@ def test_every_op_has_an_implementation() -> None:
         and not obj.__name__.startswith("_")
     }  # fmt: skip
     tables = {**basic.PERFORMS, **shape.PERFORMS, **subtensor.PERFORMS, **special.PERFORMS}
-    # Shape/Shape_i live in opweave.tensor.shape (as in PyTensor) but are seed 002's
-    # type-generic Ops, served with DeepCopyOp/ViewOp by opweave_python.impls.compile_ops.
-    assert ops - {ts.Shape, ts.Shape_i} == set(tables)
+    assert ops == set(tables)
     assert ops <= set(impls.PERFORMS)  # and the backend serves them through its hook
     assert all("perform" not in vars(op) for op in ops), "the core holds no kernels"
 

@@ -2,6 +2,14 @@
 
 Each module here holds a read-only ``PERFORMS`` table (Op class ->
 ``perform(op, node, inputs, output_storage)``); this package merges them.
+
+An Op's implementation lives in the module named after the core module that defines the
+Op: ``impls/elemwise.py`` for :mod:`opweave.tensor.elemwise`, ``impls/blas.py`` for
+:mod:`opweave.tensor.blas`, ``impls/compile_ops.py`` for :mod:`opweave.compile.ops`, and
+so on. One exception: ``impls/scalar.py`` is named after the whole package
+:mod:`opweave.scalar` and covers all of its modules (``basic``, ``composite``, ``math``),
+whose scalar implementations are one table that Elemwise also uses.
+``tests/backend_python/test_impl_modules.py`` checks the rule.
 """
 
 from __future__ import annotations
@@ -13,28 +21,37 @@ from typing import Any
 from opweave.link.implementations import ImplementationTable
 from opweave_python.impls import (
     basic,
+    blas,
     compile_ops,
+    dimshuffle,
     elemwise,
-    math,
+    map_reduce,
+    reductions,
     scalar,
     shape,
     special,
     subtensor,
 )
 
+#: The implementation modules, each with its ``PERFORMS`` table.
+MODULES = (
+    compile_ops,
+    scalar,
+    dimshuffle,
+    elemwise,
+    map_reduce,
+    blas,
+    reductions,
+    basic,
+    shape,
+    subtensor,
+    special,
+)
+
 #: Op class -> ``perform(op, node, inputs, output_storage)``. Read-only.
 PERFORMS = ImplementationTable(
     "py",
-    {
-        **compile_ops.PERFORMS,
-        **scalar.PERFORMS,
-        **elemwise.PERFORMS,
-        **math.PERFORMS,
-        **basic.PERFORMS,
-        **shape.PERFORMS,
-        **subtensor.PERFORMS,
-        **special.PERFORMS,
-    },
+    {cls: fn for module in MODULES for cls, fn in module.PERFORMS.items()},
     own_method="perform",
 )
 

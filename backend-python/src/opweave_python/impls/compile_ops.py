@@ -1,4 +1,4 @@
-"""Python implementations of ``DeepCopyOp``, ``ViewOp``, ``Shape`` and ``Shape_i``."""
+"""Python implementations of :mod:`opweave.compile.ops`: ``DeepCopyOp`` and ``ViewOp``."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from opweave.compile.ops import DeepCopyOp, Shape, Shape_i, ViewOp
+from opweave.compile.ops import DeepCopyOp, ViewOp
 from opweave.graph.basic import Apply
 
 
@@ -33,25 +33,10 @@ def view_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any
     out[0][0] = inputs[0]
 
 
-def shape_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
-    """The input's shape as an int64 vector."""
-    out[0][0] = np.asarray(np.shape(inputs[0]), dtype="int64")
-
-
-def shape_i_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
-    """Dimension ``op.i`` of the input's shape as an int64 scalar."""
-    shape = np.shape(inputs[0])
-    if len(shape) <= op.i:
-        raise ValueError(f"Shape_i({op.i}) of a value with only {len(shape)} dimensions")
-    out[0][0] = np.asarray(shape[op.i], dtype="int64")
-
-
 #: Op class -> implementation, for the tables merged in :mod:`opweave_python.impls`.
 PERFORMS = MappingProxyType(
     {
         DeepCopyOp: deep_copy_perform,
         ViewOp: view_perform,
-        Shape: shape_perform,
-        Shape_i: shape_i_perform,
     }
 )

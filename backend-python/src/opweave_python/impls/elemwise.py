@@ -1,5 +1,5 @@
-"""NumPy implementations of :class:`~opweave.tensor.elemwise.Elemwise`,
-:class:`~opweave.tensor.elemwise.DimShuffle` and :class:`~opweave.tensor.elemwise.CAReduce`.
+"""NumPy implementations of :mod:`opweave.tensor.elemwise`:
+:class:`~opweave.tensor.elemwise.Elemwise` and :class:`~opweave.tensor.elemwise.CAReduce`.
 
 Elemwise evaluates the scalar Op's NumPy implementation
 (:func:`opweave_python.impls.scalar.scalar_impl`) on whole arrays. When the scalar Op is a
@@ -24,11 +24,10 @@ import numpy as np
 
 from opweave.graph.basic import Apply
 from opweave.scalar import basic as sb
-from opweave.tensor.elemwise import CAReduce, DimShuffle, Elemwise
-from opweave.tensor.map_reduce import MapReduce
+from opweave.tensor.elemwise import CAReduce, Elemwise
 from opweave_python.impls.scalar import scalar_impl
 
-__all__ = ["PERFORMS", "careduce_perform", "dimshuffle_perform", "elemwise_perform"]
+__all__ = ["PERFORMS", "careduce_perform", "elemwise_perform"]
 
 try:  # NumPy 2 keeps the ufunc error state in a context variable; setting it directly
     # costs a tenth of entering ``np.errstate`` (about 2 us), on every Elemwise call.
@@ -253,35 +252,6 @@ def elemwise_perform(
         cell[0] = value
 
 
-# ====================================================================== DimShuffle
-
-
-def dimshuffle_perform(
-    op: DimShuffle, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]
-) -> None:
-    """A view of the input: transpose, drop length-1 axes, insert new axes.
-
-    Raises
-    ------
-    ValueError
-        If a dropped axis does not have length 1.
-    """
-    (x,) = inputs
-    if not isinstance(x, np.ndarray):
-        x = np.asarray(x)
-    for axis in op.drop:
-        if x.shape[axis] != 1:
-            raise ValueError(
-                f"{op}: cannot drop axis {axis} of a value of shape {x.shape} (length is not 1)"
-            )
-    res = x.transpose(op.transposition) if op.transposition else x.view()
-    if op.drop:
-        res = res.reshape(res.shape[: len(op.shuffle)])
-    if op.augment:
-        res = np.expand_dims(res, op.augment)
-    output_storage[0][0] = res
-
-
 # ====================================================================== CAReduce
 
 
@@ -354,22 +324,10 @@ def careduce_perform(
     output_storage[0][0] = result
 
 
-def map_reduce_perform(
-    op: MapReduce, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]
-) -> None:
-    """The Elemwise, then the CAReduce (NumPy has no one-pass map-reduce)."""
-    mapped_node, reduce_node = op.unfused(node.inputs[0])
-    mapped: list[list[Any]] = [[None]]
-    elemwise_perform(op.elemwise, mapped_node, inputs, mapped)
-    careduce_perform(op.careduce, reduce_node, [mapped[0][0]], output_storage)
-
-
 #: Op class -> ``perform(op, node, inputs, output_storage)``. Read-only.
 PERFORMS: MappingProxyType[type, Callable[..., None]] = MappingProxyType(
     {
         Elemwise: elemwise_perform,
-        DimShuffle: dimshuffle_perform,
         CAReduce: careduce_perform,
-        MapReduce: map_reduce_perform,
     }
 )

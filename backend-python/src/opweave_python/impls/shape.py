@@ -1,4 +1,5 @@
-"""NumPy implementations of :mod:`opweave.tensor.shape` (``Reshape``, ``SpecifyShape``)."""
+"""NumPy implementations of :mod:`opweave.tensor.shape` (``Shape``, ``Shape_i``, ``Reshape``,
+``SpecifyShape``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,20 @@ from typing import Any
 import numpy as np
 
 from opweave.graph.basic import Apply
-from opweave.tensor.shape import Reshape, SpecifyShape
+from opweave.tensor.shape import Reshape, Shape, Shape_i, SpecifyShape
+
+
+def shape_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
+    """The input's shape as an int64 vector."""
+    out[0][0] = np.asarray(np.shape(inputs[0]), dtype="int64")
+
+
+def shape_i_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
+    """Dimension ``op.i`` of the input's shape as an int64 scalar."""
+    shape = np.shape(inputs[0])
+    if len(shape) <= op.i:
+        raise ValueError(f"Shape_i({op.i}) of a value with only {len(shape)} dimensions")
+    out[0][0] = np.asarray(shape[op.i], dtype="int64")
 
 
 def reshape_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
@@ -42,5 +56,10 @@ def specify_shape_perform(
 
 #: Op class -> ``perform(op, node, inputs, output_storage)``. Read-only.
 PERFORMS: MappingProxyType[type, Callable[..., None]] = MappingProxyType(
-    {Reshape: reshape_perform, SpecifyShape: specify_shape_perform}
+    {
+        Shape: shape_perform,
+        Shape_i: shape_i_perform,
+        Reshape: reshape_perform,
+        SpecifyShape: specify_shape_perform,
+    }
 )

@@ -1,6 +1,5 @@
-"""NumPy implementations of the products and index reductions of ``opweave.tensor.math``:
-:class:`~opweave.tensor.blas.Dot`, :class:`~opweave.tensor.blas.MatMul`,
-:class:`~opweave.tensor.reductions.Argmax` and :class:`~opweave.tensor.reductions.Argmin`.
+"""NumPy implementations of the products of :mod:`opweave.tensor.blas`:
+:class:`~opweave.tensor.blas.Dot` and :class:`~opweave.tensor.blas.MatMul`.
 """
 
 from __future__ import annotations
@@ -14,10 +13,8 @@ import numpy as np
 
 from opweave.graph.basic import Apply
 from opweave.tensor.blas import Dot, MatMul
-from opweave.tensor.elemwise import normalize_axis
-from opweave.tensor.reductions import Argmax, Argmin
 
-__all__ = ["PERFORMS", "argmax_perform", "dot_perform", "matmul_perform"]
+__all__ = ["PERFORMS", "dot_perform", "matmul_perform"]
 
 #: ``sys.getrefcount`` of a previous output that only its storage cell holds (see
 #: :mod:`opweave_python.impls.elemwise`).
@@ -72,38 +69,10 @@ def matmul_perform(op: MatMul, node: Apply, inputs: Sequence[Any], out: list[lis
     out[0][0] = np.asarray(np.matmul(x, y), dtype=_out_dtype(node))
 
 
-def argmax_perform(op: Argmax, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
-    """``np.argmax`` (``np.argmin`` for :class:`Argmin`); several axes are flattened together.
-
-    Raises
-    ------
-    ValueError
-        For an empty reduction.
-    """
-    (x,) = inputs
-    fn = np.argmin if isinstance(op, Argmin) else np.argmax
-    if op.axis is None:
-        result = fn(x)
-    else:
-        axes = normalize_axis(op.axis, x.ndim, str(op))
-        if len(axes) == 1:
-            result = fn(x, axis=axes[0])
-        else:
-            keep = [i for i in range(x.ndim) if i not in axes]
-            moved = x.transpose(keep + list(axes))
-            kept_shape = moved.shape[: len(keep)]
-            # Not -1: with a zero-length kept axis the reduced length cannot be inferred.
-            flat = moved.reshape((*kept_shape, int(np.prod(moved.shape[len(keep) :]))))
-            result = fn(flat, axis=-1)
-    out[0][0] = np.asarray(result, dtype=np.int64)
-
-
 #: Op class -> ``perform(op, node, inputs, output_storage)``. Read-only.
 PERFORMS: MappingProxyType[type, Callable[..., None]] = MappingProxyType(
     {
         Dot: dot_perform,
         MatMul: matmul_perform,
-        Argmax: argmax_perform,
-        Argmin: argmax_perform,
     }
 )
