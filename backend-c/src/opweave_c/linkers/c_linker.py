@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from opweave.graph.basic import Apply, Constant, Variable
-from opweave.link.basic import Linker, map_storage
+from opweave.link.basic import Linker
 from opweave_c.codegen import BlockBuilder
 from opweave_c.contract import NoCCode, c_type_of, call_optional, filter_checked_in_c
 from opweave_c.linkers.block_call import link_block
@@ -58,10 +58,9 @@ class CLinker(Linker):
         """Link the accepted graph; see :meth:`opweave.link.basic.Linker.make_all`."""
         from opweave import config
 
-        fgraph = self.fgraph
-        assert fgraph is not None, "call accept(fgraph) first"
-        order = fgraph.toposort()
-        ins, outs, smap = map_storage(fgraph, order, input_storage, output_storage, storage_map)
+        fgraph, order, ins, outs, smap = self.wire_storage(
+            input_storage, output_storage, storage_map
+        )
         try:
             inputs, outputs = block_io(fgraph, order)
             block = BlockBuilder(

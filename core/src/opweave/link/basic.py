@@ -119,6 +119,34 @@ class Linker:
         """
         raise NotImplementedError(f"{type(self).__name__}.make_all is not defined")
 
+    def wire_storage(
+        self,
+        input_storage: list[list[Any]] | None,
+        output_storage: list[list[Any]] | None,
+        storage_map: dict[Variable, list[Any]] | None,
+    ) -> tuple[
+        FunctionGraph, list[Apply], list[list[Any]], list[list[Any]], dict[Variable, list[Any]]
+    ]:
+        """The opening of every :meth:`make_all`: the accepted graph, its nodes in execution
+        order, and a storage cell for every variable (:func:`map_storage`).
+
+        Returns
+        -------
+        tuple
+            ``(fgraph, order, input cells, output cells, storage map)``.
+
+        Raises
+        ------
+        RuntimeError
+            When no graph was accepted.
+        """
+        fgraph = self.fgraph
+        if fgraph is None:
+            raise RuntimeError(f"{type(self).__name__}: call accept(fgraph) before linking")
+        order = fgraph.toposort()
+        ins, outs, smap = map_storage(fgraph, order, input_storage, output_storage, storage_map)
+        return fgraph, order, ins, outs, smap
+
     def make_fast_call(
         self,
         arg_filters: list[Callable[[Any], Any]],

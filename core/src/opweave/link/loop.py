@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 from opweave.configdefaults import config
 from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.fg import FunctionGraph
-from opweave.link.basic import Linker, compute_map_for, map_storage
+from opweave.link.basic import Linker, compute_map_for
 
 #: A variable to free: its storage cell and its compute-map cell.
 GcEntry = tuple[list[Any], list[int]]
@@ -82,24 +82,6 @@ def make_node_thunk(
             refusal = exc
     assert refusal is not None, "impls must name at least one implementation"
     raise refusal
-
-
-def link_graph(
-    fgraph: FunctionGraph,
-    no_recycling: list[Variable],
-    input_storage: list[list[Any]] | None,
-    output_storage: list[list[Any]] | None,
-    storage_map: dict[Variable, list[Any]] | None,
-    impls: Sequence[str | None] | str | None,
-) -> LinkedGraph:
-    """Assign storage to ``fgraph`` and give each node a thunk from ``impls``, in order."""
-    if impls is None or isinstance(impls, str):
-        impls = (impls,)
-    order = fgraph.toposort()
-    ins, outs, smap = map_storage(fgraph, order, input_storage, output_storage, storage_map)
-    cmap = compute_map_for(smap)
-    thunks = [make_node_thunk(node, smap, cmap, no_recycling, impls) for node in order]
-    return LinkedGraph(order, thunks, ins, outs, smap, cmap)
 
 
 def gc_plan(fgraph: FunctionGraph, linked: LinkedGraph) -> list[tuple[GcEntry, ...]]:
@@ -224,10 +206,9 @@ class LoopLinker(Linker):
         storage_map: dict[Variable, list[Any]] | None = None,
     ) -> tuple[Callable[[], Any], list[list[Any]], list[list[Any]], list[Any], list[Apply]]:
         """Link the accepted graph; see :meth:`opweave.link.basic.Linker.make_all`."""
-        fgraph = self.fgraph
-        assert fgraph is not None, "call accept(fgraph) first"
-        order = fgraph.toposort()
-        ins, outs, smap = map_storage(fgraph, order, input_storage, output_storage, storage_map)
+        fgraph, order, ins, outs, smap = self.wire_storage(
+            input_storage, output_storage, storage_map
+        )
         cmap = compute_map_for(smap)
         linked = LinkedGraph(order, self.make_thunks(order, smap, cmap), ins, outs, smap, cmap)
         allow_gc = config.allow_gc if self.allow_gc is None else self.allow_gc
