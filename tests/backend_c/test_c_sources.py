@@ -4,6 +4,7 @@ Python code names exists, and every section of the files is named somewhere (no 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,30 @@ def _references() -> set[tuple[str, str]]:
     return found
 
 
+def _render_keywords() -> dict[tuple[str, str], list[tuple[str, set[str]]]]:
+    """Per section, where each ``render(file, section, ...)`` call is and its keywords."""
+    found: dict[tuple[str, str], list[tuple[str, set[str]]]] = {}
+    for path in sorted(IMPLS.parent.rglob("*.py")):
+        if path.name == "csource.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            fn = node.func
+            name = fn.id if isinstance(fn, ast.Name) else getattr(fn, "attr", None)
+            if name != "render":
+                continue
+            keys = {k.arg for k in node.keywords}
+            assert None not in keys, f"{path.name}:{node.lineno}: name render's values"
+            file, section = (a.value for a in node.args[:2])  # type: ignore[attr-defined]
+            found.setdefault((file, section), []).append((f"{path.name}:{node.lineno}", keys))
+    return found
+
+
+#: A ``%(name)s`` placeholder (a ``%%`` before it is a literal percent sign).
+PLACEHOLDER = re.compile(r"%\((\w+)\)s")
+
+
 def _sections() -> set[tuple[str, str]]:
     return {
         (path.name, section)
@@ -53,6 +78,15 @@ def test_every_referenced_section_exists() -> None:
 def test_every_section_is_used() -> None:
     unused = _sections() - _references()
     assert not unused, f"C sections nobody uses: {sorted(unused)}"
+
+
+def test_render_calls_fill_exactly_the_placeholders() -> None:
+    for (file, section), calls in sorted(_render_keywords().items()):
+        text = csource.snippet(file, section).replace("%%", "")
+        wanted = set(PLACEHOLDER.findall(text))
+        assert "%" not in PLACEHOLDER.sub("", text), f"{file}:{section}: a lone '%'"
+        for where, keys in calls:
+            assert keys == wanted, f"{where}: {file}:{section} wants {sorted(wanted)}"
 
 
 def test_snippets_are_read_once() -> None:

@@ -130,13 +130,15 @@ class MakeVectorC(SnippetImpl):
             f"((dtype_{z}*)PyArray_DATA({z}))[{k}] = (dtype_{z}){_raw(i)};"
             for k, i in enumerate(inputs)
         )
-        return f"""
-{{
-    npy_intp opw_n = {n};
-    if (opw_prep_output(&{z}, 1, &opw_n, {_typenum(node.op.dtype)}) < 0) {sub["fail"]}
-    {stores}
-}}
-"""
+        return render(
+            "basic.c",
+            "make_vector",
+            n=n,
+            z=z,
+            typenum=_typenum(node.op.dtype),
+            fail=sub["fail"],
+            stores=stores,
+        )
 
 
 def _make_vector(op: MakeVector, node: Apply) -> MakeVectorC | None:
@@ -165,10 +167,7 @@ class TensorFromScalarC(SnippetImpl):
         (s,) = inputs
         (z,) = outputs
         typenum = _typenum(node.outputs[0].type.dtype)  # type: ignore[attr-defined]
-        return f"""
-if (opw_prep_output(&{z}, 0, NULL, {typenum}) < 0) {sub["fail"]}
-*(dtype_{z}*)PyArray_DATA({z}) = (dtype_{z}){s};
-"""
+        return render("basic.c", "tensor_from_scalar", z=z, typenum=typenum, fail=sub["fail"], s=s)
 
 
 def _tensor_from_scalar(op: TensorFromScalar, node: Apply) -> TensorFromScalarC | None:
@@ -272,29 +271,17 @@ class ARangeC(SnippetImpl):
                 boxes.append(py_int(i, dtype))
         step_zero = f"{_raw(inputs[2])} == 0"
         typenum = _typenum(node.op.dtype)
-        return f"""
-{{
-    PyObject *opw_a = NULL, *opw_b = NULL, *opw_c = NULL, *opw_r = NULL;
-    PyArray_Descr* opw_descr;
-    if ({step_zero}) {{
-        PyErr_SetString(PyExc_ValueError, "ARange: step must not be zero");
-        {fail}
-    }}
-    opw_descr = PyArray_DescrFromType({typenum});
-    opw_a = {boxes[0]};
-    opw_b = {boxes[1]};
-    opw_c = {boxes[2]};
-    if (opw_descr && opw_a && opw_b && opw_c)
-        opw_r = PyArray_ArangeObj(opw_a, opw_b, opw_c, opw_descr);
-    Py_XDECREF(opw_descr);
-    Py_XDECREF(opw_a);
-    Py_XDECREF(opw_b);
-    Py_XDECREF(opw_c);
-    if (!opw_r) {fail}
-    Py_XDECREF({z});
-    {z} = (PyArrayObject*)opw_r;
-}}
-"""
+        return render(
+            "basic.c",
+            "arange",
+            step_zero=step_zero,
+            fail=fail,
+            typenum=typenum,
+            a=boxes[0],
+            b=boxes[1],
+            c=boxes[2],
+            z=z,
+        )
 
 
 def _arange(op: ARange, node: Apply) -> ARangeC | None:
@@ -376,56 +363,19 @@ class SplitC(SnippetImpl):
         else:
             read = f"(npy_int64){raw}"
         views = "\n    ".join(
-            render("basic.c", "split", k=k, x=x, fail=fail, z=z) for k, z in enumerate(outputs)
+            render("basic.c", "split_view", k=k, x=x, fail=fail, z=z) for k, z in enumerate(outputs)
         )
-        return f"""
-{{
-    npy_int64 opw_axis = {int_value(axis, adt)}, opw_total = 0;
-    npy_int64 opw_sizes[{n}];
-    npy_intp opw_j, opw_len = PyArray_DIMS({splits})[0];
-    npy_intp opw_dims[NPY_MAXDIMS];
-    int opw_ax, opw_neg = 0;
-    char* opw_data;
-    PyArrayObject* opw_v;
-    if (opw_axis < -PyArray_NDIM({x}) || opw_axis >= PyArray_NDIM({x})) {{
-        PyErr_Format(PyExc_ValueError, "Split: axis %lld is out of range for a %d-d value",
-                     (long long)opw_axis, PyArray_NDIM({x}));
-        {fail}
-    }}
-    opw_ax = (int)(opw_axis < 0 ? opw_axis + PyArray_NDIM({x}) : opw_axis);
-    if (opw_len != {n}) {{
-        PyErr_Format(PyExc_ValueError, "Split: expected {n} split sizes, got %zd",
-                     (Py_ssize_t)opw_len);
-        {fail}
-    }}
-    for (opw_j = 0; opw_j < {n}; opw_j++) {{
-        opw_sizes[opw_j] = {read};
-        opw_neg |= opw_sizes[opw_j] < 0;
-        opw_total += opw_sizes[opw_j];
-    }}
-    if (opw_neg || opw_total != PyArray_DIMS({x})[opw_ax]) {{
-        PyObject* opw_l = PyList_New({n});
-        for (opw_j = 0; opw_l && opw_j < {n}; opw_j++) {{
-            PyObject* opw_e = PyLong_FromLongLong((long long)opw_sizes[opw_j]);
-            if (!opw_e) {{ Py_CLEAR(opw_l); break; }}
-            PyList_SET_ITEM(opw_l, opw_j, opw_e);
-        }}
-        if (opw_l && opw_neg)
-            PyErr_Format(PyExc_ValueError,
-                         "Split: split sizes must be non-negative, got %R", opw_l);
-        else if (opw_l)
-            PyErr_Format(PyExc_ValueError,
-                         "Split: the split sizes %R sum to %lld, not to the length %zd of "
-                         "axis %lld", opw_l, (long long)opw_total,
-                         (Py_ssize_t)PyArray_DIMS({x})[opw_ax], (long long)opw_axis);
-        Py_XDECREF(opw_l);
-        {fail}
-    }}
-    memcpy(opw_dims, PyArray_DIMS({x}), PyArray_NDIM({x}) * sizeof(npy_intp));
-    opw_data = PyArray_BYTES({x});
-    {views}
-}}
-"""
+        return render(
+            "basic.c",
+            "split",
+            axis_value=int_value(axis, adt),
+            n=n,
+            splits=splits,
+            x=x,
+            fail=fail,
+            read=read,
+            views=views,
+        )
 
 
 def _split(op: Split, node: Apply) -> SplitC | None:
@@ -448,48 +398,7 @@ SELECTION_SUPPORT = snippet("basic.c", "selection_support")
 def _nonzero_support(dtype: str) -> str:
     """``opw_sel_nonzero_<dtype>``: count, or write, the indices of the non-zero elements."""
     t = DTYPE_SPECS[dtype][0]
-    return f"""
-/* opweave Nonzero ({dtype}): with ``out`` NULL, the number of non-zero elements of ``a``
- * (size > 0); else write their indices in C order, row ``d`` of ``out`` (``count``
- * columns) holding the indices along axis ``d``. */
-OPW_HOT static npy_intp opw_sel_nonzero_{dtype}(PyArrayObject* a, npy_int64* out,
-                                                npy_intp count) {{
-    int nd = PyArray_NDIM(a), d;
-    const npy_intp* dims = PyArray_DIMS(a);
-    const npy_intp* st = PyArray_STRIDES(a);
-    const npy_intp n = dims[nd - 1], s = st[nd - 1];
-    npy_intp idx[NPY_MAXDIMS], c = 0, i;
-    const char* p = PyArray_BYTES(a);
-    if (out == NULL && PyArray_IS_C_CONTIGUOUS(a)) {{
-        const {t}* v = (const {t}*)p;
-        npy_intp size = PyArray_SIZE(a);
-        for (i = 0; i < size; i++) c += v[i] != 0;
-        return c;
-    }}
-    for (d = 0; d < nd; d++) idx[d] = 0;
-    for (;;) {{
-        if (out == NULL) {{
-            for (i = 0; i < n; i++) c += *(const {t}*)(p + i * s) != 0;
-        }} else {{
-            for (i = 0; i < n; i++) {{
-                if (*(const {t}*)(p + i * s) != 0) {{
-                    for (d = 0; d < nd - 1; d++) out[d * count + c] = (npy_int64)idx[d];
-                    out[(nd - 1) * count + c] = (npy_int64)i;
-                    c++;
-                }}
-            }}
-        }}
-        for (d = nd - 2; d >= 0; d--) {{
-            p += st[d];
-            if (++idx[d] < dims[d]) break;
-            p -= st[d] * dims[d];
-            idx[d] = 0;
-        }}
-        if (d < 0) break;
-    }}
-    return c;
-}}
-"""
+    return render("basic.c", "nonzero_support", dtype=dtype, t=t)
 
 
 class _SelectionC(SnippetImpl):
@@ -525,16 +434,7 @@ class NonzeroC(_SelectionC):
         (z,) = outputs
         nd = node.inputs[0].type.ndim  # type: ignore[attr-defined]
         fn = f"opw_sel_nonzero_{self.dtype}"
-        return f"""
-{{
-    npy_intp opw_dims[2];
-    opw_dims[0] = {nd};
-    opw_dims[1] = PyArray_SIZE({a}) > 0 ? {fn}({a}, NULL, 0) : 0;
-    if (opw_overlap({z}, {a})) Py_CLEAR({z});
-    if (opw_prep_output(&{z}, 2, opw_dims, NPY_INT64) < 0) {sub["fail"]}
-    if (opw_dims[1] > 0) {fn}({a}, (npy_int64*)PyArray_DATA({z}), opw_dims[1]);
-}}
-"""
+        return render("basic.c", "nonzero", nd=nd, a=a, fn=fn, z=z, fail=sub["fail"])
 
 
 def _diag_args(op: Any) -> str:
@@ -556,19 +456,7 @@ class ExtractDiagC(_SelectionC):
         (x,) = inputs
         (z,) = outputs
         fail = sub["fail"]
-        return f"""
-{{
-    PyArrayObject* opw_v = opw_sel_diag_view({x}, {_diag_args(node.op)});
-    if (!opw_v) {fail}
-    if (opw_overlap({z}, {x})) Py_CLEAR({z});
-    if (opw_prep_output(&{z}, PyArray_NDIM(opw_v), PyArray_DIMS(opw_v), PyArray_TYPE({x})) < 0
-        || PyArray_CopyInto({z}, opw_v) < 0) {{
-        Py_DECREF(opw_v);
-        {fail}
-    }}
-    Py_DECREF(opw_v);
-}}
-"""
+        return render("basic.c", "extract_diag", x=x, diag_args=_diag_args(node.op), fail=fail, z=z)
 
 
 class DiagGradC(_SelectionC):

@@ -22,7 +22,7 @@ from typing import Any
 
 from opweave.graph.basic import Apply
 from opweave.tensor.blas import Dot, MatMul
-from opweave_c.impls.csource import snippet
+from opweave_c.impls.csource import render, snippet
 from opweave_c.impls.tensor_type import C_DTYPES
 
 __all__ = ["C_OPS", "DotC", "MatMulC"]
@@ -81,32 +81,27 @@ class DotC(_ProductC):
         fail = sub["fail"]
         typenum = _typenum(self.out_dt)
         if not self.same_dtype:
-            return f"""
-if (opw_blas_store(PyArray_MatrixProduct2((PyObject*){x}, (PyObject*){y}, NULL), &{z},
-                   {self.out_nd}, {typenum}) < 0) {fail}
-"""
+            return render(
+                "blas.c", "dot", x=x, y=y, z=z, out_nd=self.out_nd, typenum=typenum, fail=fail
+            )
         dims = []
         if self.x_nd == 2:
             dims.append(f"PyArray_DIMS({x})[0]")
         if self.y_nd == 2:
             dims.append(f"PyArray_DIMS({y})[1]")
         dims_init = ", ".join(dims) if dims else "0"
-        return f"""
-{{
-    npy_intp dims[] = {{{dims_init}}};
-    PyObject* r;
-    if (PyArray_DIMS({x})[{self.x_nd - 1}] != PyArray_DIMS({y})[0]) {{
-        /* NumPy raises its "not aligned" error. */
-        if (opw_blas_store(PyArray_MatrixProduct2((PyObject*){x}, (PyObject*){y}, NULL), &{z},
-                           {self.out_nd}, {typenum}) < 0) {fail}
-    }} else {{
-        if (opw_blas_prep(&{z}, {self.out_nd}, dims, {typenum}, {x}, {y}) < 0) {fail}
-        r = PyArray_MatrixProduct2((PyObject*){x}, (PyObject*){y}, {z});
-        if (!r) {fail}
-        Py_DECREF(r);
-    }}
-}}
-"""
+        return render(
+            "blas.c",
+            "dot_same_dtype",
+            dims_init=dims_init,
+            x=x,
+            x_last=self.x_nd - 1,
+            y=y,
+            z=z,
+            out_nd=self.out_nd,
+            typenum=typenum,
+            fail=fail,
+        )
 
 
 class MatMulC(_ProductC):
@@ -122,22 +117,17 @@ class MatMulC(_ProductC):
             return ""
         cond = " || ".join(checks)
         nb = self.out_nd - 2
-        return f"""
-if ({cond}) {{
-    int bad = 0, a;
-    PyObject* xs = opw_shape_str({nb}, PyArray_DIMS({x}), ", ");
-    PyObject* ys = opw_shape_str({nb}, PyArray_DIMS({y}), ", ");
-    static const int checked[] = {{{self._checked()}}};
-    for (a = {nb - 1}; a >= 0; a--)
-        if (checked[a] && PyArray_DIMS({x})[a] != PyArray_DIMS({y})[a]) bad = a;
-    if (xs && ys)
-        PyErr_Format(PyExc_ValueError, "MatMul: batch shapes %U and %U do not match on axis "
-                     "%d; a length-1 axis broadcasts only when its static shape says so",
-                     xs, ys, bad);
-    Py_XDECREF(xs);
-    Py_XDECREF(ys);
-    {fail}
-}}"""
+        return render(
+            "blas.c",
+            "matmul_batch_check",
+            cond=cond,
+            nb=nb,
+            x=x,
+            y=y,
+            checked=self._checked(),
+            nb1=nb - 1,
+            fail=fail,
+        )
 
     def _checked(self) -> str:
         return ", ".join(
@@ -155,41 +145,24 @@ if ({cond}) {{
         nd = self.out_nd
         typenum = _typenum(self.out_dt)
         check = self._batch_check(x, y, fail)
-        fresh = f"""
-        if (opw_blas_store(PyObject_CallFunctionObjArgs(mm, (PyObject*){x}, (PyObject*){y},
-                                                        NULL),
-                           &{z}, {nd}, {typenum}) < 0) {fail}"""
+        fresh = render("blas.c", "matmul_fresh", x=x, y=y, z=z, nd=nd, typenum=typenum, fail=fail)
         if not self.same_dtype:
             body = fresh
         else:
-            body = f"""
-        npy_intp dims[{nd}];
-        int a, fits = PyArray_DIMS({x})[{nd - 1}] == PyArray_DIMS({y})[{nd - 2}];
-        for (a = 0; a < {nd - 2}; a++) {{
-            npy_intp dx = PyArray_DIMS({x})[a], dy = PyArray_DIMS({y})[a];
-            dims[a] = dx == 1 ? dy : dx;
-            fits &= dx == dy || dx == 1 || dy == 1;
-        }}
-        dims[{nd - 2}] = PyArray_DIMS({x})[{nd - 2}];
-        dims[{nd - 1}] = PyArray_DIMS({y})[{nd - 1}];
-        if (!fits) {{
-            /* NumPy raises its error. */{fresh}
-        }} else {{
-            PyObject* r;
-            if (opw_blas_prep(&{z}, {nd}, dims, {typenum}, {x}, {y}) < 0) {fail}
-            r = PyObject_CallFunctionObjArgs(mm, (PyObject*){x}, (PyObject*){y},
-                                             (PyObject*){z}, NULL);
-            if (!r) {fail}
-            Py_DECREF(r);
-        }}"""
-        return f"""{check}
-{{
-    PyObject* mm = opw_blas_matmul_ufunc();
-    if (!mm) {fail}
-    {{{body}
-    }}
-}}
-"""
+            body = render(
+                "blas.c",
+                "matmul_same_dtype",
+                nd=nd,
+                x=x,
+                nd1=nd - 1,
+                y=y,
+                nd2=nd - 2,
+                fresh=fresh,
+                z=z,
+                typenum=typenum,
+                fail=fail,
+            )
+        return render("blas.c", "matmul", check=check, fail=fail, body=body)
 
 
 def _dot(op: Dot, node: Apply) -> DotC | None:

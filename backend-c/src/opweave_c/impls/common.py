@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from opweave.graph.basic import Apply
 from opweave.tensor.type import TensorType
 from opweave_c.impls.csource import snippet
@@ -19,7 +21,10 @@ from opweave_c.impls.tensor_type import C_DTYPES
 __all__ = [
     "SHARED_SUPPORT",
     "SnippetImpl",
+    "axes_mask",
     "c_string",
+    "ctype",
+    "dtype_kind",
     "int_value",
     "py_int",
     "tensor_dtype",
@@ -69,6 +74,56 @@ def typenum(dtype: str) -> str:
         The C constant.
     """
     return "NPY_" + dtype.upper()
+
+
+def ctype(dtype: str) -> str:
+    """The NumPy C type of ``dtype`` (``npy_float64``).
+
+    Parameters
+    ----------
+    dtype
+        A dtype name with C code.
+
+    Returns
+    -------
+    str
+        The C type.
+    """
+    return f"npy_{dtype}"
+
+
+def dtype_kind(dtype: str) -> str:
+    """NumPy's kind character of ``dtype``: ``"b"``, ``"i"``, ``"u"`` or ``"f"``.
+
+    Parameters
+    ----------
+    dtype
+        A dtype name.
+
+    Returns
+    -------
+    str
+        The kind.
+    """
+    return np.dtype(dtype).kind
+
+
+def axes_mask(ndim: int, axes: tuple[int, ...]) -> str:
+    """The initializer of a C ``int[ndim]`` holding 1 for each axis in ``axes``, else 0.
+
+    Parameters
+    ----------
+    ndim
+        The rank (a 0-d value gives ``"0"``: C arrays cannot be empty).
+    axes
+        The marked axes.
+
+    Returns
+    -------
+    str
+        ``"1, 0, 1"`` and so on.
+    """
+    return ", ".join("1" if i in axes else "0" for i in range(ndim)) if ndim else "0"
 
 
 def tensor_dtype(var: Any) -> str | None:

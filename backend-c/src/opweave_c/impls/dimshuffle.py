@@ -16,17 +16,13 @@ from typing import Any
 from opweave.graph.basic import Apply
 from opweave.tensor.dimshuffle import DimShuffle
 from opweave_c.impls.csource import snippet
-from opweave_c.impls.tensor_type import C_DTYPES
+from opweave_c.impls.tensor_type import C_DTYPES, simple_c_string
 
 __all__ = ["C_OPS", "DIMSHUFFLE_C_SUPPORT", "DimShuffleC"]
 
 VERSION = (1,)
 
 DIMSHUFFLE_C_SUPPORT = snippet("dimshuffle.c", "support")
-
-
-def _c_string(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 class DimShuffleC:
@@ -65,7 +61,7 @@ class DimShuffleC:
             lines.append(
                 f"if (PyArray_DIMS({x})[{axis}] != 1) {{\n"
                 '    PyErr_Format(PyExc_ValueError, "%s: cannot drop axis %d of a value with '
-                f'length %zd there (length is not 1)", {_c_string(str(op))}, {axis}, '
+                f'length %zd there (length is not 1)", {simple_c_string(str(op))}, {axis}, '
                 f"(Py_ssize_t)PyArray_DIMS({x})[{axis}]);\n"
                 f"    {fail}\n}}"
             )

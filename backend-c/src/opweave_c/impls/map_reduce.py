@@ -13,7 +13,8 @@ from typing import Any
 
 from opweave.graph.basic import Apply
 from opweave.tensor.map_reduce import MapReduce
-from opweave_c.impls.reduce_loops import VERSION, CAReduceC, _ctype, _Spec, reduce_name
+from opweave_c.impls.common import ctype
+from opweave_c.impls.reduce_loops import VERSION, CAReduceC, ReduceSpec, reduce_name
 from opweave_c.impls.scalar_basic import (
     C_TYPE,
     COMPILE_ARGS,
@@ -28,14 +29,14 @@ from opweave_c.vector_math import vector_math_code
 __all__ = ["C_OPS", "MapReduceC"]
 
 
-class _MappedSpec(_Spec):
+class _MappedSpec(ReduceSpec):
     """A reduction of ``fn(x)``: ``x`` of ``raw_dt`` mapped by the C function ``fn`` to
     ``mid_dt``, accumulated in ``acc_dt``."""
 
     def __init__(self, op: str, raw_dt: str, mid_dt: str, acc_dt: str, fn: str) -> None:
         super().__init__(op, mid_dt, acc_dt)
         self.in_dt = raw_dt
-        self.in_t = _ctype(raw_dt)
+        self.in_t = ctype(raw_dt)
         self.fn = fn
         self.key = f"{self.op}_{raw_dt}_{acc_dt}_{fn}"
 
@@ -78,7 +79,7 @@ class MapReduceC(CAReduceC):
         )
         super().__init__(node, op_name, careduce=node.op.careduce)  # type: ignore[attr-defined]
 
-    def _spec(self, op_name: str) -> _Spec:
+    def _spec(self, op_name: str) -> ReduceSpec:
         return _MappedSpec(op_name, self.in_dt, self.mid_dt, self.acc_dt, self.fn)
 
     def supported(self) -> bool:

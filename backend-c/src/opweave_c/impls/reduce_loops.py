@@ -36,10 +36,19 @@ import numpy as np
 import opweave.scalar.basic as sb
 from opweave.graph.basic import Apply
 from opweave.tensor.elemwise import CAReduce
+from opweave_c.impls.common import axes_mask, ctype, dtype_kind
 from opweave_c.impls.csource import snippet
 from opweave_c.impls.tensor_type import C_DTYPES
 
-__all__ = ["PLAN_SUPPORT", "SIMD_SUPPORT", "VERSION", "CAReduceC", "reduce_name"]
+__all__ = [
+    "PLAN_SUPPORT",
+    "SIMD_SUPPORT",
+    "VERSION",
+    "CAReduceC",
+    "ReduceSpec",
+    "ext_support",
+    "reduce_name",
+]
 
 #: Bump when the generated C changes.
 VERSION = (2,)
@@ -70,16 +79,8 @@ PLAN_SUPPORT = snippet("reduce_loops.c", "plan")
 # ====================================================================== dtypes
 
 
-def _ctype(dtype: str) -> str:
-    return f"npy_{dtype}"
-
-
 def _typenum(dtype: str) -> str:
     return f"NPY_{dtype.upper()}"
-
-
-def _kind(dtype: str) -> str:
-    return np.dtype(dtype).kind
 
 
 def _int_limits(dtype: str) -> tuple[str, str]:
@@ -90,7 +91,7 @@ def _int_limits(dtype: str) -> tuple[str, str]:
     return f"NPY_MIN_INT{bits}", f"NPY_MAX_INT{bits}"
 
 
-class _Spec:
+class ReduceSpec:
     """The C expressions of one reduction: input ``in_dt`` accumulated in ``acc_dt`` with
     ``op``.
 
@@ -102,10 +103,10 @@ class _Spec:
     def __init__(self, op: str, in_dt: str, acc_dt: str) -> None:
         self.in_dt = in_dt
         self.acc_dt = acc_dt
-        self.acc_kind = _kind(acc_dt)
+        self.acc_kind = dtype_kind(acc_dt)
         self.op = _BOOL_OPS[op] if self.acc_kind == "b" else op
-        self.in_t = _ctype(in_dt)
-        self.acc_t = _ctype(acc_dt)
+        self.in_t = ctype(in_dt)
+        self.acc_t = ctype(acc_dt)
         if self.acc_kind == "i" and self.op in ("add", "mul"):
             self.cmp_t = "npy_u" + acc_dt
         else:
@@ -121,7 +122,7 @@ class _Spec:
 
     def support(self) -> list[str]:
         """The support code of the kernels, the kernels last."""
-        extra = [SIMD_SUPPORT, _ext_support(self.in_dt, self.op)] if self.uses_ext() else []
+        extra = [SIMD_SUPPORT, ext_support(self.in_dt, self.op)] if self.uses_ext() else []
         return [*extra, self.kernels()]
 
     def supported(self) -> bool:
@@ -287,15 +288,15 @@ _SSE2: MappingProxyType[str, tuple[str, str, int]] = MappingProxyType(
 )
 
 
-def _ext_support(dtype: str, direction: str) -> str:
+def ext_support(dtype: str, direction: str) -> str:
     """``opw_red_ext_<dir>_<dtype>(x, n)``, the maximum (minimum) of a contiguous row (NaN
     when it holds one; the identity when empty), and ``opw_red_col_<dir>_<dtype>(a, x, n)``,
     ``a[i] = max(a[i], x[i])`` propagating NaN."""
-    t = _ctype(dtype)
+    t = ctype(dtype)
     key = f"{direction}_{dtype}"
     cmp = ">" if direction == "max" else "<"
-    is_float = _kind(dtype) == "f"
-    spec = _Spec(direction, dtype, dtype)
+    is_float = dtype_kind(dtype) == "f"
+    spec = ReduceSpec(direction, dtype, dtype)
     ident = spec.identity()
     accs = ", ".join(f"r{k} = ({t}){ident}" for k in range(8))
     body = "\n".join(
@@ -387,11 +388,7 @@ def _store(value: str, acc_t: str, out_dt: str) -> str:
     """A ``cmp`` value as an element of ``out_dt`` (through the accumulation type)."""
     if out_dt == "bool":
         return f"(npy_bool)(({acc_t})({value}) != 0)"
-    return f"({_ctype(out_dt)})({acc_t})({value})"
-
-
-def _mask(ndim: int, axes: tuple[int, ...]) -> str:
-    return ", ".join("1" if i in axes else "0" for i in range(ndim)) if ndim else "0"
+    return f"({ctype(out_dt)})({acc_t})({value})"
 
 
 class CAReduceC:
@@ -416,8 +413,8 @@ class CAReduceC:
         self.has_identity = op_name not in _UFUNC_NAMES
         self.ufunc_name = _UFUNC_NAMES.get(op_name, op_name)
 
-    def _spec(self, op_name: str) -> _Spec:
-        return _Spec(op_name, self.in_dt, self.acc_dt)
+    def _spec(self, op_name: str) -> ReduceSpec:
+        return ReduceSpec(op_name, self.in_dt, self.acc_dt)
 
     def supported(self) -> bool:
         """True when the dtypes and the combination have C code."""
@@ -435,7 +432,7 @@ class CAReduceC:
         (x,), (z,) = inputs, outputs
         fail, spec = sub["fail"], self.spec
         cmp_t, key = spec.cmp_t, spec.key
-        in_place = spec.acc_t == _ctype(self.out_dt)
+        in_place = spec.acc_t == ctype(self.out_dt)
         empty_check = ""
         if not self.has_identity:
             empty_check = f"""
@@ -454,14 +451,14 @@ class CAReduceC:
             store = _store("acc[k]", spec.acc_t, self.out_dt)
             finish = f"""
     {{
-        {_ctype(self.out_dt)}* o = ({_ctype(self.out_dt)}*)PyArray_DATA({z});
+        {ctype(self.out_dt)}* o = ({ctype(self.out_dt)}*)PyArray_DATA({z});
         for (k = 0; k < nout; k++) o[k] = {store};
         PyMem_Free(acc);
     }}"""
         ident = spec.identity()
         return f"""
 {{
-    static const int reduced[] = {{{_mask(self.ndim, self.axes)}}};
+    static const int reduced[] = {{{axes_mask(self.ndim, self.axes)}}};
     const int nd = PyArray_NDIM({x});
     npy_intp odims[NPY_MAXDIMS];
     int ond = 0, i;

@@ -12,14 +12,12 @@ from typing import Any
 
 from opweave.graph.basic import Apply
 from opweave.tensor.reductions import Argmax, Argmin
+from opweave_c.impls.common import axes_mask, ctype, dtype_kind
 from opweave_c.impls.reduce_loops import (
     PLAN_SUPPORT,
     SIMD_SUPPORT,
     VERSION,
-    _ctype,
-    _ext_support,
-    _kind,
-    _mask,
+    ext_support,
 )
 from opweave_c.impls.tensor_type import C_DTYPES
 
@@ -31,10 +29,10 @@ __all__ = ["C_OPS", "ArgReduceC"]
 
 def _arg_support(dtype: str, direction: str) -> str:
     """``opw_arg_<dir>_<dtype>``: the index of the first extremum of each group."""
-    t = _ctype(dtype)
+    t = ctype(dtype)
     cmp = ">" if direction == "max" else "<"
     key = f"{direction}_{dtype}"
-    is_float = _kind(dtype) == "f"
+    is_float = dtype_kind(dtype) == "f"
     nan_row = "if (v != v) { *bv = v; *bi = base + i; return 1; }" if is_float else "(void)0;"
     nan_col = "|| (v != v && b[i] == b[i])" if is_float else ""
     first_nan = "(bv != bv)" if is_float else "0"
@@ -195,7 +193,7 @@ class ArgReduceC:
         return [
             PLAN_SUPPORT,
             SIMD_SUPPORT,
-            _ext_support(self.dtype, self.direction),
+            ext_support(self.dtype, self.direction),
             _arg_support(self.dtype, self.direction),
         ]
 
@@ -207,7 +205,7 @@ class ArgReduceC:
         fail = sub["fail"]
         return f"""
 {{
-    static const int reduced[] = {{{_mask(self.ndim, self.axes)}}};
+    static const int reduced[] = {{{axes_mask(self.ndim, self.axes)}}};
     const int nd = PyArray_NDIM({x});
     npy_intp odims[NPY_MAXDIMS];
     int ond = 0, i;

@@ -6,8 +6,8 @@ from types import MappingProxyType
 from typing import Any
 
 from opweave.scalar.type import ScalarType
-from opweave_c.impls.csource import snippet
-from opweave_c.impls.tensor_type import C_DTYPES, _c_string
+from opweave_c.impls.csource import render, snippet
+from opweave_c.impls.tensor_type import C_DTYPES, simple_c_string
 
 SCALAR_SUPPORT = snippet("scalar_type.c", "support")
 
@@ -19,10 +19,10 @@ class ScalarCType:
         self.type = type_
         self.element = type_.c_element_type()
         self.typenum = "NPY_" + type_.dtype.upper()
-        self.desc = _c_string(f"ScalarType({type_.dtype})")
+        self.desc = simple_c_string(f"ScalarType({type_.dtype})")
 
     def c_declare(self, name: str, sub: dict[str, str], check_input: bool = True) -> str:
-        return f"{self.element} {name};\ntypedef {self.element} dtype_{name};"
+        return render("scalar_type.c", "declare", element=self.element, name=name)
 
     def c_init(self, name: str, sub: dict[str, str]) -> str:
         return f"{name} = 0;"
@@ -30,16 +30,15 @@ class ScalarCType:
     def c_extract(self, name: str, sub: dict[str, str], check_input: bool = True) -> str:
         fail = sub["fail"]
         filt = sub.get("filter", "NULL")
-        return f"""
-if (opw_scalar_typenum(py_{name}) != {self.typenum}) {{
-    if (opw_filter(&py_{name}, {filt}) < 0) {fail}
-    if (opw_scalar_typenum(py_{name}) != {self.typenum}) {{
-        PyErr_Format(PyExc_TypeError, "expected a NumPy scalar for %s, got %s", {self.desc},
-                     Py_TYPE(py_{name})->tp_name);
-        {fail}
-    }}
-}}
-PyArray_ScalarAsCtype(py_{name}, &{name});"""
+        return render(
+            "scalar_type.c",
+            "extract",
+            name=name,
+            typenum=self.typenum,
+            filt=filt,
+            fail=fail,
+            desc=self.desc,
+        )
 
     def c_support_code(self, **kwargs: Any) -> list[str]:
         return [SCALAR_SUPPORT]
@@ -47,16 +46,7 @@ PyArray_ScalarAsCtype(py_{name}, &{name});"""
     def c_sync(self, name: str, sub: dict[str, str]) -> str:
         # PyArray_Scalar does not steal the descriptor: release it (it used to leak one
         # reference per call).
-        return f"""
-{{
-    PyObject* boxed = NULL;
-    PyArray_Descr* descr = PyArray_DescrFromType({self.typenum});
-    if (descr) boxed = PyArray_Scalar(&{name}, descr, NULL);
-    Py_XDECREF(descr);
-    if (!boxed) {sub["fail"]}
-    Py_XDECREF(py_{name});
-    py_{name} = boxed;
-}}"""
+        return render("scalar_type.c", "sync", typenum=self.typenum, name=name, fail=sub["fail"])
 
     def c_cleanup(self, name: str, sub: dict[str, str]) -> str:
         return ""

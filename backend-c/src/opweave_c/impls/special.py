@@ -30,7 +30,7 @@ from typing import Any
 from opweave.graph.basic import Apply
 from opweave.tensor.special import LogSoftmax, Softmax, SoftmaxGrad
 from opweave_c.impls.common import SHARED_SUPPORT, SnippetImpl
-from opweave_c.impls.csource import snippet
+from opweave_c.impls.csource import render, snippet
 from opweave_c.vector_math import vector_math_code
 
 __all__ = ["C_OPS", "LogSoftmaxC", "SoftmaxC", "SoftmaxGradC"]
@@ -53,159 +53,7 @@ SOFTMAX_SUPPORT = snippet("special.c", "support")
 def _kernels(dtype: str) -> str:
     """The C loops of the three Ops for one float dtype (``opw_sm_*_<dtype>``)."""
     t, f, _ = _FLOATS[dtype]
-    return f"""
-/* opweave softmax ({dtype}): NumPy's pairwise sum of ``n`` contiguous values. */
-OPW_HOT static {t} opw_sm_psum_{dtype}(const {t}* a, npy_intp n) {{
-    npy_intp i;
-    if (n < 8) {{
-        {t} res = 0;
-        for (i = 0; i < n; i++) res += a[i];
-        return res;
-    }}
-    if (n <= 128) {{
-        {t} r[8], res;
-        int k;
-        for (k = 0; k < 8; k++) r[k] = a[k];
-        for (i = 8; i < n - (n % 8); i += 8)
-            for (k = 0; k < 8; k++) r[k] += a[i + k];
-        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        for (; i < n; i++) res += a[i];
-        return res;
-    }} else {{
-        npy_intp n2 = n / 2;
-        n2 -= n2 % 8;
-        return opw_sm_psum_{dtype}(a, n2) + opw_sm_psum_{dtype}(a + n2, n - n2);
-    }}
-}}
-
-/* The maximum of ``n`` > 0 contiguous values, 0 when it is not finite (NaN is not looked
- * for: it makes the whole row NaN through the sum, whatever the maximum). */
-OPW_HOT static {t} opw_sm_max_{dtype}(const {t}* x, npy_intp n) {{
-    {t} r[8], m;
-    npy_intp i;
-    int k;
-    if (n < 8) {{
-        m = x[0];
-        for (i = 1; i < n; i++) m = x[i] > m ? x[i] : m;
-    }} else {{
-        for (k = 0; k < 8; k++) r[k] = x[k];
-        for (i = 8; i + 8 <= n; i += 8)
-            for (k = 0; k < 8; k++) r[k] = x[i + k] > r[k] ? x[i + k] : r[k];
-        for (; i < n; i++) r[0] = x[i] > r[0] ? x[i] : r[0];
-        m = r[0];
-        for (k = 1; k < 8; k++) m = r[k] > m ? r[k] : m;
-    }}
-    return npy_isfinite(m) ? m : ({t})0;
-}}
-
-/* ``m[j]``: the maximum of column ``j`` of the ``n`` x ``inner`` block ``x``, 0 when it is
- * not finite (NaN included). */
-OPW_HOT static void opw_sm_colmax_{dtype}(const {t}* restrict x, npy_intp n, npy_intp inner,
-                                       {t}* restrict m) {{
-    npy_intp i, j;
-    for (j = 0; j < inner; j++) m[j] = x[j];
-    for (i = 1; i < n; i++) {{
-        const {t}* row = x + i * inner;
-        for (j = 0; j < inner; j++) m[j] = row[j] > m[j] || row[j] != row[j] ? row[j] : m[j];
-    }}
-    for (j = 0; j < inner; j++) m[j] = npy_isfinite(m[j]) ? m[j] : ({t})0;
-}}
-
-/* ``s[j]``: the sum of column ``j`` of the ``n`` x ``inner`` block ``e``, row after row. */
-OPW_HOT static void opw_sm_colsum_{dtype}(const {t}* restrict e, npy_intp n, npy_intp inner,
-                                       {t}* restrict s) {{
-    npy_intp i, j;
-    for (j = 0; j < inner; j++) s[j] = e[j];
-    for (i = 1; i < n; i++) {{
-        const {t}* row = e + i * inner;
-        for (j = 0; j < inner; j++) s[j] += row[j];
-    }}
-}}
-
-/* ``z = exp(x - m)`` over ``n`` contiguous values. */
-OPW_HOT static void opw_sm_exp_{dtype}(const {t}* restrict x, {t}* restrict z, npy_intp n,
-                                    {t} m) {{
-    npy_intp i;
-    for (i = 0; i < n; i++) z[i] = exp{f}(x[i] - m);
-}}
-
-/* Softmax of ``outer`` contiguous rows of ``n`` > 0 values. */
-OPW_HOT static void opw_sm_softmax_rows_{dtype}(const {t}* restrict x, {t}* restrict z,
-                                             npy_intp outer, npy_intp n) {{
-    npy_intp o, i;
-    for (o = 0; o < outer; o++, x += n, z += n) {{
-        {t} s;
-        opw_sm_exp_{dtype}(x, z, n, opw_sm_max_{dtype}(x, n));
-        s = opw_sm_psum_{dtype}(z, n);
-        for (i = 0; i < n; i++) z[i] = z[i] / s;
-    }}
-}}
-
-/* Log-softmax of ``outer`` contiguous rows of ``n`` > 0 values. */
-OPW_HOT static void opw_sm_logsoftmax_rows_{dtype}(const {t}* restrict x, {t}* restrict z,
-                                                npy_intp outer, npy_intp n) {{
-    npy_intp o, i;
-    for (o = 0; o < outer; o++, x += n, z += n) {{
-        {t} m = opw_sm_max_{dtype}(x, n), lse;
-        opw_sm_exp_{dtype}(x, z, n, m);
-        lse = log{f}(opw_sm_psum_{dtype}(z, n));
-        for (i = 0; i < n; i++) z[i] = (x[i] - m) - lse;
-    }}
-}}
-
-/* Softmax gradient of ``outer`` contiguous rows of ``n`` > 0 values. */
-OPW_HOT static void opw_sm_grad_rows_{dtype}(const {t}* restrict dy, const {t}* restrict sm,
-                                          {t}* restrict z, npy_intp outer, npy_intp n) {{
-    npy_intp o, i;
-    for (o = 0; o < outer; o++, dy += n, sm += n, z += n) {{
-        {t} s;
-        for (i = 0; i < n; i++) z[i] = dy[i] * sm[i];
-        s = opw_sm_psum_{dtype}(z, n);
-        for (i = 0; i < n; i++) z[i] = (dy[i] - s) * sm[i];
-    }}
-}}
-
-/* ``kind`` 0 softmax, 1 log-softmax, 2 gradient (``y`` is ``sm``) over ``outer`` blocks of
- * ``n`` > 0 rows of ``inner`` > 1 columns, normalized down the columns. 0, or -1 with
- * MemoryError set. */
-OPW_HOT static int opw_sm_cols_{dtype}(int kind, const {t}* restrict x, const {t}* restrict y,
-                                    {t}* restrict z, npy_intp outer, npy_intp n,
-                                    npy_intp inner) {{
-    npy_intp o, i, j, block = n * inner;
-    {t}* m = ({t}*)PyMem_Malloc(2 * inner * sizeof({t}));
-    {t}* s = m + inner;
-    if (!m) {{
-        PyErr_NoMemory();
-        return -1;
-    }}
-    for (o = 0; o < outer; o++, x += block, z += block) {{
-        if (kind == 2) {{
-            const {t}* yb = y + o * block;
-            for (i = 0; i < block; i++) z[i] = x[i] * yb[i];
-            opw_sm_colsum_{dtype}(z, n, inner, s);
-            for (i = 0; i < n; i++)
-                for (j = 0; j < inner; j++)
-                    z[i * inner + j] = (x[i * inner + j] - s[j]) * yb[i * inner + j];
-            continue;
-        }}
-        opw_sm_colmax_{dtype}(x, n, inner, m);
-        for (i = 0; i < n; i++)
-            for (j = 0; j < inner; j++) z[i * inner + j] = exp{f}(x[i * inner + j] - m[j]);
-        opw_sm_colsum_{dtype}(z, n, inner, s);
-        if (kind == 0) {{
-            for (i = 0; i < n; i++)
-                for (j = 0; j < inner; j++) z[i * inner + j] = z[i * inner + j] / s[j];
-        }} else {{
-            for (j = 0; j < inner; j++) s[j] = log{f}(s[j]);
-            for (i = 0; i < n; i++)
-                for (j = 0; j < inner; j++)
-                    z[i * inner + j] = (x[i * inner + j] - m[j]) - s[j];
-        }}
-    }}
-    PyMem_Free(m);
-    return 0;
-}}
-"""
+    return render("special.c", "kernels", dtype=dtype, t=t, f=f)
 
 
 def _axis(op: Any, ndim: int) -> int:
@@ -261,29 +109,18 @@ class _SoftmaxLikeC(_SoftmaxBase):
         dt = self.dtype
         t = _FLOATS[dt][0]
         axis = _axis(node.op, node.inputs[0].type.ndim)  # type: ignore[attr-defined]
-        return f"""
-{{
-    PyArrayObject* opw_x;
-    npy_intp opw_outer, opw_n, opw_inner;
-    int opw_bad = 0;
-    if (opw_overlap({z}, {x})) Py_CLEAR({z});
-    if (opw_prep_output(&{z}, PyArray_NDIM({x}), PyArray_DIMS({x}), PyArray_TYPE({x})) < 0)
-        {fail}
-    if (PyArray_SIZE({x}) > 0) {{
-        opw_x = (PyArrayObject*)PyArray_GETCONTIGUOUS({x});
-        if (!opw_x) {fail}
-        opw_sm_split(opw_x, {axis}, &opw_outer, &opw_n, &opw_inner);
-        if (opw_inner == 1)
-            opw_sm_{self.rows}_rows_{dt}((const {t}*)PyArray_DATA(opw_x),
-                                    ({t}*)PyArray_DATA({z}), opw_outer, opw_n);
-        else
-            opw_bad = opw_sm_cols_{dt}({self.kind}, (const {t}*)PyArray_DATA(opw_x), NULL,
-                                    ({t}*)PyArray_DATA({z}), opw_outer, opw_n, opw_inner);
-        Py_DECREF(opw_x);
-        if (opw_bad < 0) {fail}
-    }}
-}}
-"""
+        return render(
+            "special.c",
+            "softmax_like",
+            z=z,
+            x=x,
+            fail=fail,
+            axis=axis,
+            rows=self.rows,
+            dt=dt,
+            t=t,
+            kind=self.kind,
+        )
 
 
 class SoftmaxC(_SoftmaxLikeC):
@@ -325,64 +162,22 @@ class SoftmaxGradC(_SoftmaxBase):
         out = _FLOATS[self.out_dtype][2]
         nd = node.inputs[1].type.ndim  # type: ignore[attr-defined]
         axis = _axis(node.op, nd)
-        return f"""
-{{
-    PyArrayObject *opw_dy = NULL, *opw_sm = NULL, *opw_w = NULL;
-    npy_intp opw_dims[{max(nd, 1)}], opw_outer, opw_n, opw_inner;
-    int opw_d, opw_bad = 0;
-    for (opw_d = 0; opw_d < {nd}; opw_d++) {{
-        npy_intp opw_a = PyArray_DIMS({dy})[opw_d], opw_b = PyArray_DIMS({sm})[opw_d];
-        opw_dims[opw_d] = opw_a == 1 ? opw_b : opw_a;
-        opw_bad |= opw_a != opw_b && opw_a != 1 && opw_b != 1;
-    }}
-    if (opw_bad) {{
-        PyObject* opw_sa = opw_shape_str(PyArray_NDIM({dy}), PyArray_DIMS({dy}), ",");
-        PyObject* opw_sb = opw_shape_str(PyArray_NDIM({sm}), PyArray_DIMS({sm}), ",");
-        if (opw_sa && opw_sb)
-            PyErr_Format(PyExc_ValueError,
-                         "operands could not be broadcast together with shapes %U %U ",
-                         opw_sa, opw_sb);
-        Py_XDECREF(opw_sa);
-        Py_XDECREF(opw_sb);
-        {fail}
-    }}
-    if (opw_overlap({z}, {dy}) || opw_overlap({z}, {sm})) Py_CLEAR({z});
-    if (opw_prep_output(&{z}, {nd}, opw_dims, {out}) < 0) {fail}
-    if (PyArray_SIZE({z}) > 0) {{
-        opw_dy = opw_sm_operand({dy}, {nd}, opw_dims, {work});
-        if (!opw_dy) goto {label};
-        opw_sm = opw_sm_operand({sm}, {nd}, opw_dims, {work});
-        if (!opw_sm) goto {label};
-        if ({work} == {out}) {{
-            opw_w = {z};
-            Py_INCREF(opw_w);
-        }} else {{
-            opw_w = (PyArrayObject*)PyArray_EMPTY({nd}, opw_dims, {work}, 0);
-            if (!opw_w) goto {label};
-        }}
-        opw_sm_split(opw_w, {axis}, &opw_outer, &opw_n, &opw_inner);
-        if (opw_inner == 1)
-            opw_sm_grad_rows_{dt}((const {t}*)PyArray_DATA(opw_dy),
-                                 (const {t}*)PyArray_DATA(opw_sm), ({t}*)PyArray_DATA(opw_w),
-                                 opw_outer, opw_n);
-        else if (opw_sm_cols_{dt}(2, (const {t}*)PyArray_DATA(opw_dy),
-                                 (const {t}*)PyArray_DATA(opw_sm), ({t}*)PyArray_DATA(opw_w),
-                                 opw_outer, opw_n, opw_inner) < 0)
-            goto {label};
-        if (opw_w != {z} && PyArray_CopyInto({z}, opw_w) < 0) goto {label};
-        Py_DECREF(opw_dy);
-        Py_DECREF(opw_sm);
-        Py_DECREF(opw_w);
-    }}
-    if (0) {{
-    {label}:
-        Py_XDECREF(opw_dy);
-        Py_XDECREF(opw_sm);
-        Py_XDECREF(opw_w);
-        {fail}
-    }}
-}}
-"""
+        return render(
+            "special.c",
+            "grad",
+            ndims=max(nd, 1),
+            nd=nd,
+            dy=dy,
+            sm=sm,
+            fail=fail,
+            z=z,
+            out=out,
+            work=work,
+            label=label,
+            axis=axis,
+            dt=dt,
+            t=t,
+        )
 
 
 def _float_dtype(var: Any) -> str | None:

@@ -25,7 +25,7 @@ from opweave.tensor.subtensor import (
 )
 from opweave.tensor.type import TensorType
 from opweave_c.impls.common import SHARED_SUPPORT, SnippetImpl, c_string, int_value, tensor_dtype
-from opweave_c.impls.csource import snippet
+from opweave_c.impls.csource import render, snippet
 
 SUBTENSOR_SUPPORT = snippet("subtensor.c", "slicing")
 
@@ -86,11 +86,7 @@ def view_code(
             cname, dtype = next(names)
             if index and dtype == "uint64":
                 raw = f"(*(dtype_{cname}*)PyArray_DATA({cname}))"
-                overflow.append(
-                    f"if ({raw} > (npy_uint64)NPY_MAX_INT64) {{\n"
-                    '    PyErr_SetString(PyExc_OverflowError, "Python int too large to '
-                    f'convert to C long");\n    {fail}\n}}'
-                )
+                overflow.append(render("subtensor.c", "view_uint64_overflow", raw=raw, fail=fail))
             return "1", int_value(cname, dtype)
         return "1", f"(npy_int64){int(c)}LL"
 
@@ -101,49 +97,27 @@ def view_code(
             ht, t = value(e.stop, False)
             hp, p = value(e.step, False)
             lines.append(
-                f"if (opw_sub_slice(opw_n, {hs}, {s}, {ht}, {t}, {hp}, {p}, &opw_start, "
-                f"&opw_len, &opw_step) < 0) {fail}\n"
-                f"opw_dims[opw_nd] = opw_len;\n"
-                f"opw_strides[opw_nd] = PyArray_STRIDES({x})[{d}] * opw_step;\n"
-                f"if (opw_len > 0) opw_data += opw_start * PyArray_STRIDES({x})[{d}];\n"
-                "opw_nd++;"
+                render(
+                    "subtensor.c",
+                    "view_slice",
+                    hs=hs,
+                    s=s,
+                    ht=ht,
+                    t=t,
+                    hp=hp,
+                    p=p,
+                    fail=fail,
+                    x=x,
+                    d=d,
+                )
             )
         else:
             _, i = value(e, True)
-            lines.append(
-                f"opw_i = {i};\n"
-                "if (opw_i < -(npy_int64)opw_n || opw_i >= (npy_int64)opw_n) {\n"
-                f"    opw_sub_index_error({op}, opw_i, {d}, opw_n, {x});\n"
-                f"    {fail}\n"
-                "}\n"
-                "if (opw_i < 0) opw_i += opw_n;\n"
-                f"opw_data += opw_i * PyArray_STRIDES({x})[{d}];"
-            )
+            lines.append(render("subtensor.c", "view_index", i=i, op=op, d=d, x=x, fail=fail))
     n_idx = len(idx_list)
     body = "\n".join(overflow + lines)
     body = body.replace("\n", "\n    ")
-    return f"""
-{{
-    npy_intp opw_dims[NPY_MAXDIMS], opw_strides[NPY_MAXDIMS];
-    npy_intp opw_n, opw_start, opw_len, opw_step;
-    npy_int64 opw_i;
-    char* opw_data = PyArray_BYTES({x});
-    int opw_nd = 0, opw_d;
-    (void)opw_n; (void)opw_start; (void)opw_len; (void)opw_step; (void)opw_i;
-    if (PyArray_NDIM({x}) < {n_idx}) {{
-        PyErr_Format(PyExc_IndexError, "%s: too many indices for array: array is "
-                     "%d-dimensional, but {n_idx} were indexed", {op}, PyArray_NDIM({x}));
-        {fail}
-    }}
-    {body}
-    for (opw_d = {n_idx}; opw_d < PyArray_NDIM({x}); opw_d++) {{
-        opw_dims[opw_nd] = PyArray_DIMS({x})[opw_d];
-        opw_strides[opw_nd] = PyArray_STRIDES({x})[opw_d];
-        opw_nd++;
-    }}
-    {view} = opw_make_view({x}, opw_nd, opw_dims, opw_strides, opw_data);
-    if (!{view}) {fail}
-}}"""
+    return render("subtensor.c", "view", x=x, n_idx=n_idx, op=op, fail=fail, body=body, view=view)
 
 
 class SubtensorC(SnippetImpl):
@@ -174,14 +148,7 @@ class SubtensorC(SnippetImpl):
             c_string(str(node.op)),
             sub["fail"],
         )
-        return f"""
-{{
-    PyArrayObject* opw_view = NULL;
-    {code.replace(chr(10), chr(10) + "    ")}
-    Py_XDECREF({z});
-    {z} = opw_view;
-}}
-"""
+        return render("subtensor.c", "subtensor", view=code.replace("\n", "\n    "), z=z)
 
 
 def _subtensor(op: Subtensor, node: Apply) -> SubtensorC | None:
@@ -214,14 +181,9 @@ class IncSubtensorC(SnippetImpl):
         op = c_string(str(op_))
         dtypes = [v.type.dtype for v in node.inputs[2:]]  # type: ignore[attr-defined]
         if op_.inplace:  # type: ignore[attr-defined]
-            prepare = f"Py_XDECREF({z});\n{z} = {x};\nPy_INCREF({z});"
+            prepare = render("subtensor.c", "inc_inplace", z=z, x=x)
         else:
-            prepare = (
-                f"if ({z} == {x}) Py_CLEAR({z});  /* never write into the input */\n"
-                f"if (opw_prep_output(&{z}, PyArray_NDIM({x}), PyArray_DIMS({x}), "
-                f"PyArray_TYPE({x})) < 0) {fail}\n"
-                f"if (PyArray_CopyInto({z}, {x}) < 0) {fail}"
-            )
+            prepare = render("subtensor.c", "inc_copy", z=z, x=x, fail=fail)
         code = view_code(
             op_.idx_list,  # type: ignore[attr-defined]
             z,
@@ -237,53 +199,26 @@ class IncSubtensorC(SnippetImpl):
         for d, st in enumerate(ystatic):
             if st != 1:
                 runtime.append(
-                    f"if (PyArray_DIMS({y})[{d}] == 1 && "
-                    f"PyArray_DIMS(opw_view)[opw_off + {d}] != 1) {{\n"
-                    f"    opw_runtime_broadcast_error({op}, {d}, "
-                    f"PyArray_DIMS(opw_view)[opw_off + {d}]);\n"
-                    f"    goto {label};\n}}"
+                    render("subtensor.c", "inc_runtime_broadcast", y=y, d=d, op=op, label=label)
                 )
         runtime_code = "\n        ".join(runtime)
         if op_.set_instead_of_inc:  # type: ignore[attr-defined]
             update = f"PyArray_CopyInto(opw_view, {y})"
         else:
             update = f"opw_sub_add_into(opw_view, {y})"
-        return f"""
-{{
-    PyArrayObject* opw_view = NULL;
-    {prepare.replace(chr(10), chr(10) + "    ")}
-    {code.replace(chr(10), chr(10) + "    ")}
-    {{
-        int opw_off = PyArray_NDIM(opw_view) - {yn}, opw_j;
-        if (opw_off < 0 || PyArray_NDIM({y}) != {yn}) {{
-            opw_broadcast_error({op}, PyArray_NDIM({y}), PyArray_DIMS({y}),
-                                PyArray_NDIM(opw_view), PyArray_DIMS(opw_view), "");
-            goto {label};
-        }}
-        for (opw_j = 0; opw_j < {yn}; opw_j++) {{
-            npy_intp opw_s = PyArray_DIMS({y})[opw_j];
-            if (opw_s != 1 && opw_s != PyArray_DIMS(opw_view)[opw_off + opw_j]) {{
-                opw_broadcast_error({op}, PyArray_NDIM({y}), PyArray_DIMS({y}),
-                                    PyArray_NDIM(opw_view), PyArray_DIMS(opw_view), "");
-                goto {label};
-            }}
-        }}
-        {runtime_code}
-        if ({update} < 0) {{
-            opw_broadcast_error({op}, PyArray_NDIM({y}), PyArray_DIMS({y}),
-                                PyArray_NDIM(opw_view), PyArray_DIMS(opw_view),
-                                "the indexed part of shape ");
-            goto {label};
-        }}
-    }}
-    Py_DECREF(opw_view);
-    if (0) {{
-    {label}:
-        Py_XDECREF(opw_view);
-        {fail}
-    }}
-}}
-"""
+        return render(
+            "subtensor.c",
+            "inc_subtensor",
+            prepare=prepare.replace("\n", "\n    "),
+            view=code.replace("\n", "\n    "),
+            yn=yn,
+            y=y,
+            op=op,
+            label=label,
+            runtime_code=runtime_code,
+            update=update,
+            fail=fail,
+        )
 
 
 def _inc_subtensor(op: IncSubtensor, node: Apply) -> IncSubtensorC | None:
@@ -325,35 +260,17 @@ class AdvancedSubtensor1C(SnippetImpl):
         else:
             bad = f"(npy_int64){raw} >= (npy_int64)opw_n || (npy_int64){raw} < -(npy_int64)opw_n"
             boxed = f"PyLong_FromLongLong((long long){raw})"
-        return f"""
-{{
-    npy_intp opw_n, opw_k, opw_m = PyArray_DIMS({ilist})[0];
-    npy_intp opw_dims[NPY_MAXDIMS];
-    int opw_d;
-    PyArrayObject* opw_res;
-    if (PyArray_NDIM({x}) < 1) {{
-        PyErr_Format(PyExc_IndexError, "%s: cannot index a 0-d array", {op});
-        {fail}
-    }}
-    opw_n = PyArray_DIMS({x})[0];
-    for (opw_k = 0; opw_k < opw_m; opw_k++) {{
-        if ({bad}) {{
-            PyObject* opw_b = {boxed};
-            if (opw_b) {{
-                opw_sub_take_error({op}, opw_b, opw_n);
-                Py_DECREF(opw_b);
-            }}
-            {fail}
-        }}
-    }}
-    opw_dims[0] = opw_m;
-    for (opw_d = 1; opw_d < PyArray_NDIM({x}); opw_d++) opw_dims[opw_d] = PyArray_DIMS({x})[opw_d];
-    if (opw_prep_output(&{z}, PyArray_NDIM({x}), opw_dims, PyArray_TYPE({x})) < 0) {fail}
-    opw_res = (PyArrayObject*)PyArray_TakeFrom({x}, (PyObject*){ilist}, 0, {z}, NPY_RAISE);
-    if (!opw_res) {fail}
-    Py_DECREF(opw_res);
-}}
-"""
+        return render(
+            "subtensor.c",
+            "advanced_subtensor1",
+            ilist=ilist,
+            x=x,
+            op=op,
+            fail=fail,
+            bad=bad,
+            boxed=boxed,
+            z=z,
+        )
 
 
 def _advanced_subtensor1(op: AdvancedSubtensor1, node: Apply) -> AdvancedSubtensor1C | None:
@@ -397,53 +314,16 @@ def _ais_row_support(dtype: str, set_: bool) -> str:
     def upd(a: str, b: str) -> str:
         return _AIS_UPDATES[mode].format(a=a, b=b, t=t, u=u)
 
-    return f"""
-/* opweave AdvancedIncSubtensor1 ({key}): update the row ``dst`` (``nd`` axes of ``dims``,
- * byte strides ``ds``) from ``src`` (byte strides ``ss``, 0 on broadcast axes). */
-OPW_HOT static void opw_ais_row_{key}(char* dst, const char* src, int nd,
-                                       const npy_intp* dims, const npy_intp* ds,
-                                       const npy_intp* ss) {{
-    npy_intp idx[NPY_MAXDIMS], n, i, dl, sl;
-    int d;
-    if (nd == 0) {{
-        {t}* a = ({t}*)dst;
-        *a = {upd("*a", f"*(const {t}*)src")};
-        return;
-    }}
-    for (d = 0; d < nd; d++) {{
-        if (dims[d] == 0) return;
-        idx[d] = 0;
-    }}
-    n = dims[nd - 1];
-    dl = ds[nd - 1];
-    sl = ss[nd - 1];
-    for (;;) {{
-        if (dl == (npy_intp)sizeof({t}) && sl == (npy_intp)sizeof({t})) {{
-            {t}* restrict a = ({t}*)dst;
-            const {t}* restrict b = (const {t}*)src;
-            for (i = 0; i < n; i++) a[i] = {upd("a[i]", "b[i]")};
-        }} else if (dl == (npy_intp)sizeof({t}) && sl == 0) {{
-            {t}* restrict a = ({t}*)dst;
-            const {t} v = *(const {t}*)src;
-            for (i = 0; i < n; i++) a[i] = {upd("a[i]", "v")};
-        }} else {{
-            for (i = 0; i < n; i++) {{
-                {t}* a = ({t}*)(dst + i * dl);
-                *a = {upd("*a", f"*(const {t}*)(src + i * sl)")};
-            }}
-        }}
-        for (d = nd - 2; d >= 0; d--) {{
-            dst += ds[d];
-            src += ss[d];
-            if (++idx[d] < dims[d]) break;
-            dst -= ds[d] * dims[d];
-            src -= ss[d] * dims[d];
-            idx[d] = 0;
-        }}
-        if (d < 0) break;
-    }}
-}}
-"""
+    return render(
+        "subtensor.c",
+        "advanced_inc_row",
+        key=key,
+        t=t,
+        upd_one=upd("*a", f"*(const {t}*)src"),
+        upd_contig=upd("a[i]", "b[i]"),
+        upd_bcast=upd("a[i]", "v"),
+        upd_strided=upd("*a", f"*(const {t}*)(src + i * sl)"),
+    )
 
 
 class AdvancedIncSubtensor1C(SnippetImpl):
@@ -488,73 +368,42 @@ class AdvancedIncSubtensor1C(SnippetImpl):
             boxed = f"PyLong_FromLongLong((long long){raw})"
             row = f"((npy_intp){raw} < 0 ? (npy_intp){raw} + opw_n : (npy_intp){raw})"
         runtime = "\n    ".join(
-            f"if (PyArray_DIMS({y})[{d}] == 1 && opw_tgt[{nd - yn + d}] != 1) {{\n"
-            f"        opw_runtime_broadcast_error({op}, {d}, opw_tgt[{nd - yn + d}]);\n"
-            f"        {fail}\n    }}"
+            render(
+                "subtensor.c",
+                "advanced_inc_runtime_broadcast",
+                y=y,
+                d=d,
+                axis=nd - yn + d,
+                op=op,
+                fail=fail,
+            )
             for d, st in enumerate(ystatic)
             if st != 1
         )
         if op_.inplace:  # type: ignore[attr-defined]
-            prepare = f"""if (!PyArray_ISWRITEABLE({x})) {{
-        PyErr_SetString(PyExc_ValueError, "assignment destination is read-only");
-        {fail}
-    }}
-    Py_XDECREF({z});
-    {z} = {x};
-    Py_INCREF({z});"""
+            prepare = render("subtensor.c", "advanced_inc_inplace", x=x, fail=fail, z=z)
         else:
-            prepare = f"""if (opw_overlap({z}, {x}) || opw_overlap({z}, {y})) Py_CLEAR({z});
-    if (opw_prep_output(&{z}, {nd}, PyArray_DIMS({x}), PyArray_TYPE({x})) < 0) {fail}
-    if (PyArray_CopyInto({z}, {x}) < 0) {fail}"""
-        return f"""
-{{
-    npy_intp opw_n = PyArray_DIMS({x})[0], opw_k, opw_m = PyArray_DIMS({ilist})[0];
-    npy_intp opw_tgt[{nd}], opw_ys[{nd}];
-    int opw_d, opw_bad = 0;
-    PyArrayObject* opw_y;
-    for (opw_k = 0; opw_k < opw_m; opw_k++) {{
-        if ({bad}) {{
-            PyObject* opw_b = {boxed};
-            if (opw_b) {{
-                opw_sub_take_error({op}, opw_b, opw_n);
-                Py_DECREF(opw_b);
-            }}
-            {fail}
-        }}
-    }}
-    opw_tgt[0] = opw_m;
-    for (opw_d = 1; opw_d < {nd}; opw_d++) opw_tgt[opw_d] = PyArray_DIMS({x})[opw_d];
-    for (opw_d = 0; opw_d < {yn}; opw_d++) {{
-        npy_intp opw_s = PyArray_DIMS({y})[opw_d];
-        opw_bad |= opw_s != 1 && opw_s != opw_tgt[{nd - yn} + opw_d];
-    }}
-    if (opw_bad) {{
-        opw_broadcast_error({op}, {yn}, PyArray_DIMS({y}), {nd}, opw_tgt, "");
-        {fail}
-    }}
-    {runtime}
-    {prepare}
-    if (PyArray_TYPE({y}) != PyArray_TYPE({x}))
-        opw_y = (PyArrayObject*)PyArray_Cast({y}, PyArray_TYPE({x}));
-    else if (opw_overlap({z}, {y}))
-        opw_y = (PyArrayObject*)PyArray_NewCopy({y}, NPY_ANYORDER);
-    else {{
-        opw_y = {y};
-        Py_INCREF(opw_y);
-    }}
-    if (!opw_y) {fail}
-    for (opw_d = 0; opw_d < {nd}; opw_d++) {{
-        int opw_j = opw_d - {nd - yn};
-        opw_ys[opw_d] = opw_j < 0 || PyArray_DIMS(opw_y)[opw_j < 0 ? 0 : opw_j] == 1
-                            ? 0 : PyArray_STRIDES(opw_y)[opw_j];
-    }}
-    for (opw_k = 0; opw_k < opw_m; opw_k++)
-        opw_ais_row_{key}(PyArray_BYTES({z}) + {row} * PyArray_STRIDES({z})[0],
-                          PyArray_BYTES(opw_y) + opw_k * opw_ys[0], {nd - 1},
-                          PyArray_DIMS({z}) + 1, PyArray_STRIDES({z}) + 1, opw_ys + 1);
-    Py_DECREF(opw_y);
-}}
-"""
+            prepare = render("subtensor.c", "advanced_inc_copy", z=z, x=x, y=y, nd=nd, fail=fail)
+        return render(
+            "subtensor.c",
+            "advanced_inc_body",
+            x=x,
+            ilist=ilist,
+            nd=nd,
+            bad=bad,
+            boxed=boxed,
+            op=op,
+            fail=fail,
+            yn=yn,
+            y=y,
+            nd_yn=nd - yn,
+            runtime=runtime,
+            prepare=prepare,
+            z=z,
+            key=key,
+            row=row,
+            nd1=nd - 1,
+        )
 
 
 def _advanced_inc_subtensor1(

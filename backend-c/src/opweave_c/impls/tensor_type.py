@@ -8,6 +8,7 @@ from typing import Any
 
 from opweave.graph.utils import MethodNotDefined
 from opweave.tensor.type import TensorType
+from opweave_c.impls.csource import render
 
 TENSOR_SUPPORT = (Path(__file__).parent.parent / "csrc" / "tensor.h").read_text()
 
@@ -29,7 +30,23 @@ C_DTYPES = frozenset(
 )
 
 
-def _c_string(text: str) -> str:
+def simple_c_string(text: str) -> str:
+    """``text`` as a C string literal, escaping only quotes and backslashes.
+
+    The Types' descriptions and DimShuffle's messages use it;
+    :func:`opweave_c.impls.common.c_string` also escapes ``?`` and non-ASCII bytes, so
+    switching them over would change the generated C.
+
+    Parameters
+    ----------
+    text
+        The text (a Type's ``repr``).
+
+    Returns
+    -------
+    str
+        The literal, quotes included.
+    """
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
@@ -47,10 +64,10 @@ class TensorCType:
     def __init__(self, type_: TensorType) -> None:
         self.type = type_
         _, self.element, self.typenum = type_.dtype_specs()
-        self.desc = _c_string(repr(type_))
+        self.desc = simple_c_string(repr(type_))
 
     def c_declare(self, name: str, sub: dict[str, str], check_input: bool = True) -> str:
-        return f"PyArrayObject* {name};\ntypedef {self.element} dtype_{name};"
+        return render("tensor_type.c", "declare", name=name, element=self.element)
 
     def c_init(self, name: str, sub: dict[str, str]) -> str:
         return f"{name} = NULL;"
@@ -61,55 +78,64 @@ class TensorCType:
         if check_input:
             filt = sub.get("filter", "NULL")
             lines.append(
-                f"if (opw_tensor_check(&py_{name}, {filt}, {self.typenum}, {self.type.ndim}, "
-                f"{self.desc}) < 0) {fail}"
+                render(
+                    "tensor_type.c",
+                    "extract_check",
+                    name=name,
+                    filt=filt,
+                    typenum=self.typenum,
+                    ndim=self.type.ndim,
+                    desc=self.desc,
+                    fail=fail,
+                )
             )
             for i, n in enumerate(self.type.shape):
                 if n is not None:
                     lines.append(
-                        f"if (opw_check_dim((PyArrayObject*)py_{name}, {i}, {n}, {self.desc}) "
-                        f"< 0) {fail}"
+                        render(
+                            "tensor_type.c",
+                            "extract_dim",
+                            name=name,
+                            i=i,
+                            n=n,
+                            desc=self.desc,
+                            fail=fail,
+                        )
                     )
-        lines.append(f"{name} = (PyArrayObject*)py_{name};\nPy_INCREF({name});")
+        lines.append(render("tensor_type.c", "extract_take", name=name))
         return "\n".join(lines)
 
     def c_extract_out(self, name: str, sub: dict[str, str], check_input: bool = True) -> str:
         # An output cell holds None or what a previous run synced; reuse it when it fits.
-        return (
-            f"{name} = NULL;\nif (py_{name} != Py_None && opw_tensor_exact(py_{name}, "
-            f"{self.typenum}, {self.type.ndim})) {{\n"
-            f"    {name} = (PyArrayObject*)py_{name};\n    Py_INCREF({name});\n}}"
+        return render(
+            "tensor_type.c", "extract_out", name=name, typenum=self.typenum, ndim=self.type.ndim
         )
 
     def c_extract_out_unshared(self, name: str, sub: dict[str, str]) -> str:
         """Take the previous value of a non-recycled output only when no one else holds it
         (``py_<name>`` and the cell are its only references): the caller dropped it, so
         writing into its memory cannot be observed and saves a fresh allocation."""
-        return (
-            f"{name} = NULL;\nif (py_{name} != Py_None && opw_tensor_unshared(py_{name}, 2, "
-            f"{self.typenum}, {self.type.ndim})) {{\n"
-            f"    {name} = (PyArrayObject*)py_{name};\n    Py_INCREF({name});\n}}"
+        return render(
+            "tensor_type.c",
+            "extract_out_unshared",
+            name=name,
+            typenum=self.typenum,
+            ndim=self.type.ndim,
         )
 
     def c_sync(self, name: str, sub: dict[str, str]) -> str:
-        return f"""
-if (!{name}) {{
-    Py_XDECREF(py_{name});
-    Py_INCREF(Py_None);
-    py_{name} = Py_None;
-}} else if ((PyObject*){name} != py_{name}) {{
-    if (PyArray_TYPE({name}) != {self.typenum} || PyArray_NDIM({name}) != {self.type.ndim}) {{
-        PyErr_Format(PyExc_TypeError, "generated C produced a %d-dimensional array of type "
-                     "number %d for %s", PyArray_NDIM({name}), PyArray_TYPE({name}), {self.desc});
-        {sub["fail"]}
-    }}
-    Py_XDECREF(py_{name});
-    py_{name} = (PyObject*){name};
-    Py_INCREF(py_{name});
-}}"""
+        return render(
+            "tensor_type.c",
+            "sync",
+            name=name,
+            typenum=self.typenum,
+            ndim=self.type.ndim,
+            desc=self.desc,
+            fail=sub["fail"],
+        )
 
     def c_cleanup(self, name: str, sub: dict[str, str]) -> str:
-        return f"Py_XDECREF({name});\n{name} = NULL;"
+        return render("tensor_type.c", "cleanup", name=name)
 
     def c_element_type(self) -> str:
         return self.element

@@ -43,3 +43,77 @@ static PyObject* opw_blas_matmul_ufunc(void) {
     return ufunc;
 }
 
+#section dot
+
+if (opw_blas_store(PyArray_MatrixProduct2((PyObject*)%(x)s, (PyObject*)%(y)s, NULL), &%(z)s,
+                   %(out_nd)s, %(typenum)s) < 0) %(fail)s
+
+#section dot_same_dtype
+
+{
+    npy_intp dims[] = {%(dims_init)s};
+    PyObject* r;
+    if (PyArray_DIMS(%(x)s)[%(x_last)s] != PyArray_DIMS(%(y)s)[0]) {
+        /* NumPy raises its "not aligned" error. */
+        if (opw_blas_store(PyArray_MatrixProduct2((PyObject*)%(x)s, (PyObject*)%(y)s, NULL), &%(z)s,
+                           %(out_nd)s, %(typenum)s) < 0) %(fail)s
+    } else {
+        if (opw_blas_prep(&%(z)s, %(out_nd)s, dims, %(typenum)s, %(x)s, %(y)s) < 0) %(fail)s
+        r = PyArray_MatrixProduct2((PyObject*)%(x)s, (PyObject*)%(y)s, %(z)s);
+        if (!r) %(fail)s
+        Py_DECREF(r);
+    }
+}
+
+#section matmul_batch_check
+
+if (%(cond)s) {
+    int bad = 0, a;
+    PyObject* xs = opw_shape_str(%(nb)s, PyArray_DIMS(%(x)s), ", ");
+    PyObject* ys = opw_shape_str(%(nb)s, PyArray_DIMS(%(y)s), ", ");
+    static const int checked[] = {%(checked)s};
+    for (a = %(nb1)s; a >= 0; a--)
+        if (checked[a] && PyArray_DIMS(%(x)s)[a] != PyArray_DIMS(%(y)s)[a]) bad = a;
+    if (xs && ys)
+        PyErr_Format(PyExc_ValueError, "MatMul: batch shapes %%U and %%U do not match on axis "
+                     "%%d; a length-1 axis broadcasts only when its static shape says so",
+                     xs, ys, bad);
+    Py_XDECREF(xs);
+    Py_XDECREF(ys);
+    %(fail)s
+}
+#section matmul
+%(check)s
+{
+    PyObject* mm = opw_blas_matmul_ufunc();
+    if (!mm) %(fail)s
+    {%(body)s
+    }
+}
+
+#section matmul_fresh
+
+        if (opw_blas_store(PyObject_CallFunctionObjArgs(mm, (PyObject*)%(x)s, (PyObject*)%(y)s,
+                                                        NULL),
+                           &%(z)s, %(nd)s, %(typenum)s) < 0) %(fail)s
+#section matmul_same_dtype
+
+        npy_intp dims[%(nd)s];
+        int a, fits = PyArray_DIMS(%(x)s)[%(nd1)s] == PyArray_DIMS(%(y)s)[%(nd2)s];
+        for (a = 0; a < %(nd2)s; a++) {
+            npy_intp dx = PyArray_DIMS(%(x)s)[a], dy = PyArray_DIMS(%(y)s)[a];
+            dims[a] = dx == 1 ? dy : dx;
+            fits &= dx == dy || dx == 1 || dy == 1;
+        }
+        dims[%(nd2)s] = PyArray_DIMS(%(x)s)[%(nd2)s];
+        dims[%(nd1)s] = PyArray_DIMS(%(y)s)[%(nd1)s];
+        if (!fits) {
+            /* NumPy raises its error. */%(fresh)s
+        } else {
+            PyObject* r;
+            if (opw_blas_prep(&%(z)s, %(nd)s, dims, %(typenum)s, %(x)s, %(y)s) < 0) %(fail)s
+            r = PyObject_CallFunctionObjArgs(mm, (PyObject*)%(x)s, (PyObject*)%(y)s,
+                                             (PyObject*)%(z)s, NULL);
+            if (!r) %(fail)s
+            Py_DECREF(r);
+        }
