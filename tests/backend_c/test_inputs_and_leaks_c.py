@@ -64,20 +64,23 @@ def test_lossy_dtype_and_static_shape_are_refused() -> None:
 
 
 def test_unfiltered_values_are_checked_in_c(copy_fn) -> None:
-    """With ``trust_input`` and keyword arguments nothing is filtered in Python: the C
-    extraction's own checks refuse bad values without crashing."""
+    """Values that no Python filter saw (written into the input cell, the graph run
+    directly): the C extraction's own checks refuse bad ones without crashing."""
     x = ot.dvector("x")
     f = opweave.function([x], [x, x.shape], mode=C)
     f.trust_input = True
+    (cell,) = f.input_cells
     for bad, msg in [
         (None, "got None"),
         ("abc", "expected a NumPy array"),
         (np.zeros((2, 2)), "expects 1 dimensions"),
         (np.zeros(3, dtype="int64"), "expects dtype"),
     ]:
+        cell[0] = bad
         with pytest.raises(TypeError, match=msg):
-            f(x=bad)
+            f.fn()
     assert list(f(x=np.ones(2))[0]) == [1.0, 1.0]
+    assert list(f(np.ones(3))[1]) == [3]
 
 
 def test_double_converts_ints_on_c_as_on_vm_unless_strict() -> None:

@@ -14,6 +14,7 @@ import opweave.tensor as ot
 from opweave.compile.device import DeviceUnavailableError
 from opweave.link.lookup import LinkerUnavailableError, available_linkers, resolve_linker
 from opweave_cuda import CudaUnavailableError, availability, plugin
+from opweave_cuda.impls import FACTORIES
 from opweave_cuda.linker import CudaLinker
 
 HAS_PYCUDA = importlib.util.find_spec("pycuda") is not None
@@ -54,6 +55,7 @@ def test_backend_info_without_pycuda(monkeypatch, fresh_availability) -> None:
         "devices": ["cuda"],
         "available": False,
         "reason": NO_PYCUDA_REASON,
+        "implementations": FACTORIES,
     }
 
 

@@ -6,12 +6,17 @@
  *   run()       inputs from the input cells (the generic thunk protocol),
  *   call(*a)    the first n_args inputs from the arguments (a compiled function's whole
  *               call: run, apply updates, return the outputs).
+ * call() is safe to use from several threads: one call runs at a time (a busy flag, set and
+ * tested while holding the GIL; a thread finding it set gives the GIL away until it
+ * clears), and when it returns, the cells it was told to clear (the caller's arguments)
+ * hold None again, so a compiled function never keeps its caller's arrays alive.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <numpy/arrayobject.h>
 #include <numpy/npy_math.h>
 #include <math.h>
+#include <sched.h>
 #include <string.h>
 
 /* OPW_HOT marks the functions that hold hot loops (Elemwise, reductions...). A module
@@ -37,8 +42,12 @@ typedef struct opw_state {
     PyObject** upd_src;
     PyObject** upd_dst;
     PyObject** user_out;
+    PyObject** clear;
+    Py_ssize_t n_clear;
     PyObject* failcell;
     PyObject* keep;
+    int busy;
+    unsigned long owner;
 } opw_state;
 
 #define OPW_ITEMS(t) (((PyTupleObject*)(t))->ob_item)
@@ -100,15 +109,12 @@ static PyObject* opw_run(PyObject* self, PyObject* unused) {
     Py_RETURN_NONE;
 }
 
-static PyObject* opw_call(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-    opw_state* st = (opw_state*)PyCapsule_GetPointer(self, "opweave.state");
+static PyObject* opw_call_held(opw_state* st, PyObject* const* args, Py_ssize_t nargs) {
     PyObject* stack[OPW_STACK];
     PyObject** vals = stack;
     PyObject* result;
     Py_ssize_t i;
     int rc;
-    if (st == NULL) return NULL;
-    if (nargs != st->n_args) Py_RETURN_NOTIMPLEMENTED;
     if (st->n_in > OPW_STACK) {
         vals = (PyObject**)PyMem_Malloc(sizeof(PyObject*) * st->n_in);
         if (!vals) return PyErr_NoMemory();
@@ -138,6 +144,40 @@ static PyObject* opw_call(PyObject* self, PyObject* const* args, Py_ssize_t narg
     return result;
 }
 
+static PyObject* opw_call(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+    opw_state* st = (opw_state*)PyCapsule_GetPointer(self, "opweave.state");
+    PyObject* result;
+    unsigned long me;
+    Py_ssize_t i;
+    if (st == NULL) return NULL;
+    if (nargs != st->n_args) Py_RETURN_NOTIMPLEMENTED;
+    me = PyThread_get_thread_ident();
+    if (st->busy) {
+        if (st->owner == me) {
+            PyErr_SetString(PyExc_RuntimeError,
+                            "an opweave function was called again from inside its own call "
+                            "(from a filter or an Op it runs)");
+            return NULL;
+        }
+        /* Another thread is inside this call, with the GIL given away (a filter, or a
+         * NumPy loop that releases it): give it the GIL until it is done. */
+        while (st->busy) {
+            Py_BEGIN_ALLOW_THREADS
+            sched_yield();
+            Py_END_ALLOW_THREADS
+        }
+    }
+    st->busy = 1;
+    st->owner = me;
+    result = opw_call_held(st, args, nargs);
+    /* On failure the cells stay for the caller to describe the failing node's inputs; it
+     * empties them afterwards. */
+    if (result != NULL)
+        for (i = 0; i < st->n_clear; i++) opw_cell_set(st->clear[i], Py_None);
+    st->busy = 0;
+    return result;
+}
+
 static PyMethodDef opw_run_def = {"run", (PyCFunction)opw_run, METH_NOARGS,
                                   "Run the block on the values in its storage cells."};
 static PyMethodDef opw_call_def = {"call", (PyCFunction)(void (*)(void))opw_call, METH_FASTCALL,
@@ -159,22 +199,23 @@ static int opw_check_cells(PyObject* t, const char* what) {
     return 0;
 }
 
-/* link(in_cells, out_cells, filters, failcell, n_args, upd_src, upd_dst, user_out, unpack)
- * -> (run, call) for one block. All cells are one-element lists, held by the state. */
+/* link(in_cells, out_cells, filters, failcell, n_args, upd_src, upd_dst, user_out, unpack,
+ *      clear) -> (run, call) for one block. All cells are one-element lists, held by the
+ * state; ``clear`` lists the cells call() empties when it returns. */
 static PyObject* opw_link(opw_block_fn block, Py_ssize_t n_in, Py_ssize_t n_out, PyObject* args) {
-    PyObject *in_cells, *out_cells, *filters, *failcell, *upd_src, *upd_dst, *user_out;
+    PyObject *in_cells, *out_cells, *filters, *failcell, *upd_src, *upd_dst, *user_out, *clear;
     PyObject *capsule = NULL, *run = NULL, *call = NULL, *result = NULL;
     Py_ssize_t n_args;
     int unpack;
     opw_state* st;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!nO!O!O!p", &PyTuple_Type, &in_cells, &PyTuple_Type,
+    if (!PyArg_ParseTuple(args, "O!O!O!O!nO!O!O!pO!", &PyTuple_Type, &in_cells, &PyTuple_Type,
                           &out_cells, &PyTuple_Type, &filters, &PyList_Type, &failcell, &n_args,
                           &PyTuple_Type, &upd_src, &PyTuple_Type, &upd_dst, &PyTuple_Type,
-                          &user_out, &unpack))
+                          &user_out, &unpack, &PyTuple_Type, &clear))
         return NULL;
     if (opw_check_cells(in_cells, "in_cells") || opw_check_cells(out_cells, "out_cells") ||
         opw_check_cells(upd_src, "upd_src") || opw_check_cells(upd_dst, "upd_dst") ||
-        opw_check_cells(user_out, "user_out"))
+        opw_check_cells(user_out, "user_out") || opw_check_cells(clear, "clear"))
         return NULL;
     if (PyTuple_GET_SIZE(in_cells) != n_in || PyTuple_GET_SIZE(out_cells) != n_out ||
         PyTuple_GET_SIZE(filters) != n_in || PyList_GET_SIZE(failcell) != 1 || n_args < 0 ||
@@ -186,7 +227,8 @@ static PyObject* opw_link(opw_block_fn block, Py_ssize_t n_in, Py_ssize_t n_out,
     }
     st = (opw_state*)PyMem_Calloc(1, sizeof(opw_state));
     if (!st) return PyErr_NoMemory();
-    st->keep = PyTuple_Pack(7, in_cells, out_cells, filters, failcell, upd_src, upd_dst, user_out);
+    st->keep =
+        PyTuple_Pack(8, in_cells, out_cells, filters, failcell, upd_src, upd_dst, user_out, clear);
     if (!st->keep) { PyMem_Free(st); return NULL; }
     st->block = block;
     st->n_in = n_in; st->n_out = n_out; st->n_args = n_args;
@@ -200,6 +242,8 @@ static PyObject* opw_link(opw_block_fn block, Py_ssize_t n_in, Py_ssize_t n_out,
     st->upd_src = OPW_ITEMS(upd_src);
     st->upd_dst = OPW_ITEMS(upd_dst);
     st->user_out = OPW_ITEMS(user_out);
+    st->clear = OPW_ITEMS(clear);
+    st->n_clear = PyTuple_GET_SIZE(clear);
     capsule = PyCapsule_New(st, "opweave.state", opw_state_free);
     if (!capsule) { Py_DECREF(st->keep); PyMem_Free(st); return NULL; }
     run = PyCFunction_New(&opw_run_def, capsule);

@@ -3,7 +3,9 @@
 Every generated module exports ``link_<block>(...)`` (``opw_link`` in
 ``csrc/runtime.h``), which binds the block's C function to the cells it reads and writes
 and returns ``(run, call)``: ``run()`` computes from the cells, ``call(*args)`` does a
-compiled function's whole call (arguments in, updates applied, outputs out).
+compiled function's whole call (arguments in, updates applied, outputs out). ``call`` is
+thread-safe (one call at a time, in C) and empties the cells it is told to clear when it
+returns.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ def link_block(
     update_cells: Sequence[tuple[list[Any], list[Any]]] = (),
     user_output_cells: Sequence[list[Any]] = (),
     unpack_single: bool = False,
+    clear_cells: Sequence[list[Any]] = (),
 ) -> tuple[LinkedBlock, Callable[..., Any]]:
     """Bind ``block`` of the built ``module`` to ``storage_map``'s cells.
 
@@ -70,6 +73,8 @@ def link_block(
         The cells whose values the fast call returns.
     unpack_single
         Return the first output alone.
+    clear_cells
+        Cells the fast call empties when it returns (the caller's arguments).
 
     Returns
     -------
@@ -88,5 +93,6 @@ def link_block(
         tuple(dst for _, dst in update_cells),
         tuple(user_output_cells),
         unpack_single,
+        tuple(clear_cells),
     )
     return LinkedBlock(block, run, failcell), call

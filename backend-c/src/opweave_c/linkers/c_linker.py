@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from opweave.graph.basic import Apply, Constant, Variable
@@ -94,8 +94,12 @@ class CLinker(Linker):
         update_cells: list[tuple[list[Any], list[Any]]],
         user_output_cells: list[list[Any]],
         unpack_single: bool,
+        transient_cells: Sequence[list[Any]] = (),
     ) -> Callable[..., Any] | None:
         """A C callable doing a whole call: arguments in, updates applied, outputs out.
+
+        It runs one call at a time (in C, without a Python lock) and empties
+        ``transient_cells`` when it returns.
 
         ``arg_filters[i]`` converts argument ``i`` when it is not already exactly a value
         of its Type (the Type's ``filter`` with the input's ``strict``/``allow_downcast``,
@@ -122,6 +126,7 @@ class CLinker(Linker):
             update_cells,
             user_output_cells,
             unpack_single,
+            transient_cells,
         )
         self._linked = linked
         return call

@@ -153,16 +153,20 @@ class Linker:
         update_cells: list[tuple[list[Any], list[Any]]],
         user_output_cells: list[list[Any]],
         unpack_single: bool,
+        transient_cells: Sequence[list[Any]] = (),
     ) -> Callable[..., Any] | None:
         """Optionally return one callable doing a compiled function's whole call.
 
-        Called after :meth:`make_all`. The callable takes the explicit arguments
-        positionally, checks and converts each (``arg_filters[i]`` is the input's
-        ``Type.filter`` with its ``strict``/``allow_downcast``), runs the graph, copies
-        each update's source cell into its destination cell and returns the user outputs
-        (the first one alone when ``unpack_single``). It returns ``NotImplemented`` for a
-        call it cannot take (a different number of arguments); the caller then takes the
-        generic path. The default, ``None``, means the linker has no such path.
+        Called after :meth:`make_all`. The callable takes every explicit argument
+        positionally (the caller binds keywords and defaults), checks and converts each
+        (``arg_filters[i]`` is the input's ``Type.filter`` with its
+        ``strict``/``allow_downcast``), runs the graph, copies each update's source cell
+        into its destination cell, empties ``transient_cells`` (so that the caller's
+        arrays are not kept alive) and returns the user outputs (the first one alone
+        when ``unpack_single``). It must be safe to call from several threads at once
+        (one call at a time is enough): the compiled function then takes no lock of
+        its own. It returns ``NotImplemented`` for a different number of arguments. The
+        default, ``None``, means the linker has no such path.
         """
         return None
 
