@@ -148,3 +148,42 @@ def test_defaults_and_shared_values_are_kept(linker: str) -> None:
     np.testing.assert_array_equal(f(a, np.zeros(3)), 5.0)
     np.testing.assert_array_equal(f(a), 16.0)  # y back to its default
     assert sys.getrefcount(a) == 2
+
+
+# ---------------------------------------------------------------------- memory over many calls
+
+
+def _rss_bytes() -> int:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * 4096
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/statm")
+@pytest.mark.parametrize("linker", LINKERS)
+def test_memory_stays_flat_over_many_calls_and_refusals(linker: str) -> None:
+    x, y = ot.dvector("x"), ot.dvector("y")
+    s = ot.dscalar("s")
+    f = opweave.function([x, y, s], [ot.exp(x) * y + s, ot.sum(x * y)], mode=Mode(linker=linker))
+    a, b = np.ones(1000), np.arange(1000.0)
+    outputs = f(a, b, 2.0)
+    before_refs = [sys.getrefcount(v) for v in (a, b)]
+
+    def burst() -> None:
+        for _ in range(2000):
+            f(a, b, 2.0)
+        for bad in ("x", None, np.ones((2, 2))):  # the refusal paths
+            for _ in range(300):
+                with pytest.raises(TypeError):
+                    f(a, bad, 2.0)
+
+    burst()  # warm up: caches, reused output buffers
+    gc.collect()
+    start = _rss_bytes()
+    for _ in range(3):
+        burst()
+    gc.collect()
+    grown = _rss_bytes() - start
+    # 7,500 calls holding 8 kB arrays: a per-call leak of one array would be 60 MB.
+    assert grown < 4 * 2**20, f"RSS grew by {grown / 2**20:.1f} MiB over 7,500 calls"
+    assert [sys.getrefcount(v) for v in (a, b)] == before_refs
+    np.testing.assert_allclose(outputs[1], np.sum(a * b))

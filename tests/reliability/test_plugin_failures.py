@@ -12,7 +12,7 @@ import opweave
 import opweave.tensor as ot
 from opweave.cli import info
 from opweave.link.lookup import available_linkers
-from opweave.plugins import PluginWarning, hookimpl
+from opweave.plugins import PluginWarning, hookimpl, use_plugin_manager
 
 LINKERS = ["py", "vm", "c", "cvm"]
 
@@ -125,3 +125,37 @@ def test_the_core_builtin_plugin_is_not_isolated(plugin_manager, monkeypatch) ->
     x = ot.dvector("x")
     with pytest.raises(RuntimeError, match="a core bug must surface"):
         opweave.function([x], x + 1)
+
+
+# ---------------------------------------------------------------------- at load time
+
+
+def test_a_plugin_failing_at_import_is_named_and_skipped() -> None:
+    from importlib import metadata
+
+    from opweave.plugins import create_plugin_manager
+
+    pm = create_plugin_manager(autoload=False)
+    broken = metadata.EntryPoint(
+        name="broken", value="opweave_no_such_module_xyz", group="opweave.plugins"
+    )
+    with pytest.warns(PluginWarning, match=r"skipped plugin 'broken'.*ModuleNotFoundError"):
+        pm.load_entry_points([broken])
+    assert [(r.name, r.loaded) for r in pm.records] == [("broken", False)]
+    x = ot.dvector("x")
+    with use_plugin_manager(pm):  # the core still builds graphs
+        assert opweave.grad(ot.sum(x**2), x).type == x.type
+
+
+def test_a_hook_with_a_wrong_signature_is_refused_by_name(plugin_manager) -> None:
+    import pluggy
+
+    class WrongSignature:
+        @hookimpl
+        def opweave_transfer(self, variable, where):  # the hook's arguments are var, target
+            return None
+
+    with pytest.raises(pluggy.PluginValidationError, match="opweave_transfer"):
+        plugin_manager.register(WrongSignature(), name="wrong")
+    assert not plugin_manager.has_plugin("wrong")
+    _compile_everywhere()
