@@ -36,22 +36,22 @@ from opweave.tensor.basic import (
     Split,
     TensorFromScalar,
 )
-from opweave_c.impls.common import SHARED_SUPPORT, SnippetImpl, int_value, py_int, tensor_dtype
+from opweave_c.impls.common import (
+    SHARED_SUPPORT,
+    SnippetImpl,
+    int_value,
+    py_int,
+    raw_value,
+    tensor_dtype,
+    typenum,
+)
 from opweave_c.impls.csource import render, snippet
 from opweave_c.impls.tensor_type import C_DTYPES
-
-
-def _typenum(dtype: str) -> str:
-    return "NPY_" + dtype.upper()
 
 
 def _scalar_ints(node: Apply, inputs: list[Any]) -> bool:
     """Whether every variable in ``inputs`` is a 0-d tensor with C code."""
     return all(tensor_dtype(v) is not None and v.type.ndim == 0 for v in inputs)
-
-
-def _raw(name: str) -> str:
-    return f"(*(dtype_{name}*)PyArray_DATA({name}))"
 
 
 # ====================================================================== Alloc
@@ -127,7 +127,7 @@ class MakeVectorC(SnippetImpl):
         (z,) = outputs
         n = len(inputs)
         stores = "\n    ".join(
-            f"((dtype_{z}*)PyArray_DATA({z}))[{k}] = (dtype_{z}){_raw(i)};"
+            f"((dtype_{z}*)PyArray_DATA({z}))[{k}] = (dtype_{z}){raw_value(i)};"
             for k, i in enumerate(inputs)
         )
         return render(
@@ -135,7 +135,7 @@ class MakeVectorC(SnippetImpl):
             "make_vector",
             n=n,
             z=z,
-            typenum=_typenum(node.op.dtype),
+            typenum=typenum(node.op.dtype),
             fail=sub["fail"],
             stores=stores,
         )
@@ -166,8 +166,8 @@ class TensorFromScalarC(SnippetImpl):
         """Store the number in a 0-d output."""
         (s,) = inputs
         (z,) = outputs
-        typenum = _typenum(node.outputs[0].type.dtype)  # type: ignore[attr-defined]
-        return render("basic.c", "tensor_from_scalar", z=z, typenum=typenum, fail=sub["fail"], s=s)
+        type_num = typenum(node.outputs[0].type.dtype)  # type: ignore[attr-defined]
+        return render("basic.c", "tensor_from_scalar", z=z, typenum=type_num, fail=sub["fail"], s=s)
 
 
 def _tensor_from_scalar(op: TensorFromScalar, node: Apply) -> TensorFromScalarC | None:
@@ -193,7 +193,7 @@ class ScalarFromTensorC(SnippetImpl):
         """Read the element."""
         (t,) = inputs
         (z,) = outputs
-        return f"{z} = (dtype_{z}){_raw(t)};\n"
+        return f"{z} = (dtype_{z}){raw_value(t)};\n"
 
 
 def _scalar_from_tensor(op: ScalarFromTensor, node: Apply) -> ScalarFromTensorC | None:
@@ -224,7 +224,7 @@ class EyeC(SnippetImpl):
         (z,) = outputs
         fail = sub["fail"]
         dt = [v.type.dtype for v in node.inputs]  # type: ignore[attr-defined]
-        typenum = _typenum(node.op.dtype)
+        type_num = typenum(node.op.dtype)
         return render(
             "basic.c",
             "eye",
@@ -233,7 +233,7 @@ class EyeC(SnippetImpl):
             int_value_k_dt_2=int_value(k, dt[2]),
             fail=fail,
             z=z,
-            typenum=typenum,
+            typenum=type_num,
         )
 
 
@@ -264,19 +264,19 @@ class ARangeC(SnippetImpl):
         for i, v in zip(inputs, node.inputs):
             dtype = v.type.dtype  # type: ignore[attr-defined]
             if dtype == "bool":
-                boxes.append(f"PyBool_FromLong((long){_raw(i)})")
+                boxes.append(f"PyBool_FromLong((long){raw_value(i)})")
             elif dtype.startswith("float"):
-                boxes.append(f"PyFloat_FromDouble((double){_raw(i)})")
+                boxes.append(f"PyFloat_FromDouble((double){raw_value(i)})")
             else:
                 boxes.append(py_int(i, dtype))
-        step_zero = f"{_raw(inputs[2])} == 0"
-        typenum = _typenum(node.op.dtype)
+        step_zero = f"{raw_value(inputs[2])} == 0"
+        type_num = typenum(node.op.dtype)
         return render(
             "basic.c",
             "arange",
             step_zero=step_zero,
             fail=fail,
-            typenum=typenum,
+            typenum=type_num,
             a=boxes[0],
             b=boxes[1],
             c=boxes[2],
@@ -311,7 +311,7 @@ class JoinC(SnippetImpl):
         n = len(tensors)
         ndim = node.inputs[1].type.ndim  # type: ignore[attr-defined]
         adt = node.inputs[0].type.dtype  # type: ignore[attr-defined]
-        typenum = _typenum(node.outputs[0].type.dtype)  # type: ignore[attr-defined]
+        type_num = typenum(node.outputs[0].type.dtype)  # type: ignore[attr-defined]
         packs = "\n    ".join(
             f"PyTuple_SET_ITEM(opw_seq, {k}, (PyObject*){t}); Py_INCREF({t});"
             for k, t in enumerate(tensors)
@@ -324,7 +324,7 @@ class JoinC(SnippetImpl):
             fail=fail,
             n=n,
             packs=packs,
-            typenum=typenum,
+            typenum=type_num,
             z=z,
         )
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from opweave.graph.basic import Apply
 from opweave.tensor.blas import Dot, MatMul
+from opweave_c.impls.common import typenum
 from opweave_c.impls.csource import render, snippet
 from opweave_c.impls.tensor_type import C_DTYPES
 
@@ -31,10 +32,6 @@ __all__ = ["C_OPS", "DotC", "MatMulC"]
 VERSION = (2,)
 
 SUPPORT = snippet("blas.c", "support")
-
-
-def _typenum(dtype: str) -> str:
-    return f"NPY_{dtype.upper()}"
 
 
 class _ProductC:
@@ -79,10 +76,10 @@ class DotC(_ProductC):
         x, y = inputs
         (z,) = outputs
         fail = sub["fail"]
-        typenum = _typenum(self.out_dt)
+        type_num = typenum(self.out_dt)
         if not self.same_dtype:
             return render(
-                "blas.c", "dot", x=x, y=y, z=z, out_nd=self.out_nd, typenum=typenum, fail=fail
+                "blas.c", "dot", x=x, y=y, z=z, out_nd=self.out_nd, typenum=type_num, fail=fail
             )
         dims = []
         if self.x_nd == 2:
@@ -99,7 +96,7 @@ class DotC(_ProductC):
             y=y,
             z=z,
             out_nd=self.out_nd,
-            typenum=typenum,
+            typenum=type_num,
             fail=fail,
         )
 
@@ -143,9 +140,9 @@ class MatMulC(_ProductC):
         (z,) = outputs
         fail = sub["fail"]
         nd = self.out_nd
-        typenum = _typenum(self.out_dt)
+        type_num = typenum(self.out_dt)
         check = self._batch_check(x, y, fail)
-        fresh = render("blas.c", "matmul_fresh", x=x, y=y, z=z, nd=nd, typenum=typenum, fail=fail)
+        fresh = render("blas.c", "matmul_fresh", x=x, y=y, z=z, nd=nd, typenum=type_num, fail=fail)
         if not self.same_dtype:
             body = fresh
         else:
@@ -159,7 +156,7 @@ class MatMulC(_ProductC):
                 nd2=nd - 2,
                 fresh=fresh,
                 z=z,
-                typenum=typenum,
+                typenum=type_num,
                 fail=fail,
             )
         return render("blas.c", "matmul", check=check, fail=fail, body=body)

@@ -27,6 +27,7 @@ __all__ = [
     "dtype_kind",
     "int_value",
     "py_int",
+    "raw_value",
     "tensor_dtype",
     "typenum",
 ]
@@ -145,6 +146,22 @@ def tensor_dtype(var: Any) -> str | None:
     return None
 
 
+def raw_value(name: str) -> str:
+    """C expression: the single element of the 0-d array ``name``, as its C type.
+
+    Parameters
+    ----------
+    name
+        The C name of the array (its element type is ``dtype_<name>``).
+
+    Returns
+    -------
+    str
+        The expression.
+    """
+    return f"(*(dtype_{name}*)PyArray_DATA({name}))"
+
+
 def int_value(name: str, dtype: str) -> str:
     """C expression: the value of the 0-d integer array ``name`` as an ``npy_int64``.
 
@@ -162,7 +179,7 @@ def int_value(name: str, dtype: str) -> str:
     str
         The expression.
     """
-    raw = f"(*(dtype_{name}*)PyArray_DATA({name}))"
+    raw = raw_value(name)
     if dtype == "uint64":
         return f"({raw} > (npy_uint64)NPY_MAX_INT64 ? NPY_MAX_INT64 : (npy_int64){raw})"
     return f"((npy_int64){raw})"
@@ -183,7 +200,7 @@ def py_int(name: str, dtype: str) -> str:
     str
         The expression.
     """
-    raw = f"(*(dtype_{name}*)PyArray_DATA({name}))"
+    raw = raw_value(name)
     if dtype.startswith("uint") or dtype == "bool":
         return f"PyLong_FromUnsignedLongLong((unsigned long long){raw})"
     return f"PyLong_FromLongLong((long long){raw})"

@@ -36,7 +36,7 @@ import numpy as np
 import opweave.scalar.basic as sb
 from opweave.graph.basic import Apply
 from opweave.tensor.elemwise import CAReduce
-from opweave_c.impls.common import axes_mask, ctype, dtype_kind
+from opweave_c.impls.common import axes_mask, ctype, dtype_kind, typenum
 from opweave_c.impls.csource import snippet
 from opweave_c.impls.tensor_type import C_DTYPES
 
@@ -77,10 +77,6 @@ _UFUNC_NAMES: MappingProxyType[str, str] = MappingProxyType({"max": "maximum", "
 PLAN_SUPPORT = snippet("reduce_loops.c", "plan")
 
 # ====================================================================== dtypes
-
-
-def _typenum(dtype: str) -> str:
-    return f"NPY_{dtype.upper()}"
 
 
 def _int_limits(dtype: str) -> tuple[str, str]:
@@ -470,7 +466,7 @@ class CAReduceC:
         else {{ odims[ond++] = PyArray_DIMS({x})[i]; nout *= PyArray_DIMS({x})[i]; }}
     }}{empty_check}
     if ({z} && opw_overlap({z}, {x})) {{ Py_DECREF({z}); {z} = NULL; }}
-    if (opw_prep_output(&{z}, ond, odims, {_typenum(self.out_dt)}) < 0) {fail}
+    if (opw_prep_output(&{z}, ond, odims, {typenum(self.out_dt)}) < 0) {fail}
     {acc_alloc}
     init = ngroup == 0 ? ({cmp_t}){spec.empty_value()} : ({cmp_t}){ident};
     for (k = 0; k < nout; k++) acc[k] = init;
