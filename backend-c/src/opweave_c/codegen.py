@@ -15,9 +15,12 @@ name (``V<k>``) and one scope::
     }
 
 and each node one scope holding its ``c_code``, the next node, its label and its
-``c_code_cleanup``. ``%(fail)s`` sets ``__failure`` to the label's number and jumps to
-it, so exactly what was acquired is released, in reverse order. The block function
-returns 0, or the label that failed (which names the variable or node to blame).
+``c_code_cleanup``. The text is written in one pass (openings forward, closings
+backward) and nested scopes are not re-indented, so the code of a block, and the time to
+make it, grow linearly with its nodes. ``%(fail)s`` sets ``__failure`` to the label's
+number and jumps to it, so exactly what was acquired is released, in reverse order. The
+block function returns 0, or the label that failed (which names the variable or node to
+blame).
 """
 
 from __future__ import annotations
@@ -263,25 +266,25 @@ class BlockBuilder:
             init_apply += as_snippets(
                 call_optional(impl, "c_init_code_apply", node, name, default="")
             )
-        inner = ""
-        for code, cleanup, label in reversed(nodes):
-            inner = "\n".join(
-                ["{", _indent(code, 1), _indent(inner, 1), f"__label_{label}: ;", cleanup, "}"]
-            )
         warn_unversioned(self.objects)
-        for bv, code, label in reversed(opens):
-            close = self._var_close(bv, label)
-            inner = "\n".join(["{", _indent(code, 1), _indent(inner, 1), _indent(close, 1), "}"])
-        fn = "\n".join(
-            [
-                f"static int {self.fn_name}(PyObject* const* in_values, opw_state* st) {{",
-                "    int __failure = 0;",
-                "    (void)in_values; (void)st;",
-                _indent(inner, 1),
-                "    return __failure;",
-                "}",
-            ]
-        )
+        # The scopes nest (each variable's and node's holds all that follow), but the text
+        # is written once, openings forward and closings backward: its size and the time to
+        # make it grow linearly with the block (nested text is not re-indented).
+        parts = [
+            f"static int {self.fn_name}(PyObject* const* in_values, opw_state* st) {{",
+            "    int __failure = 0;",
+            "    (void)in_values; (void)st;",
+        ]
+        for _, code, _ in opens:
+            parts += ["{", code]
+        for code, _, _ in nodes:
+            parts += ["{", code]
+        for _, cleanup, label in reversed(nodes):
+            parts += [f"__label_{label}: ;", cleanup, "}"]
+        for bv, _, label in reversed(opens):
+            parts += [self._var_close(bv, label), "}"]
+        parts += ["    return __failure;", "}"]
+        fn = "\n".join(parts)
         return Block(
             self.fn_name,
             fn,
