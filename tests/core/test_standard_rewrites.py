@@ -732,3 +732,26 @@ def test_fast_run_and_fast_compile_agree(graph: Any) -> None:
             assert np.asarray(g).shape == np.asarray(w).shape
             assert np.asarray(g).dtype == np.asarray(w).dtype
             np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12)
+
+
+def test_lengths_along_a_long_chain_resolve_in_one_rewrite_each() -> None:
+    """``mean(e_k)`` needs ``Shape_i(e_k)``; each resolves to ``Shape_i(x)`` in one step, so
+    rewriting converges (it used to move one block back per rewrite and hit the
+    equilibrium limit) and no length of an intermediate is left."""
+    import warnings
+
+    from opweave.graph.rewriting.graph import EquilibriumLimitWarning
+
+    x = ot.dvector("x")
+    e = x
+    for i in range(60):
+        e = ot.tanh(e * (1.0 + i / 1000) + 0.1) + ot.mean(e) * 0.01
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EquilibriumLimitWarning)
+        f = function([x], e, mode=Mode(linker="vm"))
+    fgraph = f.maker.fgraph
+    lengths = [n for n in fgraph.apply_nodes if isinstance(n.op, Shape_i)]
+    assert lengths and all(n.inputs[0] is fgraph.inputs[0] for n in lengths)
+    reference = function([x], e, mode=Mode(linker="py", optimizer="fast_compile"))
+    data = np.linspace(0.0, 1.0, 7)
+    np.testing.assert_allclose(f(data), reference(data))

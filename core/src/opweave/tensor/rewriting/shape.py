@@ -183,7 +183,45 @@ def local_shape_i_from_infer_shape(fgraph: FunctionGraph, node: Apply) -> list[V
     dim = infer_dim(fgraph, var, node.op.i)  # type: ignore[attr-defined]
     if dim is None or dim is node.outputs[0]:
         return False
-    return [dim]
+    return [_follow_shape_i(fgraph, dim)]
+
+
+#: The attribute of a graph holding where :func:`_follow_shape_i` ended for each
+#: ``(variable, axis)`` (the lengths do not change as the graph is rewritten).
+_SHAPE_I_ENDS = "_opweave_shape_i_ends"
+
+
+def _follow_shape_i(fgraph: FunctionGraph, dim: Variable) -> Variable:
+    """Follow a length that is itself ``Shape_i`` of an inferable variable to its end.
+
+    In a chain ``e_k = f(e_{k-1})`` each step of ``infer_shape`` moves ``Shape_i(e_k)``
+    back by one variable; taking every step in one rewrite makes ``n`` graph changes where
+    one step at a time made about ``n**2 / 2`` (and hit the equilibrium limit). Where each
+    ``(variable, axis)`` ends is remembered on the graph, so the walks of all ``n`` lengths
+    together take ``n`` steps.
+    """
+    ends: dict[tuple[Variable, int], Variable] = fgraph.__dict__.setdefault(_SHAPE_I_ENDS, {})
+    visited: list[tuple[Variable, int]] = []
+    # Each step moves to an ancestor, so the graph's size bounds the walk.
+    for _ in range(len(fgraph.apply_nodes) + 1):
+        owner = dim.owner
+        if owner is None or not isinstance(owner.op, Shape_i):
+            break
+        (inner,) = owner.inputs
+        key = (inner, owner.op.i)  # type: ignore[attr-defined]
+        if key in ends:
+            dim = ends[key]
+            break
+        if not isinstance(inner.type, TensorType):
+            break
+        step = infer_dim(fgraph, inner, owner.op.i)  # type: ignore[attr-defined]
+        if step is None or step is dim or key in visited:
+            break
+        visited.append(key)
+        dim = step
+    for key in visited:
+        ends[key] = dim
+    return dim
 
 
 @node_rewriter([Shape])
