@@ -118,6 +118,8 @@ class FunctionMaker:
                 variable=var,
             ) from None
         self.fgraph = fgraph
+        # The mode's linker, its name resolved once (the rewrite tags and linking use it).
+        self._linker_choice: Any = None
         self._mark_mutable_inputs()
         self._check_inplace(accept_inplace)
         self._rewrite()
@@ -181,11 +183,18 @@ class FunctionMaker:
         ``rewrite_tags`` attribute (the ``cuda`` linker adds ``cuda``).
         """
         tags = device_rewrite_tags(config.device)
-        linker = self.mode.linker if self.mode.linker is not None else config.linker
-        if isinstance(linker, str):
-            linker = resolve_linker(linker, fast_compile=self.mode.optimizer == "fast_compile")
-        tags += tuple(getattr(linker, "rewrite_tags", ()))
-        return tags
+        return tags + tuple(getattr(self._chosen_linker(), "rewrite_tags", ()))
+
+    def _chosen_linker(self) -> Any:
+        """The mode's linker (a class or an instance), its name resolved once."""
+        chosen = self._linker_choice
+        if chosen is None:
+            chosen = self.mode.linker if self.mode.linker is not None else config.linker
+            if isinstance(chosen, str):
+                fast_compile = self.mode.optimizer == "fast_compile"
+                chosen = resolve_linker(chosen, fast_compile=fast_compile)
+            self._linker_choice = chosen
+        return chosen
 
     def _protect_outputs(self) -> None:
         """Copy outputs that would hand the caller memory it does not own.
@@ -210,10 +219,8 @@ class FunctionMaker:
                 fgraph.change_node_input("output", i, deep_copy_op(out), reason="protect_outputs")
 
     def _make_linker(self) -> Any:
-        linker = self.mode.linker if self.mode.linker is not None else config.linker
-        if isinstance(linker, str):
-            linker = resolve_linker(linker, fast_compile=self.mode.optimizer == "fast_compile")()
-        elif isinstance(linker, type):
+        linker = self._chosen_linker()
+        if isinstance(linker, type):
             linker = linker()
         # An output's storage, and that of every variable it is a view of, is cleared before
         # each call, so a node never writes into memory a returned value still uses.
