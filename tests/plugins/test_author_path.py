@@ -84,8 +84,8 @@ class Prob(gof.Type):
 prob = Prob()
 
 
-class Complement(gof.Op):
-    """``1 - p``."""
+class PyOnlyComplement(gof.Op):
+    """``1 - p`` with no C code at all."""
 
     __props__ = ()
 
@@ -97,6 +97,10 @@ class Complement(gof.Op):
         """In Python."""
         output_storage[0][0] = 1.0 - inputs[0]
 
+
+class Complement(PyOnlyComplement):
+    """``1 - p``, in Python and in C."""
+
     def c_code(self, node: Any, name: str, inputs: Any, outputs: Any, sub: Any) -> str:
         """In C."""
         return f"{outputs[0]} = 1.0 - {inputs[0]};"
@@ -107,20 +111,6 @@ class Complement(gof.Op):
 
 
 complement = Complement()
-
-
-class PyOnlyComplement(gof.Op):
-    """``1 - p`` with no C code at all."""
-
-    __props__ = ()
-
-    def make_node(self, p: Any) -> gof.Apply:
-        """One prob in, one out."""
-        return gof.Apply(self, [p], [prob()])
-
-    def perform(self, node: gof.Apply, inputs: Any, output_storage: Any) -> None:
-        """In Python only."""
-        output_storage[0][0] = 1.0 - inputs[0]
 
 
 def register_copy() -> None:
