@@ -466,9 +466,19 @@ class DestroyHandler(Bookkeeper):
         self.do_imports_on_attach = do_imports_on_attach
         self.fgraph: FunctionGraph | None = None
         self.destroyers_set: set[Apply] = set()
+        #: The destroyers in the order they were imported: alias analysis walks them in
+        #: this order, so its results and messages are deterministic without sorting.
+        self._destroyer_order: dict[Apply, None] = {}
         self.view_i: dict[Variable, Variable] = {}
         self.view_o: dict[Variable, set[Variable]] = {}
         self._cache: _AliasInfo | None = None
+        #: A topological order of the graph that a caller vouches for (node -> position),
+        #: or ``None``. See :meth:`validate`.
+        self.order_hint: dict[Apply, int] | None = None
+        #: Nodes imported or rewired since the last successful :meth:`validate`, and
+        #: whether an output of the graph changed meanwhile.
+        self._touched: dict[Apply, None] = {}
+        self._outputs_changed = False
 
     def clone(self) -> DestroyHandler:
         """Return a fresh handler with the same settings."""
@@ -483,10 +493,7 @@ class DestroyHandler(Bookkeeper):
         if self.fgraph is not None:
             raise ValueError("a DestroyHandler can only be attached to one FunctionGraph")
         self.fgraph = fgraph
-        self.destroyers_set = set()
-        self.view_i = {}
-        self.view_o = {}
-        self._cache = None
+        self._forget()
         if self.do_imports_on_attach:
             try:
                 Bookkeeper.on_attach(self, fgraph)
@@ -506,10 +513,16 @@ class DestroyHandler(Bookkeeper):
             if attr in fgraph.__dict__:
                 delattr(fgraph, attr)
         self.fgraph = None
+        self._forget()
+
+    def _forget(self) -> None:
         self.destroyers_set = set()
+        self._destroyer_order = {}
         self.view_i = {}
         self.view_o = {}
         self._cache = None
+        self._touched = {}
+        self._outputs_changed = False
 
     # ------------------------------------------------------------------ tracking
 
@@ -525,7 +538,7 @@ class DestroyHandler(Bookkeeper):
             if len(i_list) > 1:
                 raise NotImplementedError(
                     f"{op}.view_map[{o}] = {list(i_list)}: an output can only be the view of "
-                    "one input (seed 003)"
+                    "one input"
                 )
         for o, i_list in view_map.items():
             if not i_list:
@@ -534,9 +547,12 @@ class DestroyHandler(Bookkeeper):
             viewed = node.inputs[i_list[0]]
             self.view_i[view] = viewed
             self.view_o.setdefault(viewed, set()).add(view)
+            self._alias_set_changed(viewed)
         if destroy_map:
             self.destroyers_set.add(node)
-        self._cache = None
+            self._destroyer_order[node] = None
+            self._cache_add_destroyer(node)
+        self._touched[node] = None
 
     def on_prune(self, fgraph: FunctionGraph, node: Apply, reason: str | None) -> None:
         """Forget ``node``."""
@@ -548,8 +564,12 @@ class DestroyHandler(Bookkeeper):
             viewed = self.view_i.pop(view, None)
             if viewed is not None:
                 self._discard_view(viewed, view)
-        self.destroyers_set.discard(node)
-        self._cache = None
+                self._alias_set_changed(viewed)
+        if node in self.destroyers_set:
+            self.destroyers_set.discard(node)
+            self._destroyer_order.pop(node, None)
+            self._cache_remove_destroyer(node)
+        self._touched.pop(node, None)
 
     def on_change_input(
         self,
@@ -561,18 +581,61 @@ class DestroyHandler(Bookkeeper):
         reason: str | None = None,
     ) -> None:
         """Follow a view whose viewed input changed."""
-        self._cache = None
         if not isinstance(node, Apply):
+            self._outputs_changed = True
             return
+        self._touched[node] = None
+        if node in self.destroyers_set:
+            self._cache = None  # what it destroys changed
         view_map = getattr(node.op, "view_map", None) or {}
         for o, i_list in view_map.items():
             if i_list and i_list[0] == i:
+                self._alias_set_changed(old_var)
+                self._alias_set_changed(new_var)
                 view = node.outputs[o]
                 previous = self.view_i.get(view)
                 if previous is not None:
                     self._discard_view(previous, view)
                 self.view_i[view] = new_var
                 self.view_o.setdefault(new_var, set()).add(view)
+
+    def _alias_set_changed(self, viewed: Variable) -> None:
+        """A view of ``viewed`` appeared or went: redo the alias analysis only when
+        ``viewed`` belongs to a destroyed alias set (no other set is recorded)."""
+        if self._cache is not None and viewed in self._cache[0]:
+            self._cache = None
+
+    def _cache_add_destroyer(self, node: Apply) -> None:
+        """Add a new destroyer to the alias analysis without recomputing all of it."""
+        if self._cache is None:
+            return
+        droot, impact, root_destroyer = self._cache
+        for idx in self._destroyed_inputs(node):
+            root = self.get_root(node.inputs[idx])
+            if root in root_destroyer:  # destroyed twice: the full analysis reports it
+                self._cache = None
+                return
+            root_destroyer[root] = node
+            views = self.get_impact(root)
+            impact[root] = views
+            droot[root] = root
+            for view in views:
+                droot[view] = root
+
+    def _cache_remove_destroyer(self, node: Apply) -> None:
+        """Take a pruned destroyer out of the alias analysis."""
+        if self._cache is None:
+            return
+        droot, impact, root_destroyer = self._cache
+        for idx in self._destroyed_inputs(node):
+            root = self.get_root(node.inputs[idx])
+            if root_destroyer.get(root) is not node:
+                self._cache = None
+                return
+            del root_destroyer[root]
+            for view in impact.pop(root):
+                droot.pop(view, None)
+            droot.pop(root, None)
 
     def _discard_view(self, viewed: Variable, view: Variable) -> None:
         views = self.view_o.get(viewed)
@@ -640,7 +703,7 @@ class DestroyHandler(Bookkeeper):
         droot: dict[Variable, Variable] = {}
         impact: dict[Variable, set[Variable]] = {}
         root_destroyer: dict[Variable, Apply] = {}
-        for node in sorted(self.destroyers_set, key=str):
+        for node in self._destroyer_order:
             for idx in self._destroyed_inputs(node):
                 root = self.get_root(node.inputs[idx])
                 if root in root_destroyer:
@@ -734,20 +797,119 @@ class DestroyHandler(Bookkeeper):
     def validate(self, fgraph: FunctionGraph) -> None:
         """Raise :class:`~opweave.graph.utils.InconsistencyError` if the graph breaks a rule.
 
-        See the class docstring for the rules.
+        See the class docstring for the rules. Checking that the destroyers can be
+        scheduled after the readers of what they destroy takes a sort of the whole graph,
+        unless :attr:`order_hint` is set: a caller that keeps a topological order of the
+        graph's data dependencies (a pass that only swaps nodes for variants reading the
+        same inputs, giving each the position of the node it replaces) sets it, and a graph
+        whose ordering constraints all go forward in that order needs no sort.
         """
         if not self.destroyers_set:
+            self._validated()
             return
-        _droot, impact, root_destroyer = self.refresh_droot_impact()
+        droot, impact, root_destroyer = self.refresh_droot_impact()
+        hint = self.order_hint
+        if (
+            hint is not None
+            and not self._outputs_changed
+            and not self._other_orderings(fgraph)
+            and self._touched_respect(fgraph, hint, droot, impact, root_destroyer)
+        ):
+            self._validated()
+            return
         for root, node in root_destroyer.items():
             for var in (root, *impact[root]):
                 why = self._protected_reason(fgraph, var)
                 if why is not None:
                     what = f"{var}" if var is root else f"{var} (a view of {root})"
                     raise InconsistencyError(f"{node} destroys {what}, which {why}")
-        try:
-            io_toposort(fgraph.inputs, fgraph.outputs, fgraph.orderings())
-        except ValueError as exc:
-            raise InconsistencyError(
-                f"the destroyers cannot be scheduled after the readers of what they destroy ({exc})"
-            ) from None
+        orderings = fgraph.orderings()
+        if hint is None or not _respects(hint, orderings):
+            try:
+                io_toposort(fgraph.inputs, fgraph.outputs, orderings)
+            except ValueError as exc:
+                raise InconsistencyError(
+                    "the destroyers cannot be scheduled after the readers of what they "
+                    f"destroy ({exc})"
+                ) from None
+        self._validated()
+
+    def _validated(self) -> None:
+        self._touched.clear()
+        self._outputs_changed = False
+
+    def _other_orderings(self, fgraph: FunctionGraph) -> bool:
+        """Does another feature of ``fgraph`` add ordering constraints of its own?"""
+        return any(
+            f is not self and type(f).orderings is not Feature.orderings
+            for f in fgraph._features
+            if hasattr(type(f), "orderings")
+        )
+
+    def _touched_respect(
+        self,
+        fgraph: FunctionGraph,
+        order: dict[Apply, int],
+        droot: dict[Variable, Variable],
+        impact: dict[Variable, set[Variable]],
+        root_destroyer: dict[Variable, Apply],
+    ) -> bool:
+        """Check only what the nodes changed since the last validation can have broken.
+
+        Every rule of the class docstring, for the touched nodes: as destroyers (what they
+        destroy is not protected, they do not read it through another input, its other
+        readers come before them in ``order``) and as readers (they come before the
+        destroyer of what they read). ``False`` sends :meth:`validate` to the full check,
+        which then names the broken rule.
+        """
+        for node in self._touched:
+            if node not in fgraph.apply_nodes:
+                continue
+            at = order.get(node)
+            if at is None:
+                return False
+            if node in self.destroyers_set:
+                for idx in self._destroyed_inputs(node):
+                    root = droot.get(node.inputs[idx])
+                    if root is None or root_destroyer.get(root) is not node:
+                        return False
+                    aliases = {root} | impact[root]
+                    if any(self._protected_reason(fgraph, var) for var in aliases):
+                        return False
+                    try:
+                        self._check_input_aliasing(node, aliases)
+                    except InconsistencyError:
+                        return False
+                    for var in aliases:
+                        for client, _ in fgraph.clients.get(var, ()):
+                            if isinstance(client, Apply) and client is not node:
+                                before = order.get(client)
+                                if before is None or before >= at:
+                                    return False
+            for inp in node.inputs:
+                root = droot.get(inp)
+                if root is None:
+                    continue
+                destroyer = root_destroyer[root]
+                if destroyer is not node:
+                    after = order.get(destroyer)
+                    if after is None or after <= at:
+                        return False
+        return True
+
+
+def _respects(order: dict[Apply, int], orderings: dict[Apply, list[Apply]]) -> bool:
+    """True when every ordering constraint goes forward in ``order``.
+
+    ``order`` must be a topological order of the graph's data dependencies; every node the
+    constraints name must have a position, otherwise the answer is ``False``.
+    """
+    for node, prereqs in orderings.items():
+        at = order.get(node)
+        if at is None:
+            return False
+        for prereq in prereqs:
+            before = order.get(prereq)
+            if before is None or before >= at:
+                return False
+    return True

@@ -77,19 +77,29 @@ class InplaceElemwiseOptimizer(GraphRewriter):
     def apply(self, fgraph: FunctionGraph) -> int:
         """Make every ``Elemwise`` node in place where allowed; return how many were."""
         self.replaced = 0
-        for node in fgraph.toposort():
-            if node not in fgraph.apply_nodes:
-                continue
-            op = node.op
-            if not isinstance(op, Elemwise) or op.inplace_pattern:
-                continue
-            if not all(isinstance(o.type, TensorType) for o in node.outputs):
-                continue
-            if self._make_inplace(fgraph, node):
-                self.replaced += 1
+        order = fgraph.toposort()
+        handler: DestroyHandler = fgraph.destroy_handler  # type: ignore[attr-defined]
+        # Each replacement reads the same inputs as the node it replaces and takes its
+        # position, so ``order`` stays a topological order of the data dependencies: the
+        # handler checks the destroy orderings against it instead of sorting the graph
+        # again for every candidate (which made this pass quadratic in the graph).
+        handler.order_hint = {node: at for at, node in enumerate(order)}
+        try:
+            for node in order:
+                if node not in fgraph.apply_nodes:
+                    continue
+                op = node.op
+                if not isinstance(op, Elemwise) or op.inplace_pattern:
+                    continue
+                if not all(isinstance(o.type, TensorType) for o in node.outputs):
+                    continue
+                if self._make_inplace(fgraph, node, handler.order_hint):
+                    self.replaced += 1
+        finally:
+            handler.order_hint = None
         return self.replaced
 
-    def _make_inplace(self, fgraph: FunctionGraph, node: Apply) -> bool:
+    def _make_inplace(self, fgraph: FunctionGraph, node: Apply, order: dict[Apply, int]) -> bool:
         op = node.op
         pattern: dict[int, int] = {}
         current = node
@@ -102,9 +112,11 @@ class InplaceElemwiseOptimizer(GraphRewriter):
                 except (TypeError, ValueError):
                     continue
                 pairs = list(zip(current.outputs, new_node.outputs, strict=True))
+                order[new_node] = order[current]
                 try:
                     fgraph.replace_all_validate(pairs, reason="inplace_elemwise")  # type: ignore[attr-defined]
                 except InconsistencyError:
+                    del order[new_node]
                     continue
                 pattern = trial
                 current = new_node
