@@ -276,6 +276,14 @@ class ModuleCache:
             except FileNotFoundError:
                 try:
                     path.mkdir(mode=0o700)
+                except FileExistsError:  # another process or thread made it meanwhile
+                    pass
+                except OSError as exc:
+                    if exc.errno not in READ_ONLY_ERRNOS:
+                        raise
+                    self.read_only = exc
+                    continue
+                try:
                     info = os.lstat(path)
                 except OSError as exc:
                     if exc.errno not in READ_ONLY_ERRNOS:

@@ -1,4 +1,4 @@
-"""Generating the C of one block: the nested scopes of seed 002.
+"""Generating the C of one block: the nested scopes of Theano's documented C contract.
 
 A block computes a sequence of Apply nodes. Each variable it touches gets a mangled
 name (``V<k>``) and one scope::
@@ -25,7 +25,7 @@ blame).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,6 +95,10 @@ class BlockBuilder:
         Outputs that must not reuse their previous value's memory.
     check_input
         Passed to ``c_declare``/``c_extract``.
+    describe
+        How a node is named in the comment opening its code (which compiler errors are
+        traced back to); default ``str``. A block whose text must not depend on where its
+        node sits in a graph names nodes by what they are.
     """
 
     def __init__(
@@ -105,8 +109,10 @@ class BlockBuilder:
         outputs: Sequence[Variable],
         no_recycling: Sequence[Variable] = (),
         check_input: bool = True,
+        describe: Callable[[Apply], str] = str,
     ) -> None:
         self.fn_name = fn_name
+        self.describe = describe
         self.nodes = list(nodes)
         self.check_input = check_input
         self.labels: dict[int, tuple[str, Any]] = {}
@@ -235,7 +241,7 @@ class BlockBuilder:
         ins = [self.vars[v].name for v in node.inputs]
         outs = [self.vars[v].name for v in node.outputs]
         sub = {"fail": self._fail(label), "id": str(label), "failure_var": "__failure"}
-        marker = str(node).replace("*/", "* /").replace("\n", " ")
+        marker = self.describe(node).replace("*/", "* /").replace("\n", " ")
         try:
             body = impl.c_code(node, name, ins, outs, sub)
         except MethodNotDefined as exc:

@@ -9,6 +9,7 @@ methods may be written with or without that argument.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any
 
@@ -156,6 +157,16 @@ def filter_checked_in_c(type_: Any) -> bool:
 
 
 def _accepts(fn: Any, parameter: str) -> bool:
+    """Does ``fn`` take a keyword argument named ``parameter``?"""
+    try:
+        return _function_accepts(getattr(fn, "__func__", fn), parameter)
+    except TypeError:  # an unhashable callable: ask it directly
+        return _function_accepts.__wrapped__(fn, parameter)
+
+
+@functools.lru_cache(maxsize=4096)
+def _function_accepts(fn: Any, parameter: str) -> bool:
+    # Memoised per function: a module asks this for every node of every graph it builds.
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
@@ -168,8 +179,8 @@ def _accepts(fn: Any, parameter: str) -> bool:
 def call_optional(obj: Any, method: str, *args: Any, default: Any = None, **kwargs: Any) -> Any:
     """``obj.method(*args, **kwargs)``, or ``default`` when the method is missing or undefined.
 
-    Keyword arguments the method does not accept (``check_input`` for the seed's
-    two-argument ``c_declare``) are left out.
+    Keyword arguments the method does not accept (``check_input`` for Theano's
+    documented two-argument ``c_declare``) are left out.
     """
     fn = getattr(obj, method, None)
     if fn is None:

@@ -71,10 +71,12 @@ class ModuleSpec:
         spec = cls(blocks)
         compiler = compiler or CCompiler.from_config()
         seen_objects: list[Any] = []
+        seen_ids: set[int] = set()
         for block in blocks:
             for obj, _node in block.objects:
-                if any(obj is o for o in seen_objects):
+                if id(obj) in seen_ids:
                     continue
+                seen_ids.add(id(obj))
                 seen_objects.append(obj)
                 own = call_optional(obj, "c_compiler", default=None)
                 if own is not None:
@@ -301,6 +303,65 @@ def build_module(blocks: list[Block], what: str, cache: ModuleCache | None = Non
     finally:
         if entry.private:
             shutil.rmtree(entry.path, ignore_errors=True)
+
+
+#: A graph's functions are split over several modules (built in parallel) only when each
+#: gets at least this many: a module has a fixed cost (headers, runtime) of its own.
+MIN_BLOCKS_PER_MODULE = 16
+#: And no module gets more than this many, so no compiler run grows without bound.
+MAX_BLOCKS_PER_MODULE = 64
+
+
+def build_jobs() -> int:
+    """How many modules may build at once: the ``c__build_jobs`` flag, 0 = usable cores."""
+    from opweave import config  # late: opweave's package init is above the link floor
+
+    jobs = int(getattr(config, "c__build_jobs", 0) or 0)
+    if jobs > 0:
+        return jobs
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def build_modules(
+    blocks: list[Block], what: str, cache: ModuleCache | None = None, jobs: int | None = None
+) -> dict[str, ModuleType]:
+    """Build ``blocks`` into one module or, when there are many, into several at once.
+
+    The blocks are split (in the order of their names, so the same set of blocks always
+    gives the same modules and cache entries) into as many modules as there are jobs,
+    each with at least :data:`MIN_BLOCKS_PER_MODULE` and at most
+    :data:`MAX_BLOCKS_PER_MODULE` blocks; each module is built (or found in the cache) by
+    :func:`build_module`, in a pool of ``jobs`` threads (default :func:`build_jobs`).
+
+    Returns
+    -------
+    dict
+        Block function name -> the loaded module holding it.
+    """
+    if not blocks:
+        return {}
+    jobs = jobs or build_jobs()
+    cache = cache or cache_for_config()
+    ordered = sorted(blocks, key=lambda block: block.fn_name)
+    n = len(ordered)
+    groups_wanted = max(-(-n // MAX_BLOCKS_PER_MODULE), min(jobs, n // MIN_BLOCKS_PER_MODULE), 1)
+    size = -(-n // groups_wanted)
+    groups = [ordered[i : i + size] for i in range(0, n, size)]
+    if len(groups) == 1 or jobs == 1:
+        built = [build_module(group, what, cache) for group in groups]
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=min(jobs, len(groups))) as pool:
+            built = list(pool.map(lambda group: build_module(group, what, cache), groups))
+    return {
+        block.fn_name: module
+        for group, module in zip(groups, built, strict=True)
+        for block in group
+    }
 
 
 def load_module(modname: str, path: Path) -> ModuleType:

@@ -38,6 +38,12 @@ def add_c_options(config: Config, environ: Mapping[str, str] | None = None) -> N
         StrParam(""),
     )
     config.add(
+        "c__build_jobs",
+        "How many C modules may be built at once when a graph's functions are split over\n"
+        "several (one compiler process each); 0 means as many as this process may use cores.",
+        IntParam(0, minimum=0),
+    )
+    config.add(
         "c__vector_math",
         "Whether C loops may call glibc's vector math library (libmvec) for ``exp``, ``log``,\n"
         "``tanh``... on processors with AVX2: several times faster, with results within 4 ulp\n"

@@ -26,7 +26,7 @@ def make_c_thunk(
     """
     from opweave import config
 
-    block = node_block(node, 0, list(no_recycling), config.check_input)
+    block = node_block(node, list(no_recycling), config.check_input)
     linked, _ = link_block(build_module([block], f"node {node}"), block, storage_map)
     run = linked.run
     computed = [compute_map[v] for v in node.outputs]

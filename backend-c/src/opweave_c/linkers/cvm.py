@@ -1,27 +1,45 @@
 """The ``cvm`` linker: one C thunk per node, the Python backend for nodes without C.
 
-Every node with C code gets its own block; all blocks of a graph are built into one
-module (one compiler run, one cache entry). The thunks run in the core's thunk loop
-(:class:`opweave.link.loop.LoopLinker`), which frees intermediates after their last use.
+Every node with C code gets its own block, whose text depends only on what the node
+computes (its Op, its variables' Types, which of its outputs may be recycled), not on
+where it sits: its function is named after a hash of that text, so the nodes of a graph
+that compute the same thing share one C function, and a graph of many repeated blocks
+compiles only its distinct kinds of node. The functions are built into one module, or
+into several built in parallel when there are many (:func:`opweave_c.module.build_modules`).
+The thunks run in the core's thunk loop (:class:`opweave.link.loop.LoopLinker`), which
+frees intermediates after their last use.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import logging
 from typing import Any, ClassVar
 
 from opweave.graph.basic import Apply, Variable
 from opweave.link.loop import LinkedGraph, LoopLinker, describe_failure, make_node_thunk
-from opweave_c.codegen import Block, BlockBuilder
+from opweave_c.codegen import Block, BlockBuilder, block_versions
 from opweave_c.contract import NoCCode
 from opweave_c.linkers.block_call import LinkedBlock, link_block
-from opweave_c.module import build_module
+from opweave_c.module import build_modules
 
 log = logging.getLogger("opweave_c.cvm")
 
+#: The name a node's function is generated under, then replaced by one made from its text.
+_UNNAMED = "opw_node_unnamed"
 
-def node_block(node: Apply, k: int, no_recycling: list[Variable], check_input: bool) -> Block:
+
+def describe_kind(node: Apply) -> str:
+    """What a node computes, without naming its variables: ``Op(input types)``."""
+    return f"{node.op}({', '.join(str(v.type) for v in node.inputs)})"
+
+
+def node_block(node: Apply, no_recycling: list[Variable], check_input: bool) -> Block:
     """The block computing ``node`` alone: its inputs in, its outputs out.
+
+    Its function is named ``opw_node_<hash>`` after its text (code, support and init code,
+    cache versions), so two nodes computing the same thing get the same function.
 
     Raises
     ------
@@ -30,9 +48,27 @@ def node_block(node: Apply, k: int, no_recycling: list[Variable], check_input: b
     """
     inputs = list(dict.fromkeys(v for v in node.inputs))
     builder = BlockBuilder(
-        f"opw_node_{k}", [node], inputs, list(node.outputs), no_recycling, check_input
+        _UNNAMED,
+        [node],
+        inputs,
+        list(node.outputs),
+        no_recycling,
+        check_input,
+        describe=describe_kind,
     )
-    return builder.build()
+    block = builder.build()
+    digest = hashlib.sha256()
+    for part in (block.code, *block.support_apply, *block.init_apply, repr(block_versions(block))):
+        digest.update(part.encode())
+        digest.update(b"\0")
+    name = f"opw_node_{digest.hexdigest()[:24]}"
+    return dataclasses.replace(
+        block,
+        fn_name=name,
+        code=block.code.replace(_UNNAMED, name),
+        support_apply=[code.replace(_UNNAMED, name) for code in block.support_apply],
+        init_apply=[code.replace(_UNNAMED, name) for code in block.init_apply],
+    )
 
 
 class CVMLinker(LoopLinker):
@@ -49,16 +85,18 @@ class CVMLinker(LoopLinker):
         storage_map: dict[Variable, list[Any]],
         compute_map: dict[Variable, list[int]],
     ) -> list[Any]:
-        """C thunks for the nodes with C, all built into one module; Python for the rest."""
+        """C thunks for the nodes with C (one function per distinct kind of node, built
+        together); Python for the rest."""
         from opweave import config  # late: opweave's package init is above the link floor
 
         blocks: dict[int, Block] = {}
         for k, node in enumerate(order):
             try:
-                blocks[k] = node_block(node, k, self.no_recycling, config.check_input)
+                blocks[k] = node_block(node, self.no_recycling, config.check_input)
             except NoCCode as exc:
                 log.debug("cvm: %s runs in Python (%s)", node, exc)
-        module = build_module(list(blocks.values()), f"cvm graph {self.fgraph}") if blocks else None
+        distinct = list({block.fn_name: block for block in blocks.values()}.values())
+        modules = build_modules(distinct, f"cvm graph {self.fgraph}") if blocks else {}
         self._c_nodes: dict[int, LinkedBlock] = {}
         thunks: list[Any] = []
         fallback = tuple(impl for impl in self.impls if impl != "c")
@@ -69,7 +107,7 @@ class CVMLinker(LoopLinker):
                     make_node_thunk(node, storage_map, compute_map, self.no_recycling, fallback)
                 )
                 continue
-            linked, _ = link_block(module, block, storage_map)
+            linked, _ = link_block(modules[block.fn_name], block, storage_map)
             self._c_nodes[k] = linked
             thunks.append(linked.run)
         return thunks

@@ -1,0 +1,94 @@
+"""``cvm`` compiles each distinct kind of node once, and splits many functions over modules
+built in parallel."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import opweave
+import opweave.tensor as ot
+from opweave.compile import Mode
+from opweave_c.linkers.cvm import describe_kind, node_block
+from opweave_c.module import MIN_BLOCKS_PER_MODULE, build_modules
+
+
+def block_of(out):
+    return node_block(out.owner, [], True)
+
+
+def test_nodes_computing_the_same_thing_share_a_function() -> None:
+    x, y = ot.dvector("first_input"), ot.dvector("second_input")
+    a, b = block_of(ot.exp(x)), block_of(ot.exp(y))
+    assert a.fn_name == b.fn_name and a.code == b.code
+    assert a.inputs != b.inputs  # each node is still bound to its own variables
+    assert block_of(ot.exp(ot.fvector("z"))).fn_name != a.fn_name  # another Type
+    assert block_of(ot.log(x)).fn_name != a.fn_name  # another Op
+    assert block_of(ot.exp(ot.dmatrix("m"))).fn_name != a.fn_name  # another rank
+    kind = describe_kind(ot.exp(x).owner)
+    assert "exp" in kind and "float64" in kind and "first_input" not in kind
+
+
+def test_an_output_that_may_not_be_recycled_is_another_function() -> None:
+    x = ot.dvector("x")
+    out = ot.exp(x)
+    recycled = node_block(out.owner, [], True)
+    fresh = node_block(out.owner, [out], True)
+    assert recycled.fn_name != fresh.fn_name
+
+
+def repeated_blocks(n: int):
+    x = ot.dvector("x")
+    e = x
+    for i in range(n):
+        e = ot.tanh(e * (1.0 + i / 1000.0) + 0.1) + ot.mean(e) * 0.01
+    return x, e
+
+
+def reference(n: int, value: np.ndarray) -> np.ndarray:
+    e = value
+    for i in range(n):
+        e = np.tanh(e * (1.0 + i / 1000.0) + 0.1) + e.mean() * 0.01
+    return e
+
+
+def test_a_graph_of_repeated_blocks_compiles_each_kind_once() -> None:
+    x, e = repeated_blocks(12)
+    f = opweave.function([x], e, mode=Mode(linker="cvm"))
+    value = np.linspace(-1.0, 1.0, 7)
+    np.testing.assert_allclose(f(value), reference(12, value), rtol=1e-12)
+    linker = f.maker.linker
+    names = [linker._c_nodes[k].block.fn_name for k in sorted(linker._c_nodes)]
+    assert len(names) == len(f.maker.fgraph.apply_nodes)
+    # each block's fused loop differs by its constant; the sum, the shape, the
+    # broadcast and the mean's scaling are the same kinds of node in every block
+    assert len(set(names)) < len(names) - 3 * 10
+
+
+def test_many_functions_are_split_over_modules_deterministically() -> None:
+    inputs = [ot.dvector(f"x{i}") for i in range(2 * MIN_BLOCKS_PER_MODULE + 3)]
+    outs = [ot.exp(v * float(i + 2)) for i, v in enumerate(inputs)]
+    rewritten = opweave.function(inputs, outs, mode=Mode(linker="cvm")).maker.fgraph
+    blocks = [node_block(node, [], True) for node in rewritten.toposort()]
+    distinct = list({b.fn_name: b for b in blocks}.values())
+    assert len(distinct) == len(outs)
+    modules = build_modules(distinct, "split test", jobs=2)
+    assert set(modules) == {b.fn_name for b in distinct}
+    assert len({id(m) for m in modules.values()}) == 2
+    again = build_modules(list(reversed(distinct)), "split test", jobs=2)
+    assert {name: m.__name__ for name, m in again.items()} == {
+        name: m.__name__ for name, m in modules.items()
+    }
+    single = build_modules(distinct, "split test", jobs=1)
+    assert len({id(m) for m in single.values()}) == 1
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_functions_split_over_modules_compute_the_right_values(jobs: int) -> None:
+    inputs = [ot.dvector(f"x{i}") for i in range(2 * MIN_BLOCKS_PER_MODULE + 1)]
+    outs = [ot.exp(v * float(i + 2)) for i, v in enumerate(inputs)]
+    with opweave.config.change_flags(c__build_jobs=jobs):
+        f = opweave.function(inputs, outs, mode=Mode(linker="cvm"))
+    values = [np.full(3, 0.01 * i) for i in range(len(inputs))]
+    for i, (got, value) in enumerate(zip(f(*values), values, strict=True)):
+        np.testing.assert_allclose(got, np.exp(value * (i + 2)), rtol=1e-12)
