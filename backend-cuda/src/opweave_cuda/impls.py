@@ -17,7 +17,7 @@ from opweave.compile.ops import DeepCopyOp
 from opweave.graph.basic import Apply
 from opweave.graph.op import Op
 from opweave.link.implementations import ImplementationTable, op_classes_of
-from opweave.tensor.subtensor import get_idx_list
+from opweave.tensor.subtensor import indices_from_subtensor
 from opweave_cuda import device_copy
 from opweave_cuda.ops import (
     GpuAlloc,
@@ -241,7 +241,7 @@ def subtensor_layout(
     """
     base = np.zeros(1, dtype=np.dtype(f"V{itemsize}"))
     probe = np.lib.stride_tricks.as_strided(base, shape=tuple(shape), strides=tuple(strides))
-    index = (*get_idx_list(index_values, op.idx_list), Ellipsis)
+    index = (*indices_from_subtensor(index_values, op.idx_list), Ellipsis)
     try:
         view = probe[index]
     except IndexError as exc:

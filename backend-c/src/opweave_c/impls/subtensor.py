@@ -18,7 +18,9 @@ from typing import Any
 from opweave.graph.basic import Apply
 from opweave.scalar.type import DTYPE_SPECS
 from opweave.tensor.subtensor import (
+    AdvancedIncSubtensor,
     AdvancedIncSubtensor1,
+    AdvancedSubtensor,
     AdvancedSubtensor1,
     IncSubtensor,
     Subtensor,
@@ -327,13 +329,16 @@ def _ais_row_support(dtype: str, set_: bool) -> str:
 
 
 class AdvancedIncSubtensor1C(SnippetImpl):
-    """Rows of ``x`` (copied unless in place) set or incremented (repeats accumulate)."""
+    """Rows of ``x`` (copied unless in place) set or incremented (repeats accumulate, or,
+    with ``once``, each row is incremented once from its last index)."""
 
-    version = (2,)
+    #: (3,): the row loop is a section of its own (``advanced_inc_loop``).
+    version = (3,)
 
-    def __init__(self, dtype: str, set_: bool) -> None:
+    def __init__(self, dtype: str, set_: bool, once: bool = False) -> None:
         self.dtype = dtype
         self.set_ = set_
+        self.once = once
 
     def c_support_code(self, **kwargs: Any) -> list[str]:
         """The shared helpers, the index error, the overlap test and the row update."""
@@ -384,6 +389,18 @@ class AdvancedIncSubtensor1C(SnippetImpl):
             prepare = render("subtensor.c", "advanced_inc_inplace", x=x, fail=fail, z=z)
         else:
             prepare = render("subtensor.c", "advanced_inc_copy", z=z, x=x, y=y, nd=nd, fail=fail)
+        if self.once:  # each row updated once, from its last index
+            loop = render(
+                "subtensor.c",
+                "advanced_inc_once_loop",
+                key=key,
+                z=z,
+                row=row,
+                nd1=nd - 1,
+                fail=fail,
+            )
+        else:
+            loop = render("subtensor.c", "advanced_inc_loop", key=key, z=z, row=row, nd1=nd - 1)
         return render(
             "subtensor.c",
             "advanced_inc_body",
@@ -400,9 +417,7 @@ class AdvancedIncSubtensor1C(SnippetImpl):
             runtime=runtime,
             prepare=prepare,
             z=z,
-            key=key,
-            row=row,
-            nd1=nd - 1,
+            loop=loop,
         )
 
 
@@ -417,6 +432,92 @@ def _advanced_inc_subtensor1(
     return AdvancedIncSubtensor1C(dtype, op.set_instead_of_inc)
 
 
+# ====================================================================== AdvancedSubtensor
+
+
+def _take_axis(idx_list: tuple[Any, ...]) -> int | None:
+    """The axis of the only entry, an integer array, when every other entry is a full slice."""
+    arrays = [d for d, e in enumerate(idx_list) if not isinstance(e, slice)]
+    if len(arrays) != 1:
+        return None
+    entry = idx_list[arrays[0]]
+    if not isinstance(entry, TensorType) or entry.ndim == 0 or entry.dtype == "bool":
+        return None
+    if any(e != slice(None) for d, e in enumerate(idx_list) if d != arrays[0]):
+        return None
+    return arrays[0]
+
+
+ADV_TAKE_SUPPORT = snippet("subtensor.c", "advanced_take_error")
+
+
+class AdvancedTakeC(SnippetImpl):
+    """``numpy.take(x, idx, axis)`` after the Python backend's index check (in C order)."""
+
+    version = (1,)
+
+    def __init__(self, axis: int) -> None:
+        self.axis = axis
+
+    def c_support_code(self, **kwargs: Any) -> list[str]:
+        """The shared helpers and the error helper."""
+        return [SHARED_SUPPORT, ADV_TAKE_SUPPORT]
+
+    def c_code(
+        self,
+        node: Apply,
+        name: str,
+        inputs: list[str],
+        outputs: list[str],
+        sub: dict[str, str],
+    ) -> str:
+        """Check the indices, then take."""
+        x, ilist = inputs
+        (z,) = outputs
+        dtype = node.inputs[1].type.dtype  # type: ignore[attr-defined]
+        raw = f"(((dtype_{ilist}*)PyArray_DATA(opw_idx))[opw_k])"
+        if dtype.startswith("uint"):
+            bad = f"(npy_uint64){raw} >= (npy_uint64)opw_n"
+            boxed = f"PyLong_FromUnsignedLongLong((unsigned long long){raw})"
+        else:
+            bad = f"(npy_int64){raw} >= (npy_int64)opw_n || (npy_int64){raw} < -(npy_int64)opw_n"
+            boxed = f"PyLong_FromLongLong((long long){raw})"
+        return render(
+            "subtensor.c",
+            "advanced_take",
+            x=x,
+            ilist=ilist,
+            axis=self.axis,
+            op=c_string(str(node.op)),
+            fail=sub["fail"],
+            bad=bad,
+            boxed=boxed,
+            z=z,
+        )
+
+
+def _advanced_subtensor(op: AdvancedSubtensor, node: Apply) -> AdvancedTakeC | None:
+    axis = _take_axis(op.idx_list)
+    if axis is None or tensor_dtype(node.inputs[0]) is None:
+        return None
+    if tensor_dtype(node.inputs[1]) is None:
+        return None
+    return AdvancedTakeC(axis)
+
+
+def _advanced_inc_subtensor(op: AdvancedIncSubtensor, node: Apply) -> AdvancedIncSubtensor1C | None:
+    """The row loop, for an index that is one integer vector on the leading axis."""
+    if _take_axis(op.idx_list) != 0 or len(op.idx_list) != 1 or op.idx_list[0].ndim != 1:
+        return None
+    dtype = tensor_dtype(node.inputs[0])
+    if dtype is None or tensor_dtype(node.inputs[1]) is None:
+        return None
+    if tensor_dtype(node.inputs[2]) is None or tensor_dtype(node.outputs[0]) != dtype:
+        return None
+    once = op.ignore_duplicates and not op.set_instead_of_inc
+    return AdvancedIncSubtensor1C(dtype, op.set_instead_of_inc, once)
+
+
 #: Op class -> ``factory(op, node)`` giving the C implementation or ``None``. Read-only.
 C_OPS: MappingProxyType[type, Any] = MappingProxyType(
     {
@@ -424,5 +525,7 @@ C_OPS: MappingProxyType[type, Any] = MappingProxyType(
         IncSubtensor: _inc_subtensor,
         AdvancedSubtensor1: _advanced_subtensor1,
         AdvancedIncSubtensor1: _advanced_inc_subtensor1,
+        AdvancedSubtensor: _advanced_subtensor,
+        AdvancedIncSubtensor: _advanced_inc_subtensor,
     }
 )

@@ -1,23 +1,30 @@
-"""Indexing: basic :class:`Subtensor`, :class:`IncSubtensor`, and integer-vector indexing.
+"""Indexing: :class:`Subtensor`, :class:`IncSubtensor`, and the advanced indexing Ops.
 
-``x[key]`` (:func:`getitem`) accepts what NumPy's *basic* indexing does —
-integers, slices, ``...`` and ``None`` — with constant or symbolic (0-d integer
-tensor) entries, plus a single integer vector combined with full slices, which
-becomes :class:`AdvancedSubtensor1` (``take``).
+``x[key]`` (:func:`getitem`) accepts what NumPy's indexing does:
 
-An ``idx_list`` describes a basic index: one entry per indexed dimension, each
-an ``int`` (a constant index), a 0-d integer :class:`TensorType` (a symbolic
-index, given as an input of the node) or a ``slice`` whose ``start``/``stop``/
-``step`` are each ``None``, an ``int`` or such a Type. Symbolic entries appear
-in the node's inputs in the order they appear in ``idx_list``.
+* integers, slices, ``...`` and ``None`` (basic indexing), with constant or symbolic
+  (0-d integer tensor) entries: :class:`Subtensor`, a view;
+* a single integer vector, every other entry a full slice: :class:`AdvancedSubtensor1`
+  (``take`` along that axis);
+* any other mix of integer arrays, boolean masks (which select as ``nonzero(mask)``
+  does), integers and slices: :class:`AdvancedSubtensor`, with NumPy's placement of the
+  broadcast index dimensions (where the first advanced index is when the advanced
+  indices are adjacent, else first).
+
+The Ops describe their index with an ``idx_list`` (see :mod:`opweave.tensor.index_list`):
+``int`` entries are constant indices, :class:`~opweave.tensor.type.TensorType` entries are
+placeholders for the index inputs, in order, and slices hold either. Index constants must
+fit in ``int64``; a larger one is a ``TypeError`` (as in PyTensor).
 
 :func:`set_subtensor` and :func:`inc_subtensor` take the indexing expression
-itself, as in PyTensor: ``set_subtensor(x[1:3], y)``.
+itself, as in PyTensor: ``set_subtensor(x[1:3], y)``. Repeated advanced indices
+accumulate when incrementing (``numpy.add.at``), unless ``ignore_duplicates=True`` asks
+for ``x[idx] += y`` (each position updated once); when setting, the last one wins.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -33,153 +40,104 @@ from opweave.tensor.basic import (
     _float_zeros_like,
     _normalize_axis,
     _sum_to,
+    arange,
+    full_like,
     transpose,
     where,
     zeros_like,
 )
 from opweave.tensor.constructors import as_tensor_variable, constant
+from opweave.tensor.index_list import (
+    IdxEntry,
+    as_index_array,
+    as_index_constant,
+    as_index_literal,
+    check_idx_list,
+    flatten_index_variables,
+    get_constant_idx,
+    get_idx_list,
+    get_slice_elements,
+    hashable,
+    idx_str,
+    index_literal,
+    index_type,
+    indices_from_subtensor,
+    is_placeholder,
+    placeholders,
+    unflatten_index_variables,
+)
+from opweave.tensor.index_shapes import (
+    assemble_indexed_shape,
+    basic_shape,
+    broadcast_index_shapes,
+    get_canonical_form_slice,
+    group_indices,
+    indexed_result_shape,
+    slice_len,
+    slice_length,
+    slice_static_length,
+    static_indexed_shape,
+)
 from opweave.tensor.shape import _dimshuffle, flatten, reshape, shape_i, shape_padleft
-from opweave.tensor.type import TensorType, continuous_dtypes, integer_dtypes
+from opweave.tensor.type import continuous_dtypes, integer_dtypes
 from opweave.tensor.variable import TensorVariable
 
 __all__ = [
+    "AdvancedIncSubtensor",
     "AdvancedIncSubtensor1",
+    "AdvancedSubtensor",
     "AdvancedSubtensor1",
     "IncSubtensor",
     "Subtensor",
+    "advanced_inc_subtensor",
     "advanced_inc_subtensor1",
+    "advanced_set_subtensor",
     "advanced_set_subtensor1",
+    "advanced_subtensor",
     "advanced_subtensor1",
+    "as_index_constant",
+    "as_index_literal",
+    "as_tensor_index_variable",
+    "basic_shape",
+    "basic_subtensor",
+    "flatten_index_variables",
+    "flip",
+    "get_canonical_form_slice",
+    "get_constant_idx",
     "get_idx_list",
+    "get_slice_elements",
     "getitem",
+    "group_indices",
     "inc_subtensor",
+    "indexed_result_shape",
+    "indices_from_subtensor",
     "set_subtensor",
+    "slice_at_axis",
+    "slice_len",
+    "slice_static_length",
     "subtensor",
     "take",
+    "unflatten_index_variables",
 ]
-
-IdxEntry = Any  # int | TensorType | slice
 
 
 # ====================================================================== idx_list helpers
-
-
-def _is_placeholder(e: Any) -> bool:
-    return isinstance(e, TensorType)
-
-
-def _check_idx_list(idx_list: Any, who: str) -> tuple[IdxEntry, ...]:
-    if not isinstance(idx_list, list | tuple):
-        raise TypeError(f"{who}: idx_list must be a tuple, got {idx_list!r}")
-
-    def ok_scalar(e: Any) -> bool:
-        if _is_placeholder(e):
-            return e.ndim == 0 and e.dtype in integer_dtypes
-        return isinstance(e, int) and not isinstance(e, bool)
-
-    for e in idx_list:
-        if isinstance(e, slice):
-            comps = (e.start, e.stop, e.step)
-            if not all(c is None or ok_scalar(c) for c in comps):
-                raise TypeError(f"{who}: invalid slice entry {e!r} in idx_list")
-            if e.step == 0:
-                raise ValueError(f"{who}: slice step cannot be zero")
-        elif not ok_scalar(e):
-            raise TypeError(
-                f"{who}: invalid idx_list entry {e!r}: expected an int, a slice, or a 0-d "
-                "integer TensorType"
-            )
-    return tuple(idx_list)
-
-
-def _hashable(idx_list: Sequence[IdxEntry]) -> tuple[Any, ...]:
-    return tuple(
-        ("slice", e.start, e.stop, e.step) if isinstance(e, slice) else e for e in idx_list
-    )
-
-
-def _placeholders(idx_list: Sequence[IdxEntry]) -> list[TensorType]:
-    out = []
-    for e in idx_list:
-        comps = (e.start, e.stop, e.step) if isinstance(e, slice) else (e,)
-        out.extend(c for c in comps if _is_placeholder(c))
-    return out
-
-
-def get_idx_list(values: Sequence[Any], idx_list: Sequence[IdxEntry]) -> tuple[Any, ...]:
-    """Return ``idx_list`` with its symbolic entries replaced, in order, by ``values``.
-
-    Parameters
-    ----------
-    values
-        One value (or variable) per placeholder of ``idx_list``.
-    idx_list
-        A :class:`Subtensor`-style index description.
-
-    Returns
-    -------
-    tuple
-        Ints/values and slices, usable as a NumPy index when ``values`` are numbers.
-    """
-    it = iter(values)
-
-    def sub(c: Any) -> Any:
-        if _is_placeholder(c):
-            v = next(it)
-            return int(v) if isinstance(v, np.ndarray | np.integer) else v
-        return c
-
-    out = []
-    for e in idx_list:
-        if isinstance(e, slice):
-            out.append(slice(sub(e.start), sub(e.stop), sub(e.step)))
-        else:
-            out.append(sub(e))
-    return tuple(out)
-
-
-def _idx_str(idx_list: Sequence[IdxEntry]) -> str:
-    def one(c: Any) -> str:
-        if c is None:
-            return ""
-        return c.dtype if _is_placeholder(c) else str(c)
-
-    parts = []
-    for e in idx_list:
-        if isinstance(e, slice):
-            text = f"{one(e.start)}:{one(e.stop)}"
-            if e.step is not None:
-                text += f":{one(e.step)}"
-            parts.append(text)
-        else:
-            parts.append(one(e))
-    return ", ".join(parts)
-
-
-def _slice_static_len(s: slice, n: int | None) -> int | None:
-    comps = (s.start, s.stop, s.step)
-    if any(_is_placeholder(c) for c in comps):
-        return None
-    if s.start is None and s.stop is None and s.step in (None, 1, -1):
-        return n
-    if n is None:
-        return None
-    return len(range(*s.indices(n)))
 
 
 def _static_out_shape(x_shape: Sequence[int | None], idx_list: Sequence[IdxEntry]) -> list[Any]:
     out: list[int | None] = []
     for d, e in enumerate(idx_list):
         if isinstance(e, slice):
-            out.append(_slice_static_len(e, x_shape[d]))
+            out.append(slice_static_length(e, x_shape[d]))
     out.extend(x_shape[len(idx_list) :])
     return out
 
 
-def _check_scalar_inputs(
+def _check_index_inputs(
     who: str, idx_list: Sequence[IdxEntry], inputs: Sequence[Any]
 ) -> list[Variable]:
-    types = _placeholders(idx_list)
+    """The index inputs as variables, each of the Type its placeholder asks for."""
+    types = placeholders(idx_list)
     if len(inputs) != len(types):
         raise TypeError(
             f"{who}: idx_list has {len(types)} symbolic entries but {len(inputs)} index inputs "
@@ -187,8 +145,11 @@ def _check_scalar_inputs(
         )
     converted = []
     for i, (inp, t) in enumerate(zip(inputs, types)):
-        var = _as_int_scalar(inp, f"{who}: index input {i}")
-        if var.type != t:
+        if t.ndim == 0:
+            var = _as_int_scalar(inp, f"{who}: index input {i}")
+        else:
+            var = as_index_array(inp)
+        if index_type(var) != t:
             raise TypeError(f"{who}: index input {i} ({var}) has type {var.type!r}, expected {t!r}")
         converted.append(var)
     return converted
@@ -201,76 +162,6 @@ def _bounds_check(x: TensorVariable, idx_list: Sequence[IdxEntry]) -> None:
             raise IndexError(f"index {e} is out of bounds for axis {d} with size {n}")
 
 
-# ====================================================================== symbolic slice lengths
-
-
-#: The math functions of :func:`_m`, for non-constant arguments.
-_SYMBOLIC = {
-    "add": tm.add,
-    "sub": tm.sub,
-    "maximum": tm.maximum,
-    "minimum": tm.minimum,
-    "int_div": tm.int_div,
-    "neg": tm.neg,
-}
-
-
-def _m(name: str, *args: Any) -> Any:
-    """Fold ``name(*args)`` for ints, else build ``opweave.tensor.math.<name>``."""
-    if all(isinstance(a, int) for a in args):
-        a = args
-        return {
-            "add": lambda: a[0] + a[1],
-            "sub": lambda: a[0] - a[1],
-            "maximum": lambda: max(a),
-            "minimum": lambda: min(a),
-            "int_div": lambda: a[0] // a[1],
-            "neg": lambda: -a[0],
-        }[name]()
-    return _SYMBOLIC[name](*args)
-
-
-def _normalized_bound(b: Any, n: Any, low: int, high_offset: int, default: Any) -> Any:
-    """``b`` as ``slice.indices`` normalizes it: negative counts from ``n``, then clipped
-    to ``[low, n + high_offset]``."""
-    if b is None:
-        return default
-    if isinstance(b, int):
-        shifted = _m("add", b, n) if b < 0 else b
-    else:
-        shifted = where(tm.lt(b, 0), _m("add", b, n), b)
-    return _m("minimum", _m("maximum", shifted, low), _m("add", n, high_offset))
-
-
-def _slice_length(start: Any, stop: Any, step: Any, n: Any) -> Any:
-    """The length of ``range(*slice(start, stop, step).indices(n))``, symbolically."""
-    if start is None and stop is None and step in (None, 1, -1):
-        return n
-
-    def forward(st: Any) -> Any:
-        a = _normalized_bound(start, n, 0, 0, 0)
-        b = _normalized_bound(stop, n, 0, 0, n)
-        span = (
-            _m("sub", b, a)
-            if st == 1
-            else _m("int_div", _m("add", _m("sub", b, a), _m("sub", st, 1)), st)
-        )
-        return _m("maximum", span, 0)
-
-    def backward(st: Any) -> Any:
-        a = _normalized_bound(start, n, -1, -1, _m("sub", n, 1))
-        b = _normalized_bound(stop, n, -1, -1, -1)
-        neg = _m("neg", st)
-        span = _m("int_div", _m("add", _m("sub", a, b), _m("sub", neg, 1)), neg)
-        return _m("maximum", span, 0)
-
-    if step is None:
-        return forward(1)
-    if isinstance(step, int):
-        return forward(step) if step > 0 else backward(step)
-    return where(tm.lt(step, 0), backward(step), forward(step))
-
-
 # ====================================================================== Subtensor
 
 
@@ -280,20 +171,21 @@ class Subtensor(Op):
     Parameters
     ----------
     idx_list
-        The index description (see the module docstring).
+        The index description (see the module docstring): ints, slices and 0-d integer
+        placeholders.
     """
 
     __props__ = ("idx_list",)
     view_map = {0: [0]}
 
     def __init__(self, idx_list: Sequence[IdxEntry]) -> None:
-        self.idx_list = _check_idx_list(idx_list, "Subtensor")
+        self.idx_list = check_idx_list(idx_list, "Subtensor")
 
     def __hash__(self) -> int:
-        return hash((type(self), _hashable(self.idx_list)))
+        return hash((type(self), hashable(self.idx_list)))
 
     def __str__(self) -> str:
-        return f"Subtensor{{{_idx_str(self.idx_list)}}}"
+        return f"Subtensor{{{idx_str(self.idx_list)}}}"
 
     def make_node(self, x: Any, *inputs: Any) -> Apply:
         """``x`` and one 0-d integer per symbolic entry of ``idx_list``."""
@@ -302,7 +194,7 @@ class Subtensor(Op):
             raise IndexError(
                 f"too many indices for the {x.ndim}-d tensor {x}: {len(self.idx_list)} were given"
             )
-        ins = _check_scalar_inputs(str(self), self.idx_list, inputs)
+        ins = _check_index_inputs(str(self), self.idx_list, inputs)
         _bounds_check(x, self.idx_list)
         static = _static_out_shape(x.type.shape, self.idx_list)
         return Apply(self, [x, *ins], [x.type.clone(shape=static)()])
@@ -310,16 +202,14 @@ class Subtensor(Op):
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
         """The sliced dimensions' lengths and the untouched dimensions."""
         xshape = shapes[0]
-        entries = get_idx_list(node.inputs[1:], self.idx_list)
+        entries = get_idx_list(node.inputs, self.idx_list)
         static = node.outputs[0].type.shape
         out: list[Any] = []
         for d, e in enumerate(entries):
             if isinstance(e, slice):
                 known = static[len(out)]
                 out.append(
-                    known
-                    if known is not None
-                    else _slice_length(e.start, e.stop, e.step, xshape[d])
+                    known if known is not None else slice_length(e.start, e.stop, e.step, xshape[d])
                 )
         out.extend(xshape[len(entries) :])
         return [tuple(out)]
@@ -345,6 +235,31 @@ class Subtensor(Op):
         return [self(eval_points[0], *inputs[1:])]
 
 
+def basic_subtensor(x: Any, *index_variables: Any) -> TensorVariable:
+    """``x[index_variables]`` for a basic index, as a :class:`Subtensor`.
+
+    Parameters
+    ----------
+    x
+        The tensor.
+    *index_variables
+        One entry per indexed dimension: ints, slices, 0-d integer variables.
+
+    Raises
+    ------
+    TypeError
+        For an index array (use :func:`advanced_subtensor`) or a constant outside ``int64``.
+    """
+    idx_list, flat = flatten_index_variables(index_variables)
+    arrays = [v for v in flat if v.type.ndim > 0]  # type: ignore[attr-defined]
+    if arrays:
+        raise TypeError(
+            f"basic_subtensor: {arrays[0]} is an index array; basic indices are ints, slices "
+            "and 0-d integer tensors (use advanced_subtensor for index arrays)"
+        )
+    return Subtensor(idx_list)(x, *flat)  # type: ignore[return-value]
+
+
 class IncSubtensor(Op):
     """``x`` with ``y`` added to (or, with ``set_instead_of_inc``, written into) ``x[idx_list]``.
 
@@ -368,18 +283,18 @@ class IncSubtensor(Op):
         inplace: bool = False,
         set_instead_of_inc: bool = False,
     ) -> None:
-        self.idx_list = _check_idx_list(idx_list, "IncSubtensor")
+        self.idx_list = check_idx_list(idx_list, "IncSubtensor")
         self.inplace = bool(inplace)
         self.set_instead_of_inc = bool(set_instead_of_inc)
         self.destroy_map = {0: [0]} if self.inplace else {}
 
     def __hash__(self) -> int:
-        return hash((type(self), _hashable(self.idx_list), self.inplace, self.set_instead_of_inc))
+        return hash((type(self), hashable(self.idx_list), self.inplace, self.set_instead_of_inc))
 
     def __str__(self) -> str:
         name = "SetSubtensor" if self.set_instead_of_inc else "IncSubtensor"
         prefix = "Inplace" if self.inplace else ""
-        return f"{prefix}{name}{{{_idx_str(self.idx_list)}}}"
+        return f"{prefix}{name}{{{idx_str(self.idx_list)}}}"
 
     def make_node(self, x: Any, y: Any, *inputs: Any) -> Apply:
         """Check that ``y`` fits ``x[idx_list]``; the output has ``x``'s Type."""
@@ -569,7 +484,11 @@ class AdvancedIncSubtensor1(Op):
         return [[True], [True], [False]]
 
     def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list[Any]:
-        """``gz`` (zeroed at set rows) for ``x``; ``gz[ilist]`` summed to ``y``'s shape."""
+        """``gz`` (zeroed at set rows) for ``x``; ``gz[ilist]`` summed to ``y``'s shape.
+
+        When setting, a repeated row takes the value of its last write, so only that
+        write's element of ``y`` gets the row's gradient.
+        """
         x, y, ilist = inputs
         (gz,) = output_grads
         if gz.dtype not in continuous_dtypes:  # type: ignore[attr-defined]
@@ -580,7 +499,19 @@ class AdvancedIncSubtensor1(Op):
         else:
             gx = gz
         if y.dtype in continuous_dtypes:  # type: ignore[attr-defined]
-            gy = _sum_to(advanced_subtensor1(gz, ilist), y.type)  # type: ignore[arg-type]
+            picked = advanced_subtensor1(gz, ilist)
+            if self.set_instead_of_inc:
+                picked = _only_last_writes(
+                    x,
+                    (index_type(ilist),),
+                    [ilist],
+                    picked,
+                    lambda base, values: AdvancedIncSubtensor1(set_instead_of_inc=True)(
+                        base, values, ilist
+                    ),
+                    lambda t: advanced_subtensor1(t, ilist),
+                )
+            gy = _sum_to(picked, y.type)  # type: ignore[arg-type]
         else:
             gy = _float_zeros_like(y)
         return [gx, gy, disconnected_type()]
@@ -659,15 +590,412 @@ def take(a: Any, indices: Any, axis: int | None = None, mode: str = "raise") -> 
     return transpose(moved, back)
 
 
+# ====================================================================== repeated positions
+
+
+def _indices_distinct(
+    x_shape: Sequence[int | None], idx_list: Sequence[IdxEntry], index_inputs: Sequence[Any]
+) -> bool:
+    """Whether the advanced index is known, from constants, to name no position twice."""
+    arrays: list[np.ndarray] = []
+    inputs = iter(index_inputs)
+    dim = 0
+
+    def normalized(values: np.ndarray, n: int | None) -> np.ndarray | None:
+        if values.size and values.min() < 0:
+            if n is None:
+                return None
+            values = np.where(values < 0, values + n, values)
+        return values
+
+    for e in idx_list:
+        if isinstance(e, slice):
+            for c in (e.start, e.stop, e.step):
+                if is_placeholder(c):
+                    next(inputs)
+            dim += 1
+            continue
+        if isinstance(e, int):
+            data = np.asarray(e)
+        else:
+            var = next(inputs)
+            if not isinstance(var, Constant):
+                return False
+            data = np.asarray(var.data)
+        if data.dtype == bool:
+            arrays.extend(np.nonzero(data))
+            dim += max(data.ndim, 1)
+            continue
+        values = normalized(data.astype(np.int64), x_shape[dim] if dim < len(x_shape) else None)
+        if values is None:
+            return False
+        arrays.append(values)
+        dim += 1
+    try:
+        broadcast = np.broadcast_arrays(*arrays)
+    except ValueError:
+        return False
+    if not broadcast or broadcast[0].size <= 1:
+        return True
+    stacked = np.stack([a.ravel() for a in broadcast])
+    return bool(np.unique(stacked, axis=1).shape[1] == stacked.shape[1])
+
+
+def _only_last_writes(
+    x: Variable,
+    idx_list: Sequence[IdxEntry],
+    index_inputs: Sequence[Any],
+    picked: Variable,
+    scatter: Callable[[Any, Any], Any],
+    gather: Callable[[Any], Any],
+) -> Any:
+    """``picked`` (shaped like ``x[idx]``) with zeros where a later write hides the element.
+
+    With repeated positions in ``idx``, ``x[idx] = v`` keeps the last write to each
+    position: only that element of ``v`` reaches the result. Each element gets an id;
+    scattering the ids (``scatter``) and gathering them back (``gather``) tells which
+    element wrote last.
+    """
+    if _indices_distinct(x.type.shape, idx_list, index_inputs):  # type: ignore[attr-defined]
+        return picked
+    ids = reshape(arange(picked.size, dtype="int64"), picked.shape, ndim=picked.ndim)  # type: ignore[attr-defined]
+    owner = scatter(full_like(x, -1, dtype="int64"), ids)
+    return where(tm.eq(gather(owner), ids), picked, zeros_like(picked))
+
+
+# ====================================================================== advanced indexing
+
+
+def as_tensor_index_variable(idx: Any) -> TensorVariable:
+    """``idx`` as an index variable for advanced indexing: integers or a boolean mask.
+
+    Raises
+    ------
+    TypeError
+        For a non-integer, non-boolean index, or a 0-d boolean.
+    """
+    var = as_index_array(idx)
+    if var.dtype == "bool" and var.ndim == 0:
+        raise TypeError(f"boolean scalars are not valid indices, got {idx!r}")
+    return var  # type: ignore[no-any-return]
+
+
+def _advanced_entries(
+    idx_list: Sequence[IdxEntry],
+    index_inputs: Sequence[Any],
+    static: bool,
+) -> tuple[list[tuple[Any, ...]], int]:
+    """The entries of :func:`~opweave.tensor.index_shapes.static_indexed_shape` (or, with
+    ``static`` false, of the symbolic shape, using the index inputs' symbolic shapes), and
+    the number of dimensions the index takes."""
+    inputs = iter(index_inputs)
+    entries: list[tuple[Any, ...]] = []
+    dim = 0
+    for e in idx_list:
+        if isinstance(e, slice):
+            comps = [
+                (next(inputs) if not static else c) if is_placeholder(c) else c
+                for c in (e.start, e.stop, e.step)
+            ]
+            entries.append(("slice", slice(*comps), dim))
+            dim += 1
+            continue
+        if isinstance(e, int):
+            entries.append(("adv", (), dim + 1))
+            dim += 1
+            continue
+        var = next(inputs)
+        if e.ndim == 0:
+            entries.append(("adv", (), dim + 1))
+            dim += 1
+        elif e.dtype == "bool":
+            if isinstance(var, Constant):
+                count: Any = int(np.count_nonzero(var.data))
+            else:
+                count = None if static else tm.cast(tm.sum(var), "int64")
+            dim += e.ndim
+            entries.append(("adv", (count,), dim))
+        else:
+            if static:
+                shape = tuple(var.type.shape)
+            else:
+                shape = tuple(
+                    s if s is not None else shape_i(var, d) for d, s in enumerate(var.type.shape)
+                )
+            dim += 1
+            entries.append(("adv", shape, dim))
+    return entries, dim
+
+
+def _static_index_checks(
+    x: TensorVariable, idx_list: Sequence[IdxEntry], ins: Sequence[Any]
+) -> None:
+    """IndexError for constant indices out of static bounds and masks of the wrong shape."""
+    inputs = iter(ins)
+    dim = 0
+    for e in idx_list:
+        if isinstance(e, slice):
+            for c in (e.start, e.stop, e.step):
+                if is_placeholder(c):
+                    next(inputs)
+            dim += 1
+            continue
+        if isinstance(e, int):
+            values, var = np.asarray(e), None
+        else:
+            var = next(inputs)
+            values = np.asarray(var.data) if isinstance(var, Constant) else None
+        if var is not None and var.dtype == "bool":
+            for j, (n, m) in enumerate(zip(x.type.shape[dim:], var.type.shape)):
+                if n is not None and m is not None and n != m:
+                    raise IndexError(
+                        f"boolean index did not match indexed tensor along axis {dim + j}; size "
+                        f"of axis is {n} but size of corresponding boolean axis is {m}"
+                    )
+            dim += var.ndim
+            continue
+        n = x.type.shape[dim]
+        if values is not None and n is not None and values.size:
+            bad = values[(values >= n) | (values < -n)]
+            if bad.size:
+                raise IndexError(
+                    f"index {int(bad.flat[0])} is out of bounds for axis {dim} with size {n}"
+                )
+        dim += 1
+
+
+class AdvancedSubtensor(Op):
+    """NumPy's advanced indexing ``x[idx_list]`` (a copy).
+
+    The index may mix integer arrays (broadcast together), boolean masks (which select
+    as ``nonzero(mask)``), integers and slices. The broadcast dimensions of the advanced
+    indices (integers count as 0-d arrays) replace the dimensions they index when the
+    advanced indices are adjacent, and come first otherwise.
+
+    Parameters
+    ----------
+    idx_list
+        The index description (see the module docstring): ints, slices, and placeholders
+        for 0-d integer indices, integer arrays and boolean masks.
+    """
+
+    __props__ = ("idx_list",)
+
+    def __init__(self, idx_list: Sequence[IdxEntry]) -> None:
+        self.idx_list = check_idx_list(idx_list, "AdvancedSubtensor", arrays=True)
+
+    def __hash__(self) -> int:
+        return hash((type(self), hashable(self.idx_list)))
+
+    def __str__(self) -> str:
+        return f"AdvancedSubtensor{{{idx_str(self.idx_list)}}}"
+
+    def make_node(self, x: Any, *index_variables: Any) -> Apply:
+        """``x`` and one index input per placeholder of ``idx_list``."""
+        x = as_tensor_variable(x)
+        ins = _check_index_inputs(str(self), self.idx_list, index_variables)
+        entries, used = _advanced_entries(self.idx_list, ins, static=True)
+        if used > x.ndim:
+            raise IndexError(
+                f"too many indices for the {x.ndim}-d tensor {x}: the index takes {used} dimensions"
+            )
+        _static_index_checks(x, self.idx_list, ins)
+        static = static_indexed_shape(x.type.shape, entries)
+        return Apply(self, [x, *ins], [x.type.clone(shape=static)()])
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+        """NumPy's result shape from the input shapes (mask sizes are their sums)."""
+        entries, _ = _advanced_entries(self.idx_list, node.inputs[1:], static=False)
+        symbolic = assemble_indexed_shape(
+            list(shapes[0]), entries, slice_len, broadcast_index_shapes
+        )
+        static = node.outputs[0].type.shape  # type: ignore[attr-defined]
+        return [tuple(s if s is not None else d for s, d in zip(static, symbolic))]
+
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        """The index inputs do not affect the elements' values."""
+        return [[True]] + [[False]] * (len(node.inputs) - 1)
+
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list[Any]:
+        """Zeros with the output gradient added at the indexed positions (repeats add up)."""
+        x, *rest = inputs
+        (gz,) = output_grads
+        if x.dtype not in continuous_dtypes:  # type: ignore[attr-defined]
+            first = _float_zeros_like(x)
+        else:
+            first = AdvancedIncSubtensor(self.idx_list)(zeros_like(x), gz, *rest)
+        return [first, *[disconnected_type() for _ in rest]]
+
+    def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Any]) -> list[Any]:
+        """The same indexing of the evaluation point."""
+        if eval_points[0] is None:
+            return [None]
+        return [self(eval_points[0], *inputs[1:])]
+
+
+def advanced_subtensor(x: Any, *index_variables: Any) -> TensorVariable:
+    """``x[index_variables]`` with NumPy's advanced indexing, as an :class:`AdvancedSubtensor`.
+
+    Parameters
+    ----------
+    x
+        The tensor.
+    *index_variables
+        One entry per index: ints, slices, 0-d integer variables, integer arrays and
+        boolean masks (variables or values).
+    """
+    idx_list, flat = flatten_index_variables(index_variables)
+    return AdvancedSubtensor(idx_list)(x, *flat)  # type: ignore[return-value]
+
+
+class AdvancedIncSubtensor(Op):
+    """``x`` with ``y`` added to (or written into) ``x[idx_list]`` under advanced indexing.
+
+    Inputs: ``x``, ``y`` (broadcastable to ``x[idx_list]``) and the index inputs.
+
+    Parameters
+    ----------
+    idx_list
+        The index description, as for :class:`AdvancedSubtensor`.
+    inplace
+        Write into ``x`` (``destroy_map = {0: [0]}``).
+    set_instead_of_inc
+        Replace the indexed elements (a repeated position keeps its last write).
+    ignore_duplicates
+        When incrementing, update each position once (``x[idx] += y``: the last of a
+        repeated position's increments wins) instead of accumulating the repeats
+        (``numpy.add.at(x, idx, y)``, the default).
+    """
+
+    __props__ = ("idx_list", "inplace", "set_instead_of_inc", "ignore_duplicates")
+
+    def __init__(
+        self,
+        idx_list: Sequence[IdxEntry],
+        inplace: bool = False,
+        set_instead_of_inc: bool = False,
+        ignore_duplicates: bool = False,
+    ) -> None:
+        self.idx_list = check_idx_list(idx_list, "AdvancedIncSubtensor", arrays=True)
+        self.inplace = bool(inplace)
+        self.set_instead_of_inc = bool(set_instead_of_inc)
+        self.ignore_duplicates = bool(ignore_duplicates)
+        self.destroy_map = {0: [0]} if self.inplace else {}
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                type(self),
+                hashable(self.idx_list),
+                self.inplace,
+                self.set_instead_of_inc,
+                self.ignore_duplicates,
+            )
+        )
+
+    def __str__(self) -> str:
+        name = "AdvancedSetSubtensor" if self.set_instead_of_inc else "AdvancedIncSubtensor"
+        prefix = "Inplace" if self.inplace else ""
+        extra = "; ignore_duplicates" if self.ignore_duplicates else ""
+        return f"{prefix}{name}{{{idx_str(self.idx_list)}{extra}}}"
+
+    def make_node(self, x: Any, y: Any, *index_variables: Any) -> Apply:
+        """Check that ``y`` fits ``x[idx_list]``; the output has ``x``'s Type."""
+        x = as_tensor_variable(x)
+        target = AdvancedSubtensor(self.idx_list).make_node(x, *index_variables)
+        ins = target.inputs[1:]
+        y = _value_for(y, x, str(self))
+        _check_broadcast(y, target.outputs[0].type.shape, str(self))  # type: ignore[attr-defined]
+        return Apply(self, [x, y, *ins], [x.type()])
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+        """``x``'s shape."""
+        return [shapes[0]]
+
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        """``x`` and ``y`` are connected; the indices are not."""
+        return [[True], [True]] + [[False]] * (len(node.inputs) - 2)
+
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list[Any]:
+        """``gz`` (zeroed where set) for ``x``; ``gz[idx]`` summed to ``y``'s shape for ``y``.
+
+        When setting, or incrementing with ``ignore_duplicates``, a repeated position
+        keeps only its last write, so only that write's element of ``y`` gets the
+        position's gradient.
+        """
+        x, y, *rest = inputs
+        (gz,) = output_grads
+        disc = [disconnected_type() for _ in rest]
+        if gz.dtype not in continuous_dtypes:  # type: ignore[attr-defined]
+            return [_float_zeros_like(x), _float_zeros_like(y), *disc]
+        if self.set_instead_of_inc:
+            zero = constant(0, dtype=gz.dtype)  # type: ignore[attr-defined]
+            gx = AdvancedIncSubtensor(self.idx_list, set_instead_of_inc=True)(gz, zero, *rest)
+        else:
+            gx = gz
+        if y.dtype not in continuous_dtypes:  # type: ignore[attr-defined]
+            return [gx, _float_zeros_like(y), *disc]
+        picked = AdvancedSubtensor(self.idx_list)(gz, *rest)
+        if self.set_instead_of_inc or self.ignore_duplicates:
+            setter = AdvancedIncSubtensor(self.idx_list, set_instead_of_inc=True)
+            getter = AdvancedSubtensor(self.idx_list)
+            picked = _only_last_writes(
+                x,
+                self.idx_list,
+                rest,
+                picked,
+                lambda base, values: setter(base, values, *rest),
+                lambda t: getter(t, *rest),
+            )
+        return [gx, _sum_to(picked, y.type), *disc]  # type: ignore[arg-type]
+
+    def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Any]) -> list[Any]:
+        """The same update applied to the evaluation points."""
+        ex, ey = eval_points[:2]
+        if ex is None and ey is None:
+            return [None]
+        ex = zeros_like(inputs[0]) if ex is None else ex
+        ey = zeros_like(inputs[1]) if ey is None else ey
+        op = AdvancedIncSubtensor(
+            self.idx_list,
+            set_instead_of_inc=self.set_instead_of_inc,
+            ignore_duplicates=self.ignore_duplicates,
+        )
+        return [op(ex, ey, *inputs[2:])]
+
+
+def advanced_inc_subtensor(x: Any, y: Any, *args: Any, **kwargs: Any) -> TensorVariable:
+    """``x`` with ``y`` added at ``x[args]`` (advanced indexing): :class:`AdvancedIncSubtensor`.
+
+    Parameters
+    ----------
+    x
+        The tensor.
+    y
+        The values, broadcastable to ``x[args]``.
+    *args
+        The index, as for :func:`advanced_subtensor`.
+    **kwargs
+        ``inplace``, ``set_instead_of_inc``, ``ignore_duplicates`` (see the Op).
+    """
+    idx_list, flat = flatten_index_variables(args)
+    return AdvancedIncSubtensor(idx_list, **kwargs)(x, y, *flat)  # type: ignore[return-value]
+
+
+def advanced_set_subtensor(x: Any, y: Any, *args: Any, **kwargs: Any) -> TensorVariable:
+    """``x`` with ``x[args]`` (advanced indexing) replaced by ``y``."""
+    return advanced_inc_subtensor(x, y, *args, set_instead_of_inc=True, **kwargs)
+
+
 # ====================================================================== getitem
 
 
 def _scalar_entry(k: Any, what: str) -> Any:
-    """An int, a 0-d integer variable (a symbolic entry), or raise."""
+    """An int (within ``int64``), a 0-d integer variable (a symbolic entry), or raise."""
     if isinstance(k, bool | np.bool_):
         raise TypeError(f"{what}: boolean scalars are not valid indices")
     if isinstance(k, int | np.integer):
-        return int(k)
+        return index_literal(k, what)
     if isinstance(k, float | np.floating):
         raise TypeError(f"{what}: indices must be integers, got the float {k!r}")
     if isinstance(k, Variable):
@@ -678,7 +1006,7 @@ def _scalar_entry(k: Any, what: str) -> Any:
                 f"{var.type!r}"
             )
         known = _const_int(var) if isinstance(var, Constant) else None
-        return known if known is not None else var
+        return index_literal(known, what) if known is not None else var
     raise TypeError(f"{what}: invalid index {k!r} of type {type(k).__name__}")
 
 
@@ -692,14 +1020,21 @@ def _classify(k: Any) -> str:
         return "slice"
     if isinstance(k, Variable):
         return "scalar" if getattr(k.type, "ndim", 0) == 0 else "array"
-    if isinstance(k, list | np.ndarray):
-        return "scalar" if np.ndim(k) == 0 else "array"
+    if isinstance(k, list | tuple | np.ndarray):
+        return "scalar" if np.ndim(k) == 0 and not isinstance(k, list | tuple) else "array"
     if isinstance(k, bool | np.bool_ | int | np.integer | float | np.floating):
         return "scalar"
     raise TypeError(
         f"invalid index {k!r} of type {type(k).__name__}: only integers, slices (':'), "
-        "ellipsis ('...'), None (newaxis) and integer tensors are valid indices"
+        "ellipsis ('...'), None (newaxis), integer arrays and boolean masks are valid indices"
     )
+
+
+def _dims_taken(k: Any, kind: str) -> int:
+    """How many dimensions of the indexed tensor the (converted) key entry ``k`` takes."""
+    if kind == "array" and k.dtype == "bool":
+        return int(k.ndim)
+    return 1 if kind in ("slice", "scalar", "array") else 0
 
 
 def getitem(x: Any, key: Any) -> TensorVariable:
@@ -711,24 +1046,26 @@ def getitem(x: Any, key: Any) -> TensorVariable:
         The tensor.
     key
         An index or a tuple of indices: ints, slices, ``...``, ``None``, 0-d integer
-        tensors, and at most one integer vector (constant or symbolic) with the other
-        entries full slices.
+        tensors, integer arrays and boolean masks (constant or symbolic).
 
     Raises
     ------
     IndexError
-        Too many indices, several ellipses, or a constant index out of static bounds.
+        Too many indices, several ellipses, a constant index out of static bounds, or
+        index arrays whose static shapes do not broadcast.
     TypeError
-        An index of an invalid kind (float, bool, string, float tensor, ...).
-    NotImplementedError
-        Advanced indexing beyond one integer vector.
+        An index of an invalid kind (float, bool scalar, string, float tensor, ...) or a
+        constant outside the ``int64`` range.
     """
     x = as_tensor_variable(x)
     key = key if isinstance(key, tuple) else (key,)
     kinds = [_classify(k) for k in key]
     if kinds.count("ellipsis") > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
-    n_real = sum(1 for k in kinds if k in ("slice", "scalar", "array"))
+    key = tuple(
+        as_tensor_index_variable(k) if kind == "array" else k for k, kind in zip(key, kinds)
+    )
+    n_real = sum(_dims_taken(k, kind) for k, kind in zip(key, kinds))
     if n_real > x.ndim:
         raise IndexError(f"too many indices for the {x.ndim}-d tensor {x}: {n_real} were given")
     if "ellipsis" in kinds:
@@ -773,65 +1110,105 @@ def getitem(x: Any, key: Any) -> TensorVariable:
 subtensor = getitem
 
 
+def _layout(kinds: Sequence[str]) -> list[Any]:
+    """The order of a result's parts: ``("slice", i)``, ``"new"`` and ``"adv"`` (the block
+    of broadcast advanced-index dimensions), by NumPy's rules."""
+    advanced = "array" in kinds
+    adv = [i for i, kind in enumerate(kinds) if advanced and kind in ("array", "scalar")]
+    adjacent = not adv or adv == list(range(adv[0], adv[-1] + 1))
+    out: list[Any] = ["adv"] if adv and not adjacent else []
+    n_slices = 0
+    for i, kind in enumerate(kinds):
+        if kind == "slice":
+            out.append(("slice", n_slices))
+            n_slices += 1
+        elif kind == "none":
+            out.append("new")
+        elif adv and adjacent and i == adv[0]:
+            out.append("adv")
+    return out
+
+
 def _with_newaxes(x: TensorVariable, key: tuple[Any, ...], kinds: list[str]) -> TensorVariable:
+    """``x[key]`` for a key with ``None``: index without them, then insert the new axes
+    (and, for advanced indices that ``None`` separates, move the broadcast block first)."""
+    real = [kind for kind in kinds if kind != "none"]
     base = getitem(x, tuple(k for k, kind in zip(key, kinds) if kind != "none"))
-    order: list[Any] = []
+    trailing = x.ndim - sum(_dims_taken(k, kind) for k, kind in zip(key, kinds))
+    inner = _layout(real)
+    n_slices = sum(1 for part in inner if part != "adv")
+    n_adv = base.ndim - n_slices - trailing
+    where_: dict[Any, list[int]] = {}
     j = 0
-    for kind in kinds:
-        if kind == "none":
-            order.append("x")
-        elif kind != "scalar":
-            order.append(j)
-            j += 1
+    for part in inner:
+        width = n_adv if part == "adv" else 1
+        where_[part] = list(range(j, j + width))
+        j += width
+    order: list[Any] = []
+    for part in _layout(kinds):
+        order.extend(["x"] if part == "new" else where_[part])
     order.extend(range(j, base.ndim))
     return _dimshuffle(base, order)
 
 
 def _advanced(x: TensorVariable, key: tuple[Any, ...], kinds: list[str]) -> TensorVariable:
+    """``x[key]`` for a key with index arrays or masks (already tensor variables)."""
     arrays = [i for i, kind in enumerate(kinds) if kind == "array"]
     others_full = all(
         kind == "array" or (kind == "slice" and key[i] == slice(None))
         for i, kind in enumerate(kinds)
     )
-    if len(arrays) != 1 or not others_full:
-        raise NotImplementedError(
-            "opweave supports advanced indexing with a single integer vector whose other "
-            f"entries are full slices (':'); got the index {key!r}"
-        )
-    axis = arrays[0]
-    idx = key[axis]
-    if isinstance(idx, Variable):
-        var = as_tensor_variable(idx)
-    else:
-        arr = np.asarray(idx)
-        if arr.size == 0:
-            arr = arr.astype("int64")
-        var = constant(arr)
-    if var.dtype == "bool":
-        raise NotImplementedError(
-            "boolean mask indexing is not supported; index with nonzero(mask) instead"
-        )
-    if var.dtype not in integer_dtypes:
-        raise TypeError(f"indices must be integers, got {idx!r} of dtype {var.dtype}")
-    if var.ndim != 1:
-        raise NotImplementedError(
-            f"opweave supports advanced indexing with integer vectors only, got {var.ndim} dims"
-        )
-    return take(x, var, axis)
+    if len(arrays) == 1 and others_full:
+        var = key[arrays[0]]
+        if var.dtype != "bool" and var.ndim == 1:
+            return take(x, var, arrays[0])
+    entries: list[Any] = []
+    for d, (k, kind) in enumerate(zip(key, kinds)):
+        if kind == "slice":
+            comps = [
+                None if c is None else _scalar_entry(c, f"slice {name}")
+                for c, name in zip((k.start, k.stop, k.step), ("start", "stop", "step"))
+            ]
+            if comps[2] == 0 and isinstance(comps[2], int):
+                raise ValueError("slice step cannot be zero")
+            entries.append(slice(*comps))
+        elif kind == "scalar":
+            entries.append(
+                _scalar_entry(
+                    np.asarray(k).item() if isinstance(k, np.ndarray) else k, f"index {d}"
+                )
+            )
+        else:
+            entries.append(k)
+    while entries and entries[-1] == slice(None):
+        entries.pop()
+    return advanced_subtensor(x, *entries)
 
 
 # ====================================================================== set / inc
 
 
-def _inner_update(x: TensorVariable, y: Any, inplace: bool, set_: bool, who: str) -> Any:
+def _inner_update(
+    x: TensorVariable, y: Any, inplace: bool, set_: bool, who: str, ignore_duplicates: bool
+) -> Any:
     owner = x.owner
+    once = ignore_duplicates and not set_
     if owner is not None and isinstance(owner.op, Subtensor):
         real_x, *idx = owner.inputs
         op = IncSubtensor(owner.op.idx_list, inplace=inplace, set_instead_of_inc=set_)
         return op(real_x, y, *idx)
     if owner is not None and isinstance(owner.op, AdvancedSubtensor1):
         real_x, ilist = owner.inputs
+        if once:
+            op = AdvancedIncSubtensor((index_type(ilist),), inplace=inplace, ignore_duplicates=True)
+            return op(real_x, y, ilist)
         return AdvancedIncSubtensor1(inplace=inplace, set_instead_of_inc=set_)(real_x, y, ilist)
+    if owner is not None and isinstance(owner.op, AdvancedSubtensor):
+        real_x, *idx = owner.inputs
+        op = AdvancedIncSubtensor(
+            owner.op.idx_list, inplace=inplace, set_instead_of_inc=set_, ignore_duplicates=once
+        )
+        return op(real_x, y, *idx)
     new_order = getattr(getattr(owner, "op", None), "new_order", None)
     if owner is not None and new_order is not None:
         inner = owner.inputs[0]
@@ -846,7 +1223,9 @@ def _inner_update(x: TensorVariable, y: Any, inplace: bool, set_: bool, who: str
                     "it must be 1"
                 )
         inverse = [new_order.index(k) if k in new_order else "x" for k in range(inner.ndim)]
-        result = _inner_update(inner, _dimshuffle(y, inverse), inplace, set_, who)
+        result = _inner_update(
+            inner, _dimshuffle(y, inverse), inplace, set_, who, ignore_duplicates
+        )
         return _undo_base_transpose(result, tuple(new_order))
     raise TypeError(
         f"{who}: the first argument must be an indexing expression such as x[1:3] or x[idx] "
@@ -885,7 +1264,8 @@ def set_subtensor(
     x
         An indexing expression ``t[idx]``; the result has ``t``'s shape.
     y
-        Values broadcastable to ``x``'s shape.
+        Values broadcastable to ``x``'s shape. Where an advanced index repeats a
+        position, the last value written to it wins.
     inplace
         Build the in-place Op (normally left to rewrites).
     tolerate_inplace_aliasing
@@ -918,9 +1298,85 @@ def inc_subtensor(
         Build the in-place Op (normally left to rewrites).
     set_instead_of_inc
         Replace instead of increment (:func:`set_subtensor`).
-    tolerate_inplace_aliasing, ignore_duplicates
-        Accepted for PyTensor compatibility; repeated integer indices always accumulate.
+    tolerate_inplace_aliasing
+        Accepted for PyTensor compatibility; unused.
+    ignore_duplicates
+        For an advanced index that repeats a position: ``False`` (the default) adds every
+        repeat's value (``numpy.add.at(t, idx, y)``); ``True`` updates each position once,
+        as ``t[idx] += y`` does in NumPy (the last repeat's value is added). Basic indices
+        never repeat a position.
+
+    Examples
+    --------
+    Row 0 gets 2 here, and 1 with ``ignore_duplicates=True``:
+
+    >>> r = inc_subtensor(t[[0, 1, 0]], 1.0)  # doctest: +SKIP
     """
     who = "set_subtensor" if set_instead_of_inc else "inc_subtensor"
     x = as_tensor_variable(x)
-    return _inner_update(x, y, inplace, set_instead_of_inc, who)  # type: ignore[no-any-return]
+    return _inner_update(x, y, inplace, set_instead_of_inc, who, ignore_duplicates)  # type: ignore[no-any-return]
+
+
+# ====================================================================== helpers for callers
+
+
+def slice_at_axis(sl: slice, axis: int) -> tuple[Any, ...]:
+    """The index applying ``sl`` to dimension ``axis`` and nothing to the others.
+
+    Parameters
+    ----------
+    sl
+        The slice.
+    axis
+        The dimension; negative counts from the end.
+
+    Returns
+    -------
+    tuple
+        ``(slice(None),) * axis + (sl, ...)`` (or ``(..., sl) + (slice(None),) * k`` for
+        ``axis = -1 - k``).
+
+    Examples
+    --------
+    >>> slice_at_axis(slice(None, 1), 1)
+    (slice(None, None, None), slice(None, 1, None), Ellipsis)
+    """
+    if isinstance(axis, bool) or not isinstance(axis, int | np.integer):
+        raise TypeError(f"slice_at_axis: axis must be an int, got {axis!r}")
+    if axis >= 0:
+        return (slice(None),) * int(axis) + (sl, Ellipsis)
+    return (Ellipsis, sl) + (slice(None),) * (-int(axis) - 1)
+
+
+def flip(arr: Any, axis: int | Sequence[int] | None = None) -> TensorVariable:
+    """``arr`` with the order of its elements reversed along ``axis`` (a view).
+
+    Parameters
+    ----------
+    arr
+        The tensor.
+    axis
+        An axis or a sequence of axes (negative count from the end); ``None`` (the
+        default) flips every axis.
+
+    Raises
+    ------
+    TypeError
+        If ``axis`` is not ``None``, an int or a sequence of ints.
+    ValueError
+        If an axis is out of range or repeated.
+    """
+    arr = as_tensor_variable(arr)
+    if axis is None:
+        axes = set(range(arr.ndim))
+    else:
+        raw = [axis] if isinstance(axis, int | np.integer) else axis
+        if not isinstance(raw, Sequence) or isinstance(axis, bool):
+            raise TypeError(f"flip: axis must be None, an int or a sequence of ints, got {axis!r}")
+        normalized = [_normalize_axis(a, arr.ndim, "flip") for a in raw]
+        axes = set(normalized)
+        if len(axes) != len(normalized):
+            raise ValueError(f"flip: repeated axis in {axis!r}")
+    return getitem(
+        arr, tuple(slice(None, None, -1) if d in axes else slice(None) for d in range(arr.ndim))
+    )

@@ -325,10 +325,68 @@ if (PyArray_DIMS(%(y)s)[%(d)s] == 1 && opw_tgt[%(axis)s] != 1) {
         opw_ys[opw_d] = opw_j < 0 || PyArray_DIMS(opw_y)[opw_j < 0 ? 0 : opw_j] == 1
                             ? 0 : PyArray_STRIDES(opw_y)[opw_j];
     }
-    for (opw_k = 0; opw_k < opw_m; opw_k++)
+    %(loop)s
+    Py_DECREF(opw_y);
+}
+#section advanced_inc_loop
+for (opw_k = 0; opw_k < opw_m; opw_k++)
         opw_ais_row_%(key)s(PyArray_BYTES(%(z)s) + %(row)s * PyArray_STRIDES(%(z)s)[0],
                           PyArray_BYTES(opw_y) + opw_k * opw_ys[0], %(nd1)s,
                           PyArray_DIMS(%(z)s) + 1, PyArray_STRIDES(%(z)s) + 1, opw_ys + 1);
-    Py_DECREF(opw_y);
+#section advanced_inc_once_loop
+/* Each row once, from its last index (``x[ilist] += y``): walk the indices backwards and
+     * skip the rows already updated. */
+    {
+        char* opw_seen = (char*)PyMem_Calloc(opw_n > 0 ? (size_t)opw_n : 1, 1);
+        if (!opw_seen) {
+            Py_DECREF(opw_y);
+            PyErr_NoMemory();
+            %(fail)s
+        }
+        for (opw_k = opw_m - 1; opw_k >= 0; opw_k--) {
+            npy_intp opw_r = %(row)s;
+            if (opw_seen[opw_r]) continue;
+            opw_seen[opw_r] = 1;
+            opw_ais_row_%(key)s(PyArray_BYTES(%(z)s) + opw_r * PyArray_STRIDES(%(z)s)[0],
+                              PyArray_BYTES(opw_y) + opw_k * opw_ys[0], %(nd1)s,
+                              PyArray_DIMS(%(z)s) + 1, PyArray_STRIDES(%(z)s) + 1,
+                              opw_ys + 1);
+        }
+        PyMem_Free(opw_seen);
+    }
+
+#section advanced_take_error
+
+/* opweave AdvancedSubtensor: IndexError naming the first out-of-range index and its axis. */
+static void opw_sub_axis_take_error(const char* op, PyObject* bad, int axis, npy_intp n) {
+    PyErr_Format(PyExc_IndexError, "%s: index %S is out of bounds for axis %d with size %zd",
+                 op, bad, axis, (Py_ssize_t)n);
+}
+
+#section advanced_take
+
+{
+    npy_intp opw_n = PyArray_DIMS(%(x)s)[%(axis)s], opw_k, opw_m;
+    PyArrayObject *opw_idx, *opw_res;
+    opw_idx = (PyArrayObject*)PyArray_GETCONTIGUOUS(%(ilist)s);
+    if (!opw_idx) %(fail)s
+    opw_m = PyArray_SIZE(opw_idx);
+    for (opw_k = 0; opw_k < opw_m; opw_k++) {
+        if (%(bad)s) {
+            PyObject* opw_b = %(boxed)s;
+            if (opw_b) {
+                opw_sub_axis_take_error(%(op)s, opw_b, %(axis)s, opw_n);
+                Py_DECREF(opw_b);
+            }
+            Py_DECREF(opw_idx);
+            %(fail)s
+        }
+    }
+    opw_res = (PyArrayObject*)PyArray_TakeFrom(%(x)s, (PyObject*)opw_idx, %(axis)s, NULL,
+                                               NPY_RAISE);
+    Py_DECREF(opw_idx);
+    if (!opw_res) %(fail)s
+    Py_XDECREF(%(z)s);
+    %(z)s = opw_res;
 }
 
