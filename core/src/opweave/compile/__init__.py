@@ -1,9 +1,49 @@
-"""Compiling graphs into callables: ``function``, modes, ``In``/``Out``, shared variables."""
+"""Compiling graphs into callables: ``function``, modes, ``In``/``Out``, shared variables.
 
+The modules follow PyTensor's ``pytensor.compile``: :mod:`~opweave.compile.maker`
+(``function``, ``FunctionMaker``), :mod:`~opweave.compile.executor` (``Function``),
+:mod:`~opweave.compile.rebuild` (``givens``, updates, default updates),
+:mod:`~opweave.compile.aliasing` (views and destroyed memory), :mod:`~opweave.compile.mode`
+(modes, linker names, ``optdb``), :mod:`~opweave.compile.debug` (``DebugMode``,
+``function_dump``), :mod:`~opweave.compile.io`, :mod:`~opweave.compile.ops` and
+:mod:`~opweave.compile.sharedvalue`.
+"""
+
+from opweave.compile.aliasing import (
+    Supervisor,
+    add_supervisor_to_fgraph,
+    alias_root,
+    infer_reuse_pattern,
+    insert_deepcopy,
+    view_tree_set,
+)
+from opweave.compile.debug import DebugMode, function_dump
+from opweave.compile.executor import Function
+
+# ``function`` comes through the module of the same name, which must be loaded before the
+# name is bound here (loading a submodule later would rebind the package attribute).
 from opweave.compile.function import function
-from opweave.compile.function_maker import Function, FunctionMaker, UnusedInputError
 from opweave.compile.io import In, Out
-from opweave.compile.mode import Mode, get_mode
+from opweave.compile.maker import FunctionMaker, UnusedInputError
+from opweave.compile.mode import (
+    CVM,
+    FAST_COMPILE,
+    FOREIGN_BACKENDS,
+    OPT_FAST_COMPILE,
+    OPT_FAST_RUN,
+    OPT_MERGE,
+    OPT_NONE,
+    C,
+    Mode,
+    get_default_mode,
+    get_mode,
+    optdb,
+    predefined_modes,
+    predefined_optimizers,
+    register_linker,
+    register_mode,
+    register_optimizer,
+)
 from opweave.compile.ops import (
     DeepCopyOp,
     ViewOp,
@@ -14,9 +54,18 @@ from opweave.compile.ops import (
     register_view_op_c_code,
     view_op,
 )
+from opweave.compile.rebuild import rebuild_collect_shared
 from opweave.compile.sharedvalue import SharedVariable
 
 __all__ = [
+    "CVM",
+    "FAST_COMPILE",
+    "OPT_FAST_COMPILE",
+    "OPT_FAST_RUN",
+    "OPT_MERGE",
+    "OPT_NONE",
+    "C",
+    "DebugMode",
     "DeepCopyOp",
     "Function",
     "FunctionMaker",
@@ -26,22 +75,38 @@ __all__ = [
     "Shape",
     "Shape_i",
     "SharedVariable",
+    "Supervisor",
     "UnusedInputError",
     "ViewOp",
+    "add_supervisor_to_fgraph",
+    "alias_root",
     "deep_copy_op",
     "function",
+    "function_dump",
+    "get_default_mode",
     "get_mode",
+    "infer_reuse_pattern",
+    "insert_deepcopy",
+    "optdb",
+    "predefined_modes",
+    "predefined_optimizers",
+    "rebuild_collect_shared",
     "register_deep_copy_op_c_code",
+    "register_linker",
+    "register_mode",
+    "register_optimizer",
     "register_shape_c_code",
     "register_shape_i_c_code",
     "register_view_op_c_code",
+    "shared",
     "view_op",
+    "view_tree_set",
 ]
 
 
 def __getattr__(name: str) -> object:
     # ``shared`` (the tensor library's), ``Shape`` and ``Shape_i`` (defined in
-    # ``opweave.tensor.shape``) are re-exported here for PyTensor/seed 002 code. The tensor
+    # ``opweave.tensor.shape``) are re-exported here for PyTensor code. The tensor
     # library sits on the floor above this package (see ``opweave._layers``), so they are
     # resolved on first use.
     if name == "shared":
@@ -54,4 +119,12 @@ def __getattr__(name: str) -> object:
         from opweave.tensor.shape import Shape, Shape_i
 
         return Shape if name == "Shape" else Shape_i
+    if name.isupper() and name.lower() in FOREIGN_BACKENDS:
+        # PyTensor's modes of the backends opweave does not ship: say what to use instead.
+        raise ImportError(
+            f"opweave ships no {FOREIGN_BACKENDS[name.lower()]} backend, so opweave.compile has "
+            f"no {name} mode; use opweave.compile.CVM (or mode='FAST_RUN', linker 'cvm': "
+            "compiled C, Python where an Op has no C)",
+            name=name,
+        )
     raise AttributeError(f"module 'opweave.compile' has no attribute {name!r}")

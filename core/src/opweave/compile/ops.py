@@ -1,4 +1,4 @@
-"""Type-generic helper Ops (seed 002): ``DeepCopyOp``, ``ViewOp``, and the C-code registries.
+"""Type-generic helper Ops: ``DeepCopyOp``, ``ViewOp``, and the C-code registries.
 
 ``Shape`` and ``Shape_i`` build int64 tensors, so they live where PyTensor has them, in
 :mod:`opweave.tensor.shape` (a floor above this package, see :mod:`opweave._layers`); the

@@ -26,7 +26,17 @@ class SharedVariable(Variable):
         Allow lossy casts in :meth:`set_value`.
     name
         Optional name.
+
+    Attributes
+    ----------
+    default_update
+        ``None``, or an expression (of this variable's Type) that every function reading
+        this variable uses as its update, unless that function is given another update
+        for it or ``no_default_updates`` says otherwise (as in PyTensor). A clone does not
+        inherit it.
     """
+
+    default_update: Variable | None
 
     def __init__(
         self,
@@ -41,6 +51,7 @@ class SharedVariable(Variable):
         self.container = Container(
             self, storage, strict=strict, allow_downcast=allow_downcast, name=name
         )
+        self.default_update = None
 
     def get_value(self, borrow: bool = False, return_internal_type: bool = False) -> Any:
         """Return the current value (a copy unless ``borrow``)."""
@@ -69,5 +80,6 @@ class SharedVariable(Variable):
         cp = self.__class__.__new__(self.__class__)
         Variable.__init__(cp, self.type, None, None, kwargs.get("name", self.name))
         cp.container = self.container
+        cp.default_update = None
         cp.tag = copy.copy(self.tag)
         return cp

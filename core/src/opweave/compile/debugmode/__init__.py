@@ -1,29 +1,25 @@
-"""DebugMode: compile functions that check every Op implementation and every rewrite.
+"""``opweave.compile.debugmode``: re-exports of :mod:`opweave.compile.debug.debugmode`,
+where DebugMode lives (as in PyTensor's ``pytensor.compile.debug.debugmode``)."""
 
-Usage::
-
-    from opweave.compile.debugmode import DebugMode, BadThunkOutput
-
-    f = opweave.function([x, y], out, mode=DebugMode())   # or mode="DebugMode"
-    f(1.0, 2.0)   # raises a DebugModeError subclass if something is wrong
-
-See :class:`DebugMode` for what is checked.
-"""
-
-from opweave.compile.debugmode.checks import ALL_PREALLOC_MODES, DEFAULT_PREALLOC_MODES
-from opweave.compile.debugmode.errors import (
+from opweave.compile.debug.debugmode import (
+    ALL_PREALLOC_MODES,
+    DEFAULT_PREALLOC_MODES,
+    DEFAULT_STABILITY_PATIENCE,
     BadDestroyMap,
     BadOptimization,
     BadThunkOutput,
     BadViewMap,
+    DebugLinker,
+    DebugMode,
     DebugModeError,
     DebugModeWarning,
+    DebugSettings,
     InvalidValueError,
+    NodeChecker,
+    Replacement,
+    ReplacementTracker,
     StochasticOrder,
 )
-from opweave.compile.debugmode.linker import DebugLinker, DebugSettings, NodeChecker
-from opweave.compile.debugmode.mode import DEFAULT_STABILITY_PATIENCE, DebugMode
-from opweave.compile.debugmode.tracker import Replacement, ReplacementTracker
 
 __all__ = [
     "ALL_PREALLOC_MODES",

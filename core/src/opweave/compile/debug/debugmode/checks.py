@@ -4,7 +4,7 @@
   (``values_eq_approx`` and ``values_eq``, with exact NumPy shortcuts first).
 * :func:`check_destroy_map`, :func:`check_view_map`, :func:`check_valid_outputs`:
   what one run of one implementation must respect.
-* :func:`preallocated_storage`: the pre-filled output storage of seed 003/004's reuse
+* :func:`preallocated_storage`: the pre-filled output storage of the storage reuse
   contract ("of the good dtype, but can have the wrong shape and have any stride
   pattern").
 """
@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from opweave.compile.debugmode.errors import (
+from opweave.compile.debug.debugmode.errors import (
     BadDestroyMap,
     BadViewMap,
     InvalidValueError,
@@ -209,7 +209,7 @@ def check_view_map(
 
     An output may share memory with an input only if ``view_map`` or ``destroy_map``
     lists that input for that output. Two outputs may share memory only if one of them is
-    a hidden output (seed 003: used by no node and not a graph output), or both declare
+    a hidden output (used by no node and not a graph output), or both declare
     the same input. Immutable values (numbers, strings) are never considered aliased.
     """
     op = node.op

@@ -6,8 +6,8 @@ import copy
 from collections.abc import Iterable
 from typing import Any
 
-from opweave.compile.debugmode.checks import resolve_prealloc_modes
-from opweave.compile.debugmode.linker import DebugLinker, DebugSettings
+from opweave.compile.debug.debugmode.checks import resolve_prealloc_modes
+from opweave.compile.debug.debugmode.linker import DebugLinker, DebugSettings
 from opweave.compile.mode import Mode
 
 __all__ = ["DEFAULT_STABILITY_PATIENCE", "DebugMode"]
@@ -22,7 +22,7 @@ class DebugMode(Mode):
 
     A function compiled with ``mode=DebugMode()`` (or ``mode="DebugMode"``, or with
     ``config.mode = "DebugMode"``) returns what the normal linkers return, and raises a
-    :class:`~opweave.compile.debugmode.errors.DebugModeError` when it finds:
+    :class:`~opweave.compile.debug.debugmode.errors.DebugModeError` when it finds:
 
     * two implementations of a node (``debug_perform``, ``py``, ``c``, ... whatever the
       installed backends offer) that disagree: ``BadThunkOutput``;
@@ -32,7 +32,7 @@ class DebugMode(Mode):
     * an output its Type rejects (or, with ``check_isfinite``, a NaN/inf):
       ``InvalidValueError``;
     * an implementation that computes something else when its output storage is
-      pre-filled (seed 003's reuse contract): ``BadThunkOutput`` naming the mode;
+      pre-filled (the storage reuse contract): ``BadThunkOutput`` naming the mode;
     * a rewrite that replaced a variable with one of a different value:
       ``BadOptimization`` naming the rewrite;
     * rewriting that does not always give the same graph: ``StochasticOrder``.
@@ -58,10 +58,10 @@ class DebugMode(Mode):
         ``strided``; ``[]`` turns the check off.
     require_matching_strides
         0: ignore differences in output strides between implementations; 1: warn
-        (:class:`~opweave.compile.debugmode.errors.DebugModeWarning`); 2: raise
+        (:class:`~opweave.compile.debug.debugmode.errors.DebugModeWarning`); 2: raise
         ``BadThunkOutput``.
     linker
-        ``None`` (the default) or a :class:`~opweave.compile.debugmode.linker.DebugLinker`;
+        ``None`` (the default) or a :class:`~opweave.compile.debug.debugmode.linker.DebugLinker`;
         DebugMode cannot use another linker.
     impls
         More implementation names to ask the backends for (after ``"py"`` and ``"c"``),

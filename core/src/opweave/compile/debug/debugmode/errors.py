@@ -155,7 +155,7 @@ class BadThunkOutput(DebugModeError):
 
     Raised when two implementations of an Op (``debug_perform``, ``py``, ``c``...)
     give different values, or when an implementation gives a different value (or
-    fails) when its output storage was pre-allocated (seed 003's reuse contract).
+    fails) when its output storage was pre-allocated (the storage reuse contract).
 
     Parameters
     ----------

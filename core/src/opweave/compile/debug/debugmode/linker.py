@@ -2,7 +2,7 @@
 
 :class:`DebugLinker` runs each node of the graph (and each node that rewriting replaced)
 once per implementation the installed backends offer, each time on copies of the input
-values, checks what each run did (:mod:`opweave.compile.debugmode.checks`), re-runs it
+values, checks what each run did (:mod:`opweave.compile.debug.debugmode.checks`), re-runs it
 with pre-filled output storage, compares all the results with the reference, and
 finally compares the value of every variable a rewrite replaced with the value of its
 replacement.
@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from opweave.compile.debugmode.checks import (
+from opweave.compile.aliasing import view_chain
+from opweave.compile.debug.debugmode.checks import (
     DEFAULT_PREALLOC_MODES,
     check_destroy_map,
     check_valid_outputs,
@@ -26,7 +27,7 @@ from opweave.compile.debugmode.checks import (
     preallocated_storage,
     values_match,
 )
-from opweave.compile.debugmode.errors import (
+from opweave.compile.debug.debugmode.errors import (
     BadOptimization,
     BadThunkOutput,
     DebugModeError,
@@ -34,8 +35,7 @@ from opweave.compile.debugmode.errors import (
     StochasticOrder,
     describe_inputs,
 )
-from opweave.compile.debugmode.tracker import Replacement, ReplacementTracker
-from opweave.compile.function_maker import view_chain
+from opweave.compile.debug.debugmode.tracker import Replacement, ReplacementTracker
 from opweave.compile.ops import deep_copy_op
 from opweave.configdefaults import config
 from opweave.graph.basic import Apply, Constant, Variable, io_toposort
@@ -47,7 +47,7 @@ from opweave.link.lookup import available_linkers, resolve_linker
 from opweave.printing import debugprint
 
 if TYPE_CHECKING:
-    from opweave.compile.debugmode.mode import DebugMode
+    from opweave.compile.debug.debugmode.mode import DebugMode
 
 __all__ = ["DebugLinker", "DebugSettings", "NodeChecker"]
 
@@ -162,7 +162,7 @@ class NodeChecker:
     settings
         What to check.
     hidden
-        Indices of the node's hidden outputs (seed 003: used by no node and not a graph
+        Indices of the node's hidden outputs (used by no node and not a graph
         output). They hold the Op's private state: they may alias other outputs, and
         their values are neither compared between runs nor checked for NaN/inf.
     active
@@ -246,9 +246,9 @@ class NodeChecker:
                     prealloc=mode,
                     reason=(
                         f"implementation {impl.name!r} raised {type(exc).__name__}: {exc} when "
-                        f"its output storage was pre-allocated ({mode}); seed 003 says the "
-                        "storage may hold any value of the right type, of the wrong shape or "
-                        "with any strides"
+                        f"its output storage was pre-allocated ({mode}); the output storage "
+                        "contract says it may hold any value of the right type, of the wrong "
+                        "shape or with any strides"
                     ),
                 ) from exc
             exc.add_note(
@@ -338,7 +338,7 @@ class NodeChecker:
 def protect_outputs(fgraph: FunctionGraph) -> None:
     """Deep-copy outputs that alias an input, a constant or an earlier output.
 
-    The same rule as :class:`~opweave.compile.function_maker.FunctionMaker` applies before
+    The same rule as :class:`~opweave.compile.maker.FunctionMaker` applies before
     linking; DebugMode applies it again after its own rewriting.
     """
     roots_seen: set[Variable] = set()
@@ -390,10 +390,10 @@ def same_graph(a: FunctionGraph, b: FunctionGraph) -> bool:
 
 
 class DebugLinker(Linker):
-    """The linker of :class:`~opweave.compile.debugmode.DebugMode`.
+    """The linker of :class:`~opweave.compile.debug.debugmode.DebugMode`.
 
     When it accepts a graph and its mode asks for rewrites, it runs them itself with a
-    :class:`~opweave.compile.debugmode.tracker.ReplacementTracker` attached (the mode
+    :class:`~opweave.compile.debug.debugmode.tracker.ReplacementTracker` attached (the mode
     tells ``FunctionMaker`` not to rewrite), checks that rewriting is deterministic
     (``stability_patience``), and re-protects the outputs. The function it makes
     computes every node ever in the graph through :class:`NodeChecker` and compares

@@ -1,0 +1,473 @@
+"""The compiled callable: :class:`Function`, its argument binding, and :meth:`Function.copy`."""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from typing import TYPE_CHECKING, Any
+
+from opweave.compile.aliasing import InputAliasGuard
+from opweave.compile.io import In, Out
+from opweave.compile.sharedvalue import SharedVariable
+from opweave.graph.basic import Variable, clone_get_equiv
+from opweave.graph.fg import FunctionGraph
+
+if TYPE_CHECKING:
+    from opweave.compile.maker import FunctionMaker
+
+__all__ = ["Function"]
+
+
+def _is_shared(var: Variable) -> bool:
+    return hasattr(var, "container") and hasattr(var, "get_value")
+
+
+class Function:
+    """A compiled function. Call it with the input values in order (or by name).
+
+    Thread safety: one Function may be called from many threads at once. Its linker keeps
+    every value (inputs, intermediates, outputs) in storage cells shared by all calls, so
+    each call holds the Function's lock (a :class:`threading.Lock`) from the moment its
+    arguments are stored until its outputs and updates are taken: calls of one Function
+    run one at a time, calls of different Functions concurrently. A lock was chosen over
+    per-call storage because it keeps the linkers' storage reuse (outputs written into the
+    previous call's arrays, the ``c`` linker's one-step fast call) and costs a fraction of
+    a microsecond when uncontended. A Function that calls itself from inside its own graph
+    (an Op's ``perform`` calling it) deadlocks instead of corrupting its storage.
+
+    After each call the storage cells of the explicit inputs that have no default value
+    are emptied, so a compiled function never keeps its caller's arrays alive; inputs with
+    a default (``In(value=...)``) and shared variables keep their values.
+
+    Aliased arguments: when the graph overwrites an input in place (an input marked
+    ``In(mutable=True)``, or a shared variable updated in place), arguments that share
+    memory with that input (the same array passed twice, an array and a view of it, a
+    shared variable's own value) are copied before the call, so the results are those of
+    the graph as written (:class:`~opweave.compile.aliasing.InputAliasGuard`). Functions
+    that overwrite no input do no such check. With ``trust_input`` it is skipped.
+
+    Attributes
+    ----------
+    maker
+        The :class:`~opweave.compile.maker.FunctionMaker`; ``maker.fgraph`` is the
+        rewritten graph.
+    trust_input
+        If true, arguments are not checked (faster; wrong values are the caller's fault).
+    name
+        The name given to ``function`` (used in error messages).
+    profile
+        What was passed as ``profile`` (opweave has no profiler of its own; the value is
+        kept for callers that read it back).
+    """
+
+    def __init__(
+        self,
+        maker: FunctionMaker,
+        fn: Any,
+        input_cells: list[list[Any]],
+        output_cells: list[list[Any]],
+        unpack_single: bool,
+        name: str | None = None,
+        profile: Any = None,
+    ) -> None:
+        self.maker = maker
+        self.fn = fn
+        self.input_cells = input_cells
+        self.output_cells = output_cells
+        self.unpack_single = unpack_single
+        self.trust_input = False
+        self.name = maker.name if name is None else name
+        self.profile = profile
+        self._lock = threading.Lock()
+        ins = maker.inputs
+        self._n_args = len(ins)
+        self._arg_specs = [
+            (
+                cell,
+                inp.variable.type.filter,
+                inp.strict,
+                inp.allow_downcast,
+                i,
+                inp.name if inp.name is not None else inp.variable.name,
+                inp.variable.type,
+            )
+            for i, (inp, cell) in enumerate(zip(ins, input_cells, strict=False))
+        ]
+        self._defaults = [
+            (i, cell)
+            for i, (inp, cell) in enumerate(zip(ins, input_cells, strict=False))
+            if inp.has_value
+        ]
+        # Cells emptied after each call: explicit inputs without a default (whose value is
+        # the caller's, needed by no later call). Defaults and shared variables stay.
+        self._transient_cells = tuple(
+            cell
+            for inp, cell in zip(ins, input_cells, strict=False)
+            if not inp.has_value and inp.update is None and not _is_shared(inp.variable)
+        )
+        # Inputs with an update carry state between calls; the others return to their
+        # default whenever the caller omits them.
+        self._default_values = {i: cell[0] for i, cell in self._defaults if ins[i].update is None}
+        self._names = {inp.name: i for i, inp in enumerate(ins) if inp.name is not None}
+        n_out = len(maker.outputs)
+        self._user_out_cells = output_cells[:n_out]
+        update_mapping = maker.fgraph.update_mapping
+        self._update_targets = [
+            (output_cells[o], input_cells[update_mapping[o]]) for o in sorted(update_mapping)
+        ]
+        # Only a graph overwriting one of its inputs needs its arguments checked for
+        # shared memory (None otherwise: the common call does no such check).
+        self._alias_guard = InputAliasGuard.for_graph(maker.fgraph, input_cells[self._n_args :])
+        make_fast_call = getattr(maker.linker, "make_fast_call", None)
+        self._fast = (
+            make_fast_call(
+                [_bound_filter(spec[1], spec[2], spec[3]) for spec in self._arg_specs],
+                self._update_targets,
+                self._user_out_cells,
+                unpack_single,
+                self._transient_cells,
+            )
+            if make_fast_call is not None
+            else None
+        )
+        # A linker's fast call is thread-safe by contract: every call can go through it
+        # without a lock here, unless an explicit input carries state between calls
+        # (In(update=...)): binding its current value outside the call could lose an update;
+        # or unless arguments must be checked for shared memory (the check reads shared
+        # variables' values, which another call may be updating).
+        self._lock_free = (
+            self._fast is not None
+            and all(inp.update is None for inp in ins)
+            and self._alias_guard is None
+        )
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._lock_free:
+            if kwargs or len(args) != self._n_args:
+                args = tuple(self._bind_values(args, kwargs))
+            try:
+                return self._fast(*args)  # type: ignore[misc]
+            except Exception as exc:
+                try:
+                    self._fast_call_failed(exc, args)
+                finally:  # the call leaves the arguments in their cells when it fails
+                    for cell in self._transient_cells:
+                        cell[0] = None
+                raise
+        lock = self._lock
+        lock.acquire()
+        try:
+            if self._alias_guard is not None and not self.trust_input:
+                args = tuple(self._alias_guard(self._bind_current(args, kwargs)))
+                kwargs = {}
+            fast = self._fast
+            if fast is None or kwargs:
+                return self._call(args, kwargs)
+            try:
+                out = fast(*args)
+            except Exception as exc:
+                self._fast_call_failed(exc, args)
+                raise
+            return self._call(args, kwargs) if out is NotImplemented else out
+        finally:
+            for cell in self._transient_cells:
+                cell[0] = None
+            lock.release()
+
+    def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """The generic call (keywords, omitted inputs, no fast path); the lock is held."""
+        if kwargs or len(args) != self._n_args:
+            args = self._bind(args, kwargs)
+        if self.trust_input:
+            for spec, value in zip(self._arg_specs, args, strict=False):
+                if value is not _DEFAULT:
+                    spec[0][0] = value
+        else:
+            for (cell, filt, strict, downcast, i, name, typ), value in zip(
+                self._arg_specs, args, strict=False
+            ):
+                if value is _DEFAULT:
+                    continue
+                try:
+                    cell[0] = filt(value, strict, downcast)
+                except (TypeError, ValueError) as exc:
+                    raise type(exc)(
+                        f"bad input argument {i} (name {name!r}) to {self._label()}: expected "
+                        f"{typ}, got {type(value).__name__} {_short(value)}: {exc}"
+                    ) from exc
+        self.fn()
+        for src, dst in self._update_targets:
+            dst[0] = src[0]
+        if self.unpack_single:
+            return self._user_out_cells[0][0]
+        return [cell[0] for cell in self._user_out_cells]
+
+    def _fast_call_failed(self, exc: Exception, args: tuple[Any, ...]) -> None:
+        """Re-raise a refused argument the way the generic path words it."""
+        explain = getattr(self.maker.linker, "explain_failure", None)
+        found = explain(exc) if explain is not None else None
+        if found is None or found[0] != "input":
+            return
+        try:
+            i = self.maker.fgraph.inputs.index(found[1])
+        except ValueError:
+            return
+        if i >= self._n_args or not isinstance(exc, TypeError | ValueError):
+            return
+        _, _, _, _, _, name, typ = self._arg_specs[i]
+        value = args[i]
+        raise type(exc)(
+            f"bad input argument {i} (name {name!r}) to {self._label()}: expected "
+            f"{typ}, got {type(value).__name__} {_short(value)}: {exc}"
+        ) from exc
+
+    def _bind_values(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
+        """Every explicit input's value, omitted ones taking their default (no cell is
+        written: the fast call stores them)."""
+        values = self._bind(args, kwargs, store_defaults=False)
+        return [
+            self._default_values[i] if value is _DEFAULT else value
+            for i, value in enumerate(values)
+        ]
+
+    def _bind_current(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
+        """Every explicit input's value, omitted ones taking what their cell holds (their
+        default, or the state an ``In(update=...)`` input carries); the lock is held."""
+        if not kwargs and len(args) == self._n_args:
+            return list(args)
+        values = self._bind(args, kwargs)
+        return [
+            self._arg_specs[i][0][0] if value is _DEFAULT else value
+            for i, value in enumerate(values)
+        ]
+
+    def _bind(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], store_defaults: bool = True
+    ) -> list[Any]:
+        """Every explicit input's value, ``_DEFAULT`` for omitted ones (whose cells get
+        their default back, with ``store_defaults``)."""
+        if len(args) > self._n_args:
+            raise TypeError(
+                f"{self._label()} takes {self._n_args} inputs, got {len(args)} positional arguments"
+            )
+        values: list[Any] = list(args) + [_MISSING] * (self._n_args - len(args))
+        for key, value in kwargs.items():
+            if key not in self._names:
+                raise TypeError(f"{self._label()} has no input named {key!r}")
+            i = self._names[key]
+            if values[i] is not _MISSING:
+                raise TypeError(f"{self._label()} got input {key!r} twice")
+            values[i] = value
+        defaults = dict(self._defaults)
+        for i, value in enumerate(values):
+            if value is _MISSING:
+                if i not in defaults:
+                    _, _, _, _, _, name, typ = self._arg_specs[i]
+                    raise TypeError(
+                        f"missing input argument {i} (name {name!r}, type {typ}) to {self._label()}"
+                    )
+                values[i] = _DEFAULT
+                if store_defaults and i in self._default_values:
+                    defaults[i][0] = self._default_values[i]
+        return values
+
+    def _label(self) -> str:
+        return f"opweave function {self.name!r}" if self.name else "opweave function"
+
+    def __repr__(self) -> str:
+        return f"<Function {self.name or ''} {self.maker.fgraph}>"
+
+    # ------------------------------------------------------------------ copying
+
+    def __copy__(self) -> Function:
+        return self.copy()
+
+    def copy(
+        self,
+        share_memory: bool = False,
+        swap: dict[SharedVariable, SharedVariable] | None = None,
+        delete_updates: bool = False,
+        name: str | None = None,
+        profile: Any = None,
+    ) -> Function:
+        """Return a copy of this function, linked anew from its rewritten graph.
+
+        The copy has its own graph, linker and output storage; it is not rewritten again.
+        Explicit inputs keep their defaults (a mutable or state-carrying one gets its own
+        cell, the others share the original's); shared variables are shared, unless
+        swapped.
+
+        Parameters
+        ----------
+        share_memory
+            Let the copy use the same storage as this function for intermediate results
+            (not for inputs and outputs). Saves memory, most with ``allow_gc=False``; the
+            two functions must then not run at the same time (from two threads).
+        swap
+            ``{shared variable of this function: shared variable to use instead}`` in the
+            copy. Each replacement must have the same Type (or a more specific one).
+        delete_updates
+            Drop the updates in the copy: it computes the outputs and changes no shared
+            variable (one it overwrites in place still changes, with a warning).
+        name
+            The copy's name; default: this function's name followed by ``" copy"``.
+        profile
+            Kept as the copy's ``profile`` attribute; default: this function's.
+
+        Returns
+        -------
+        Function
+            The new function.
+
+        Raises
+        ------
+        TypeError
+            If a ``swap`` key or value is not a shared variable, or a replacement's Type
+            does not match.
+        ValueError
+            If a ``swap`` key is not a shared variable of this function.
+        """
+        maker = self.maker
+        fgraph = maker.fgraph
+        n_out = len(maker.outputs)
+        user_vars = [inp.variable for inp in maker.inputs] + list(maker.implicit)
+        swap = dict(swap or {})
+        memo: dict[Any, Any] = {}
+        for old, new in swap.items():
+            position = self._swap_position(old, new, user_vars)
+            memo[fgraph.inputs[position]] = new.clone()
+        if delete_updates:
+            out_vars = fgraph.outputs[:n_out]
+            self._warn_destroyed_without_update()
+        else:
+            out_vars = list(fgraph.outputs)
+        equiv = clone_get_equiv(fgraph.inputs, out_vars, memo=memo)
+        fg_copy = FunctionGraph(
+            [equiv[v] for v in fgraph.inputs],
+            [equiv[v] for v in out_vars],
+            clone=False,
+            update_mapping={} if delete_updates else fgraph.update_mapping,
+        )
+        ins = []
+        for inp in maker.inputs:
+            new_in = _copy_in(inp)
+            if delete_updates:
+                new_in.update = None
+            ins.append(new_in)
+        implicit = [swap.get(var, var) for var in maker.implicit]
+        storage_map = None
+        if share_memory:
+            old_map = getattr(self.fn, "storage_map", None) or {}
+            ends = set(fgraph.inputs) | set(fgraph.outputs)
+            storage_map = {
+                equiv[var]: cell
+                for var, cell in old_map.items()
+                if var not in ends and var in equiv and var.owner is not None
+            }
+        new_maker = type(maker)(
+            ins,
+            [Out(o.variable, o.borrow) for o in maker.outputs],
+            mode=maker.mode,
+            name=maker.name,
+            on_unused_input="ignore",
+            accept_inplace=True,
+            fgraph=fg_copy,
+            implicit=implicit,
+        )
+        # Explicit inputs that are neither overwritten nor carry state keep sharing their
+        # default value with this function; the others start from a copy of the current one.
+        input_storage: list[list[Any]] = []
+        for i, inp in enumerate(maker.inputs):
+            cell = self.input_cells[i]
+            if inp.has_value and not (inp.mutable or inp.update is not None):
+                input_storage.append(cell)
+            else:
+                input_storage.append([cell[0]] if inp.has_value else [None])
+        if not name and self.name:
+            name = self.name + " copy"
+        copied = new_maker.create(
+            unpack_single=self.unpack_single,
+            input_storage=input_storage,
+            storage_map=storage_map,
+            name=name,
+            profile=self.profile if profile is None else profile,
+        )
+        copied.trust_input = self.trust_input
+        return copied
+
+    def _swap_position(self, old: Any, new: Any, user_vars: list[Variable]) -> int:
+        """Where shared variable ``old`` is among this function's inputs, after checking
+        that ``new`` may replace it."""
+        if not isinstance(old, SharedVariable):
+            raise TypeError(
+                f"Function.copy: the keys of swap must be shared variables, got "
+                f"{type(old).__name__} {old!r}"
+            )
+        if not isinstance(new, SharedVariable):
+            raise TypeError(
+                f"Function.copy: swap[{old}] must be a shared variable of type {old.type}, "
+                f"got {type(new).__name__} {new!r}"
+            )
+        if old not in user_vars:
+            raise ValueError(
+                f"Function.copy: shared variable {old} is not an input of {self._label()}; "
+                f"its shared variables are: "
+                f"{', '.join(str(v) for v in user_vars if isinstance(v, SharedVariable)) or 'none'}"
+            )
+        if new.type != old.type and old.type.convert_variable(new) is not new:
+            raise TypeError(
+                f"Function.copy: swap[{old}] has type {new.type}, expected {old.type} (the "
+                f"type of {old})"
+            )
+        return user_vars.index(old)
+
+    def _warn_destroyed_without_update(self) -> None:
+        fgraph = self.maker.fgraph
+        destroyers = getattr(fgraph, "destroyers", None)
+        if destroyers is None:
+            return
+        n_out = len(self.maker.outputs)
+        kept = set()
+        for out in fgraph.outputs[:n_out]:
+            stack = [out]
+            while stack:
+                var = stack.pop()
+                if var.owner is not None and var.owner not in kept:
+                    kept.add(var.owner)
+                    stack.extend(var.owner.inputs)
+        for i in fgraph.update_mapping.values():
+            var = fgraph.inputs[i]
+            if any(node in kept for node in destroyers(var)):
+                warnings.warn(
+                    f"Function.copy(delete_updates=True): {var} will still change, because "
+                    "an operation of the copied graph overwrites it in place",
+                    UserWarning,
+                    stacklevel=3,
+                )
+
+
+_MISSING = object()
+_DEFAULT = object()
+
+
+def _copy_in(inp: In) -> In:
+    new = In.__new__(In)
+    new.__dict__.update(inp.__dict__)
+    return new
+
+
+def _bound_filter(filt: Any, strict: bool, allow_downcast: bool | None) -> Any:
+    """``filt`` with the input's settings bound, for a linker's fast call; its ``strict``
+    attribute tells the linker whether only exact values may pass. (A closure passing them
+    positionally: a ``functools.partial`` with keywords costs twice as much per call.)"""
+
+    def bound(value: Any) -> Any:
+        return filt(value, strict, allow_downcast)
+
+    bound.strict = strict  # type: ignore[attr-defined]
+    return bound
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -1,0 +1,435 @@
+"""``function`` and :class:`FunctionMaker`: from inputs, outputs and updates to a callable.
+
+``function`` rebuilds the graph with the ``givens`` and collects the shared variables and
+their updates (explicit ones, then ``default_update``\\ s:
+:func:`~opweave.compile.rebuild.rebuild_collect_shared`); :class:`FunctionMaker` builds the
+:class:`~opweave.graph.fg.FunctionGraph`, rewrites it, protects the caller's memory
+(:mod:`opweave.compile.aliasing`) and links it; the result is a
+:class:`~opweave.compile.executor.Function`.
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+from opweave.compile.aliasing import (
+    add_supervisor_to_fgraph,
+    destructive_nodes,
+    insert_deepcopy,
+    view_chain,
+)
+from opweave.compile.device import device_rewrite_tags
+from opweave.compile.executor import Function
+from opweave.compile.io import In, Out
+from opweave.compile.mode import Mode, get_mode, linker_from_name
+from opweave.compile.rebuild import UnusedInputError, rebuild_collect_shared
+from opweave.configdefaults import config
+from opweave.graph.basic import Constant, Variable, graph_inputs
+from opweave.graph.features import DestroyHandler
+from opweave.graph.fg import FunctionGraph
+from opweave.graph.rewriting import build_rewrite_database
+from opweave.graph.utils import MissingInputError
+
+__all__ = ["FunctionMaker", "UnusedInputError", "function"]
+
+
+def _is_shared(var: Variable) -> bool:
+    return hasattr(var, "container") and hasattr(var, "get_value")
+
+
+class FunctionMaker:
+    """Builds the :class:`FunctionGraph` of a function, rewrites it, and links it.
+
+    Parameters
+    ----------
+    inputs
+        The :class:`~opweave.compile.io.In` of each explicit input.
+    outputs
+        The :class:`~opweave.compile.io.Out` of each returned output.
+    mode
+        A :class:`~opweave.compile.mode.Mode`, a mode name, or ``None``.
+    updates
+        ``(shared variable, expression)`` pairs.
+    name
+        The function's name.
+    on_unused_input
+        ``"raise"``, ``"warn"`` or ``"ignore"``.
+    accept_inplace
+        Whether the graph may already contain destructive Ops.
+    fgraph
+        An already rewritten and protected graph to link as it is (what
+        :meth:`Function.copy <opweave.compile.executor.Function.copy>` passes): its first
+        inputs are ``inputs``' variables, the others the shared variables ``implicit``;
+        its outputs after the first ``len(outputs)`` are updates
+        (``fgraph.update_mapping``). ``updates`` is then ignored.
+    implicit
+        With ``fgraph``: the shared variables behind its implicit inputs.
+
+    Attributes
+    ----------
+    fgraph
+        The rewritten graph (PyTensor's ``f.maker.fgraph``).
+    mode
+        The :class:`Mode` used.
+    linker
+        The linker instance that produced the callable.
+    implicit
+        The shared variables the function reads without the caller passing them.
+    """
+
+    def __init__(
+        self,
+        inputs: Sequence[In],
+        outputs: Sequence[Out],
+        mode: str | Mode | None = None,
+        updates: Sequence[tuple[Variable, Variable]] = (),
+        name: str | None = None,
+        on_unused_input: str = "raise",
+        accept_inplace: bool = False,
+        *,
+        fgraph: FunctionGraph | None = None,
+        implicit: Sequence[Variable] | None = None,
+    ) -> None:
+        if on_unused_input not in ("raise", "warn", "ignore"):
+            raise ValueError(
+                f"on_unused_input must be 'raise', 'warn' or 'ignore', got {on_unused_input!r}"
+            )
+        self.mode = get_mode(mode)
+        self.name = name
+        self.inputs = list(inputs)
+        self.outputs = list(outputs)
+        # The mode's linker, its name resolved once (the rewrite tags and linking use it).
+        self._linker_choice: Any = None
+        if fgraph is not None:
+            self._adopt(fgraph, list(implicit or ()))
+            return
+        seen: set[Variable] = set()
+        for i, inp in enumerate(self.inputs):
+            if inp.variable in seen:
+                raise ValueError(f"function input {i} ({inp.variable}) is given twice")
+            seen.add(inp.variable)
+
+        # Updates: from `updates=` on shared variables, and from In(update=...).
+        self.updates: list[tuple[Variable, Variable]] = []
+        for target, expr in updates:
+            if not _is_shared(target):
+                raise TypeError(f"update target {target} is not a shared variable")
+            expr = target.type.filter_variable(expr)
+            self.updates.append((target, expr))
+        for inp in self.inputs:
+            if inp.update is not None:
+                self.updates.append((inp.variable, inp.variable.type.filter_variable(inp.update)))
+        targets = [t for t, _ in self.updates]
+        if len(set(targets)) != len(targets):
+            raise ValueError("a variable is updated more than once")
+
+        out_vars = [o.variable for o in self.outputs]
+        exprs = out_vars + [e for _, e in self.updates]
+        explicit = [i.variable for i in self.inputs]
+        implicit_vars = [
+            v for v in graph_inputs(exprs + targets) if _is_shared(v) and v not in seen
+        ]
+        self.implicit = list(dict.fromkeys(implicit_vars))
+        all_inputs = explicit + self.implicit
+        self._check_unused(exprs, on_unused_input)
+        update_mapping = {
+            len(out_vars) + k: all_inputs.index(t) for k, (t, _) in enumerate(self.updates)
+        }
+        try:
+            fgraph = FunctionGraph(all_inputs, exprs, update_mapping=update_mapping)
+        except MissingInputError as exc:
+            var = exc.variable
+            raise MissingInputError(
+                f"the outputs need {var} (type {getattr(var, 'type', '?')}), which is not among "
+                "the function's inputs; add it to the inputs or replace it with givens",
+                variable=var,
+            ) from None
+        self.fgraph = fgraph
+        add_supervisor_to_fgraph(fgraph, self.inputs, accept_inplace)
+        self._rewrite()
+        insert_deepcopy(fgraph, self.inputs, self.outputs)
+        self.linker = self._make_linker()
+
+    def _adopt(self, fgraph: FunctionGraph, implicit: list[Variable]) -> None:
+        """Take an already prepared graph (see the ``fgraph`` parameter)."""
+        n_explicit = len(fgraph.inputs) - len(implicit)
+        if n_explicit != len(self.inputs):
+            raise ValueError(
+                f"FunctionMaker: the graph has {len(fgraph.inputs)} inputs, but "
+                f"{len(self.inputs)} explicit and {len(implicit)} implicit inputs were given"
+            )
+        self.implicit = implicit
+        everything = [inp.variable for inp in self.inputs] + implicit
+        self.updates = [
+            (everything[i], fgraph.outputs[o]) for o, i in sorted(fgraph.update_mapping.items())
+        ]
+        if not hasattr(fgraph, "destroyers") and destructive_nodes(fgraph):
+            fgraph.attach_feature(DestroyHandler())
+        self.fgraph = fgraph
+        self.linker = self._make_linker()
+
+    def _check_unused(self, exprs: list[Variable], policy: str) -> None:
+        if policy == "ignore":
+            return
+        used = set(graph_inputs(exprs))
+        for i, inp in enumerate(self.inputs):
+            if inp.variable in used or inp.update is not None:
+                continue
+            msg = (
+                f"function input {i} ({inp.variable}) is not used to compute any output; pass "
+                "on_unused_input='ignore' to allow it"
+            )
+            if policy == "raise":
+                raise UnusedInputError(msg)
+            warnings.warn(msg, stacklevel=4)
+
+    def _rewrite(self) -> None:
+        query = self.mode.rewrite_query()
+        if query is None:
+            return
+        include, exclude, require = query
+        include += self._target_rewrite_tags()
+        include += tuple(t for t in config.optimizer_including.split(":") if t)
+        exclude += tuple(t for t in config.optimizer_excluding.split(":") if t)
+        rewriter = build_rewrite_database().query(include=include, exclude=exclude, require=require)
+        rewriter.rewrite(self.fgraph)
+
+    def _target_rewrite_tags(self) -> tuple[str, ...]:
+        """Rewrite tags that ``config.device`` and the linker add to the query.
+
+        ``config.device`` other than ``cpu`` adds its kind (e.g. ``cuda``), after checking
+        that an installed, available backend provides it
+        (:func:`opweave.compile.device.device_rewrite_tags`); a linker class adds its
+        ``rewrite_tags`` attribute (the ``cuda`` linker adds ``cuda``).
+        """
+        tags = device_rewrite_tags(config.device)
+        return tags + tuple(getattr(self._chosen_linker(), "rewrite_tags", ()))
+
+    def _chosen_linker(self) -> Any:
+        """The mode's linker (a class or an instance), its name resolved once."""
+        chosen = self._linker_choice
+        if chosen is None:
+            chosen = self.mode.linker if self.mode.linker is not None else config.linker
+            if isinstance(chosen, str):
+                fast_compile = self.mode.optimizer == "fast_compile"
+                chosen = linker_from_name(chosen, fast_compile=fast_compile)
+            self._linker_choice = chosen
+        return chosen
+
+    def _make_linker(self) -> Any:
+        linker = self._chosen_linker()
+        if isinstance(linker, type):
+            linker = linker()
+        # An output's storage, and that of every variable it is a view of, is cleared before
+        # each call, so a node never writes into memory a returned value still uses.
+        no_recycling: list[Variable] = []
+        for i, out in enumerate(self.fgraph.outputs):
+            if i < len(self.outputs) and self.outputs[i].borrow:
+                continue
+            no_recycling.extend(v for v in view_chain(out) if v.owner is not None)
+        no_recycling = list(dict.fromkeys(no_recycling))
+        return linker.accept(self.fgraph, no_recycling=no_recycling)
+
+    def create(
+        self,
+        unpack_single: bool = False,
+        input_storage: list[list[Any]] | None = None,
+        storage_map: dict[Variable, list[Any]] | None = None,
+        name: str | None = None,
+        profile: Any = None,
+    ) -> Function:
+        """Link the graph and return the callable :class:`Function`.
+
+        Parameters
+        ----------
+        unpack_single
+            Return the single output itself rather than a one-element list.
+        input_storage
+            The storage cells of the explicit inputs (default: new cells holding each
+            input's default value, copied unless ``borrow``).
+        storage_map
+            Storage cells to use for some variables of the graph (intermediate results a
+            copied function shares with its original).
+        name, profile
+            The function's name (default: the maker's) and ``profile`` attribute.
+        """
+        if input_storage is None:
+            input_storage = []
+            for i, inp in enumerate(self.inputs):
+                value = None
+                if inp.has_value:
+                    value = inp.value if inp.borrow else copy.deepcopy(inp.value)
+                    value = self._filter_default(i, inp, value)
+                input_storage.append([value])
+        else:
+            input_storage = list(input_storage)
+        for var in self.implicit:
+            input_storage.append(var.container.storage)  # type: ignore[attr-defined]
+        fn, in_cells, out_cells, _thunks, _order = self.linker.make_all(
+            input_storage=input_storage, storage_map=storage_map
+        )
+        return Function(self, fn, in_cells, out_cells, unpack_single, name=name, profile=profile)
+
+    @staticmethod
+    def _filter_default(i: int, inp: In, value: Any) -> Any:
+        """An input's default value as its Type stores it (what a call would store).
+
+        Every value in an input cell is then one the Type's ``filter`` returned, as the
+        linkers expect: the C linkers read the cell of an omitted input without filtering.
+        """
+        typ = inp.variable.type
+        try:
+            return typ.filter(value, inp.strict, inp.allow_downcast)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(
+                f"the default value of function input {i} ({inp.variable}) is not a value of "
+                f"{typ}: {exc}"
+            ) from exc
+
+
+def function(
+    inputs: Sequence[Variable | In],
+    outputs: Variable | Out | Sequence[Variable | Out] | None = None,
+    mode: str | Mode | None = None,
+    updates: dict[Variable, Any] | Sequence[tuple[Variable, Any]] | None = None,
+    givens: dict[Variable, Any] | Sequence[tuple[Variable, Any]] | None = None,
+    no_default_updates: bool | Sequence[Variable] = False,
+    accept_inplace: bool = False,
+    name: str | None = None,
+    rebuild_strict: bool = True,
+    allow_input_downcast: bool | None = None,
+    profile: Any = None,
+    on_unused_input: str | None = None,
+    trust_input: bool = False,
+) -> Function:
+    """Compile a function computing ``outputs`` from ``inputs``.
+
+    Parameters
+    ----------
+    inputs
+        Variables (or :class:`In`) the caller passes, in order. A :class:`Constant`
+        cannot be an input; every non-constant root the outputs need must be one
+        (shared variables are found automatically).
+    outputs
+        A Variable (the function returns one value), a list (it returns a list),
+        or ``None`` (it returns an empty list, useful with ``updates``).
+    mode
+        A :class:`Mode`, a mode name (``"FAST_RUN"``, ``"FAST_COMPILE"``, ``"DebugMode"``,
+        any case), or ``None`` for ``config.mode``.
+    updates
+        ``(shared variable, expression)`` pairs: after each call the shared
+        variable holds the expression's value.
+    givens
+        ``(variable, replacement)`` pairs substituted in the graph before compiling
+        (in the outputs, the updates and the default updates).
+    no_default_updates
+        The ``default_update`` of every shared variable the graph reaches becomes an
+        update of the function, unless an explicit update is given for it; ``True``
+        turns that off, a list of shared variables turns it off for those.
+    accept_inplace
+        Whether the graph may contain destructive Ops (see
+        :func:`~opweave.compile.aliasing.add_supervisor_to_fgraph`).
+    name
+        The function's name, used in error messages.
+    rebuild_strict
+        With ``givens``: keep the Types of the rebuilt nodes' outputs (replacements
+        must have compatible Types); if false, the nodes are built anew.
+    allow_input_downcast
+        Passed to every input's ``Type.filter``.
+    profile
+        Kept as the function's ``profile`` attribute (opweave has no profiler).
+    on_unused_input
+        ``"raise"`` (default), ``"warn"`` or ``"ignore"`` for inputs the outputs do not use.
+    trust_input
+        Skip argument checking (the caller guarantees valid values).
+
+    Returns
+    -------
+    Function
+        The compiled callable; ``f.maker.fgraph`` is its rewritten graph.
+
+    Raises
+    ------
+    TypeError
+        A Constant among the inputs, or a non-Variable input or output.
+    opweave.graph.utils.MissingInputError
+        The outputs need a variable that is not an input.
+    """
+    ins = [_as_in(x, i, allow_input_downcast) for i, x in enumerate(inputs)]
+    single = isinstance(outputs, Variable | Out)
+    if outputs is None:
+        outs: list[Out] = []
+    elif single:
+        outs = [_as_out(outputs, 0)]  # type: ignore[arg-type]
+    else:
+        outs = [_as_out(o, i) for i, o in enumerate(outputs)]  # type: ignore[union-attr]
+    # The updates of In(update=...) inputs are rebuilt with the outputs.
+    in_updates = [k for k, inp in enumerate(ins) if isinstance(inp.update, Variable)]
+    extended = outs + [Out(ins[k].update) for k in in_updates]  # type: ignore[arg-type]
+    _, rebuilt, (_, _, update_expr, _) = rebuild_collect_shared(
+        extended,
+        [inp.variable for inp in ins],
+        replace=givens,
+        updates=updates,
+        rebuild_strict=rebuild_strict,
+        no_default_updates=no_default_updates,
+    )
+    for k, out in zip(in_updates, rebuilt[len(outs) :], strict=True):
+        if out.variable is not ins[k].update:
+            ins[k] = _with_update(ins[k], out.variable)
+    maker = FunctionMaker(
+        ins,
+        rebuilt[: len(outs)],
+        mode=mode,
+        updates=update_expr,
+        name=name,
+        on_unused_input=on_unused_input or "raise",
+        accept_inplace=accept_inplace,
+    )
+    fn = maker.create(unpack_single=single, profile=profile)
+    fn.trust_input = trust_input
+    return fn
+
+
+def _with_update(inp: In, update: Variable) -> In:
+    new = copy.copy(inp)
+    new.update = update
+    return new
+
+
+def _as_in(x: Any, position: int, allow_downcast: bool | None) -> In:
+    if isinstance(x, In):
+        if x.allow_downcast is None:
+            x.allow_downcast = allow_downcast
+        var = x.variable
+    elif isinstance(x, Variable):
+        var = x
+        x = In(x, allow_downcast=allow_downcast)
+    else:
+        raise TypeError(
+            f"function input {position} must be a Variable or In, got {type(x).__name__}: {x!r}"
+        )
+    if isinstance(var, Constant):
+        raise TypeError(
+            f"function input {position} ({var}) is a Constant: constants have a fixed value and "
+            "cannot be inputs; use a variable of the same type instead"
+        )
+    if var.owner is not None:
+        raise TypeError(
+            f"function input {position} ({var}) is computed by {var.owner.op}; inputs must be "
+            "roots of the graph (use givens to replace an intermediate)"
+        )
+    return x
+
+
+def _as_out(x: Any, position: int) -> Out:
+    if isinstance(x, Out):
+        return x
+    if isinstance(x, Variable):
+        return Out(x)
+    raise TypeError(
+        f"function output {position} must be a Variable or Out, got {type(x).__name__}: {x!r}"
+    )
