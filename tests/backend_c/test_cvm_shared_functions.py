@@ -26,7 +26,7 @@ def test_nodes_computing_the_same_thing_share_a_function() -> None:
     assert block_of(ot.log(x)).fn_name != a.fn_name  # another Op
     assert block_of(ot.exp(ot.dmatrix("m"))).fn_name != a.fn_name  # another rank
     kind = describe_kind(ot.exp(x).owner)
-    assert "exp" in kind and "float64" in kind and "first_input" not in kind
+    assert str(ot.exp(x).owner.op) in kind and "float64" in kind and "first_input" not in kind
 
 
 def test_an_output_that_may_not_be_recycled_is_another_function() -> None:

@@ -29,7 +29,7 @@ def test_sum_of_squares_becomes_one_node_with_the_same_value() -> None:
     (op,) = _ops(f)
     assert isinstance(op, MapReduce)
     assert isinstance(op.careduce, Sum) and op.elemwise.scalar_op == ps.sqr
-    assert str(op) == "Sum{axes=all}[sqr]"
+    assert str(op) == "Sum{axes=None}[sqr]"
     v = np.array([1.5, -2.0, 3.0])
     assert f(v) == pytest.approx(float(np.sum(v**2)))
 

@@ -163,13 +163,13 @@ def test_constant_folding_leaves_the_rest_of_the_graph() -> None:
     out = x * tm.exp(c)
     f = check_values([x], out, [mat(3)], mode=FAST_COMPILE)
     assert scalar_ops(f) == [type(tm.mul.scalar_op)]
-    assert not any(isinstance(op, Elemwise) and "exp" in str(op) for op in ops_of(f))
+    assert not any(isinstance(op, Elemwise) and "exp" in str(op).lower() for op in ops_of(f))
 
 
 def test_constant_folding_is_off_when_excluded_and_in_no_optimizer_mode() -> None:
     c = ot.constant(np.arange(3.0))
     f = function([], tm.exp(c), mode=FAST_COMPILE.excluding("constant_folding"))
-    assert [str(op) for op in ops_of(f)] == ["Elemwise{exp}"]
+    assert [str(op) for op in ops_of(f)] == ["Exp"]
 
 
 class CountingTwoOutputs(Op):
@@ -351,7 +351,7 @@ def test_log_one_plus_x_becomes_log1p() -> None:
     assert len(ops_of(function([x], out, mode=NO_REWRITE))) >= 2
     tiny = np.array([1e-20, 1e-10, 0.5])
     f = check_values([x], out, [tiny], mode=ALGEBRA)
-    assert names_of(f) == ["Elemwise{log1p}"]
+    assert names_of(f) == ["Log1p"]
     np.testing.assert_allclose(f(tiny), np.log1p(tiny), rtol=1e-15)  # unrewritten: 0.0
 
 
@@ -360,7 +360,7 @@ def test_exp_minus_one_becomes_expm1() -> None:
     tiny = np.array([1e-20, 1e-10, 0.5])
     for out in (tm.exp(x) - 1, tm.exp(x) + (-1.0)):
         f = check_values([x], out, [tiny], mode=ALGEBRA)
-        assert names_of(f) == ["Elemwise{expm1}"]
+        assert names_of(f) == ["Expm1"]
         np.testing.assert_allclose(f(tiny), np.expm1(tiny), rtol=1e-15)
 
 
@@ -393,10 +393,10 @@ def test_pow_by_two_becomes_sqr_and_by_one_disappears() -> None:
     x = ot.dvector("x")
     f = check_values([x], [x**2, x**1 + 1.0], [np.array([-1.5, 0.0, 3.0, np.inf])], ALGEBRA)
     names = [str(op) for op in ops_of(f)]
-    assert not any("pow" in n for n in names) and any("sqr" in n for n in names)
+    assert not any("Pow" in n for n in names) and any("Sqr" in n for n in names)
     i = ot.bvector("i")
     g = function([i], i**2.0, mode=ALGEBRA)  # int8 ** float64 is float64: left alone
-    assert any("pow" in str(op) for op in ops_of(g))
+    assert any("Pow" in str(op) for op in ops_of(g))
 
 
 # ====================================================================== shapes
@@ -540,7 +540,7 @@ def test_fusion_does_not_recompute_a_broadcast_value() -> None:
     v, m = ot.dvector("v"), ot.dmatrix("m")
     out = tm.exp(v) + m  # exp(v) has pattern (True, False) inside the sum: not fused
     f = check_values([v, m], out, [mat(3), mat(2, 3)], mode=FAST_RUN.excluding("inplace"))
-    exp_nodes = [n for n in f.maker.fgraph.toposort() if "exp" in str(n.op)]
+    exp_nodes = [n for n in f.maker.fgraph.toposort() if str(n.op) == "Exp" or "exp(" in str(n.op)]
     assert len(exp_nodes) == 1 and not isinstance(exp_nodes[0].op.scalar_op, Composite)
 
 

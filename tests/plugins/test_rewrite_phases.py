@@ -48,17 +48,17 @@ def test_a_canonicalize_rewrite_runs_before_specialize_and_inplace() -> None:
     get_plugin_manager().register(CanonicalizePlugin())
     ops, f = compiled_ops()
     # Specialize would have made ``sqr`` of the power, had it run first.
-    assert SEEN == [["Elemwise{exp}", "Elemwise{pow}", "Elemwise{add}"]]
-    assert ops == ["Elemwise{exp}", "Elemwise{mul}", "Elemwise{add}[(0, 0)]"]
+    assert SEEN == [["Exp", "Pow", "Add"]]
+    assert ops == ["Exp", "Mul", "Add"]
     # ... and inplace ran after it: the add writes into the product the rewrite made.
     add = f.maker.fgraph.toposort()[-1]
-    assert add.op.destroy_map == {0: [0]} and str(add.inputs[0].owner.op) == "Elemwise{mul}"
+    assert add.op.destroy_map == {0: [0]} and str(add.inputs[0].owner.op) == "Mul"
     assert np.allclose(f(np.array([0.0, 1.0])), np.exp([0.0, 2.0]) + np.array([0.0, 1.0]))
 
 
 def test_without_the_plugin_specialize_takes_the_power() -> None:
     ops, _ = compiled_ops()
-    assert ops == ["Elemwise{exp}", "Elemwise{sqr}[(0, 0)]", "Elemwise{add}[(0, 0)]"]
+    assert ops == ["Exp", "Sqr", "Add"]
 
 
 def test_the_plugin_tag_turns_it_off() -> None:
@@ -67,8 +67,8 @@ def test_the_plugin_tag_turns_it_off() -> None:
     mode = Mode(linker="py").excluding("fusion", "mine")
     f = opweave.function([x], ot.exp(x) ** 2, mode=mode)
     assert [str(n.op) for n in f.maker.fgraph.toposort()] == [
-        "Elemwise{exp}",
-        "Elemwise{sqr}[(0, 0)]",
+        "Exp",
+        "Sqr",
     ]
 
 
@@ -94,7 +94,7 @@ def test_the_refusal_reaches_the_plugin_author_at_compile_time() -> None:
         f = opweave.function([x], ot.exp(x) ** 2, mode=Mode(linker="py").excluding("fusion"))
     message = next(str(w.message) for w in info if issubclass(w.category, PluginWarning))
     assert "db['specialize'].register('pow_to_mul', rewriter, 'fast_run')" in message
-    assert "Elemwise{mul}" not in [str(n.op) for n in f.maker.fgraph.toposort()]
+    assert "Mul" not in [str(n.op) for n in f.maker.fgraph.toposort()]
 
 
 def test_a_positioned_entry_may_carry_a_phase_tag() -> None:

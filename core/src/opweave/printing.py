@@ -5,16 +5,16 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
-from opweave.graph.basic import Apply, Constant, Variable
-from opweave.graph.fg import FunctionGraph
+from opweave.graph.basic import AbstractApply, Constant, NominalVariable, Variable
+from opweave.graph.fg import FrozenFunctionGraph, FunctionGraph
 
 
 def _roots(obj: Any) -> list[Variable]:
     if isinstance(obj, Variable):
         return [obj]
-    if isinstance(obj, Apply):
+    if isinstance(obj, AbstractApply):
         return list(obj.outputs)
-    if isinstance(obj, FunctionGraph):
+    if isinstance(obj, FunctionGraph | FrozenFunctionGraph):
         return list(obj.outputs)
     maker = getattr(obj, "maker", None)
     if maker is not None:
@@ -30,13 +30,17 @@ def debugprint(
     print_type: bool = False,
     depth: int = -1,
     ids: str = "id",
+    print_destroy_map: bool = False,
+    print_view_map: bool = False,
 ) -> str:
     """Print ``obj``'s graph as an indented tree, one node per line.
 
     Parameters
     ----------
     obj
-        A Variable, Apply, FunctionGraph, compiled function, or a list of them.
+        A Variable, Apply, FunctionGraph (frozen or not), compiled function, or a list of
+        them. Ops print under the names PyTensor gives them (``Add``, ``Sum{axes=None}``,
+        ``ExpandDims{axis=0}``).
     file
         Where to write; ``"str"`` returns the text without printing, ``None`` is stdout.
     print_type
@@ -46,6 +50,10 @@ def debugprint(
     ids
         ``"id"`` labels nodes with short ids so shared subgraphs are recognisable;
         ``""`` prints none.
+    print_destroy_map, print_view_map
+        Append a node's ``destroy_map`` (`` d={0: [0]}``) or ``view_map``
+        (`` v={0: [0]}``) when it has one, as PyTensor does: an in-place Op prints under
+        the same name as the other.
 
     Returns
     -------
@@ -67,13 +75,24 @@ def debugprint(
         typ = f" <{var.type}>" if print_type else ""
         owner = var.owner
         if owner is None:
-            text = str(var) if isinstance(var, Constant) or var.name else f"<{var.type}>"
+            named = var.name or isinstance(var, Constant | NominalVariable)
+            text = str(var) if named else f"<{var.type}>"
             lines.append(f"{prefix}{text}{label(var)}{typ}")
             return
         out = "" if len(owner.outputs) == 1 else f".{var.index}"
         name = f" '{var.name}'" if var.name else ""
         seen = id(owner) in done
-        lines.append(f"{prefix}{owner.op}{out}{label(owner)}{name}{typ}{' ...' if seen else ''}")
+        maps = ""
+        for wanted, attr, tag in (
+            (print_destroy_map, "destroy_map", "d"),
+            (print_view_map, "view_map", "v"),
+        ):
+            mapping = getattr(owner.op, attr, None) if wanted else None
+            if mapping:
+                maps += f" {tag}={dict(mapping)}"
+        lines.append(
+            f"{prefix}{owner.op}{out}{label(owner)}{name}{typ}{maps}{' ...' if seen else ''}"
+        )
         if seen or level == depth:
             return
         done.add(id(owner))

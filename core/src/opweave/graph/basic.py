@@ -1,20 +1,76 @@
-"""Graph objects (:class:`Variable`, :class:`Constant`, :class:`Apply`) and graph walking.
+"""Graph objects (:class:`Variable`, :class:`Constant`, :class:`Apply`) and cloning.
 
 A graph is a bipartite DAG: :class:`Apply` nodes take :class:`Variable` inputs and own
 :class:`Variable` outputs. A variable whose ``owner`` is ``None`` is a graph root: a free
-input, a :class:`Constant`, or a shared variable.
+input, a :class:`Constant`, a :class:`NominalVariable`, or a shared variable.
+:class:`FrozenApply` is the immutable, interned node of frozen graphs
+(:class:`~opweave.graph.fg.FrozenFunctionGraph`).
+
+The graph walks (``ancestors``, ``graph_inputs``, ``io_toposort`` ...) live in
+:mod:`opweave.graph.traversal` and ``clone_replace`` in :mod:`opweave.graph.replace`, as in
+PyTensor; their old names here still work and give the very same functions.
 """
 
 from __future__ import annotations
 
 import copy as _copy
-from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+import weakref
+from collections.abc import Hashable, Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from opweave.graph.op import Op
     from opweave.graph.type import Type
+
+#: Names that moved to :mod:`opweave.graph.traversal` and :mod:`opweave.graph.replace`;
+#: the module's ``__getattr__`` forwards them there.
+_MOVED_TO_TRAVERSAL = frozenset(
+    {
+        "ancestors",
+        "apply_ancestors",
+        "apply_depends_on",
+        "applys_between",
+        "explicit_graph_inputs",
+        "general_toposort",
+        "get_var_by_name",
+        "graph_inputs",
+        "io_toposort",
+        "orphans_between",
+        "toposort",
+        "toposort_with_orderings",
+        "truncated_graph_inputs",
+        "variable_ancestors",
+        "variable_depends_on",
+        "vars_between",
+        "walk",
+        "walk_toposort",
+    }
+)
+_MOVED_TO_REPLACE = frozenset({"clone_replace"})
+
+
+def _opweave() -> ModuleType:
+    """The ``opweave`` package, through which graph objects reach what builds on them.
+
+    ``Variable.eval`` compiles (``opweave.function``, floor 6), ``dprint`` prints
+    (``opweave.printing``, floor 3), and the graph walks live in
+    ``opweave.graph.traversal``, which imports this module.
+    """
+    # late: every module of opweave builds on this one, including graph.traversal
+    import opweave
+
+    return opweave
+
+
+def __getattr__(name: str) -> Any:
+    """Forward the names that moved to :mod:`~opweave.graph.traversal` and
+    :mod:`~opweave.graph.replace`."""
+    if name in _MOVED_TO_TRAVERSAL:
+        return getattr(_opweave().graph.traversal, name)
+    if name in _MOVED_TO_REPLACE:
+        return getattr(_opweave().graph.replace, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Scratchpad:
@@ -30,15 +86,76 @@ class Scratchpad:
         return new
 
 
+def _hashable(value: Any) -> Any:
+    """``value`` with its dicts, lists and tuples turned into tuples (for cache keys)."""
+    if isinstance(value, dict):
+        return tuple((k, _hashable(v)) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return tuple(_hashable(v) for v in value)
+    return value
+
+
 class Node:
-    """Common base of :class:`Apply` and :class:`Variable`."""
+    """Common base of Apply nodes and :class:`Variable`."""
 
     def get_parents(self) -> list[Node]:
         """Return the nodes this node depends on directly."""
         raise NotImplementedError
 
+    def dprint(self, **kwargs: Any) -> Any:
+        """:func:`~opweave.printing.debugprint` of this node; ``kwargs`` go to it."""
+        return _opweave().printing.debugprint(self, **kwargs)
 
-class Apply(Node):
+
+class AbstractApply(Node):
+    """What every Apply node offers: an ``op`` applied to ``inputs``, giving ``outputs``.
+
+    :class:`Apply` is the ordinary, editable node; :class:`FrozenApply` the immutable one
+    of frozen graphs.
+    """
+
+    op: Op
+    inputs: Sequence[Variable]
+    outputs: Sequence[Variable]
+    tag: Scratchpad
+
+    @property
+    def out(self) -> Variable:
+        """The default output (``op.default_output``, or the only output)."""
+        do = getattr(self.op, "default_output", None)
+        if do is not None:
+            return self.outputs[do]
+        if len(self.outputs) == 1:
+            return self.outputs[0]
+        raise ValueError(f"{self.op} has {len(self.outputs)} outputs and no default_output")
+
+    @property
+    def nin(self) -> int:
+        """Number of inputs."""
+        return len(self.inputs)
+
+    @property
+    def nout(self) -> int:
+        """Number of outputs."""
+        return len(self.outputs)
+
+    def get_parents(self) -> list[Node]:
+        """Return the input variables."""
+        return list(self.inputs)
+
+    def default_output(self) -> Variable:
+        """Return the default output variable (see :attr:`out`)."""
+        return self.out
+
+    def __str__(self) -> str:
+        ins = ", ".join(str(i) for i in self.inputs)
+        return f"{self.op}({ins})"
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+class Apply(AbstractApply):
     """The application of an :class:`~opweave.graph.op.Op` to input variables.
 
     Parameters
@@ -74,30 +191,6 @@ class Apply(Node):
             elif out.owner is not self or out.index != i:
                 raise ValueError(f"output {i} of {op} already belongs to another Apply node")
             self.outputs.append(out)
-
-    @property
-    def out(self) -> Variable:
-        """The default output (``op.default_output``, or the only output)."""
-        do = getattr(self.op, "default_output", None)
-        if do is not None:
-            return self.outputs[do]
-        if len(self.outputs) == 1:
-            return self.outputs[0]
-        raise ValueError(f"{self.op} has {len(self.outputs)} outputs and no default_output")
-
-    @property
-    def nin(self) -> int:
-        """Number of inputs."""
-        return len(self.inputs)
-
-    @property
-    def nout(self) -> int:
-        """Number of outputs."""
-        return len(self.outputs)
-
-    def get_parents(self) -> list[Node]:
-        """Return the input variables."""
-        return list(self.inputs)
 
     def clone(self, clone_inner_graph: bool = False) -> Apply:
         """Return a copy with the same inputs and fresh (cloned) outputs."""
@@ -137,17 +230,6 @@ class Apply(Node):
             return new_node
         return self.op.make_node(*inputs)
 
-    def default_output(self) -> Variable:
-        """Return the default output variable (see :attr:`out`)."""
-        return self.out
-
-    def __str__(self) -> str:
-        ins = ", ".join(str(i) for i in self.inputs)
-        return f"{self.op}({ins})"
-
-    def __repr__(self) -> str:
-        return str(self)
-
 
 class Variable(Node):
     """A typed value slot in a graph.
@@ -169,11 +251,11 @@ class Variable(Node):
     def __init__(
         self,
         type: Type,
-        owner: Apply | None = None,
+        owner: AbstractApply | None = None,
         index: int | None = None,
         name: str | None = None,
     ) -> None:
-        if owner is not None and not isinstance(owner, Apply):
+        if owner is not None and not isinstance(owner, AbstractApply):
             raise TypeError(f"owner must be an Apply or None, got {owner!r}")
         if index is not None and not isinstance(index, int):
             raise TypeError(f"index must be an int or None, got {index!r}")
@@ -201,30 +283,66 @@ class Variable(Node):
         cp.tag = _copy.copy(self.tag)
         return cp
 
-    def eval(self, inputs_to_values: dict[Variable, Any] | None = None) -> Any:
+    def eval(self, inputs_to_values: dict[Variable | str, Any] | None = None, **kwargs: Any) -> Any:
         """Compile and evaluate this variable.
 
         Parameters
         ----------
         inputs_to_values
-            Maps the free input variables of the graph to values. The compiled
-            function is cached on the variable per set of inputs.
+            Maps the free input variables of the graph (or their names) to values.
+        **kwargs
+            Passed to :func:`opweave.function`: ``givens``, ``mode``,
+            ``on_unused_input`` ...
 
         Returns
         -------
         The computed value.
-        """
-        # late: compile (floor 6) builds on graph; eval() is a convenience that calls up
-        from opweave.compile.function import function
 
-        inputs_to_values = dict(inputs_to_values or {})
-        inputs = tuple(sorted(inputs_to_values, key=id))
+        Raises
+        ------
+        ValueError
+            For a name no variable of the graph has, or that several have (a missing
+            name is allowed with ``on_unused_input="ignore"`` or ``"warn"``).
+        TypeError
+            For a key that is neither a Variable nor a str.
+
+        Notes
+        -----
+        The compiled function is cached on the variable per set of inputs and keyword
+        arguments (arguments that cannot be hashed, such as arrays in ``givens``, are
+        compiled anew on each call).
+        """
+        lib = _opweave()
+        missing_ok = kwargs.get("on_unused_input") in ("ignore", "warn")
+        values: dict[Variable, Any] = {}
+        for key, value in (inputs_to_values or {}).items():
+            if isinstance(key, str):
+                found = lib.graph.traversal.get_var_by_name([self], key)
+                if len(found) > 1:
+                    raise ValueError(f"eval: {len(found)} variables of the graph are named {key!r}")
+                if not found:
+                    if missing_ok:
+                        continue
+                    raise ValueError(f"eval: no variable of the graph of {self} is named {key!r}")
+                key = found[0]
+            elif not isinstance(key, Variable):
+                raise TypeError(
+                    f"eval: inputs_to_values keys must be Variables or names, got "
+                    f"{type(key).__name__} {key!r}"
+                )
+            values[key] = value
+        inputs = tuple(sorted(values, key=id))
         cache = self.__dict__.setdefault("_fn_cache", {})
-        fn = cache.get(inputs)
+        cache_key: Any = (inputs, _hashable(kwargs))
+        try:
+            fn = cache.get(cache_key)
+        except TypeError:
+            cache_key, fn = None, None
         if fn is None:
-            fn = function(list(inputs), self)
-            cache[inputs] = fn
-        return fn(*(inputs_to_values[v] for v in inputs))
+            fn = lib.function(list(inputs), self, **kwargs)
+            if cache_key is not None:
+                cache[cache_key] = fn
+        return fn(*(values[v] for v in inputs))
 
     def __str__(self) -> str:
         if self.name is not None:
@@ -322,114 +440,173 @@ class Constant(Variable):
         return text if len(text) <= 20 else text[:10] + "..." + text[-5:]
 
 
-# --------------------------------------------------------------------- graph walking
+# --------------------------------------------------------------------- frozen graphs
 
 
-def walk(
-    nodes: Iterable[Node], expand: Callable[[Node], Iterable[Node] | None], bfs: bool = True
-) -> Iterator[Node]:
-    """Yield each node reachable from ``nodes`` through ``expand`` once."""
-    queue: deque[Node] = deque(nodes)
-    seen: set[int] = set()
-    pop = queue.popleft if bfs else queue.pop
-    while queue:
-        node = pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        yield node
-        more = expand(node)
-        if more:
-            queue.extend(more)
+class NominalVariable(Variable):
+    """A root variable that stands for "input number ``id`` of Type ``typ``".
 
+    Nominal variables are interned: ``NominalVariable(0, t)`` is the same object every
+    time (and after unpickling), so two graphs over nominal inputs can be compared by
+    identity. Frozen graphs (:meth:`~opweave.graph.fg.FunctionGraph.freeze`) root on them.
 
-def ancestors(
-    graphs: Iterable[Variable], blockers: Iterable[Variable] | None = None
-) -> Iterator[Variable]:
-    """Yield every variable that ``graphs`` depend on, themselves included.
-
-    Walking stops at variables in ``blockers``.
-    """
-    blocked = set(blockers or ())
-
-    def expand(var: Node) -> list[Variable] | None:
-        assert isinstance(var, Variable)
-        if var in blocked or var.owner is None:
-            return None
-        return list(reversed(var.owner.inputs))
-
-    yield from walk(graphs, expand, bfs=False)  # type: ignore[misc]
-
-
-def graph_inputs(
-    graphs: Iterable[Variable], blockers: Iterable[Variable] | None = None
-) -> list[Variable]:
-    """Return the root variables (no owner, or a blocker) that ``graphs`` depend on."""
-    blocked = set(blockers or ())
-    return [v for v in ancestors(graphs, blocked) if v.owner is None or v in blocked]
-
-
-def vars_between(ins: Iterable[Variable], outs: Iterable[Variable]) -> list[Variable]:
-    """Return the variables on paths from ``ins`` to ``outs`` (both ends included)."""
-    return list(ancestors(outs, ins))
-
-
-def applys_between(ins: Iterable[Variable], outs: Iterable[Variable]) -> list[Apply]:
-    """Return the Apply nodes between ``ins`` and ``outs``."""
-    seen: dict[int, Apply] = {}
-    for v in vars_between(ins, outs):
-        if v.owner is not None and v not in ins:
-            seen.setdefault(id(v.owner), v.owner)
-    return list(seen.values())
-
-
-def io_toposort(
-    inputs: Iterable[Variable],
-    outputs: Iterable[Variable],
-    orderings: dict[Apply, list[Apply]] | None = None,
-) -> list[Apply]:
-    """Return the Apply nodes between ``inputs`` and ``outputs`` in a valid execution order.
+    Each instance belongs to a subclass that also derives from ``typ.variable_type``, so a
+    nominal tensor input has the tensor methods; it prints as ``i<id>`` (``i0``, ``i1``).
 
     Parameters
     ----------
-    inputs, outputs
-        The graph's boundary.
-    orderings
-        Extra constraints: ``orderings[node]`` lists nodes that must run before ``node``.
+    id
+        Any hashable identifier (frozen graphs use the input's position).
+    typ
+        The variable's Type.
+    name
+        An optional name (it does not take part in the identity).
     """
-    inputs = list(inputs)
-    input_set = set(inputs)
-    orderings = orderings or {}
-    order: list[Apply] = []
-    done: set[int] = set()
-    # Iterative post-order DFS over Apply nodes.
-    stack: list[tuple[Apply, bool]] = []
-    for out in outputs:
-        if out.owner is not None and out not in input_set:
-            stack.append((out.owner, False))
-    visiting: set[int] = set()
-    while stack:
-        node, expanded = stack.pop()
-        key = id(node)
-        if key in done:
-            continue
-        if expanded:
-            visiting.discard(key)
-            done.add(key)
-            order.append(node)
-            continue
-        if key in visiting:
-            raise ValueError(f"the graph contains a cycle through {node}")
-        visiting.add(key)
-        stack.append((node, True))
-        deps = [inp.owner for inp in node.inputs if inp.owner is not None and inp not in input_set]
-        deps.extend(orderings.get(node, ()))
-        for dep in reversed(deps):
-            if id(dep) not in done:
-                if id(dep) in visiting:
-                    raise ValueError(f"the graph contains a cycle through {dep}")
-                stack.append((dep, False))
-    return order
+
+    __instances__: ClassVar[dict[tuple[Type, Hashable], NominalVariable]] = {}
+    _classes: ClassVar[dict[type, type]] = {}
+    id: Hashable
+
+    def __new__(cls, id: Hashable, typ: Type, name: str | None = None) -> NominalVariable:
+        key = (typ, id)
+        found = cls.__instances__.get(key)
+        if found is not None:
+            return found
+        var_type = typ.variable_type
+        sub = cls._classes.get(var_type)
+        if sub is None:
+            sub = type(f"Nominal{var_type.__name__}", (cls, var_type), {})
+            cls._classes[var_type] = sub
+        var: NominalVariable = object.__new__(sub)
+        var.id = id
+        Variable.__init__(var, typ, None, None, name)
+        cls.__instances__[key] = var
+        return var
+
+    def __init__(self, id: Hashable, typ: Type, name: str | None = None) -> None:
+        # Set up once by __new__; a later construction may only give a name.
+        if name is not None:
+            self.name = name
+
+    @property  # type: ignore[override]
+    def owner(self) -> None:
+        """Always ``None``: nominal variables are roots."""
+        return None
+
+    @owner.setter
+    def owner(self, value: AbstractApply | None) -> None:
+        if value is not None:
+            raise ValueError(f"the nominal variable {self} cannot be the output of {value}")
+
+    @property  # type: ignore[override]
+    def index(self) -> None:
+        """Always ``None``."""
+        return None
+
+    @index.setter
+    def index(self, value: int | None) -> None:
+        if value is not None:
+            raise ValueError(f"the nominal variable {self} cannot be an output")
+
+    def clone(self, **kwargs: Any) -> NominalVariable:
+        """Itself (with another name if ``name=`` is given): a nominal variable is unique."""
+        return NominalVariable(self.id, self.type, kwargs.get("name"))
+
+    def signature(self) -> tuple[Type, Hashable]:
+        """``(type, id)``: what identifies the variable."""
+        return (self.type, self.id)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (NominalVariable, (self.id, self.type, self.name))
+
+    def __str__(self) -> str:
+        return self.name if self.name is not None else f"i{self.id}"
+
+    def __repr__(self) -> str:
+        return f"NominalVariable({self.id!r}, {self.type!r})"
+
+
+def _frozen_output(node: FrozenApply, index: int) -> Variable:
+    """Output ``index`` of ``node`` (how a frozen node's output is pickled)."""
+    return node.outputs[index]
+
+
+class FrozenApply(AbstractApply):
+    """An immutable, interned Apply node of a frozen graph.
+
+    Building one with the same Op, inputs, output Types and ``topo_idx`` as a live one
+    returns that one, so equal computations over the same nominal inputs are the same
+    objects. Constant inputs count by value (their ``signature()``), other inputs by
+    identity (they are nominal variables or outputs of other frozen nodes, interned
+    too). Its ``inputs`` and ``outputs`` are tuples; it has no ``clone``: rebuild an
+    editable graph with :meth:`~opweave.graph.fg.FrozenFunctionGraph.unfreeze` or
+    :meth:`~opweave.graph.fg.FrozenFunctionGraph.bind`.
+
+    Parameters
+    ----------
+    op
+        The Op.
+    inputs
+        The input variables.
+    output_types
+        The Types of the outputs, which the node creates.
+    topo_idx
+        The node's position in the order a frozen graph bakes in, or ``-1`` when equal
+        nodes anywhere may be one (see :meth:`FrozenFunctionGraph.from_io
+        <opweave.graph.fg.FrozenFunctionGraph.from_io>`).
+    """
+
+    _cache: ClassVar[weakref.WeakValueDictionary[Any, FrozenApply]] = weakref.WeakValueDictionary()
+    inputs: tuple[Variable, ...]
+    outputs: tuple[Variable, ...]
+    topo_idx: int
+
+    def __new__(
+        cls,
+        op: Op,
+        inputs: Sequence[Variable],
+        output_types: Sequence[Type],
+        topo_idx: int = -1,
+    ) -> FrozenApply:
+        inputs = tuple(inputs)
+        for i, inp in enumerate(inputs):
+            if not isinstance(inp, Variable):
+                raise TypeError(
+                    f"FrozenApply input {i} of {op} must be a Variable, got "
+                    f"{type(inp).__name__}: {inp!r}"
+                )
+        output_types = tuple(output_types)
+        key = (
+            op,
+            tuple(
+                ("constant", i.signature()) if isinstance(i, Constant) else id(i) for i in inputs
+            ),
+            output_types,
+            topo_idx,
+        )
+        found = cls._cache.get(key)
+        if found is not None:
+            return found
+        node = object.__new__(cls)
+        node.op = op
+        node.inputs = inputs
+        node.topo_idx = topo_idx
+        node.tag = Scratchpad()
+        node.outputs = tuple(t.variable_type(t, node, i) for i, t in enumerate(output_types))
+        for i, out in enumerate(node.outputs):
+            # Pickled as "output i of that node", so unpickling finds the interned one.
+            out.__reduce_ex__ = lambda protocol, n=node, i=i: (_frozen_output, (n, i))  # type: ignore[method-assign]
+        cls._cache[key] = node
+        return node
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (
+            FrozenApply,
+            (self.op, self.inputs, tuple(o.type for o in self.outputs), self.topo_idx),
+        )
+
+
+# --------------------------------------------------------------------- cloning
 
 
 def clone_get_equiv(
@@ -438,6 +615,7 @@ def clone_get_equiv(
     copy_inputs: bool = True,
     copy_orphans: bool = True,
     memo: dict[Node, Node] | None = None,
+    strict: bool = True,
 ) -> dict[Node, Node]:
     """Clone the graph between ``inputs`` and ``outputs``; return the old-to-new map.
 
@@ -449,18 +627,23 @@ def clone_get_equiv(
         Clone constants and other roots that are not in ``inputs``.
     memo
         A pre-filled map whose entries are respected.
+    strict
+        Passed to :meth:`Apply.clone_with_new_inputs`: with ``False`` a node whose new
+        inputs have other Types is rebuilt by its Op's ``make_node`` (its outputs may
+        change Type too).
     """
     equiv: dict[Node, Node] = memo if memo is not None else {}
     for inp in inputs:
         if inp not in equiv:
             equiv[inp] = inp.clone() if copy_inputs else inp
-    for node in io_toposort(inputs, outputs):
+    for node in _opweave().graph.traversal.io_toposort(inputs, outputs):
         for inp in node.inputs:
             if inp not in equiv:
                 equiv[inp] = inp.clone() if copy_orphans else inp
         if node in equiv:
             continue
-        new_node = node.clone_with_new_inputs([equiv[i] for i in node.inputs], strict=True)  # type: ignore[misc]
+        new_inputs = [equiv[i] for i in node.inputs]
+        new_node = node.clone_with_new_inputs(new_inputs, strict=strict)  # type: ignore[arg-type]
         equiv[node] = new_node
         for old, new in zip(node.outputs, new_node.outputs, strict=True):
             equiv.setdefault(old, new)
@@ -488,39 +671,11 @@ def clone(
     return [equiv[i] for i in inputs], [equiv[o] for o in outputs]  # type: ignore[misc]
 
 
-def clone_replace(
-    output: Variable | Sequence[Variable],
-    replace: dict[Variable, Variable] | Sequence[tuple[Variable, Variable]] | None = None,
-) -> Any:
-    """Clone ``output``'s graph with the variables in ``replace`` substituted.
-
-    Parameters
-    ----------
-    output
-        One variable or a list of variables.
-    replace
-        ``{old: new}`` (or pairs). Each ``new`` must have a type compatible with ``old``.
-
-    Returns
-    -------
-    The cloned variable, or list of variables, matching ``output``'s form.
-    """
-    items = list(replace.items()) if isinstance(replace, dict) else list(replace or [])
-    outputs = [output] if isinstance(output, Variable) else list(output)
-    memo: dict[Node, Node] = {}
-    for old, new in items:
-        if not isinstance(old, Variable) or not isinstance(new, Variable):
-            raise TypeError("clone_replace: replacements must map Variables to Variables")
-        memo[old] = old.type.filter_variable(new)
-    roots = [v for v in graph_inputs(outputs) if v not in memo] + [old for old, _ in items]
-    equiv = clone_get_equiv(roots, outputs, copy_inputs=False, copy_orphans=False, memo=memo)
-    result = [equiv[o] for o in outputs]
-    return result[0] if isinstance(output, Variable) else result
-
-
 def is_in_ancestors(node: Apply, candidate: Apply) -> bool:
     """True if ``candidate`` is ``node`` or one of its ancestors."""
-    for var in ancestors(node.outputs[:1] if node.outputs else node.inputs):
+    for var in _opweave().graph.traversal.ancestors(
+        node.outputs[:1] if node.outputs else node.inputs
+    ):
         if var.owner is candidate:
             return True
     return False

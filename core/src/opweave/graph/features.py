@@ -35,8 +35,9 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from opweave.graph.basic import Apply, Constant, Variable, io_toposort
+from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.fg import AlreadyThere
+from opweave.graph.traversal import io_toposort
 from opweave.graph.utils import InconsistencyError
 
 if TYPE_CHECKING:

@@ -1,4 +1,5 @@
-"""The :class:`FunctionGraph`: a graph with fixed inputs and outputs that rewrites edit."""
+"""The :class:`FunctionGraph`, a graph with fixed inputs and outputs that rewrites edit,
+and its immutable, hashable form, the :class:`FrozenFunctionGraph`."""
 
 from __future__ import annotations
 
@@ -6,13 +7,16 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from opweave.graph.basic import (
+    AbstractApply,
     Apply,
     Constant,
+    FrozenApply,
+    NominalVariable,
     Variable,
+    _opweave,
     clone_get_equiv,
-    graph_inputs,
-    io_toposort,
 )
+from opweave.graph.traversal import graph_inputs, io_toposort, vars_between
 from opweave.graph.utils import InconsistencyError, MissingInputError
 
 #: A client is ``(node, input index)``; an output's client is ``("output", output index)``.
@@ -256,6 +260,87 @@ class FunctionGraph:
         for var, new_var in pairs:
             self.replace(var, new_var, reason=reason, **kw)
 
+    # ------------------------------------------------------------------ removing
+
+    def remove_node(self, node: Apply, reason: str | None = None) -> None:
+        """Remove ``node``, everything computed from it, and what only it used.
+
+        Nodes reading ``node``'s outputs are removed in turn, and so are the graph's
+        outputs among them (:meth:`remove_output`); then each input of ``node`` loses
+        ``node`` as a client, and a node computing it that no longer has any client is
+        removed too. Each removed node is reported to the features' ``on_prune``. A node
+        not in the graph is ignored.
+        """
+        if node not in self.apply_nodes:
+            return
+        self.apply_nodes.remove(node)
+        removed_by = node.tag.__dict__.setdefault("removed_by", [])
+        removed_by.append(str(reason))
+        for out in node.outputs:
+            self.variables.discard(out)
+            clients = self.clients.pop(out, [])
+            # Outputs first: removing the client nodes may renumber the outputs.
+            for i in sorted((i for c, i in clients if c == "output"), reverse=True):
+                self._drop_output(i)
+            for client, _ in clients:
+                if client != "output":
+                    self.remove_node(client, reason=reason)  # type: ignore[arg-type]
+        for i, inp in enumerate(node.inputs):
+            if (node, i) in self.clients.get(inp, ()):
+                self.remove_client(inp, (node, i), reason=reason)
+        self.execute_callbacks("on_prune", node, reason)
+
+    def remove_input(self, input_idx: int, reason: str | None = None) -> None:
+        """Remove the input at ``input_idx`` and every node (and output) that uses it.
+
+        ``update_mapping`` entries of the removed input are dropped and the others
+        renumbered.
+        """
+        var = self.inputs.pop(input_idx)
+        for client, _ in list(self.clients.get(var, ())):
+            if client == "output":
+                continue
+            self.remove_node(client, reason=reason)  # type: ignore[arg-type]
+        for i in sorted((i for c, i in self.clients.get(var, ()) if c == "output"), reverse=True):
+            self.remove_output(i, reason=reason)
+        self.variables.discard(var)
+        self.clients.pop(var, None)
+        self.update_mapping = {
+            o: (i if i < input_idx else i - 1)
+            for o, i in self.update_mapping.items()
+            if i != input_idx
+        }
+
+    def remove_output(self, output_idx: int, reason: str | None = None) -> None:
+        """Remove the output at ``output_idx``; what only it used leaves the graph.
+
+        The later outputs move down one place (their ``("output", i)`` client entries and
+        the ``update_mapping`` follow).
+        """
+        var = self.outputs[output_idx]
+        self._drop_output(output_idx)
+        self.remove_client(var, ("output", output_idx), reason=reason)
+
+    def _drop_output(self, output_idx: int) -> None:
+        """Take output ``output_idx`` out of ``outputs`` and renumber the later ones.
+
+        The client entry ``("output", output_idx)`` is left to the caller.
+        """
+        later = self.outputs[output_idx + 1 :]
+        for var in set(later):
+            if var not in self.clients:
+                continue
+            self.clients[var] = [
+                ("output", i - 1) if c == "output" and i > output_idx else (c, i)
+                for c, i in self.clients[var]
+            ]
+        self.outputs.pop(output_idx)
+        self.update_mapping = {
+            (o if o < output_idx else o - 1): i
+            for o, i in self.update_mapping.items()
+            if o != output_idx
+        }
+
     # ------------------------------------------------------------------ features
 
     def attach_feature(self, feature: Any) -> None:
@@ -352,6 +437,29 @@ class FunctionGraph:
                     new.attach_feature(clone_feature())
         return new, equiv
 
+    def freeze(self) -> FrozenFunctionGraph:
+        """An immutable, hashable copy of this graph (see :class:`FrozenFunctionGraph`).
+
+        The order of :meth:`toposort` is baked in, so with a DestroyHandler attached the
+        frozen graph keeps an order in which every destroyer runs after the readers of
+        what it destroys.
+        """
+        return FrozenFunctionGraph.from_toposort(self.inputs, self.outputs, self.toposort())
+
+    def dprint(self, **kwargs: Any) -> Any:
+        """:func:`~opweave.printing.debugprint` of this graph; ``kwargs`` go to it."""
+        return _opweave().printing.debugprint(self, **kwargs)
+
+    def __contains__(self, item: object) -> bool:
+        """True for a variable or an Apply node of the graph."""
+        if isinstance(item, Variable):
+            return item in self.variables
+        if isinstance(item, AbstractApply):
+            return item in self.apply_nodes
+        raise TypeError(
+            f"a FunctionGraph contains Variables and Apply nodes, not {type(item).__name__}"
+        )
+
     def __str__(self) -> str:
         ins = ", ".join(str(i) for i in self.inputs)
         outs = ", ".join(str(o) for o in self.outputs)
@@ -359,6 +467,264 @@ class FunctionGraph:
 
     def __repr__(self) -> str:
         return str(self)
+
+
+class FrozenFunctionGraph:
+    """An immutable, hashable function graph (an Op's inner graph, a cache key).
+
+    Its inputs are :class:`~opweave.graph.basic.NominalVariable` objects (input ``i`` of
+    Type ``t`` is ``NominalVariable(i, t)``) and its nodes are interned
+    :class:`~opweave.graph.basic.FrozenApply` nodes, so two frozen graphs computing the
+    same thing in the same order from inputs of the same Types share their nodes: they
+    are equal and hash alike, whatever variables they were built from.
+
+    Build one with :meth:`FunctionGraph.freeze`, :meth:`from_io` or
+    :meth:`from_toposort`; get an editable graph back with :meth:`unfreeze`, or the
+    outputs rebuilt over given variables with :meth:`bind`.
+
+    Parameters
+    ----------
+    inputs
+        The nominal input variables.
+    toposort
+        The frozen nodes, in the order they run.
+    outputs
+        The output variables (outputs of those nodes, inputs, or constants).
+
+    Examples
+    --------
+    >>> x, y = scalar.float64("x"), scalar.float64("y")
+    >>> a = FunctionGraph([x, y], [scalar.add(x, y)]).freeze()
+    >>> b = FunctionGraph([y, x], [scalar.add(y, x)]).freeze()
+    >>> a == b and hash(a) == hash(b)
+    True
+    """
+
+    def __init__(
+        self,
+        inputs: Sequence[Variable],
+        toposort: Sequence[FrozenApply],
+        outputs: Sequence[Variable],
+    ) -> None:
+        self._inputs = tuple(inputs)
+        self._toposort = tuple(toposort)
+        self._outputs = tuple(outputs)
+        self._apply_nodes = frozenset(self._toposort)
+        self._key = (self._inputs, tuple(_output_key(o) for o in self._outputs))
+        self._variables: frozenset[Variable] | None = None
+        self._clients: dict[Variable, list[Client]] | None = None
+
+    # ------------------------------------------------------------------ building
+
+    @classmethod
+    def from_io(
+        cls, inputs: Sequence[Variable], outputs: Sequence[Variable], dedup_nodes: bool = False
+    ) -> FrozenFunctionGraph:
+        """Freeze the graph between ``inputs`` and ``outputs`` in plain topological order.
+
+        Parameters
+        ----------
+        dedup_nodes
+            Fold equal nodes into one (no order is baked in). Only for graphs without
+            in-place Ops: two equal nodes may be meant to write two different buffers.
+
+        Raises
+        ------
+        ValueError
+            If the outputs need a root that is neither an input nor a constant.
+        """
+        return cls._freeze(inputs, outputs, io_toposort(inputs, outputs), dedup_nodes)
+
+    @classmethod
+    def from_toposort(
+        cls,
+        inputs: Sequence[Variable],
+        outputs: Sequence[Variable],
+        toposort: Sequence[AbstractApply],
+    ) -> FrozenFunctionGraph:
+        """Freeze the graph, baking in ``toposort`` as the order of its nodes.
+
+        Raises
+        ------
+        ValueError
+            If the outputs need a root that is neither an input nor a constant.
+        """
+        return cls._freeze(inputs, outputs, toposort, dedup_nodes=False)
+
+    @classmethod
+    def _freeze(
+        cls,
+        inputs: Sequence[Variable],
+        outputs: Sequence[Variable],
+        toposort: Sequence[AbstractApply],
+        dedup_nodes: bool,
+    ) -> FrozenFunctionGraph:
+        nominal = tuple(NominalVariable(i, inp.type) for i, inp in enumerate(inputs))
+        memo: dict[Variable, Variable] = dict(zip(inputs, nominal, strict=True))
+
+        def resolve(var: Variable) -> Variable:
+            found = memo.get(var)
+            if found is not None:
+                return found
+            if isinstance(var, Constant):
+                return var
+            raise ValueError(
+                f"cannot freeze the graph: {var} (Type {var.type}) is needed but is neither "
+                "an input, a constant, nor computed from the inputs"
+            )
+
+        nodes: list[FrozenApply] = []
+        for position, node in enumerate(toposort):
+            frozen = FrozenApply(
+                node.op,
+                [resolve(i) for i in node.inputs],
+                [o.type for o in node.outputs],
+                -1 if dedup_nodes else position,
+            )
+            nodes.append(frozen)
+            memo.update(zip(node.outputs, frozen.outputs, strict=True))
+        return cls(nominal, nodes, [resolve(o) for o in outputs])
+
+    # ------------------------------------------------------------------ the graph
+
+    @property
+    def inputs(self) -> tuple[Variable, ...]:
+        """The nominal inputs."""
+        return self._inputs
+
+    @property
+    def outputs(self) -> tuple[Variable, ...]:
+        """The outputs."""
+        return self._outputs
+
+    @property
+    def apply_nodes(self) -> frozenset[FrozenApply]:
+        """The nodes."""
+        return self._apply_nodes
+
+    def toposort(self) -> tuple[FrozenApply, ...]:
+        """The nodes in the order baked in."""
+        return self._toposort
+
+    @property
+    def variables(self) -> frozenset[Variable]:
+        """Every variable of the graph."""
+        if self._variables is None:
+            self._variables = frozenset(vars_between(self._inputs, self._outputs)) | set(
+                self._inputs
+            )
+        return self._variables
+
+    @property
+    def clients(self) -> dict[Variable, list[Client]]:
+        """``{variable: [(node, input index) or ("output", output index), ...]}`` (a copy)."""
+        if self._clients is None:
+            clients: dict[Variable, list[Client]] = {v: [] for v in self.variables}
+            for node in self._toposort:
+                for i, inp in enumerate(node.inputs):
+                    clients[inp].append((node, i))  # type: ignore[arg-type]
+            for i, out in enumerate(self._outputs):
+                clients[out].append(("output", i))
+            self._clients = clients
+        return {v: list(c) for v, c in self._clients.items()}
+
+    def __contains__(self, item: object) -> bool:
+        """True for a variable or a node of the graph."""
+        return item in self.variables or item in self._apply_nodes
+
+    # ------------------------------------------------------------------ thawing
+
+    def bind(
+        self, replace: Sequence[Variable] | dict[Variable, Variable], *, return_memo: bool = False
+    ) -> Any:
+        """The outputs rebuilt, with fresh editable nodes, over the given input variables.
+
+        Parameters
+        ----------
+        replace
+            One variable per input, in order, or ``{nominal input: variable}``.
+        return_memo
+            Also return the map from each frozen node and variable to its rebuilt one.
+
+        Returns
+        -------
+        list of Variable, or (list, dict) with ``return_memo``.
+
+        Raises
+        ------
+        ValueError
+            If a sequence of the wrong length is given.
+        KeyError
+            If an input the outputs need has no replacement.
+        """
+        if isinstance(replace, dict):
+            memo: dict[Any, Any] = dict(replace)
+        else:
+            replace = list(replace)
+            if len(replace) != len(self._inputs):
+                raise ValueError(
+                    f"bind: the graph has {len(self._inputs)} inputs, got {len(replace)} variables"
+                )
+            memo = dict(zip(self._inputs, replace, strict=True))
+        for node in self._toposort:
+            args = []
+            for inp in node.inputs:
+                if inp not in memo:
+                    if not isinstance(inp, Constant):
+                        raise KeyError(f"bind: no replacement for the input {inp}")
+                    memo[inp] = inp
+                args.append(memo[inp])
+            new = Apply(node.op, args, [o.type() for o in node.outputs])
+            memo[node] = new
+            memo.update(zip(node.outputs, new.outputs, strict=True))
+        for out in self._outputs:
+            if out not in memo:
+                if not isinstance(out, Constant):
+                    raise KeyError(f"bind: no replacement for the input {out}")
+                memo[out] = out
+        outputs = [memo[o] for o in self._outputs]
+        return (outputs, memo) if return_memo else outputs
+
+    def unfreeze(self, *, return_memo: bool = False) -> Any:
+        """An editable :class:`FunctionGraph` computing the same, over fresh inputs.
+
+        With ``return_memo``, also the map from frozen nodes and variables to new ones.
+        """
+        fresh = [inp.type() for inp in self._inputs]
+        outputs, memo = self.bind(dict(zip(self._inputs, fresh, strict=True)), return_memo=True)
+        fgraph = FunctionGraph(fresh, outputs, clone=False)
+        return (fgraph, memo) if return_memo else fgraph
+
+    # ------------------------------------------------------------------ identity
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, FrozenFunctionGraph):
+            return NotImplemented
+        return self._key == other._key
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FrozenFunctionGraph, (self._inputs, self._toposort, self._outputs))
+
+    def __copy__(self) -> FrozenFunctionGraph:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> FrozenFunctionGraph:
+        return self
+
+    def __repr__(self) -> str:
+        ins = ", ".join(str(i) for i in self._inputs)
+        outs = ", ".join(str(o) for o in self._outputs)
+        return f"FrozenFunctionGraph([{ins}] -> [{outs}])"
+
+
+def _output_key(var: Variable) -> Any:
+    """How an output takes part in a frozen graph's identity: constants by value."""
+    return ("constant", var.signature()) if isinstance(var, Constant) else var
 
 
 class AlreadyThere(Exception):

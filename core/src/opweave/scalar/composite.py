@@ -200,7 +200,8 @@ class Composite(ScalarOp):
             return self.name
         text = self.__dict__.get("_cache_str")
         if text is None:
-            if len(io_toposort(self.inputs, self.outputs)) > _MAX_PRINTED_NODES:
+            nodes = len(io_toposort(self.inputs, self.outputs))
+            if len(self.outputs) > 1 or nodes > _MAX_PRINTED_NODES:  # as PyTensor names them
                 text = "Composite{...}"
             else:
                 names = {v: f"i{k}" for k, v in enumerate(self.inputs)}

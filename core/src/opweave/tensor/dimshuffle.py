@@ -129,7 +129,21 @@ class DimShuffle(Op):
         return bool(self.drop) and not self.augment and self.shuffle == tuple(sorted(self.shuffle))
 
     def __str__(self) -> str:
-        return "DimShuffle{" + ",".join(str(a) for a in self.new_order) + "}"
+        """PyTensor's names: ``MatrixTranspose``, ``ExpandDims{axis=0}``,
+        ``Squeeze{axes=(0, 2)}``, ``Transpose{axes=(1, 0, 2)}``, else
+        ``DimShuffle{order=[1,x,0]}``."""
+        n, shuffled = self.input_ndim, self.shuffle != tuple(sorted(self.shuffle))
+        if not self.augment and shuffled and self.new_order == (*range(n - 2), n - 1, n - 2):
+            return "MatrixTranspose"
+        for name, axes, only in (
+            ("ExpandDims", self.augment, not self.drop),
+            ("Squeeze", self.drop, not self.augment),
+        ):
+            if axes and only and not shuffled:
+                return f"{name}{{axis={axes[0]}}}" if len(axes) == 1 else f"{name}{{axes={axes}}}"
+        if not self.drop and not self.augment and shuffled:
+            return f"Transpose{{axes={self.shuffle}}}"
+        return "DimShuffle{order=[" + ",".join(str(a) for a in self.new_order) + "]}"
 
     # ------------------------------------------------------------------ graph
 

@@ -8,8 +8,10 @@ error when the graph is built. At run time a dimension whose static length is un
 must not silently broadcast (backends raise), so that gradients, which sum only over
 statically broadcast dimensions, stay correct.
 
-Python numbers mixed with tensors are *weak* (NumPy's NEP 50): ``float32 + 1.5`` is
-``float32`` and ``int8 * 2`` is ``int8``.
+Python numbers mixed with tensors become constants whose dtype ``config.cast_policy``
+chooses (:func:`opweave.scalar.convert`, as in PyTensor): under the default ``custom`` policy
+the narrowest dtype holding the value, so ``float32 + 1.5`` is ``float32``, ``int8 * 2`` is
+``int8`` and ``int8 + 1000`` is ``int16``.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import opweave.scalar as ps
 from opweave.configdefaults import config
 from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.op import Op
+from opweave.graph.replace import _vectorize_node
 from opweave.graph.type import DisconnectedType, NullType
 from opweave.scalar import Cast, ScalarOp, get_scalar_type
 from opweave.scalar import second as scalar_second
@@ -95,31 +98,8 @@ def _is_weak(x: Any) -> bool:
     return isinstance(x, bool | int | float | complex) and not isinstance(x, np.generic)
 
 
-def _weak_dtype(x: Any, target: np.dtype[Any]) -> str | None:
-    """The dtype a Python number takes next to tensors of dtype ``target`` (NEP 50)."""
-    kind = target.kind
-    if isinstance(x, bool):
-        return target.name
-    if isinstance(x, int):
-        if kind in "iu":
-            info = np.iinfo(target)
-            return target.name if info.min <= x <= info.max else None
-        return target.name if kind in "fc" else None
-    if isinstance(x, float):
-        if kind in "fc":
-            with np.errstate(over="ignore"):
-                ok = np.isfinite(target.type(x)) or not np.isfinite(x)
-            return target.name if ok else None
-        return None
-    if kind == "c":
-        return target.name
-    if kind == "f":
-        return "complex64" if target.itemsize <= 4 else "complex128"
-    return None
-
-
 def as_elemwise_inputs(inputs: Sequence[Any]) -> list[Variable]:
-    """Convert Elemwise inputs to tensor variables, Python numbers taking the tensors' dtype.
+    """Convert Elemwise inputs to tensor variables (:func:`as_tensor_variable`), as PyTensor does.
 
     Parameters
     ----------
@@ -129,23 +109,12 @@ def as_elemwise_inputs(inputs: Sequence[Any]) -> list[Variable]:
     Returns
     -------
     list of TensorVariable
-        Python numbers become constants of the promoted dtype of the other inputs when
-        they fit in it (NumPy 2's "weak scalar" rule); otherwise, or when every input is
-        a Python number, of their default dtype.
+        A Python number becomes a constant typed by ``config.cast_policy`` alone
+        (:func:`opweave.scalar.convert`), whatever the other inputs; its dtype then takes
+        part in the usual promotion (``bvector() + 1000`` is ``int16`` under the default
+        ``custom`` policy).
     """
-    strong = [_as_tensor(x) for x in inputs if not _is_weak(x)]
-    if len(strong) == len(inputs):
-        return strong
-    target = np.result_type(*[np.dtype(s.type.dtype) for s in strong]) if strong else None
-    result: list[Variable] = []
-    it = iter(strong)
-    for x in inputs:
-        if not _is_weak(x):
-            result.append(next(it))
-            continue
-        dtype = _weak_dtype(x, target) if target is not None else None
-        result.append(constant(x, dtype=dtype) if dtype is not None else _as_tensor(x))
-    return result
+    return [_as_tensor(x) for x in inputs]
 
 
 def fill_as(model: Variable, value: Any) -> Variable:
@@ -264,10 +233,14 @@ class Elemwise(Op):
         self.nin = getattr(scalar_op, "nin", -1)
 
     def __str__(self) -> str:
-        text = f"Elemwise{{{self.scalar_op}}}"
-        if self.inplace_pattern:
-            text += str(sorted(self.inplace_pattern.items()))
-        return text
+        """The scalar Op's name, capitalised, as PyTensor prints it: ``Add``, ``Exp``,
+        ``Cast{int32}``, ``Composite{exp((i0 + i1))}``.
+
+        The in-place version prints the same (its ``destroy_map`` tells them apart), and
+        ``name`` is documentation only. A trailing underscore, which keeps a scalar Op's
+        name clear of a Python keyword (``and_``, ``or_``), is dropped: ``And``, ``Or``.
+        """
+        return str(self.scalar_op).rstrip("_").capitalize()
 
     # ------------------------------------------------------------------ graph
 
@@ -349,11 +322,19 @@ class Elemwise(Op):
         """The scalar Op's gradient graph rebuilt with Elemwise Ops, summed over the axes
         each input was broadcast on, and cast to a float input's dtype.
 
-        Inputs get zero gradients when an output is discrete (locally constant), unless the
-        scalar Op reports them undefined or disconnected.
+        A discrete output is locally constant. When no continuous output carries a
+        gradient (every output is discrete, or the cost reaches the node only through its
+        discrete outputs), the inputs get zero gradients, unless the scalar Op reports them
+        undefined (``NullType``) or disconnected (``DisconnectedType``). Otherwise the
+        scalar Op's gradient is used as it is, so an Op with a float and an int output
+        differentiates through its float output.
         """
         rval = self._bgrad(inputs, outputs, output_grads)
-        if any(o.type.dtype not in continuous_dtypes for o in outputs):  # type: ignore[attr-defined]
+        carried = [
+            o.type.dtype in continuous_dtypes and not _is_special_grad(g)  # type: ignore[attr-defined]
+            for o, g in zip(outputs, output_grads)
+        ]
+        if not any(carried):
             return [g if _is_special_grad(g) else zeros_like_float(x) for g, x in zip(rval, inputs)]
         out_shape = outputs[0].type.shape  # type: ignore[attr-defined]
         result: list[Variable] = []
@@ -527,11 +508,24 @@ class CAReduce(Op):
             raise ValueError(f"{type(self).__name__}: axis {parsed} repeats an axis")
         return parsed
 
+    def _axis_str(self) -> str:
+        """``axes=None``, ``axis=0`` or ``axes=[0, 1]``."""
+        if self.axis is None:
+            return "axes=None"
+        if len(self.axis) == 1:
+            return f"axis={self.axis[0]}"
+        return f"axes={list(self.axis)}"
+
     def __str__(self) -> str:
-        name = type(self).__name__
-        head = name if name != "CAReduce" else f"CAReduce{{{self.scalar_op}}}"
-        axes = "all" if self.axis is None else ",".join(map(str, self.axis))
-        return f"{head}{{axes={axes}}}"
+        """PyTensor's names: ``CAReduce{add, axis=0}`` for a reduction built from a scalar
+        Op, ``Sum{axes=None}`` for a class that fixes its scalar Op in its constructor, with
+        ``, acc=<dtype>`` added when it accumulates in another dtype than its output's."""
+        parts = [self._axis_str()]
+        if type(self).__init__ is CAReduce.__init__:
+            parts.insert(0, str(self.scalar_op))
+        if self.acc_dtype != self.dtype:
+            parts.append(f"acc={self.acc_dtype}")
+        return f"{type(self).__name__}{{{', '.join(parts)}}}"
 
     # ------------------------------------------------------------------ dtypes
 
@@ -638,3 +632,44 @@ def _dtype_name(dtype: Any) -> str:
 def is_discrete(x: Variable) -> bool:
     """True if ``x`` has a bool or integer dtype."""
     return x.type.dtype in discrete_dtypes  # type: ignore[attr-defined]
+
+
+# ====================================================================== vectorization
+# Rules for :func:`opweave.graph.replace.vectorize_graph`: batch dimensions come first.
+
+
+def _batch_ndim(core: Variable, batched: Variable) -> int:
+    return int(batched.type.ndim - core.type.ndim)  # type: ignore[attr-defined]
+
+
+@_vectorize_node.register(Elemwise)
+def vectorize_elemwise(op: Elemwise, node: Apply, *batched_inputs: Variable) -> Apply:
+    """Elemwise broadcasts by itself: inputs with fewer batch dimensions are padded on the
+    left. An in-place Elemwise whose inputs gained dimensions is rebuilt out of place (the
+    input it would overwrite may now be broadcast)."""
+    if op.inplace_pattern and any(
+        _batch_ndim(core, new) for core, new in zip(node.inputs, batched_inputs)
+    ):
+        op = Elemwise(op.scalar_op, name=op.name)
+    return op.make_node(*batched_inputs)
+
+
+@_vectorize_node.register(DimShuffle)
+def vectorize_dimshuffle(op: DimShuffle, node: Apply, x: Variable) -> Apply:
+    """The batch dimensions stay in front; the core ones are shuffled as before."""
+    batch = _batch_ndim(node.inputs[0], x)
+    if not batch:
+        return op.make_node(x)
+    order = [*range(batch), *("x" if a == "x" else int(a) + batch for a in op.new_order)]
+    return DimShuffle(x.type.ndim, order).make_node(x)  # type: ignore[attr-defined]
+
+
+@_vectorize_node.register(CAReduce)
+def vectorize_careduce(op: CAReduce, node: Apply, x: Variable) -> Apply:
+    """The same reduction over the core axes, moved past the batch dimensions."""
+    core_ndim = node.inputs[0].type.ndim  # type: ignore[attr-defined]
+    batch = _batch_ndim(node.inputs[0], x)
+    if not batch:
+        return op.make_node(x)
+    axes = normalize_axis(op.axis, core_ndim, str(op))
+    return op.clone(axis=tuple(a + batch for a in axes)).make_node(x)

@@ -3,8 +3,12 @@
 * :class:`GraphRewriter` is the base: ``rewrite(fgraph)`` attaches the features it
   needs (:meth:`~GraphRewriter.add_requirements`) then runs :meth:`~GraphRewriter.apply`.
 * :class:`SequentialGraphRewriter` runs graph rewriters one after the other.
-* :class:`WalkingGraphRewriter` (built by :func:`in2out` / :func:`out2in`) shows every
-  node to node rewriters once, inputs first or outputs first.
+* :class:`WalkingGraphRewriter` (built by :func:`in2out`, :func:`out2in` or
+  :func:`dfs_rewriter`) shows every node to node rewriters once, inputs first, outputs
+  first, or depth first from the outputs.
+* :class:`FromFunctionGraphRewriter` (the :func:`graph_rewriter` decorator) makes a
+  graph rewriter of a function; :class:`OpKeyGraphRewriter` shows a node rewriter only
+  the nodes of its one Op.
 * :class:`EquilibriumGraphRewriter` repeats node and graph rewriters until none
   changes the graph, within a bound.
 
@@ -18,16 +22,18 @@ from __future__ import annotations
 
 import warnings
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from opweave.graph.basic import Apply, Constant, Variable, io_toposort
-from opweave.graph.features import ChangeTracker, Feature, ReplaceValidate
+from opweave.graph.basic import Apply, Constant, Variable
+from opweave.graph.features import ChangeTracker, DestroyHandler, Feature, ReplaceValidate
 from opweave.graph.rewriting.node import (
     NodeRewriter,
     SequentialNodeRewriter,
+    attach_requirements,
     op_matches,
 )
+from opweave.graph.traversal import apply_ancestors, io_toposort
 from opweave.graph.utils import InconsistencyError
 
 if TYPE_CHECKING:
@@ -37,13 +43,22 @@ __all__ = [
     "EquilibriumGraphRewriter",
     "EquilibriumLimitError",
     "EquilibriumLimitWarning",
+    "FromFunctionGraphRewriter",
     "GraphRewriter",
+    "OpKeyGraphRewriter",
     "SequentialGraphRewriter",
     "WalkingGraphRewriter",
     "apply_node_rewrite",
+    "dfs_rewriter",
+    "graph_rewriter",
     "in2out",
+    "inplace_graph_rewriter",
     "out2in",
+    "walking_rewriter",
 ]
+
+#: The orders a :class:`WalkingGraphRewriter` visits nodes in.
+WalkOrder = Literal["in_to_out", "out_to_in", "dfs"]
 
 
 class EquilibriumLimitError(RuntimeError):
@@ -257,10 +272,13 @@ class WalkingGraphRewriter(GraphRewriter):
         A node rewriter or a sequence of them; on each node they are tried in order
         until one changes it.
     order
-        ``"in_to_out"`` (inputs first) or ``"out_to_in"`` (outputs first).
+        ``"in_to_out"`` (inputs first, in topological order), ``"out_to_in"`` (the
+        reverse) or ``"dfs"`` (from the outputs, depth first: each node before the nodes
+        computing its inputs, as PyTensor's ``dfs_rewriter`` walks).
     ignore_newtrees
         If false (the default), nodes created by a rewrite are visited too (after the
-        nodes already queued for ``"in_to_out"``, right away for ``"out_to_in"``).
+        nodes already queued for ``"in_to_out"`` and ``"dfs"``, right away for
+        ``"out_to_in"``).
     name
         A display name.
     """
@@ -268,12 +286,12 @@ class WalkingGraphRewriter(GraphRewriter):
     def __init__(
         self,
         node_rewriter: NodeRewriter | Sequence[NodeRewriter],
-        order: Literal["in_to_out", "out_to_in"] = "in_to_out",
+        order: WalkOrder = "in_to_out",
         ignore_newtrees: bool = False,
         name: str | None = None,
     ) -> None:
-        if order not in ("in_to_out", "out_to_in"):
-            raise ValueError(f"order must be 'in_to_out' or 'out_to_in', got {order!r}")
+        if order not in ("in_to_out", "out_to_in", "dfs"):
+            raise ValueError(f"order must be 'in_to_out', 'out_to_in' or 'dfs', got {order!r}")
         if isinstance(node_rewriter, NodeRewriter):
             node_rewriter = [node_rewriter]
         self.node_rewriters = _flatten_node_rewriters(node_rewriter)
@@ -289,17 +307,18 @@ class WalkingGraphRewriter(GraphRewriter):
 
     def apply(self, fgraph: FunctionGraph) -> int:
         """Walk the graph once; return the number of rewrites applied."""
-        queue: deque[Apply] = deque(io_toposort(fgraph.inputs, fgraph.outputs))
-        if self.order == "in_to_out":
-            pop = queue.popleft
-            push = queue.append
+        if self.order == "dfs":
+            queue: deque[Apply] = deque(apply_ancestors(fgraph.outputs))  # type: ignore[arg-type]
         else:
-            pop = queue.pop
-            push = queue.append
+            queue = deque(io_toposort(fgraph.inputs, fgraph.outputs))
+        accepts = self._accepts
+        queue = deque(node for node in queue if accepts(node))
+        pop = queue.pop if self.order == "out_to_in" else queue.popleft
+        push = queue.append
         current: list[Apply | None] = [None]
 
         def on_new(node: Apply) -> None:
-            if node is not current[0]:
+            if node is not current[0] and accepts(node):
                 push(node)
 
         watcher = _NodeQueue(on_new) if not self.ignore_newtrees else None
@@ -319,11 +338,31 @@ class WalkingGraphRewriter(GraphRewriter):
                 fgraph.remove_feature(watcher)
         return count
 
+    def _accepts(self, node: Apply) -> bool:
+        """Whether the walk visits ``node`` (every node, here)."""
+        return True
+
     def __str__(self) -> str:
         if self.name:
             return self.name
         rws = ", ".join(map(str, self.node_rewriters))
-        return f"{'in2out' if self.order == 'in_to_out' else 'out2in'}({rws})"
+        kind = {"in_to_out": "in2out", "out_to_in": "out2in", "dfs": "dfs_rewriter"}
+        return f"{kind[self.order]}({rws})"
+
+
+def walking_rewriter(
+    order: WalkOrder, *node_rewriters: NodeRewriter, name: str | None = None, **kwargs: Any
+) -> WalkingGraphRewriter:
+    """A :class:`WalkingGraphRewriter` applying ``node_rewriters`` in ``order``.
+
+    Keyword arguments go to :class:`WalkingGraphRewriter` (``ignore_newtrees``). With one
+    rewriter and no ``name``, the walk is named after it.
+    """
+    if not node_rewriters:
+        raise TypeError(f"{order} walking rewriter: give at least one node rewriter")
+    if name is None and len(node_rewriters) == 1:
+        name = getattr(node_rewriters[0], "name", None)
+    return WalkingGraphRewriter(list(node_rewriters), order=order, name=name, **kwargs)
 
 
 def in2out(*rewriters: NodeRewriter, **kwargs: Any) -> WalkingGraphRewriter:
@@ -340,6 +379,102 @@ def out2in(*rewriters: NodeRewriter, **kwargs: Any) -> WalkingGraphRewriter:
     Keyword arguments go to :class:`WalkingGraphRewriter` (``ignore_newtrees``, ``name``).
     """
     return WalkingGraphRewriter(list(rewriters), order="out_to_in", **kwargs)
+
+
+def dfs_rewriter(*rewriters: NodeRewriter, **kwargs: Any) -> WalkingGraphRewriter:
+    """Return a :class:`WalkingGraphRewriter` visiting nodes depth first from the outputs.
+
+    Keyword arguments go to :class:`WalkingGraphRewriter` (``ignore_newtrees``, ``name``).
+    """
+    return walking_rewriter("dfs", *rewriters, **kwargs)
+
+
+class FromFunctionGraphRewriter(GraphRewriter):
+    """A graph rewriter made from a function ``fn(fgraph)`` (see :func:`graph_rewriter`).
+
+    Parameters
+    ----------
+    fn
+        Rewrites the graph in place; what it returns is what :meth:`apply` returns.
+    requirements
+        Feature classes (attached fresh) or callables ``req(fgraph)`` run by
+        :meth:`add_requirements`.
+    name
+        Defaults to ``fn.__name__``.
+    """
+
+    def __init__(
+        self,
+        fn: Callable[[FunctionGraph], Any],
+        requirements: Sequence[Any] = (),
+        name: str | None = None,
+    ) -> None:
+        if not callable(fn):
+            raise TypeError(f"FromFunctionGraphRewriter needs a callable fn(fgraph), got {fn!r}")
+        self.fn = fn
+        self.requirements = list(requirements)
+        self.name = name or getattr(fn, "__name__", None)
+        self.__doc__ = getattr(fn, "__doc__", None)
+
+    def apply(self, fgraph: FunctionGraph) -> Any:
+        """Call the function on ``fgraph``."""
+        return self.fn(fgraph)
+
+    def add_requirements(self, fgraph: FunctionGraph) -> None:
+        """Attach the requirements."""
+        attach_requirements(fgraph, self.requirements)
+
+
+def graph_rewriter(fn: Callable[[FunctionGraph], Any]) -> FromFunctionGraphRewriter:
+    """Decorator turning ``fn(fgraph)`` into a :class:`FromFunctionGraphRewriter`."""
+    return FromFunctionGraphRewriter(fn)
+
+
+def inplace_graph_rewriter(fn: Callable[[FunctionGraph], Any]) -> FromFunctionGraphRewriter:
+    """Like :func:`graph_rewriter`, for a rewrite that introduces destructive Ops: a
+    :class:`~opweave.graph.features.DestroyHandler` is required."""
+    return FromFunctionGraphRewriter(fn, requirements=[DestroyHandler])
+
+
+class OpKeyGraphRewriter(WalkingGraphRewriter):
+    """Shows a node rewriter only the nodes of the one Op it is about, inputs first.
+
+    Parameters
+    ----------
+    node_rewriter
+        A node rewriter with an ``op_key()`` method, or whose ``tracks()`` name exactly
+        one Op (instance or class), such as a :class:`PatternNodeRewriter
+        <opweave.graph.rewriting.pattern.PatternNodeRewriter>`.
+    ignore_newtrees, name
+        As for :class:`WalkingGraphRewriter`.
+
+    Raises
+    ------
+    TypeError
+        If the rewriter names no single Op.
+    """
+
+    def __init__(
+        self, node_rewriter: NodeRewriter, ignore_newtrees: bool = False, name: str | None = None
+    ) -> None:
+        op_key = getattr(node_rewriter, "op_key", None)
+        tracks = [op_key()] if callable(op_key) else (node_rewriter.tracks() or [])
+        if len(tracks) != 1:
+            raise TypeError(
+                f"OpKeyGraphRewriter needs a node rewriter about exactly one Op (an op_key() "
+                f"method or one tracked Op); {node_rewriter} tracks {tracks or 'every Op'}"
+            )
+        self.op_key = tracks[0]
+        super().__init__(node_rewriter, "in_to_out", ignore_newtrees, name)
+
+    def _accepts(self, node: Apply) -> bool:
+        """Only the nodes of the rewriter's Op."""
+        key = self.op_key
+        return isinstance(node.op, key) if isinstance(key, type) else bool(node.op == key)
+
+    def __str__(self) -> str:
+        rws = ", ".join(map(str, self.node_rewriters))
+        return self.name or f"OpKeyGraphRewriter({rws})"
 
 
 class EquilibriumGraphRewriter(GraphRewriter):

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from opweave.graph.basic import Apply, Constant, Variable, io_toposort
+from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.features import ReplaceValidate
 from opweave.graph.rewriting.graph import GraphRewriter
+from opweave.graph.traversal import io_toposort
 from opweave.graph.utils import InconsistencyError
 
 if TYPE_CHECKING:

@@ -30,6 +30,7 @@ __all__ = [
     "FromFunctionNodeRewriter",
     "NodeRewriter",
     "SequentialNodeRewriter",
+    "copy_stack_trace",
     "node_rewriter",
     "op_matches",
 ]
@@ -248,3 +249,46 @@ class SequentialNodeRewriter(NodeRewriter):
         """Attach every child's requirements."""
         for rw in self.rewriters:
             rw.add_requirements(fgraph)
+
+
+def _variables(value: Any, what: str) -> list[Variable]:
+    items = [value] if isinstance(value, Variable) else value
+    if not isinstance(items, Sequence) or not all(isinstance(v, Variable) for v in items):
+        raise TypeError(
+            f"copy_stack_trace takes Variables or sequences of them; {what} is "
+            f"{type(value).__name__} {value!r}"
+        )
+    return list(items)
+
+
+def _traces(var: Variable) -> list[Any]:
+    trace = list(getattr(var.tag, "trace", []))
+    # One trace alone (a list of frame tuples) is wrapped, so traces are a list of lists.
+    return [trace] if trace and isinstance(trace[0], tuple) else trace
+
+
+def copy_stack_trace(
+    from_var: Variable | Sequence[Variable], to_var: Variable | Sequence[Variable]
+) -> Variable | Sequence[Variable]:
+    """Append the creation traces of ``from_var`` to those of ``to_var``; return ``to_var``.
+
+    A node rewriter calls it on its replacements so that errors about them can point to
+    where the replaced variables were built. Traces live in ``var.tag.trace`` (a list of
+    traces, each a list of frame tuples), as in PyTensor; opweave itself records none, so
+    this carries the ones users or plugins record.
+
+    Parameters
+    ----------
+    from_var, to_var
+        A variable or a sequence of variables.
+
+    Raises
+    ------
+    TypeError
+        If either argument is not a Variable or a sequence of Variables.
+    """
+    sources, targets = _variables(from_var, "from_var"), _variables(to_var, "to_var")
+    traces = [trace for var in sources for trace in _traces(var)]
+    for var in targets:
+        var.tag.trace = _traces(var) + traces
+    return to_var

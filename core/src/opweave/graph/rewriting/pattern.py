@@ -87,6 +87,11 @@ class PatternNodeRewriter(NodeRewriter):
         """The head Op of the input pattern."""
         return [self.op]
 
+    def op_key(self) -> Track:
+        """The head Op of the input pattern (what :class:`OpKeyGraphRewriter
+        <opweave.graph.rewriting.graph.OpKeyGraphRewriter>` selects nodes by)."""
+        return self.op
+
     def match(
         self, fgraph: FunctionGraph, var: Variable, pattern: Any, bindings: dict[str, Variable]
     ) -> bool:

@@ -1,0 +1,407 @@
+"""Walking graphs: ancestors, roots, the part between inputs and outputs, topological orders.
+
+PyTensor keeps these functions in ``pytensor.graph.traversal``; so does opweave (the old
+names in :mod:`opweave.graph.basic` still work and give the same functions). Walks that
+return many values are generators, except the topological orders :func:`io_toposort` and
+:func:`general_toposort` and :func:`truncated_graph_inputs`, which return lists.
+
+Depth-first walks visit the inputs of a node from left to right, so
+``graph_inputs([(x + y) * z])`` yields ``x, y, z``. Walking stops at *blockers*: a
+blocker is yielded but what computes it is not visited.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Generator, Hashable, Iterable, Sequence
+from typing import Any, TypeVar
+
+from opweave.graph.basic import AbstractApply, Apply, Constant, Variable
+
+__all__ = [
+    "ancestors",
+    "apply_ancestors",
+    "apply_depends_on",
+    "applys_between",
+    "explicit_graph_inputs",
+    "general_toposort",
+    "get_var_by_name",
+    "graph_inputs",
+    "io_toposort",
+    "orphans_between",
+    "toposort",
+    "toposort_with_orderings",
+    "truncated_graph_inputs",
+    "variable_ancestors",
+    "variable_depends_on",
+    "vars_between",
+    "walk",
+    "walk_toposort",
+]
+
+T = TypeVar("T", bound=Hashable)
+
+
+def walk(
+    nodes: Iterable[T],
+    expand: Callable[[T], Iterable[T] | None],
+    bfs: bool = True,
+    return_children: bool = False,
+) -> Generator[Any, None, None]:
+    """Yield each node reachable from ``nodes`` through ``expand``, once.
+
+    Parameters
+    ----------
+    nodes
+        Where to start.
+    expand
+        ``expand(node)`` returns the nodes to visit next from ``node`` (or ``None``).
+    bfs
+        Breadth-first (the default) or depth-first.
+    return_children
+        Yield ``(node, expand(node))`` pairs instead of nodes.
+    """
+    queue: deque[T] = deque(nodes)
+    pop = queue.popleft if bfs else queue.pop
+    seen: set[T] = set()
+    while queue:
+        node = pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        children = expand(node)
+        yield (node, children) if return_children else node
+        if children:
+            queue.extend(children)
+
+
+def ancestors(
+    graphs: Iterable[Variable], blockers: Iterable[Variable] | None = None
+) -> Generator[Variable, None, None]:
+    """Yield every variable ``graphs`` depend on, themselves included (depth first).
+
+    Parameters
+    ----------
+    graphs
+        The variables to start from.
+    blockers
+        Variables at which the walk stops: they are yielded, what computes them is not.
+    """
+    blocked = frozenset(blockers or ())
+
+    def expand(var: Variable) -> list[Variable] | None:
+        if var in blocked or var.owner is None:
+            return None
+        return list(reversed(var.owner.inputs))
+
+    yield from walk(graphs, expand, bfs=False)
+
+
+#: The name PyTensor gives :func:`ancestors` next to :func:`apply_ancestors`.
+variable_ancestors = ancestors
+
+
+def apply_ancestors(
+    graphs: Iterable[Variable], blockers: Iterable[Variable] | None = None
+) -> Generator[AbstractApply, None, None]:
+    """Yield the Apply nodes ``graphs`` depend on, each once.
+
+    The owners of ``blockers`` are not yielded: a blocker counts as given.
+    """
+    blocked = frozenset(blockers or ())
+    seen: set[AbstractApply] = set()
+    for var in ancestors(graphs, blocked):
+        owner = var.owner
+        if owner is not None and var not in blocked and owner not in seen:
+            seen.add(owner)
+            yield owner
+
+
+def graph_inputs(
+    graphs: Iterable[Variable], blockers: Iterable[Variable] | None = None
+) -> Generator[Variable, None, None]:
+    """Yield the roots (variables without an owner) that ``graphs`` depend on.
+
+    Constants and shared variables are roots too; see :func:`explicit_graph_inputs` for
+    the ones a function must be given.
+    """
+    return (var for var in ancestors(graphs, blockers) if var.owner is None)
+
+
+def explicit_graph_inputs(
+    graph: Variable | Iterable[Variable],
+) -> Generator[Variable, None, None]:
+    """Yield the roots a compiled function of ``graph`` must take as inputs.
+
+    Those are the roots that carry no value of their own: not constants, and not shared
+    variables (recognised, as :func:`opweave.function` does, by their ``container`` and
+    ``get_value``).
+    """
+    graphs = (graph,) if isinstance(graph, Variable) else tuple(graph)
+    return (
+        var
+        for var in graph_inputs(graphs)
+        if not isinstance(var, Constant)
+        and not (hasattr(var, "container") and hasattr(var, "get_value"))
+    )
+
+
+def vars_between(
+    ins: Iterable[Variable], outs: Iterable[Variable]
+) -> Generator[Variable, None, None]:
+    """Yield the variables of the part of the graph between ``ins`` and ``outs``.
+
+    That is ``ins``, ``outs``, the orphans (see :func:`orphans_between`) and everything
+    computed on the way, including the other outputs of the nodes crossed.
+    """
+    stop = frozenset(ins)
+
+    def expand(var: Variable) -> list[Variable] | None:
+        if var.owner is None or var in stop:
+            return None
+        return [*reversed(var.owner.inputs), *var.owner.outputs]
+
+    yield from walk(outs, expand, bfs=False)
+
+
+def orphans_between(
+    ins: Iterable[Variable], outs: Iterable[Variable]
+) -> Generator[Variable, None, None]:
+    """Yield the roots ``outs`` depend on that are not among ``ins``.
+
+    ``orphans_between([x], [x + y])`` yields ``y``.
+    """
+    given = frozenset(ins)
+    return (var for var in vars_between(given, outs) if var.owner is None and var not in given)
+
+
+def applys_between(
+    ins: Iterable[Variable], outs: Iterable[Variable]
+) -> Generator[AbstractApply, None, None]:
+    """Yield the Apply nodes between ``ins`` and ``outs`` (not the owners of ``ins``)."""
+    return apply_ancestors(outs, blockers=ins)
+
+
+def apply_depends_on(
+    apply: AbstractApply, depends_on: AbstractApply | Iterable[AbstractApply]
+) -> bool:
+    """True if ``apply`` is one of ``depends_on`` or computes from one of them."""
+    targets = (
+        frozenset((depends_on,)) if isinstance(depends_on, AbstractApply) else frozenset(depends_on)
+    )
+    return apply in targets or any(node in targets for node in apply_ancestors(apply.inputs))
+
+
+def variable_depends_on(variable: Variable, depends_on: Variable | Iterable[Variable]) -> bool:
+    """True if ``variable`` is one of ``depends_on`` or computes from one of them."""
+    targets = (
+        frozenset((depends_on,)) if isinstance(depends_on, Variable) else frozenset(depends_on)
+    )
+    return any(var in targets for var in ancestors([variable]))
+
+
+def truncated_graph_inputs(
+    outputs: Sequence[Variable],
+    ancestors_to_include: Iterable[Variable] | None = None,
+) -> list[Variable]:
+    """The variables closest to ``outputs`` that do not depend on ``ancestors_to_include``.
+
+    Given these variables (and the ones of ``ancestors_to_include`` that the outputs
+    use), nothing else is needed to compute ``outputs``, and none of them depends on
+    another. Without ``ancestors_to_include`` this is ``outputs`` without repeats.
+
+    Parameters
+    ----------
+    outputs
+        The variables to compute.
+    ancestors_to_include
+        Variables that must stay inputs (the ones to replace, for :func:`graph_replace
+        <opweave.graph.replace.graph_replace>` and :func:`vectorize_graph
+        <opweave.graph.replace.vectorize_graph>`).
+    """
+    result: list[Variable] = []
+    seen: set[Variable] = set()
+    include = set(ancestors_to_include or ())
+    if not include:
+        for var in outputs:
+            if var not in seen:
+                seen.add(var)
+                result.append(var)
+        return result
+    # Variables known to be given: the included ones, and every other variable met so
+    # far (one that depends on a given variable is computed from what is found above it).
+    given = set(include)
+    candidates = list(outputs)
+    while candidates:
+        var = candidates.pop()
+        if var in seen:
+            continue
+        seen.add(var)
+        if var in include:
+            result.append(var)
+            # An included variable computed from other included ones: look above it too.
+            if var.owner is not None and variable_depends_on(var, include - {var}):
+                candidates.extend(i for i in var.owner.inputs if i not in seen)
+            continue
+        if var.owner is not None and variable_depends_on(var, given):
+            candidates.extend(var.owner.inputs)
+        else:
+            result.append(var)
+        given.add(var)
+    return result
+
+
+# ---------------------------------------------------------------------- topological orders
+
+
+def walk_toposort(
+    graphs: Iterable[T], deps: Callable[[T], Iterable[T] | None]
+) -> Generator[T, None, None]:
+    """Yield every node reachable from ``graphs`` through ``deps``, dependencies first.
+
+    Parameters
+    ----------
+    graphs
+        The nodes to start from.
+    deps
+        ``deps(node)`` returns what ``node`` depends on (or ``None``). It must be a pure
+        function returning the very objects the walk meets.
+
+    Raises
+    ------
+    ValueError
+        If the dependencies form a cycle.
+    """
+    cache: dict[T, list[T]] = {}
+
+    def cached(node: T) -> list[T]:
+        if node not in cache:
+            cache[node] = list(deps(node) or ())
+        return cache[node]
+
+    dependents: dict[T, list[T]] = {}
+    waiting: dict[T, int] = {}
+    ready: deque[T] = deque()
+    for node in walk(graphs, cached, bfs=False):
+        needs = cache[node]
+        waiting[node] = len(set(needs))
+        for dep in set(needs):
+            dependents.setdefault(dep, []).append(node)
+        if not needs:
+            ready.append(node)
+    done = 0
+    while ready:
+        node = ready.popleft()
+        done += 1
+        yield node
+        for client in dependents.get(node, ()):
+            waiting[client] -= 1
+            if waiting[client] == 0:
+                ready.append(client)
+    if done != len(waiting):
+        raise ValueError("the graph contains a cycle")
+
+
+def general_toposort(outputs: Iterable[T], deps: Callable[[T], Iterable[T] | None]) -> list[T]:
+    """:func:`walk_toposort` as a list."""
+    return list(walk_toposort(outputs, deps))
+
+
+def toposort_with_orderings(
+    graphs: Iterable[Variable],
+    *,
+    blockers: Iterable[Variable] | None = None,
+    orderings: dict[AbstractApply, list[AbstractApply]] | None = None,
+) -> Generator[AbstractApply, None, None]:
+    """Yield the Apply nodes computing ``graphs`` from ``blockers``, each after its inputs.
+
+    Parameters
+    ----------
+    graphs
+        The outputs.
+    blockers
+        Variables taken as given: what computes them is not yielded.
+    orderings
+        Extra constraints: ``orderings[node]`` lists nodes that must come before ``node``.
+
+    Raises
+    ------
+    ValueError
+        If the graph and the orderings form a cycle.
+    """
+    given = frozenset(blockers or ())
+    orderings = orderings or {}
+    done: set[AbstractApply] = set()
+    visiting: set[AbstractApply] = set()
+    # Iterative post-order depth-first walk; the stack pops the last output first.
+    stack: list[tuple[AbstractApply, bool]] = [
+        (out.owner, False) for out in graphs if out.owner is not None and out not in given
+    ]
+    while stack:
+        node, expanded = stack.pop()
+        if node in done:
+            continue
+        if expanded:
+            visiting.discard(node)
+            done.add(node)
+            yield node
+            continue
+        if node in visiting:
+            raise ValueError(f"the graph contains a cycle through {node}")
+        visiting.add(node)
+        stack.append((node, True))
+        deps = [i.owner for i in node.inputs if i.owner is not None and i not in given]
+        deps.extend(orderings.get(node, ()))
+        for dep in reversed(deps):
+            if dep not in done:
+                if dep in visiting:
+                    raise ValueError(f"the graph contains a cycle through {dep}")
+                stack.append((dep, False))
+
+
+def toposort(
+    graphs: Iterable[Variable], blockers: Iterable[Variable] | None = None
+) -> Generator[AbstractApply, None, None]:
+    """:func:`toposort_with_orderings` without extra orderings."""
+    return toposort_with_orderings(graphs, blockers=blockers)
+
+
+def io_toposort(
+    inputs: Iterable[Variable],
+    outputs: Iterable[Variable],
+    orderings: dict[AbstractApply, list[AbstractApply]] | None = None,
+) -> list[Apply]:
+    """The Apply nodes between ``inputs`` and ``outputs``, in an order that can run them.
+
+    Parameters
+    ----------
+    inputs, outputs
+        The graph's boundary.
+    orderings
+        Extra constraints: ``orderings[node]`` lists nodes that must run before ``node``.
+
+    Raises
+    ------
+    ValueError
+        If the graph and the orderings form a cycle.
+    """
+    return list(toposort_with_orderings(outputs, blockers=inputs, orderings=orderings))  # type: ignore[arg-type]
+
+
+def get_var_by_name(graphs: Iterable[Variable], target_var_id: str) -> tuple[Variable, ...]:
+    """The variables of ``graphs`` whose ``name`` or ``auto_name`` is ``target_var_id``.
+
+    Inner graphs (an Op with ``inner_outputs``, such as a Composite) are searched too.
+    """
+
+    def expand(var: Variable) -> list[Variable] | None:
+        if var.owner is None:
+            return None
+        inner = getattr(var.owner.op, "inner_outputs", None)
+        return [*var.owner.inputs, *(inner or ())]
+
+    return tuple(
+        var
+        for var in walk(graphs, expand)
+        if target_var_id in (var.name, getattr(var, "auto_name", None))
+    )
