@@ -111,15 +111,21 @@ class PyTensorSide:
         return outcomes
 
 
-def install(venv: Path) -> str | None:
-    """Create ``venv`` if needed and ``pip install pytensor`` into it; ``None`` or why not."""
+def install(
+    venv: Path, packages: tuple[str, ...] = ("pytensor",), label: str = "PyTensor"
+) -> str | None:
+    """Create ``venv`` if needed and ``pip install`` ``packages`` into it.
+
+    Returns ``None``, or why it failed. ``label`` names the venv in the progress lines.
+    """
     python = venv_python(venv)
     steps = []
     if not python.exists():
         steps.append(("python -m venv", [sys.executable, "-m", "venv", str(venv)]))
-    steps.append(("pip install pytensor", [str(python), "-m", "pip", "install", "pytensor"]))
+    pip = [str(python), "-m", "pip", "install", *packages]
+    steps.append((f"pip install {' '.join(packages)}", pip))
     for what, command in steps:
-        log(f"PyTensor venv {venv}: {what} ...")
+        log(f"{label} venv {venv}: {what} ...")
         done = subprocess.run(command, capture_output=True, text=True)
         if done.returncode != 0:
             log(done.stdout[-2000:] + done.stderr[-2000:])

@@ -4,6 +4,9 @@ Usage::
 
     python benchmarks/run.py [--quick] [--linkers py,vm,cvm,c] [--no-pytensor]
                              [--pytensor-venv PATH] [--pytensor-modes CVM,C,NUMBA]
+                             [--only main|scaling] [--scaling-blocks 30,120,500]
+                             [--scaling-timeout 300] [--scaling-repeat 1]
+                             [--jax-venv PATH] [--no-jax]
 
 Prints (stdout) a markdown report: the machine and versions, then one table of median
 times per call with their ratio to the row's reference (lower is better) and whether the
@@ -13,6 +16,15 @@ shows ``n/a (no C for <Op>)`` in its cell.
 
 PyTensor runs in its own venv (``--pytensor-venv``, created with ``pip install pytensor``
 on first use), one subprocess per case, so both sides are measured in the same run.
+
+A second table, the compile scaling (``scaling.py``), follows: the cold and warm compile
+time, rewriting time and node count of a graph of N blocks (``--scaling-blocks``) for
+opweave's ``vm``, ``cvm``, ``c`` and default mode, PyTensor's default mode and ``cvm``, and
+``jax.jit``, one new process per measurement, each killed after ``--scaling-timeout``
+seconds (larger N of that column are then skipped). JAX runs in its own venv
+(``--jax-venv``, created with ``pip install jax jaxlib`` on first use; ``--no-jax`` leaves
+its column out). ``--only main`` prints the first table alone, ``--only scaling`` the
+second alone; ``--pytensor-modes`` and ``--quick`` concern only the first.
 """
 
 from __future__ import annotations
@@ -31,8 +43,10 @@ from functools import partial
 from importlib import metadata
 from pathlib import Path
 
+import jax_env
 import numpy as np
 import opweave_side as ows
+import scaling
 import workloads
 from pytensor_env import MODE_COLUMNS, PyTensorSide, log, prepare
 from report import NotAvailable, Outcome, Row, Target, markdown_table, seconds_of
@@ -303,8 +317,9 @@ def source_state() -> str:
     return f"{commit} + uncommitted changes" if dirty else commit
 
 
-def header(ctx: Context, load_before: str) -> str:
-    """The report's first lines: date, machine and its load, versions, settings."""
+def header(ctx: Context, load_before: str, main_table: bool = True) -> str:
+    """The report's first lines: date, machine and its load, versions, and the settings of
+    the main table (when ``main_table``)."""
     nproc = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     if isinstance(ctx.pytensor, NotAvailable):
         pytensor = f"n/a ({ctx.pytensor.reason})"
@@ -315,6 +330,10 @@ def header(ctx: Context, load_before: str) -> str:
         )
         pytensor = f"{info}; venv {ctx.pytensor.python.parent.parent}"
     s = ctx.settings
+    settings = (
+        f"- settings: median of {s.repeat} runs of at least {s.min_run_seconds} s each; "
+        f"compile times: median of {s.compile_repeat} fresh compile directories"
+    )
     return "\n".join(
         [
             "# opweave benchmarks",
@@ -327,8 +346,7 @@ def header(ctx: Context, load_before: str) -> str:
             f"- Python {platform.python_version()}, NumPy {np.__version__}; {versions()}",
             f"- opweave linkers installed: {', '.join(installed_linkers())}",
             f"- PyTensor: {pytensor}",
-            f"- settings: median of {s.repeat} runs of at least {s.min_run_seconds} s each; "
-            f"compile times: median of {s.compile_repeat} fresh compile directories",
+            *([settings] if main_table else []),
         ]
     )
 
@@ -377,7 +395,43 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default="CVM,C,NUMBA",
         help="comma-separated PyTensor modes among CVM, C, NUMBA (default: all)",
     )
+    parser.add_argument(
+        "--only",
+        choices=("main", "scaling"),
+        help="print only the main table or only the compile-scaling table (default: both)",
+    )
+    parser.add_argument(
+        "--scaling-blocks",
+        default=",".join(map(str, scaling.DEFAULT_BLOCKS)),
+        help="comma-separated numbers of blocks of the compile-scaling workload",
+    )
+    parser.add_argument(
+        "--scaling-timeout",
+        type=float,
+        default=scaling.DEFAULT_TIMEOUT_S,
+        help="seconds after which a compile-scaling measurement is killed (default 300)",
+    )
+    parser.add_argument(
+        "--scaling-repeat",
+        type=int,
+        default=1,
+        help="fresh compile directories per compile-scaling cell, median (default 1)",
+    )
+    parser.add_argument(
+        "--jax-venv",
+        default=str(REPO / ".bench-jax-venv"),
+        help="venv for JAX, created (pip install jax jaxlib) when missing",
+    )
+    parser.add_argument("--no-jax", action="store_true", help="do not run JAX")
     args = parser.parse_args(argv)
+    try:
+        args.scaling_blocks = scaling.parse_blocks(args.scaling_blocks)
+    except ValueError as exc:
+        parser.error(str(exc))
+    if args.scaling_timeout <= 0:
+        parser.error(f"--scaling-timeout must be positive, got {args.scaling_timeout}")
+    if args.scaling_repeat < 1:
+        parser.error(f"--scaling-repeat must be at least 1, got {args.scaling_repeat}")
     args.modes = [m.strip().upper() for m in args.pytensor_modes.split(",") if m.strip()]
     if unknown := [m for m in args.modes if m not in MODE_COLUMNS]:
         parser.error(f"unknown PyTensor mode(s) {unknown}; choose among {list(MODE_COLUMNS)}")
@@ -393,6 +447,33 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def main_table(ctx: Context) -> str:
+    """Every case of the main table, measured, with its legend."""
+    rows = overhead_rows(ctx) + fused_rows(ctx)
+    rows += [sum_squares_row(ctx), chain_row(ctx), mlp_row(ctx)]
+    rows += compile_rows(ctx)
+    return "\n".join([markdown_table(rows, ctx.columns()), "", LEGEND])
+
+
+def scaling_section(ctx: Context, args: argparse.Namespace) -> str:
+    """The compile-scaling table (``scaling.py``), measured, as a report section."""
+    if args.no_jax:
+        jax: jax_env.JaxSide | NotAvailable = NotAvailable("--no-jax")
+    else:
+        jax = jax_env.prepare(Path(args.jax_venv))
+        if isinstance(jax, NotAvailable):
+            log(f"JAX not available: {jax.reason}")
+    ows.byte_compile_opweave()
+    measured = scaling.run_scaling(
+        scaling.columns_for(ctx.linkers),
+        scaling.runners(ctx.pytensor, jax),
+        args.scaling_blocks,
+        args.scaling_timeout,
+        args.scaling_repeat,
+    )
+    return scaling.section(measured, jax)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run every case and print the report."""
     args = parse_args(argv)
@@ -404,10 +485,12 @@ def main(argv: list[str] | None = None) -> int:
             log(f"PyTensor not available: {pytensor.reason}")
     ctx = Context(Settings.choose(args.quick), args.linkers, args.modes, pytensor)
     load_before = load_average()
-    rows = overhead_rows(ctx) + fused_rows(ctx)
-    rows += [sum_squares_row(ctx), chain_row(ctx), mlp_row(ctx)]
-    rows += compile_rows(ctx)
-    print(header(ctx, load_before), "", markdown_table(rows, ctx.columns()), "", LEGEND, sep="\n")
+    parts = []
+    if args.only != "scaling":
+        parts.append(main_table(ctx))
+    if args.only != "main":
+        parts.append(scaling_section(ctx, args))
+    print(header(ctx, load_before, args.only != "scaling"), *parts, sep="\n\n")
     return 0
 
 

@@ -103,3 +103,29 @@ def numpy_mlp_step(data: MLPData) -> Callable[[np.ndarray, np.ndarray], float]:
         return float(loss)
 
     return step
+
+
+#: Length of the input vector of the compile-scaling workload.
+BLOCKS_VECTOR_N = 10
+
+
+def block_constant(i: int) -> float:
+    """The constant of block ``i`` of the compile-scaling workload: ``1.0 + i / 1000.0``."""
+    return 1.0 + i / 1000.0
+
+
+def blocks(tanh: Callable[[Any], Any], mean: Callable[[Any], Any], x: Any, n: int) -> Any:
+    """``n`` blocks ``e = tanh(e * c_i + 0.1) + mean(e) * 0.01`` starting from ``e = x``.
+
+    Every block has its own constant ``c_i`` (:func:`block_constant`), so no two blocks
+    are alike and a compiler cannot merge them: the graph grows with ``n``.
+    """
+    e = x
+    for i in range(n):
+        e = tanh(e * block_constant(i) + 0.1) + mean(e) * 0.01
+    return e
+
+
+def blocks_input() -> np.ndarray:
+    """The compile-scaling workload's float64 input vector (``BLOCKS_VECTOR_N`` elements)."""
+    return np.random.default_rng(4).normal(size=BLOCKS_VECTOR_N)
