@@ -162,41 +162,38 @@ def join_fns():
     f32, i32 = ot.fmatrix("f32"), ot.imatrix("i32")
     u8, i64 = ot.matrix("u8", dtype="uint8"), ot.lmatrix("i64")
     bo = ot.matrix("bo", dtype="bool")
-    axis = ot.lscalar("axis")
-    outs = [
-        Join()(axis, f32, i32),  # float64, as NumPy
-        Join()(axis, u8, i64, bo),
-        Join()(axis, f32, f32, f32),
-        Join()(-1, u8, bo),
-    ]
-    return compiled([f32, i32, u8, i64, bo, axis], outs)
+    outs = []
+    for axis in (0, 1):  # the axis is the Op's property
+        outs += [
+            Join(axis)(f32, i32),  # float64, as NumPy
+            Join(axis)(u8, i64, bo),
+            Join(axis)(f32, f32, f32),
+        ]
+    outs.append(Join(1)(u8, bo))
+    return compiled([f32, i32, u8, i64, bo], outs)
 
 
-def _join_args(axis=0, shapes=((2, 3),) * 5, layout=np.ascontiguousarray):
+def _join_args(shapes=((2, 3),) * 5, layout=np.ascontiguousarray):
     dtypes = ["float32", "int32", "uint8", "int64", "bool"]
     rng = np.random.default_rng(4)
-    arrays = [
+    return tuple(
         layout(rng.integers(0, 9, size=s).astype(d)) for s, d in zip(shapes, dtypes, strict=True)
-    ]
-    return (*arrays, np.int64(axis))
+    )
 
 
 def test_join_values_and_errors(join_fns) -> None:
     def strided(a):
         return np.asfortranarray(a)[::-1]
 
-    cases = [_join_args(ax) for ax in (0, 1, -1, -2)]
-    cases += [_join_args(0, layout=strided), _join_args(1, layout=np.asfortranarray)]
+    cases = [_join_args(), _join_args(layout=strided), _join_args(layout=np.asfortranarray)]
     cases += [
-        _join_args(0, ((1, 3), (4, 3), (2, 3), (0, 3), (5, 3))),
-        _join_args(1, ((2, 1), (2, 3), (2, 0), (2, 2), (2, 4))),
-        _join_args(2),  # axis out of range
-        _join_args(-3),
-        _join_args(0, ((2, 3), (2, 2), (2, 3), (2, 3), (2, 3))),  # shapes do not match
+        _join_args(((1, 3), (4, 3), (2, 3), (0, 3), (5, 3))),  # different lengths: an error
+        _join_args(((2, 1), (2, 3), (2, 0), (2, 2), (2, 4))),  # along one axis or the other
+        _join_args(((2, 3), (3, 2), (2, 3), (2, 3), (2, 3))),  # shapes do not match
     ]
     check(join_fns, cases)
     with pytest.raises(ValueError) as info:
-        join_fns["c"](*_join_args(0, ((2, 3), (2, 2), (2, 3), (2, 3), (2, 3))))
+        join_fns["c"](*_join_args(((2, 3), (2, 2), (2, 3), (2, 3), (2, 3))))
     assert str(info.value).startswith("Join: cannot join shapes [(2, 3), (2, 2)] along axis 0: ")
 
 
@@ -252,7 +249,7 @@ def test_debugmode_agrees_with_python_on_views_and_reused_outputs() -> None:
     out = [
         ot.specify_shape(s.reshape((-1,)), (None,)),
         MakeVector("int64")(n, n),
-        Join()(0, x, a),
+        Join(0)(x, a),
         Eye("float32")(n, 3, 1),
     ]
     f = opweave.function([x, n, v], out, mode=DebugMode(optimizer=None))
@@ -273,7 +270,7 @@ def test_what_stays_in_python() -> None:
 
 def test_no_reference_leaks(alloc_fns, join_fns) -> None:
     good, bad = _alloc_args(), _alloc_args(vlen=2)
-    jgood, jbad = _join_args(1), _join_args(0, ((2, 3), (2, 2), (2, 3), (2, 3), (2, 3)))
+    jgood, jbad = _join_args(), _join_args(((2, 3), (2, 2), (2, 3), (2, 3), (2, 3)))
     for name in ("c", "cvm"):
         f, g = alloc_fns[name], join_fns[name]
 

@@ -295,7 +295,7 @@ def test_join_stack_split_values(linker: str) -> None:
     yv = np.ones((3, 2), dtype="float32")
     outs = [
         tb.join(1, x, y),
-        tb.join(ax, x, x),
+        tb.join(0, x, x),
         tb.concatenate([x, x, x], axis=0),
         tb.stack([x, x]),
         tb.stack([x, x], axis=2),

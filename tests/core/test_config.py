@@ -78,7 +78,7 @@ def test_defaults(project: Path, env: dict[str, str]) -> None:
     assert config.allow_gc is True
     assert config.optimizer_including == ""
     assert config.optimizer_excluding == ""
-    assert config.cast_policy == "numpy+floatX"
+    assert config.cast_policy == "custom"
     assert config.traceback__limit == 8
     tag = f"{platform.machine()}-py{sys.version_info.major}.{sys.version_info.minor}"
     assert platform_tag() == tag

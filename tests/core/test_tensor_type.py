@@ -552,7 +552,7 @@ def test_plural_constructors() -> None:
     assert a.name == "a" and b.name == "b" and a.type == ot.dmatrix
     three = ot.fvectors(3)
     assert len(three) == 3 and all(v.type == ot.fvector and v.name is None for v in three)
-    (only,) = ot.scalars("s")
+    only = ot.scalars("s")  # one name of one character: the variable itself, as in PyTensor
     assert only.type == TensorType(opweave.config.floatX, shape=())
 
 
@@ -690,20 +690,26 @@ def test_non_tensor_variables_get_the_operator_first(monkeypatch: pytest.MonkeyP
 # ---------------------------------------------------------------------- constants
 
 
-def test_constant_dtypes_follow_numpy_and_floatx() -> None:
-    assert ot.constant(3).dtype == "int64"
+def test_constant_dtypes_follow_cast_policy_and_floatx() -> None:
+    # Default cast_policy "custom": Python numbers get the narrowest dtype holding them.
+    assert ot.constant(3).dtype == "int8"
     assert ot.constant(2**63).dtype == "uint64"
-    assert ot.constant(True).dtype == "bool"
-    assert ot.constant(1.5).dtype == "float64"
+    assert ot.constant(True).dtype == "int8"
+    assert ot.constant(1.5).dtype == "float32"
+    assert ot.constant(1.1).dtype == "float64"
     assert ot.constant(1j).dtype == "complex128"
     assert ot.constant(np.float32(1.5)).dtype == "float32"
     assert ot.constant(np.int8(3)).dtype == "int8"
-    assert ot.constant([1, 2]).dtype == "int64"
+    assert ot.constant([1, 2]).dtype == "int64"  # sequences follow NumPy
     assert ot.constant([]).dtype == opweave.config.floatX
     with opweave.config.change_flags(floatX="float32"):
-        assert ot.constant(1.5).dtype == "float32"
+        assert ot.constant(1.1).dtype == "float32"
         assert ot.constant(np.float64(1.5)).dtype == "float64"
         assert ot.constant([]).dtype == "float32"
+    with opweave.config.change_flags(cast_policy="numpy+floatX"):
+        assert ot.constant(3).dtype == "int64"
+        assert ot.constant(True).dtype == "bool"
+        assert ot.constant(1.5).dtype == "float64"
     with pytest.raises(TypeError, match="does not fit"):
         ot.constant(2**64)
 
@@ -788,7 +794,8 @@ def test_as_tensor_variable_makes_constants() -> None:
     c = ot.as_tensor_variable([[1, 2], [3, 4]], name="c")
     assert isinstance(c, TensorConstant) and c.type == TensorType("int64", shape=(2, 2))
     assert c.name == "c"
-    assert ot.as_tensor_variable(1.5).type == TensorType("float64", shape=())
+    assert ot.as_tensor_variable(1.5).type == TensorType("float32", shape=())
+    assert ot.as_tensor_variable(1.1).type == TensorType("float64", shape=())
     arr = np.ones(3, dtype="float32")
     assert ot.as_tensor_variable(arr).type == TensorType("float32", shape=(3,))
     assert ot.as_tensor_variable(np.int16(3)).dtype == "int16"
@@ -907,12 +914,13 @@ def test_as_tensor_variable_delegates_stack_cast_and_dimshuffle(
     assert calls[0][0] == "stack" and calls[0][1][0] is x
     assert isinstance(calls[0][1][1], TensorConstant) and calls[0][1][1].data == 2.0
     m = ot.dmatrix("m")
-    assert ot.as_tensor_variable(m, dtype="float32").name == "cast"
-    assert calls[1] == ("cast", m, "float32")
-    assert ot.as_tensor_variable(m, dtype="float64") is m  # already that dtype
+    # As in PyTensor, dtype only types constants made from values: a variable is kept.
+    assert ot.as_tensor_variable(m, dtype="float32") is m
+    assert ot.as_tensor_variable(m, dtype="float64") is m
     r = ot.drow("r")
     assert ot.as_tensor_variable(r, ndim=1).name == "dropped"
-    assert calls[2] == ("dimshuffle", 2, (1,))
+    assert calls[1] == ("dimshuffle", 2, (1,))
+    assert not any(call[0] == "cast" for call in calls)
 
 
 def test_pickling_types_and_constants() -> None:

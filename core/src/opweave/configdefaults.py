@@ -116,11 +116,13 @@ def build_config(
         "linker",
         "Name of the linker that runs compiled functions.\n\n"
         "``auto`` picks the fastest installed linker. Backends and plugins add linkers, so "
-        "the name is only checked against the installed ones when a function is compiled.",
+        "the name is only checked against the installed ones when a function is compiled. "
+        "PyTensor's names are understood too: ``c|py`` (``cvm``) and ``<linker>_nogc`` (the "
+        "linker with ``allow_gc`` off).",
         StrParam(
             "auto",
-            pattern=r"[A-Za-z_][A-Za-z0-9_]*",
-            expected="a linker name such as 'auto', 'py' or 'c' "
+            pattern=r"[A-Za-z_][A-Za-z0-9_]*(\|[A-Za-z_][A-Za-z0-9_]*)?",
+            expected="a linker name such as 'auto', 'py', 'c' or 'c|py' "
             "(letters, digits and underscores, not starting with a digit)",
         ),
     )
@@ -173,10 +175,15 @@ def build_config(
     )
     config.add(
         "cast_policy",
-        "How the result dtype of operations on mixed dtypes is chosen.\n\n"
-        "``numpy+floatX`` follows NumPy's rules, but Python floats use ``floatX``; "
-        "``custom`` follows opweave's own rules.",
-        EnumParam("numpy+floatX", CAST_POLICIES),
+        "How Python numbers are typed when they become constants, and so the dtype of "
+        "operations mixing them with variables (as in PyTensor).\n\n"
+        "``custom`` (the default) gives a Python int the smallest of int8/int16/int32/int64 "
+        "holding it and a Python float ``floatX`` when that is float32/float16, else the "
+        "narrowest of float32/float64 holding it exactly, so ``bvector() + 1`` stays int8 and "
+        "``fvector() + 1.5`` float32. ``numpy+floatX`` follows NumPy (ints are int64), but "
+        "Python floats are ``floatX`` and, with a narrow ``floatX``, results that NumPy "
+        "would make float64 without an explicit float64 input stay ``floatX``.",
+        EnumParam("custom", CAST_POLICIES),
     )
     config.add(
         "traceback__limit",

@@ -31,6 +31,7 @@ from opweave_c.impls import (
     scalar_basic,
     scalar_type,
     shape,
+    sort,
     special,
     subtensor,
     tensor_type,
@@ -56,6 +57,7 @@ C_OPS = ImplementationTable(
         **subtensor.C_OPS,
         **basic.C_OPS,
         **special.C_OPS,
+        **sort.C_OPS,
     },
     own_method="c_code",
 )

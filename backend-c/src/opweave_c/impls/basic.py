@@ -1,9 +1,10 @@
 """C code for :mod:`opweave.tensor.basic`.
 
 ``Alloc``, ``MakeVector``, ``TensorFromScalar``, ``ScalarFromTensor``, ``Eye`` and
-``Split`` (views) are written out; ``Join`` and ``ARange`` call the NumPy C functions
-behind ``numpy.concatenate`` and ``numpy.arange`` so that dtypes, values and error
-messages are those of the Python backend (:mod:`opweave_python.impls.basic`).
+``Split`` (views) are written out; ``Join``, ``ARange`` and ``Choose`` call the NumPy C
+functions behind ``numpy.concatenate``, ``numpy.arange`` and ``numpy.choose`` so that
+dtypes, values and error messages are those of the Python backend
+(:mod:`opweave_python.impls.basic`).
 
 The selections: ``Nonzero`` counts the non-zero elements (NaN is non-zero, ``-0.0`` is
 zero), then writes their indices in C order into an ``(ndim, count)`` int64 matrix,
@@ -26,6 +27,7 @@ from opweave.scalar.type import DTYPE_SPECS, ScalarType
 from opweave.tensor.basic import (
     Alloc,
     ARange,
+    Choose,
     DiagGrad,
     ExtractDiag,
     Eye,
@@ -294,7 +296,10 @@ def _arange(op: ARange, node: Apply) -> ARangeC | None:
 
 
 class JoinC(SnippetImpl):
-    """``numpy.concatenate(tensors, axis).astype(out_dtype, copy=False)``."""
+    """``numpy.concatenate(tensors, op.axis).astype(out_dtype, copy=False)``."""
+
+    #: (3,): the axis is the Op's property (a constant in the code), no longer an input.
+    version = (3,)
 
     def c_code(
         self,
@@ -304,25 +309,19 @@ class JoinC(SnippetImpl):
         outputs: list[str],
         sub: dict[str, str],
     ) -> str:
-        """Check the axis, concatenate through ``PyArray_Concatenate``, cast if needed."""
-        axis, *tensors = inputs
+        """Concatenate through ``PyArray_Concatenate`` along the Op's axis, cast if needed."""
         (z,) = outputs
-        fail = sub["fail"]
-        n = len(tensors)
-        ndim = node.inputs[1].type.ndim  # type: ignore[attr-defined]
-        adt = node.inputs[0].type.dtype  # type: ignore[attr-defined]
         type_num = typenum(node.outputs[0].type.dtype)  # type: ignore[attr-defined]
         packs = "\n    ".join(
             f"PyTuple_SET_ITEM(opw_seq, {k}, (PyObject*){t}); Py_INCREF({t});"
-            for k, t in enumerate(tensors)
+            for k, t in enumerate(inputs)
         )
         return render(
             "basic.c",
             "join",
-            int_value_axis_adt=int_value(axis, adt),
-            ndim=ndim,
-            fail=fail,
-            n=n,
+            axis=node.op.axis,  # type: ignore[attr-defined]
+            fail=sub["fail"],
+            n=len(inputs),
             packs=packs,
             typenum=type_num,
             z=z,
@@ -330,11 +329,53 @@ class JoinC(SnippetImpl):
 
 
 def _join(op: Join, node: Apply) -> JoinC | None:
-    if not _scalar_ints(node, node.inputs[:1]) or tensor_dtype(node.outputs[0]) is None:
+    if tensor_dtype(node.outputs[0]) is None:
         return None
-    if any(tensor_dtype(v) is None for v in node.inputs[1:]):
+    if any(tensor_dtype(v) is None for v in node.inputs):
         return None
     return JoinC()
+
+
+# ====================================================================== Choose
+
+#: ``Choose.mode`` -> NumPy's clip mode constant.
+_CLIP_MODES: MappingProxyType[str, str] = MappingProxyType(
+    {"raise": "NPY_RAISE", "wrap": "NPY_WRAP", "clip": "NPY_CLIP"}
+)
+
+
+class ChooseC(SnippetImpl):
+    """``numpy.choose(a, choices, mode)`` through ``PyArray_Choose`` (the function behind it)."""
+
+    version = (1,)
+
+    def c_code(
+        self,
+        node: Apply,
+        name: str,
+        inputs: list[str],
+        outputs: list[str],
+        sub: dict[str, str],
+    ) -> str:
+        """Choose, then cast to the output dtype if NumPy's differs."""
+        a, choices = inputs
+        (z,) = outputs
+        return render(
+            "basic.c",
+            "choose",
+            a=a,
+            choices=choices,
+            clipmode=_CLIP_MODES[node.op.mode],  # type: ignore[attr-defined]
+            fail=sub["fail"],
+            typenum=typenum(node.outputs[0].type.dtype),  # type: ignore[attr-defined]
+            z=z,
+        )
+
+
+def _choose(op: Choose, node: Apply) -> ChooseC | None:
+    if any(tensor_dtype(v) is None for v in (*node.inputs, *node.outputs)):
+        return None
+    return ChooseC()
 
 
 # ====================================================================== Split
@@ -530,6 +571,7 @@ C_OPS: MappingProxyType[type, Any] = MappingProxyType(
         Eye: _eye,
         ARange: _arange,
         Join: _join,
+        Choose: _choose,
         Split: _split,
         Nonzero: _nonzero,
         ExtractDiag: _extract_diag,

@@ -29,6 +29,7 @@ from opweave_python.impls import (
     reductions,
     scalar,
     shape,
+    sort,
     special,
     subtensor,
 )
@@ -46,6 +47,7 @@ MODULES = (
     shape,
     subtensor,
     special,
+    sort,
 )
 
 #: Op class -> ``perform(op, node, inputs, output_storage)``. Read-only.

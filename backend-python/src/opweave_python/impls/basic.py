@@ -12,6 +12,7 @@ from opweave.graph.basic import Apply
 from opweave.tensor.basic import (
     Alloc,
     ARange,
+    Choose,
     DiagGrad,
     ExtractDiag,
     Eye,
@@ -105,18 +106,21 @@ def eye_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]
 
 
 def join_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
-    """``numpy.concatenate`` in the output dtype."""
-    axis, *tensors = inputs
-    axis = int(axis)
-    ndim = tensors[0].ndim
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"Join: axis {axis} is out of range for {ndim}-d tensors")
+    """``numpy.concatenate`` along ``op.axis`` in the output dtype."""
+    tensors = list(inputs)
+    axis = op.axis
     try:
         result = np.concatenate(tensors, axis=axis)
     except ValueError as exc:
         shapes = [t.shape for t in tensors]
         raise ValueError(f"Join: cannot join shapes {shapes} along axis {axis}: {exc}") from None
     out[0][0] = result.astype(_out_dtype(node), copy=False)
+
+
+def choose_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
+    """``numpy.choose(a, choices, mode=op.mode)`` in the output dtype."""
+    a, choices = inputs
+    out[0][0] = np.asarray(np.choose(a, choices, mode=op.mode), dtype=_out_dtype(node))
 
 
 def split_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
@@ -191,6 +195,7 @@ PERFORMS: MappingProxyType[type, Callable[..., None]] = MappingProxyType(
         ARange: arange_perform,
         Eye: eye_perform,
         Join: join_perform,
+        Choose: choose_perform,
         Split: split_perform,
         Nonzero: nonzero_perform,
         ExtractDiag: extract_diag_perform,

@@ -5,7 +5,7 @@ the attributes an elementwise or C backend needs (``nfunc_spec``, ``identity``,
 ``commutative``, ``associative``). The values are computed by backends (the Python
 backend's implementations live in ``opweave_python.impls.scalar``).
 
-Gradients follow seed 004: an Op whose output is discrete is locally flat, so
+Gradients follow one rule: an Op whose output is discrete is locally flat, so
 every input gets a zero gradient (of the input's dtype when it is continuous, of
 ``config.floatX`` when it is discrete); a continuous output gives discrete inputs
 the same gradient a float input would get.
@@ -13,18 +13,21 @@ the same gradient a float input would get.
 
 from __future__ import annotations
 
-import builtins
 from collections.abc import Callable, Sequence
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
-from opweave.configdefaults import config
 from opweave.gradient.opsupport import grad_not_implemented
 from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.op import Op
 from opweave.graph.type import DisconnectedType, NullType
+from opweave.scalar.autocast import NumpyAutocaster as NumpyAutocaster
+from opweave.scalar.autocast import autocast_float as autocast_float
+from opweave.scalar.autocast import autocast_float_as as autocast_float_as
+from opweave.scalar.autocast import autocast_int as autocast_int
+from opweave.scalar.autocast import convert
 from opweave.scalar.rules import (
     bitwise_out,
     bool_out,
@@ -206,34 +209,6 @@ ScalarType.variable_type = ScalarVariable
 ScalarType.constant_type = ScalarConstant
 
 
-def _autocast(x: Any) -> np.ndarray:
-    """Return a Python number as a 0-d array whose dtype follows ``config.cast_policy``."""
-    policy = config.cast_policy
-    if isinstance(x, builtins.bool):
-        return np.asarray(x, dtype="bool")
-    if isinstance(x, builtins.int):
-        if policy == "custom":
-            for dtype in ("int8", "int16", "int32", "int64"):
-                if np.iinfo(dtype).min <= x <= np.iinfo(dtype).max:
-                    return np.asarray(x, dtype=dtype)
-        if np.iinfo("int64").min <= x <= np.iinfo("int64").max:
-            return np.asarray(x, dtype="int64")
-        if 0 <= x <= np.iinfo("uint64").max:
-            return np.asarray(x, dtype="uint64")
-        raise TypeError(f"the integer {x} does not fit in int64 or uint64")
-    if isinstance(x, builtins.float):
-        fx = floatX()
-        if policy == "custom" and fx == "float64":
-            candidate = np.asarray(x, dtype="float32")
-            if float(candidate) == x or np.isnan(x):
-                return candidate
-            return np.asarray(x, dtype="float64")
-        return np.asarray(x, dtype=fx)
-    if isinstance(x, builtins.complex):
-        return np.asarray(x, dtype="complex128")
-    return np.asarray(x)
-
-
 def constant(x: Any, name: str | None = None, dtype: Any = None) -> ScalarConstant:
     """Return a :class:`ScalarConstant` holding ``x``.
 
@@ -244,10 +219,14 @@ def constant(x: Any, name: str | None = None, dtype: Any = None) -> ScalarConsta
     name
         Optional name.
     dtype
-        Force this dtype (``x`` is cast, possibly losing precision). By default a
-        NumPy value keeps its dtype; a Python ``int`` becomes ``int64`` (the smallest
-        integer dtype holding it under ``cast_policy="custom"``), a Python ``float``
-        becomes ``config.floatX``, a ``bool`` ``bool`` and a ``complex`` ``complex128``.
+        Force this dtype (``x`` is cast, possibly losing precision). By default the
+        dtype follows :func:`~opweave.scalar.autocast.convert`: a NumPy value keeps its
+        dtype; under ``cast_policy="custom"`` (the default) a Python ``int`` (or ``bool``)
+        gets the smallest integer dtype holding it (``2`` is ``int8``, ``1000`` ``int16``)
+        and a Python ``float`` the narrowest float holding it exactly (``1.5`` is
+        ``float32``, ``1.1`` ``float64``; always ``floatX`` when that is ``float32``), so
+        that constants do not widen the variables they meet. Under ``"numpy+floatX"``
+        ints are ``int64`` and floats ``config.floatX``. A ``complex`` is ``complex128``.
 
     Raises
     ------
@@ -259,10 +238,7 @@ def constant(x: Any, name: str | None = None, dtype: Any = None) -> ScalarConsta
     if x is None or isinstance(x, str | bytes):
         raise TypeError(f"a scalar constant needs a number, got {type(x).__name__} {x!r}")
     try:
-        if dtype is not None:
-            value = np.asarray(x).astype(normalize_dtype(dtype))
-        else:
-            value = _autocast(x)
+        value = convert(x, None if dtype is None else normalize_dtype(dtype))
     except (ValueError, OverflowError) as exc:
         raise TypeError(f"cannot make a scalar constant from {x!r}: {exc}") from exc
     if value.ndim != 0:
@@ -315,7 +291,7 @@ def ones_like(x: Variable, dtype: Any = None) -> ScalarVariable:
 
 
 def zero_grad(x: Variable) -> ScalarVariable:
-    """The zero gradient of ``x`` (seed 004): continuous ``x``'s dtype, else ``floatX``."""
+    """The zero gradient of ``x``: continuous ``x``'s dtype, else ``floatX``."""
     dtype = x.type.dtype if x.type in continuous_types else floatX()  # type: ignore[attr-defined]
     return zeros_like(x, dtype)
 
@@ -779,7 +755,7 @@ class Cast(UnaryScalarOp):
         self.o_type = o_type
 
     def __str__(self) -> str:
-        return self.name or f"Cast{{{self.o_type.dtype}}}"
+        return f"Cast{{{self.o_type.dtype}}}"  # as PyTensor prints it, whatever the name
 
     def make_new_inplace(
         self,
@@ -1107,3 +1083,81 @@ round_half_to_even = RoundHalfToEven(same_out_float_only, name="round_half_to_ev
 round_half_away_from_zero = RoundHalfAwayFromZero(
     same_out_float_only, name="round_half_away_from_zero"
 )
+
+
+# ====================================================================== plural constructors
+
+
+def apply_across_args(
+    *fns: Callable[..., Any],
+) -> Callable[..., Any] | list[Callable[..., Any]]:
+    """Make constructors of several variables from constructors of one (PyTensor's rule).
+
+    Each function ``fn`` (a Type, or a function taking an optional name) becomes
+    ``many(*names)``:
+
+    * ``many(n)`` for an int ``n``: a list of ``n`` unnamed variables;
+    * ``many("xy")``: one variable per character, ``[fn("x"), fn("y")]``, and
+      ``many("x")`` a single variable ``fn("x")`` (not a list);
+    * ``many("a", "b")`` or ``many(["a", "b"])``: one variable per name, in a list;
+    * ``many()``: an empty list.
+
+    Parameters
+    ----------
+    *fns
+        The constructors of one variable.
+
+    Returns
+    -------
+    callable or list of callable
+        One plural constructor per function (the function itself when there is one).
+
+    Examples
+    --------
+    >>> x, y = floats("xy")
+    >>> a, b, c = ints(3)
+    """
+
+    def across(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def many(*names: Any) -> Any:
+            if names and isinstance(names[0], int | np.integer):
+                count = names[0]
+                if isinstance(count, bool | np.bool_) or len(names) > 1 or count < 0:
+                    raise TypeError(
+                        "give either one non-negative int (how many variables) or names, "
+                        f"got {names!r}"
+                    )
+                return [fn() for _ in range(int(count))]
+            spec: Any = names[0] if len(names) == 1 else names
+            if isinstance(spec, str) and len(spec) == 1:
+                return fn(spec)
+            if not isinstance(spec, str | list | tuple):
+                raise TypeError(
+                    f"expected names (str) or a count (int), got {type(spec).__name__} {spec!r}"
+                )
+            for name in spec:
+                if not isinstance(name, str):
+                    raise TypeError(
+                        f"a variable's name must be a str, got {type(name).__name__} {name!r}"
+                    )
+            return [fn(name) for name in spec]
+
+        what = getattr(fn, "__name__", None) or str(fn)
+        many.__doc__ = (
+            f"Variables like ``{what}(name)`` makes: ``n`` unnamed ones for an int ``n``, one "
+            "per character of a single string, or one per name given."
+        )
+        return many
+
+    if len(fns) == 1:
+        return across(fns[0])
+    return [across(fn) for fn in fns]
+
+
+#: ``ints("ab")``, ``floats(3)``, ...: plural constructors of scalar variables (int64,
+#: float64, complex128, complex64 and complex128 scalars), as in PyTensor.
+ints = apply_across_args(int64)
+floats = apply_across_args(float64)
+complexs = apply_across_args(complex128)
+complexs64 = apply_across_args(complex64)
+complexs128 = apply_across_args(complex128)

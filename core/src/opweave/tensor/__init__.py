@@ -3,8 +3,10 @@
 Users write ``import opweave.tensor as ot`` and build graphs from ``ot.dmatrix("x")``,
 ``ot.constant(...)``, ``ot.shared(...)`` and the operators of tensor variables. The
 constructors (``scalar``, ``vector``, ..., the typed shortcuts ``dmatrix``, ``fvector``,
-..., their plural forms, ``constant`` and ``as_tensor_variable``) are listed in
-:data:`opweave.tensor.constructors.__all__`.
+..., their plural forms, from :mod:`opweave.tensor.type`; ``constant`` and
+``as_tensor_variable``) are listed in :data:`opweave.tensor.constructors.__all__`. As in
+PyTensor, the exceptions are in :mod:`opweave.tensor.exceptions` and sorting in
+:mod:`opweave.tensor.sort` (``sort`` and ``argsort`` are re-exported here).
 """
 
 from opweave.tensor.basic import *  # noqa: F403
@@ -17,6 +19,7 @@ from opweave.tensor.math import __all__ as _math_all
 from opweave.tensor.shape import *  # noqa: F403
 from opweave.tensor.shape import __all__ as _shape_all
 from opweave.tensor.sharedvar import TensorSharedVariable, shared
+from opweave.tensor.sort import argsort, sort
 from opweave.tensor.special import *  # noqa: F403
 from opweave.tensor.special import __all__ as _special_all
 from opweave.tensor.subtensor import *  # noqa: F403
@@ -41,8 +44,10 @@ __all__ = [
     "TensorSharedVariable",
     "TensorType",
     "TensorVariable",
+    "argsort",
     "get_underlying_scalar_constant",
     "shared",
+    "sort",
     "values_eq_approx",
     "transfer",
     *_basic_all,

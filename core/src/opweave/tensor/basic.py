@@ -6,7 +6,8 @@ gradient :class:`DiagGrad`), :class:`TensorFromScalar`, :class:`ScalarFromTensor
 building them: :func:`make_vector`, :func:`alloc`, :func:`zeros`, :func:`ones`,
 :func:`full`, :func:`zeros_like`, :func:`ones_like`, :func:`arange`, :func:`eye`,
 :func:`join`, :func:`concatenate`, :func:`stack`, :func:`split`, :func:`nonzero`,
-:func:`diagonal`. Elementwise helpers (:func:`cast`, :func:`fill`/:func:`second`,
+:func:`diagonal`, :func:`tile`, :func:`choose` (:class:`Choose`). Elementwise helpers
+(:func:`cast`, :func:`fill`/:func:`second`,
 :func:`where`/:func:`switch`, :func:`tensor_copy`) and the axis permutations
 (:func:`transpose`, :func:`swapaxes`, :func:`matrix_transpose`) build
 ``opweave.tensor.elemwise`` Ops, imported when they are called.
@@ -14,7 +15,11 @@ building them: :func:`make_vector`, :func:`alloc`, :func:`zeros`, :func:`ones`,
 Integer inputs that only decide a shape (the shape of :class:`Alloc`, the bounds
 of :class:`Eye`, the sizes of :class:`Split`) are marked disconnected in
 ``connection_pattern`` and get :class:`~opweave.graph.type.DisconnectedType`
-gradients (seed 004, example 4). The kernels live in the backends.
+gradients. The kernels live in the backends.
+
+:func:`get_underlying_scalar_constant_value` and :func:`get_scalar_constant_value` find
+the constant value a variable always holds, as PyTensor's functions of those names do.
+``tensor`` (the constructor of :mod:`opweave.tensor.type`) is importable from here too.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from typing import Any
 import numpy as np
 
 import opweave.scalar as ps
+from opweave.compile.ops import DeepCopyOp, ViewOp
+from opweave.configdefaults import config
 from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.op import Op
 from opweave.graph.type import DisconnectedType, disconnected_type
@@ -35,7 +42,16 @@ from opweave.scalar.type import floatX, normalize_dtype, upcast
 from opweave.tensor import math as tm
 from opweave.tensor.constructors import as_tensor, as_tensor_variable, constant
 from opweave.tensor.elemwise import DimShuffle, Elemwise
-from opweave.tensor.type import TensorType, continuous_dtypes, discrete_dtypes, float_dtypes
+from opweave.tensor.exceptions import EmptyConstantError
+from opweave.tensor.type import (
+    TensorType,
+    continuous_dtypes,
+    discrete_dtypes,
+    float_dtypes,
+    int_dtypes,
+    uint_dtypes,
+)
+from opweave.tensor.type import tensor as tensor  # re-exported, as in PyTensor
 from opweave.tensor.variable import (
     NotScalarConstantError,
     TensorVariable,
@@ -45,6 +61,7 @@ from opweave.tensor.variable import (
 __all__ = [
     "ARange",
     "Alloc",
+    "Choose",
     "DiagGrad",
     "ExtractDiag",
     "Eye",
@@ -60,6 +77,7 @@ __all__ = [
     "as_tensor",
     "as_tensor_variable",
     "cast",
+    "choose",
     "concatenate",
     "constant",
     "diagonal",
@@ -70,6 +88,7 @@ __all__ = [
     "full",
     "full_like",
     "get_scalar_constant_value",
+    "get_underlying_scalar_constant_value",
     "get_vector_length",
     "join",
     "make_vector",
@@ -86,6 +105,7 @@ __all__ = [
     "switch",
     "tensor_copy",
     "tensor_from_scalar",
+    "tile",
     "transpose",
     "where",
     "zeros",
@@ -118,12 +138,241 @@ def as_dtype(dtype: Any) -> str:
     return normalize_dtype(dtype)
 
 
-def get_scalar_constant_value(v: Any) -> int | float | bool | complex:
-    """Return the Python value of the constant scalar ``v``, or raise ``NotScalarConstantError``.
+#: Scalar Ops whose result :func:`get_underlying_scalar_constant_value` computes from
+#: constant inputs, as PyTensor does: casts, comparisons, ``switch`` and the arithmetic
+#: that shapes and indices are made of. Other Ops (``exp``, ...) are not evaluated.
+_CONSTANT_VALUE_SCALAR_OPS: tuple[type, ...] = (
+    ps.Cast,
+    ps.Switch,
+    ps.NEQ,
+    ps.EQ,
+    ps.LT,
+    ps.GT,
+    ps.LE,
+    ps.GE,
+    ps.Sub,
+    ps.Add,
+    ps.Mod,
+    ps.Mul,
+    ps.IntDiv,
+    ps.TrueDiv,
+    ps.Minimum,
+    ps.Maximum,
+)
+#: Ops whose output holds the values of their first input (possibly broadcast or copied).
+_VALUE_PRESERVING_OPS: tuple[type, ...] = (DeepCopyOp, ViewOp, DimShuffle)
 
-    See :func:`opweave.tensor.variable.get_underlying_scalar_constant`.
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:55] + "(...)"
+
+
+def _value_of_constant(v: Constant) -> np.ndarray:
+    """The one value a constant holds (all its elements equal), as a 0-d array."""
+    data = v.data
+    if isinstance(data, np.ndarray) and data.size == 0:
+        raise EmptyConstantError(f"the constant {v} has no element, hence no scalar value")
+    return get_underlying_scalar_constant(v, only_process_constants=True)
+
+
+def _value_of_python(v: Any) -> np.ndarray:
+    """A number, NumPy scalar or one-element array, as a 0-d array."""
+    if isinstance(v, bool | int | float | complex | np.generic):
+        arr = np.asarray(v)
+    elif isinstance(v, np.ndarray):
+        if v.size == 0:
+            raise EmptyConstantError(f"the array {_short(v)} has no element")
+        if v.size != 1:
+            raise NotScalarConstantError(f"the array {_short(v)} holds {v.size} elements, not one")
+        arr = np.array(v.item(), dtype=v.dtype)
+    else:
+        raise NotScalarConstantError(f"{type(v).__name__} {_short(v)} is not a scalar constant")
+    if arr.dtype.kind not in "biufc":
+        raise NotScalarConstantError(f"{_short(v)} is not numeric")
+    return arr
+
+
+def _computed(v: Variable, values: Sequence[np.ndarray]) -> np.ndarray:
+    """The value of ``v`` (an Elemwise or scalar Op of a listed scalar Op) from its inputs'."""
+    # late: constant folding computes through the backends' plugins, above this module
+    from opweave.tensor.rewriting.constant_folding import compute_constant_node
+
+    node = v.owner
+    assert node is not None
+    op = node.op
+    if isinstance(op, Elemwise):
+        op = Elemwise(op.scalar_op)  # never in place: the inputs are fresh constants
+        types = [TensorType(i.type.dtype, shape=()) for i in node.inputs]  # type: ignore[attr-defined]
+    else:
+        types = [i.type for i in node.inputs]
+    consts = [t.make_constant(np.asarray(val, dtype=t.dtype)) for t, val in zip(types, values)]  # type: ignore[attr-defined]
+    results = compute_constant_node(op.make_node(*consts))
+    if results is None:
+        raise NotScalarConstantError(f"{v} could not be computed from its constant inputs")
+    return np.asarray(results[v.index])
+
+
+def _indexed_value(
+    v: Variable, elemwise: bool, max_recur: int
+) -> np.ndarray | tuple[Variable, Any] | None:
+    """For ``v = base[i]`` (a 0-d ``Subtensor``): its value, or ``(entry, dtype)`` to look
+    at next (``base`` a ``MakeVector`` or a ``Join`` of vectors), or ``None``."""
+    # late: opweave.tensor.subtensor builds on this module (same floor, above it)
+    from opweave.tensor.subtensor import Subtensor, get_idx_list
+
+    node = v.owner
+    if node is None or not isinstance(node.op, Subtensor) or v.type.ndim != 0:  # type: ignore[attr-defined]
+        return None
+    base = node.inputs[0]
+    try:
+        idx = [int(_underlying_value(i, elemwise, False, max_recur)) for i in node.inputs[1:]]
+    except (NotScalarConstantError, TypeError, ValueError):
+        return None
+    key = get_idx_list([base, *idx], node.op.idx_list)
+    dtype = v.type.dtype  # type: ignore[attr-defined]
+    if isinstance(base, Constant):
+        return np.asarray(np.asarray(base.data)[key], dtype=dtype)
+    if len(key) != 1 or not isinstance(key[0], int) or base.type.ndim != 1:  # type: ignore[attr-defined]
+        return None
+    (i,) = key
+    owner = base.owner
+    if owner is not None and isinstance(owner.op, MakeVector):
+        n = len(owner.inputs)
+        return (owner.inputs[i % n], dtype) if -n <= i < n else None
+    if owner is not None and isinstance(owner.op, Join) and owner.op.axis == 0:
+        lengths = [t.type.shape[0] for t in owner.inputs]  # type: ignore[attr-defined]
+        if None in lengths or not -sum(lengths) <= i < sum(lengths):
+            return None
+        i %= sum(lengths)
+        for part, length in zip(owner.inputs, lengths):
+            if i < length:
+                return (part[i], dtype)  # type: ignore[index]
+            i -= length
+    entries = _static_vector(base)
+    if entries is not None and -len(entries) <= i < len(entries) and entries[i] is not None:
+        return np.asarray(entries[i], dtype=dtype)
+    return None
+
+
+def _underlying_value(
+    v: Any, elemwise: bool, only_process_constants: bool, max_recur: int
+) -> np.ndarray:
+    """See :func:`get_underlying_scalar_constant_value`."""
+    while True:
+        if v is None:
+            raise NotScalarConstantError("None is not a scalar constant")
+        if isinstance(v, Constant):
+            return _value_of_constant(v)
+        if not isinstance(v, Variable):
+            return _value_of_python(v)
+        node = v.owner
+        if only_process_constants or node is None or max_recur <= 0:
+            break
+        max_recur -= 1
+        op = node.op
+        if isinstance(op, (*_VALUE_PRESERVING_OPS, Alloc, TensorFromScalar, ScalarFromTensor)):
+            v = node.inputs[0]
+            continue
+        scalar_op = op.scalar_op if isinstance(op, Elemwise) else op
+        if isinstance(scalar_op, ps.Second):
+            v = node.inputs[1]  # the second input, broadcast to the first's shape
+            continue
+        if isinstance(scalar_op, _CONSTANT_VALUE_SCALAR_OPS) and (
+            elemwise or not isinstance(op, Elemwise)
+        ):
+            values = [_underlying_value(i, elemwise, False, max_recur) for i in node.inputs]
+            return _computed(v, values)
+        found = _indexed_value(v, elemwise, max_recur)
+        if isinstance(found, tuple):
+            entry, dtype = found
+            return np.asarray(_underlying_value(entry, elemwise, False, max_recur), dtype=dtype)
+        if found is not None:
+            return found
+        try:  # Shape_i of a dimension of static length (opweave.tensor.variable's rule)
+            return get_underlying_scalar_constant(v, max_recur=0)
+        except NotScalarConstantError:
+            break
+    raise NotScalarConstantError(f"{v} is not a constant scalar")
+
+
+def get_underlying_scalar_constant_value(
+    v: Any,
+    *,
+    elemwise: bool = True,
+    only_process_constants: bool = False,
+    max_recur: int = 10,
+    raise_not_constant: bool = True,
+) -> Any:
+    """Return the one constant value that ``v`` holds, as a 0-d array (PyTensor's function).
+
+    Constants whose elements are all equal hold that value; the search then looks through
+    the Ops that keep their input's values (``DimShuffle``, ``Alloc``, ``second``/``fill``,
+    copies and views, ``TensorFromScalar``/``ScalarFromTensor``), the lengths of static
+    shapes (``Shape_i``, ``x.shape[i]``), entries of ``MakeVector``/``stack`` and of joined
+    vectors, indexing of constants, and computes casts, comparisons, ``switch`` and
+    ``+ - * / // % minimum maximum`` of constant inputs (Elemwise or scalar Ops). Other Ops
+    (``exp``, ...) are not evaluated.
+
+    Parameters
+    ----------
+    v
+        A variable, a Python number, a NumPy scalar or a one-element array.
+    elemwise
+        Compute Elemwise Ops of constants (``second`` is always looked through).
+    only_process_constants
+        Look at ``v`` itself only, never through the Op computing it.
+    max_recur
+        How many Ops to look through.
+    raise_not_constant
+        When false, return ``v`` itself instead of raising.
+
+    Returns
+    -------
+    numpy.ndarray
+        A 0-d array of ``v``'s dtype (or ``v`` when it has no constant value and
+        ``raise_not_constant`` is false).
+
+    Raises
+    ------
+    NotScalarConstantError
+        If no constant value can be determined (:class:`EmptyConstantError` for a constant
+        without any element).
     """
-    return get_underlying_scalar_constant(v).item()  # type: ignore[no-any-return]
+    try:
+        return _underlying_value(v, elemwise, only_process_constants, max_recur)
+    except NotScalarConstantError:
+        if raise_not_constant:
+            raise
+    return v
+
+
+def get_scalar_constant_value(
+    v: Any,
+    elemwise: bool = True,
+    only_process_constants: bool = False,
+    max_recur: int = 10,
+    raise_not_constant: bool = True,
+) -> Any:
+    """:func:`get_underlying_scalar_constant_value` of a scalar (0-d) ``v`` only.
+
+    Raises
+    ------
+    NotScalarConstantError
+        Also when ``v`` is a variable or array with one or more dimensions.
+    """
+    ndim = getattr(v.type, "ndim", 0) if isinstance(v, Variable) else np.ndim(v)
+    if isinstance(v, Variable | np.ndarray) and ndim != 0:
+        if raise_not_constant:
+            raise NotScalarConstantError(f"{_short(v)} is not a scalar: it has {ndim} dimension(s)")
+        return v
+    return get_underlying_scalar_constant_value(
+        v,
+        elemwise=elemwise,
+        only_process_constants=only_process_constants,
+        max_recur=max_recur,
+        raise_not_constant=raise_not_constant,
+    )
 
 
 def _const_int(v: Any) -> int | None:
@@ -417,7 +666,9 @@ def make_vector(*inputs: Any, dtype: Any = None) -> TensorVariable:
         0-d tensors or Python numbers.
     dtype
         The vector's dtype; by default the promotion of the variables' dtypes (Python
-        numbers are taken as they are), or NumPy's choice for all-constant inputs.
+        numbers are taken as they are), or for inputs that are all Python numbers the
+        promotion of the dtypes their constants get (``config.cast_policy``: under
+        ``custom``, ``make_vector(1.5, 2)`` is ``float32``, as ``stack([1.5, 2])`` is).
     """
     if dtype is None:
         variables = [as_tensor_variable(i).dtype for i in inputs if isinstance(i, Variable)]
@@ -675,23 +926,62 @@ class ARange(Op):
         ]
 
 
+def _arange_dtype(start: TensorVariable, stop: TensorVariable, step: TensorVariable) -> str:
+    """The dtype :func:`arange` gives when none is asked for (PyTensor's rule).
+
+    The promoted dtype of the three arguments (:func:`~opweave.scalar.type.upcast`), with
+    every signed integer result widened to ``int64`` and every unsigned one to ``uint64``:
+    a range is not worth the overflow risk of a narrow dtype, even though Python ints are
+    ``int8`` constants under ``cast_policy="custom"``. Under ``"numpy+floatX"`` the result
+    is NumPy's ``arange`` dtype for arguments of those dtypes instead, except that with
+    ``floatX`` ``float32`` a ``float64`` result becomes ``float32`` unless an argument is
+    explicitly ``float64``.
+    """
+    dtypes = [start.dtype, stop.dtype, step.dtype]
+    dtype = upcast(*dtypes)
+    if dtype in int_dtypes:
+        dtype = "int64"
+    elif dtype in uint_dtypes:
+        dtype = "uint64"
+    if config.cast_policy == "numpy+floatX" and all(np.dtype(d).kind in "iuf" for d in dtypes):
+        numpy_dtype = np.arange(
+            np.array(0, dtype=dtypes[0]), np.array(1, dtype=dtypes[1]), np.array(1, dtype=dtypes[2])
+        ).dtype.name
+        if numpy_dtype != dtype:
+            if floatX() == "float32" and numpy_dtype == "float64" and "float64" not in dtypes:
+                dtype = "float32"
+            else:
+                dtype = numpy_dtype
+    return dtype
+
+
 def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> TensorVariable:
     """``numpy.arange`` as a symbolic vector.
 
     Parameters
     ----------
     start, stop, step
-        Real scalars; ``arange(n)`` is ``arange(0, n)``.
+        Real scalars; ``arange(n)`` is ``arange(0, n)``. Python numbers become constants
+        (:func:`~opweave.tensor.constructors.constant`).
     dtype
-        Output dtype; default: the promotion of the inputs' dtypes (Python ints are
-        int64, Python floats ``config.floatX``).
+        Output dtype. By default, as in PyTensor: the promotion of the arguments' dtypes,
+        any integer result widened to ``int64`` (``uint64`` for unsigned ones); so
+        ``arange(10)`` and ``arange(iscalar())`` are ``int64``, ``arange(fscalar())`` and,
+        under ``cast_policy="custom"``, ``arange(0.5, 2.5)`` (exact ``float32`` constants)
+        are ``float32``. Under ``cast_policy="numpy+floatX"`` NumPy's ``arange`` dtype for
+        such arguments, kept at ``float32`` when ``floatX`` is ``float32`` and no argument
+        is ``float64``.
+
+    Raises
+    ------
+    TypeError
+        If an argument is not a real scalar (raised by :class:`ARange`).
     """
     if stop is None:
         start, stop = 0, start
     ins = [as_tensor_variable(v) for v in (start, stop, step)]
-    if dtype is None:
-        dtype = upcast(*[v.dtype for v in ins])
-    return ARange(dtype)(*ins)  # type: ignore[return-value]
+    out_dtype = _arange_dtype(*ins) if dtype is None else normalize_dtype(dtype)
+    return ARange(out_dtype)(*ins)  # type: ignore[return-value]
 
 
 # ====================================================================== Eye
@@ -766,19 +1056,55 @@ def _merge_static(a: int | None, b: int | None, who: str, dim: int) -> int | Non
 
 
 class Join(Op):
-    """Concatenate tensors along an axis (``numpy.concatenate``).
+    """Concatenate tensors along the axis ``axis`` (``numpy.concatenate``).
 
-    Inputs: ``axis`` (a 0-d integer) then the tensors, all of one rank (at least 1).
-    The output dtype is the promotion of the tensors' dtypes.
+    As in PyTensor, the axis is a property of the Op: its inputs are the tensors only, all
+    of one rank (at least 1), and the output dtype is the promotion of their dtypes.
+    :func:`join` and :func:`concatenate` accept a negative or a constant symbolic axis and
+    normalize it.
+
+    Parameters
+    ----------
+    axis
+        The axis to join along, a non-negative int.
+
+    Raises
+    ------
+    TypeError
+        If ``axis`` is not an int.
+    ValueError
+        If ``axis`` is negative.
     """
 
-    __props__ = ()
+    __props__ = ("axis",)
 
-    def make_node(self, axis: Any, *tensors: Any) -> Apply:
-        """Check ranks and static lengths; compute the output's static shape."""
+    def __init__(self, axis: int) -> None:
+        if isinstance(axis, bool | np.bool_) or not isinstance(axis, int | np.integer):
+            raise TypeError(
+                f"Join: axis must be an int, got {type(axis).__name__} {axis!r} (use "
+                "join(axis, *tensors) for a negative or constant symbolic axis)"
+            )
+        if axis < 0:
+            raise ValueError(f"Join: axis must be non-negative, got {axis}")
+        self.axis = int(axis)
+
+    def __str__(self) -> str:
+        return f"Join{{axis={self.axis}}}"
+
+    def make_node(self, *tensors: Any) -> Apply:
+        """Check ranks and static lengths; compute the output's static shape.
+
+        Raises
+        ------
+        ValueError
+            Without tensors, or for static lengths that differ off the axis.
+        numpy.exceptions.AxisError
+            For an axis out of range (a ``ValueError``).
+        TypeError
+            For 0-d tensors or tensors of different ranks.
+        """
         if not tensors:
             raise ValueError("Join: needs at least one tensor to join")
-        axis = _as_int_scalar(axis, "Join: axis")
         ts = [as_tensor_variable(t) for t in tensors]
         ndim = ts[0].ndim
         for i, t in enumerate(ts):
@@ -789,56 +1115,38 @@ class Join(Op):
                     f"Join: all tensors must have the same number of dimensions; tensor 0 has "
                     f"{ndim}, tensor {i} ({t}) has {t.ndim}"
                 )
-        dtype = upcast(*[t.dtype for t in ts])
-        ax = _const_int(axis)
+        ax = self.axis
+        if ax >= ndim:
+            raise np.exceptions.AxisError(f"Join: axis {ax} is out of range for {ndim}-d tensors")
         static: list[int | None] = [None] * ndim
-        if ax is not None:
-            if not -ndim <= ax < ndim:
-                raise ValueError(f"Join: axis {ax} is out of range for {ndim}-d tensors")
-            ax %= ndim
-            for d in range(ndim):
-                if d == ax:
-                    lengths = [t.type.shape[d] for t in ts]
-                    static[d] = None if None in lengths else sum(lengths)  # type: ignore[arg-type]
-                else:
-                    for t in ts:
-                        static[d] = _merge_static(static[d], t.type.shape[d], "Join", d)
-        out = TensorType(dtype, shape=static)()
-        return Apply(self, [axis, *ts], [out])
+        for d in range(ndim):
+            if d == ax:
+                lengths = [t.type.shape[d] for t in ts]
+                static[d] = None if None in lengths else sum(lengths)  # type: ignore[arg-type]
+            else:
+                for t in ts:
+                    static[d] = _merge_static(static[d], t.type.shape[d], "Join", d)
+        out = TensorType(upcast(*[t.dtype for t in ts]), shape=static)()
+        return Apply(self, ts, [out])
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
-        """The sum of the lengths along ``axis``, the first tensor's length elsewhere."""
-        axis = node.inputs[0]
-        ishapes = shapes[1:]
-        ndim = len(ishapes[0])
-        ax = _const_int(axis)
-        out = []
-        for d in range(ndim):
-            total = _add_dims([s[d] for s in ishapes])
-            if ax is not None:
-                out.append(total if d == ax % ndim else ishapes[0][d])
-            else:
-                is_axis = tm.or_(tm.eq(axis, d), tm.eq(axis, d - ndim))
-                out.append(where(is_axis, total, ishapes[0][d]))
+        """The sum of the lengths along the axis, the first tensor's length elsewhere."""
+        out = list(shapes[0])
+        out[self.axis] = _add_dims([s[self.axis] for s in shapes])
         return [tuple(out)]
 
     def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list[Any]:
-        """The output gradient split back into the inputs' pieces; ``axis`` undefined."""
-        axis, *tensors = inputs
+        """The output gradient split back into the inputs' pieces (zeros for discrete ones)."""
         (gz,) = output_grads
-        g_axis = _grad_undefined(self, 0, axis, "axis is an integer")
         if gz.dtype not in continuous_dtypes:  # type: ignore[attr-defined]
-            return [g_axis, *[_float_zeros_like(t) for t in tensors]]
-        # late: opweave.tensor.shape builds on this module (same floor, above it)
-        from opweave.tensor.shape import shape
-
-        if len(tensors) == 1:
+            return [_float_zeros_like(t) for t in inputs]
+        if len(inputs) == 1:
             pieces = [gz]
         else:
-            sizes = make_vector(*[shape(t)[axis] for t in tensors])  # type: ignore[index]
-            pieces = split(gz, sizes, len(tensors), axis)
-        grads: list[Any] = [g_axis]
-        for t, piece in zip(tensors, pieces):
+            sizes = make_vector(*[t.shape[self.axis] for t in inputs])  # type: ignore[attr-defined]
+            pieces = split(gz, sizes, len(inputs), self.axis)
+        grads: list[Any] = []
+        for t, piece in zip(inputs, pieces):
             if t.dtype in continuous_dtypes:  # type: ignore[attr-defined]
                 grads.append(cast(piece, t.dtype))  # type: ignore[attr-defined]
             else:
@@ -847,9 +1155,9 @@ class Join(Op):
 
     def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Any]) -> list[Any]:
         """The join of the tensors' evaluation points."""
-        if any(e is None for e in eval_points[1:]):
+        if any(e is None for e in eval_points):
             return [None]
-        return [self(inputs[0], *eval_points[1:])]
+        return [self(*eval_points)]
 
 
 def _add_dims(dims: Sequence[Any]) -> Any:
@@ -861,21 +1169,54 @@ def _add_dims(dims: Sequence[Any]) -> Any:
     return total
 
 
+def _join_axis(axis: Any, ndim: int) -> int:
+    """``axis`` (an int or a constant integer scalar) as a non-negative int below ``ndim``."""
+    if isinstance(axis, Variable):
+        try:
+            value = get_scalar_constant_value(axis)
+        except NotScalarConstantError:
+            raise TypeError(
+                f"Join: axis must be a constant integer, got the symbolic {axis}; as in "
+                "PyTensor, the axis of a join is fixed when the graph is built"
+            ) from None
+        if value.dtype.kind not in "iu":
+            raise TypeError(f"Join: axis must be an integer, got {axis} of dtype {value.dtype}")
+        axis = int(value)
+    if isinstance(axis, bool | np.bool_) or not isinstance(axis, int | np.integer):
+        raise TypeError(f"Join: axis must be an integer, got {type(axis).__name__} {axis!r}")
+    if ndim and not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(f"Join: axis {axis} is out of range for {ndim}-d tensors")
+    return int(axis) % ndim if ndim else int(axis)
+
+
 def join(axis: Any, *tensors: Any) -> TensorVariable:
     """Concatenate ``tensors`` along ``axis`` (a single tensor is returned as is).
 
     Parameters
     ----------
     axis
-        An int or 0-d integer tensor.
+        An int (negative counts from the end) or a constant integer scalar.
     *tensors
-        Tensors of one rank; their lengths may differ along ``axis`` only.
+        Tensors of one rank; their lengths may differ along ``axis`` only. A single list or
+        tuple of tensors is accepted too.
+
+    Raises
+    ------
+    TypeError
+        For a symbolic (non-constant) or non-integer axis.
+    numpy.exceptions.AxisError
+        For an axis out of range (a ``ValueError``).
     """
     if len(tensors) == 1 and isinstance(tensors[0], list | tuple):
         tensors = tuple(tensors[0])
     if len(tensors) == 1:
         return as_tensor_variable(tensors[0])
-    return Join()(axis, *tensors)  # type: ignore[return-value]
+    if not tensors:
+        raise ValueError("Join: needs at least one tensor to join")
+    ndim = as_tensor_variable(tensors[0]).ndim
+    axis = _join_axis(axis, ndim)
+    # 0-d tensors cannot be joined: Join says so (and points to stack), whatever the axis.
+    return Join(axis if ndim else 0)(*tensors)  # type: ignore[return-value]
 
 
 def concatenate(tensor_list: Sequence[Any], axis: Any = 0) -> TensorVariable:
@@ -905,7 +1246,7 @@ def stack(tensors: Sequence[Any], axis: int = 0) -> TensorVariable:
     # late: opweave.tensor.shape builds on this module (same floor, above it)
     from opweave.tensor.shape import shape_padaxis
 
-    return Join()(axis, *[shape_padaxis(t, axis) for t in ts])  # type: ignore[return-value]
+    return Join(axis)(*[shape_padaxis(t, axis) for t in ts])  # type: ignore[return-value]
 
 
 class Split(Op):
@@ -1242,3 +1583,233 @@ def tensor_from_scalar(s: Any) -> TensorVariable:
 def scalar_from_tensor(t: Any) -> Variable:
     """The scalar held by the 0-d tensor ``t``."""
     return ScalarFromTensor()(t)  # type: ignore[return-value]
+
+
+# ====================================================================== tile and choose
+
+
+def tile(A: Any, reps: Any) -> TensorVariable:
+    """``numpy.tile``: ``A`` repeated ``reps[i]`` times along each dimension ``i``.
+
+    Built as in PyTensor: ``A`` with a new axis before each dimension is broadcast
+    (:func:`alloc`) to ``(reps[0], n0, reps[1], n1, ...)``, then reshaped to
+    ``(reps[0] * n0, reps[1] * n1, ...)``. The gradient follows from those Ops.
+
+    Parameters
+    ----------
+    A
+        A tensor (or anything :func:`as_tensor_variable` accepts).
+    reps
+        An int, a sequence of ints or 0-d integer tensors, or an integer vector whose length
+        is known statically (``specify_shape`` can state it). Shorter ``reps`` are padded
+        with ones on the left; a shorter ``A`` gets new leading axes.
+
+    Returns
+    -------
+    TensorVariable
+        Of rank ``max(len(reps), A.ndim)``, with static lengths where ``reps`` and ``A``'s
+        static shape are known.
+
+    Raises
+    ------
+    TypeError
+        If an entry of ``reps`` is not an integer scalar.
+    ValueError
+        If ``reps`` has more than one dimension or a length unknown statically.
+    """
+    A = as_tensor_variable(A)
+    if not isinstance(reps, list | tuple):
+        reps_var = _as_tensor_or_scalar(reps)
+        if reps_var.ndim == 0:
+            reps = [reps_var]
+        elif reps_var.ndim == 1:
+            entries = _static_vector(reps_var)
+            if entries is None:
+                raise ValueError(
+                    f"tile: the length of reps {reps_var} is not known statically; state it "
+                    "with specify_shape(reps, (n,))"
+                )
+            reps = [e if e is not None else reps_var[i] for i, e in enumerate(entries)]  # type: ignore[index]
+        else:
+            raise ValueError(f"tile: reps must be a scalar or a vector, got {reps_var.ndim} dims")
+    reps_t = [_as_int_scalar(r, f"tile: reps[{i}]") for i, r in enumerate(reps)]
+    out_ndim = max(len(reps_t), A.ndim)
+    reps_t = [_as_int_scalar(1, "tile")] * (out_ndim - len(reps_t)) + reps_t
+    if A.ndim < out_ndim:
+        A = A.dimshuffle(["x"] * (out_ndim - A.ndim) + list(range(A.ndim)))  # type: ignore[attr-defined]
+    dims = _dims_of(A)
+    spread = A.dimshuffle([d for k in range(out_ndim) for d in ("x", k)])  # type: ignore[attr-defined]
+    replicated = alloc(spread, *[d for pair in zip(reps_t, dims) for d in pair])
+    tiled = []
+    for r, d in zip(reps_t, dims):
+        known_r, known_d = _const_int(r), _const_int(d)
+        if known_r is not None and known_d is not None:
+            tiled.append(known_r * known_d)
+        else:
+            tiled.append(tm.mul(cast(r, "int64"), d))
+    return replicated.reshape(tiled)  # type: ignore[no-any-return,attr-defined]
+
+
+#: ``Choose``'s modes and the NumPy clip mode each stands for.
+CHOOSE_MODES: tuple[str, ...] = ("raise", "wrap", "clip")
+
+
+def _broadcast_static(a: int | None, b: int | None, who: str, dim: int) -> int | None:
+    """The static length of two broadcast lengths (``None``: unknown)."""
+    if a == 1:
+        return b
+    if b == 1:
+        return a
+    if a is not None and b is not None and a != b:
+        raise ValueError(f"{who}: lengths {a} and {b} of dimension {dim} do not broadcast")
+    return a if a is not None else b
+
+
+def _choices_tensor(choices: Sequence[Any]) -> TensorVariable:
+    """A list of choices broadcast against each other and stacked along a new first axis."""
+    if not choices:
+        raise ValueError("Choose: choices must not be empty")
+    ts = [as_tensor_variable(c) for c in choices]
+    ndim = max(t.ndim for t in ts)
+    ts = [t.dimshuffle(["x"] * (ndim - t.ndim) + list(range(t.ndim))) for t in ts]  # type: ignore[attr-defined]
+    if len({t.type.shape for t in ts}) > 1 or any(None in t.type.shape for t in ts):
+        model = ts[0]
+        for t in ts[1:]:
+            model = second(t, model)  # the shape of all choices broadcast together
+        ts = [second(model, t) for t in ts]
+    return stack(ts)
+
+
+class Choose(Op):
+    """``numpy.choose(a, choices, mode)``: at each position, the element of ``choices[a]``.
+
+    Inputs: ``a``, an integer (or boolean) tensor of indices, and ``choices``, a tensor whose
+    first axis enumerates the choices (a list of tensors is broadcast and stacked into one
+    by :meth:`make_node`). ``a`` and ``choices[i]`` broadcast against each other.
+
+    Parameters
+    ----------
+    mode
+        What indices outside ``[0, n)`` do: ``"raise"`` (an error), ``"wrap"`` (taken
+        modulo ``n``) or ``"clip"`` (limited to ``[0, n - 1]``).
+
+    Raises
+    ------
+    ValueError
+        For another mode.
+    """
+
+    __props__ = ("mode",)
+
+    def __init__(self, mode: str = "raise") -> None:
+        if mode not in CHOOSE_MODES:
+            raise ValueError(f"Choose: mode must be one of {CHOOSE_MODES}, got {mode!r}")
+        self.mode = mode
+
+    def make_node(self, a: Any, choices: Any) -> Apply:
+        """An output of ``choices``' dtype and the broadcast shape of ``a`` and a choice.
+
+        Raises
+        ------
+        TypeError
+            For a non-integer ``a`` (``uint64`` included: NumPy cannot index with it) or
+            0-d ``choices``.
+        ValueError
+            For static shapes that do not broadcast.
+        """
+        a = as_tensor_variable(a)
+        if a.dtype not in discrete_dtypes or a.dtype == "uint64":
+            raise TypeError(
+                f"Choose: a must be an integer tensor (int8 ... int64, uint8 ... uint32 or "
+                f"bool), got {a} of type {a.type!r}"
+            )
+        if isinstance(choices, list | tuple):
+            choices = _choices_tensor(choices)
+        else:
+            choices = as_tensor_variable(choices)
+        if choices.ndim == 0:
+            raise TypeError(
+                f"Choose: choices must be a list of tensors or a tensor whose first axis "
+                f"enumerates them, got the 0-d {choices}"
+            )
+        ndim = max(a.ndim, choices.ndim - 1)
+        a_shape = (1,) * (ndim - a.ndim) + a.type.shape
+        c_shape = (1,) * (ndim - choices.ndim + 1) + choices.type.shape[1:]
+        shape = [
+            _broadcast_static(x, y, "Choose", d) for d, (x, y) in enumerate(zip(a_shape, c_shape))
+        ]
+        return Apply(self, [a, choices], [TensorType(choices.dtype, shape=shape)()])
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+        """The broadcast shape of ``a`` and one choice."""
+        a_shape, c_shape = shapes[0], shapes[1][1:]
+        out = node.outputs[0].type.shape  # type: ignore[attr-defined]
+        ndim = len(out)
+        a_full = [1] * (ndim - len(a_shape)) + list(a_shape)
+        c_full = [1] * (ndim - len(c_shape)) + list(c_shape)
+        dims = []
+        for d, (x, y) in enumerate(zip(a_full, c_full)):
+            if out[d] is not None:
+                dims.append(out[d])
+            elif isinstance(x, int) and x == 1:
+                dims.append(y)
+            elif isinstance(y, int) and y == 1:
+                dims.append(x)
+            else:
+                dims.append(where(tm.eq(x, 1), y, x))
+        return [tuple(dims)]
+
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        """The values come from ``choices``; ``a`` only selects (as an index does)."""
+        return [[False], [True]]
+
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list[Any]:
+        """``gz`` sent to the choice each position took (after ``wrap``/``clip``), summed
+        over the dimensions that broadcasting added to ``choices`` or that have static
+        length 1 there (as for Elemwise, broadcasting must be known statically)."""
+        a, choices = inputs
+        (gz,) = output_grads
+        if choices.dtype not in continuous_dtypes:  # type: ignore[attr-defined]
+            return [disconnected_type(), _float_zeros_like(choices)]
+        n = choices.shape[0]  # type: ignore[attr-defined]
+        if self.mode == "wrap":
+            a = tm.mod(a, n)
+        elif self.mode == "clip":
+            a = tm.clip(a, 0, tm.sub(n, 1))
+        ndim = gz.type.ndim  # type: ignore[attr-defined]
+        which = arange(n).dimshuffle([0] + ["x"] * ndim)  # type: ignore[attr-defined]
+        picked = tm.eq(a.dimshuffle(["x"] * (ndim - a.ndim + 1) + list(range(a.ndim))), which)  # type: ignore[attr-defined]
+        g = where(picked, gz.dimshuffle(["x", *range(ndim)]), constant(0, dtype=gz.dtype))  # type: ignore[attr-defined]
+        extra = ndim + 1 - choices.ndim  # type: ignore[attr-defined]
+        if extra:
+            g = tm.sum(g, axis=tuple(range(1, 1 + extra)))
+        axes = tuple(
+            i
+            for i, (c, s) in enumerate(zip(choices.type.shape, g.type.shape))  # type: ignore[attr-defined]
+            if i > 0 and c == 1 and s != 1
+        )
+        if axes:
+            g = tm.sum(g, axis=axes, keepdims=True)
+        return [disconnected_type(), cast(g, choices.dtype)]  # type: ignore[attr-defined]
+
+
+def choose(a: Any, choices: Any, mode: str = "raise") -> TensorVariable:
+    """``numpy.choose``: an array built from ``choices`` by the indices ``a``.
+
+    Parameters
+    ----------
+    a
+        Integer indices into ``choices``.
+    choices
+        A list of tensors (broadcast against each other and ``a``) or a tensor whose first
+        axis enumerates the choices.
+    mode
+        ``"raise"`` (indices outside ``[0, n)`` are an error when the function runs),
+        ``"wrap"`` or ``"clip"``.
+
+    Returns
+    -------
+    TensorVariable
+        Of the broadcast shape of ``a`` and one choice, in the choices' dtype.
+    """
+    return Choose(mode)(a, choices)  # type: ignore[return-value]

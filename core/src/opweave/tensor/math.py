@@ -5,7 +5,9 @@ scalar Op of the same name (``exp`` is ``Elemwise(opweave.scalar.exp)``), so it 
 tensors, arrays and Python numbers, broadcasts like NumPy and compares equal to any other
 Elemwise of that scalar Op. The names are PyTensor's; tensor variables' operators use them
 (``x + y`` is ``add(x, y)``). Reductions live in :mod:`opweave.tensor.reductions` and
-products in :mod:`opweave.tensor.blas`; both are re-exported here.
+products in :mod:`opweave.tensor.blas`; both are re-exported here, with PyTensor's
+helpers :func:`max_and_argmax`, :func:`dense_dot`, :class:`ProdWithoutZeros` and
+:func:`median`.
 """
 
 from __future__ import annotations
@@ -15,7 +17,15 @@ import typing
 
 import opweave.scalar as ps
 from opweave.tensor.blas import Dot, MatMul, dot, matmul, outer, tensordot
-from opweave.tensor.elemwise import Elemwise, _as_tensor, cast_to, zeros_like_float
+from opweave.tensor.constructors import constant
+from opweave.tensor.elemwise import (
+    CAReduce,
+    Elemwise,
+    _as_tensor,
+    cast_to,
+    normalize_axis,
+    zeros_like_float,
+)
 from opweave.tensor.reductions import (
     All,
     Any,
@@ -38,7 +48,7 @@ from opweave.tensor.reductions import (
     sum,
     var,
 )
-from opweave.tensor.type import complex_dtypes
+from opweave.tensor.type import complex_dtypes, float_dtypes
 
 
 def _elemwise(scalar_op: ps.ScalarOp, name: str, doc: str) -> Elemwise:
@@ -208,6 +218,113 @@ def cast(x: typing.Any, dtype: str) -> typing.Any:
     return cast_to(x, dtype)
 
 
+# ====================================================================== PyTensor's helpers
+
+
+def max_and_argmax(
+    a: typing.Any, axis: typing.Any = None, keepdims: bool = False
+) -> list[typing.Any]:
+    """``[max(a, axis, keepdims), argmax(a, axis, keepdims)]`` (PyTensor's function).
+
+    Parameters
+    ----------
+    a
+        A tensor.
+    axis
+        ``None`` (all axes, the index into the flattened ``a``), an axis or several.
+    keepdims
+        Keep the reduced axes with length 1.
+    """
+    return [max(a, axis=axis, keepdims=keepdims), argmax(a, axis=axis, keepdims=keepdims)]
+
+
+def dense_dot(a: typing.Any, b: typing.Any) -> typing.Any:
+    """The dot product of two dense tensors (PyTensor's ``dense_dot``): :func:`dot`.
+
+    Scalars multiply elementwise, vectors and matrices go through :class:`Dot`, higher
+    ranks sum over the last axis of ``a`` and the second-to-last of ``b``
+    (:func:`tensordot`).
+
+    Raises
+    ------
+    TypeError
+        If ``a`` or ``b`` cannot be a tensor.
+    """
+    return dot(_as_tensor(a), _as_tensor(b))
+
+
+class ProdWithoutZeros(Prod):
+    """The product of the non-zero elements over ``axis`` (PyTensor's Op of this name).
+
+    The input is first given ones in place of its zeros (``switch(eq(x, 0), 1, x)``, the
+    node's input), then multiplied like :class:`Prod` with ``no_zeros_in_input=True``: so
+    the gradient is ``gz * prod / x`` at the non-zero elements and 0 at the zeros, and
+    the backends compute it as any product. A group without any non-zero element gives 1,
+    the empty product (PyTensor's Op gives 0 there).
+
+    Parameters
+    ----------
+    axis, dtype, acc_dtype
+        As for :class:`Prod`.
+    """
+
+    def __init__(
+        self, axis: typing.Any = None, dtype: typing.Any = None, acc_dtype: typing.Any = None
+    ) -> None:
+        super().__init__(axis, dtype, acc_dtype, no_zeros_in_input=True)
+
+    def __str__(self) -> str:
+        return CAReduce.__str__(self)
+
+    def _prepare_input(self, x: typing.Any) -> typing.Any:
+        dtype = x.type.dtype
+        is_zero = eq(x, constant(0, dtype=dtype))
+        return _switch(is_zero, constant(1, dtype=dtype), x)
+
+
+_switch = Elemwise(ps.switch, name="switch")
+
+
+def median(x: typing.Any, axis: typing.Any = None) -> typing.Any:
+    """The median over ``axis`` (``numpy.median``, for real tensors without NaN).
+
+    Built as in PyTensor: the reduced axes are moved last and flattened, sorted
+    (:func:`opweave.tensor.sort.sort`), and the middle element taken (the mean of the two
+    middle ones for an even count); the gradient goes back through those Ops to the middle
+    elements.
+
+    Parameters
+    ----------
+    x
+        A tensor.
+    axis
+        ``None`` (all axes), an axis or a sequence of axes.
+
+    Returns
+    -------
+    TensorVariable
+        Float: ``x``'s dtype for floats, ``float64`` for integers and booleans.
+    """
+    # late: opweave.tensor.sort (sorting, and the indexing it builds on) is above this module
+    from opweave.tensor.sort import sort
+
+    x = _as_tensor(x)
+    ndim = x.type.ndim
+    axes = list(normalize_axis(axis, ndim, "median"))
+    kept = [i for i in range(ndim) if i not in axes]
+    moved = x.dimshuffle(kept + axes)
+    if len(axes) != 1:
+        moved = moved.reshape([x.shape[i] for i in kept] + [-1])
+    n = moved.shape[-1]
+    k = int_div(n, 2)
+    ordered = sort(moved, axis=-1)
+    dtype = x.type.dtype if x.type.dtype in float_dtypes else "float64"
+    upper = cast(ordered[..., k], dtype)
+    lower = cast(ordered[..., sub(k, 1)], dtype)
+    even = true_div(add(upper, lower), constant(2, dtype=dtype))
+    return _switch(eq(mod(n, 2), 0), even, upper)
+
+
 __all__ = [
     "All",
     "Any",
@@ -218,6 +335,7 @@ __all__ = [
     "Max",
     "Min",
     "Prod",
+    "ProdWithoutZeros",
     "Sum",
     "abs",
     "abs_",
@@ -245,6 +363,7 @@ __all__ = [
     "cos",
     "cosh",
     "deg2rad",
+    "dense_dot",
     "divmod",
     "dot",
     "eq",
@@ -278,8 +397,10 @@ __all__ = [
     "lt",
     "matmul",
     "max",
+    "max_and_argmax",
     "maximum",
     "mean",
+    "median",
     "min",
     "minimum",
     "mod",

@@ -5,7 +5,9 @@
 
 Dtypes follow NumPy: sums and products of booleans and signed integers narrower than 64 bits
 are ``int64`` (unsigned ones ``uint64``); ``float16`` and ``float32`` accumulate in a wider
-float and are cast back. ``mean`` of integers is ``float64``.
+float and are cast back. ``mean`` of integers is ``float64``; its ``dtype`` argument types
+the inner sum, which is then divided by a float count, so the mean is never truncated to an
+integer (as in PyTensor).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import numpy as np
 import opweave.scalar as ps
 from opweave.graph.basic import Apply, Variable
 from opweave.graph.op import Op
+from opweave.scalar.type import normalize_dtype
 from opweave.tensor.constructors import constant
 from opweave.tensor.dimshuffle import DimShuffle
 from opweave.tensor.elemwise import (
@@ -142,13 +145,26 @@ class Prod(_SumLike):
 
     The gradient handles zeros exactly: in a group without zeros it is ``gz * prod / x``,
     in a group with one zero it is the product of the other elements at the zero (0
-    elsewhere), and with several zeros it is 0.
+    elsewhere), and with several zeros it is 0. With ``no_zeros_in_input=True`` (the
+    caller promises there are none, as in PyTensor) it is ``gz * prod / x`` everywhere,
+    a smaller graph.
     """
 
+    __props__ = (*CAReduce.__props__, "no_zeros_in_input")
+
     def __init__(
-        self, axis: int | Sequence[int] | None = None, dtype: t.Any = None, acc_dtype: t.Any = None
+        self,
+        axis: int | Sequence[int] | None = None,
+        dtype: t.Any = None,
+        acc_dtype: t.Any = None,
+        no_zeros_in_input: bool = False,
     ) -> None:
         super().__init__(ps.mul, axis, dtype, acc_dtype)
+        self.no_zeros_in_input = bool(no_zeros_in_input)
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        return f"{text[:-1]}, no_zeros_in_input}}" if self.no_zeros_in_input else text
 
     def L_op(
         self,
@@ -165,6 +181,10 @@ class Prod(_SumLike):
         dtype = out.type.dtype  # type: ignore[attr-defined]
         ndim = x.type.ndim  # type: ignore[attr-defined]
         xf = cast_to(x, dtype)
+        if self.no_zeros_in_input:
+            ratio = Elemwise(ps.true_div)(self.expand_reduced(out, ndim), xf)
+            gx = Elemwise(ps.mul)(self.expand_reduced(_as_tensor(gz), ndim), ratio)
+            return [_match_dtype(gx, x)]
         is_zero = Elemwise(ps.eq)(xf, _const(0, dtype))
         n_zeros = self.expand_reduced(Sum(axis=self.axis)(is_zero), ndim)  # type: ignore[arg-type]
         x_nz = Elemwise(ps.switch)(is_zero, _const(1, dtype), xf)
@@ -304,8 +324,7 @@ class Argmax(Op):
         self.axis: tuple[int, ...] | None = axis
 
     def __str__(self) -> str:
-        axes = "all" if self.axis is None else ",".join(map(str, self.axis))
-        return f"{type(self).__name__}{{axes={axes}}}"
+        return f"{type(self).__name__}{{axis={self.axis}}}"  # PyTensor's Argmax{axis=(0,)}
 
     def make_node(self, x: t.Any) -> Apply:
         """An int64 output without the reduced axes.
@@ -419,10 +438,18 @@ def prod(
 ) -> Variable:
     """Product of ``input`` over ``axis`` (parameters as for :func:`sum`).
 
-    ``no_zeros_in_input`` is accepted for PyTensor compatibility; the gradient handles
-    zeros in any case.
+    ``no_zeros_in_input=True`` promises that ``input`` holds no zero: the gradient is then
+    ``gz * prod / input``, without the graph that handles zeros (see :class:`Prod`).
     """
-    return _reduce(Prod, input, axis, keepdims, dtype=dtype, acc_dtype=acc_dtype)
+    return _reduce(
+        Prod,
+        input,
+        axis,
+        keepdims,
+        dtype=dtype,
+        acc_dtype=acc_dtype,
+        no_zeros_in_input=no_zeros_in_input,
+    )
 
 
 def max(x: t.Any, axis: t.Any = None, keepdims: bool = False) -> Variable:
@@ -490,22 +517,49 @@ def mean(
     keepdims: bool = False,
     acc_dtype: t.Any = None,
 ) -> Variable:
-    """Mean of ``input`` over ``axis``.
+    """Mean of ``input`` over ``axis``: the :func:`sum`, divided by the element count.
 
-    Integers give ``float64``; ``float32`` stays ``float32`` (accumulated in ``float64``);
-    ``float16`` is summed in ``float32``. ``dtype`` forces the result's dtype.
+    Parameters
+    ----------
+    input
+        A tensor (or anything :func:`~opweave.tensor.as_tensor_variable` accepts).
+    axis
+        ``None`` (all axes), an axis or a sequence of axes.
+    dtype
+        The dtype of the inner :func:`sum` (its ``dtype``), not of the result. As in
+        PyTensor, the sum is then divided by the count as a float (``float32`` when the sum
+        is ``float16``, ``float32`` or ``complex64``, else ``float64``), so the result has
+        the promoted dtype of the two: a discrete ``dtype`` still gives a float mean
+        (``mean([[1], [2]], dtype="int64")`` is ``1.5`` in ``float64``, never truncated),
+        and ``dtype="float32"`` gives ``float32``. The one exception is ``float16``: with
+        ``dtype="float16"`` (or a ``float16`` input and no ``dtype``, which is summed in
+        ``float32``) the mean is cast back to ``float16``.
+    keepdims
+        Keep the reduced axes with length 1.
+    acc_dtype
+        The accumulation dtype of the inner :func:`sum` (same default rules as ``sum``).
+
+    Returns
+    -------
+    TensorVariable
+        Integer and boolean inputs give ``float64`` by default; ``float32`` stays
+        ``float32`` (accumulated in ``float64``).
     """
     x = _as_tensor(input)
     axes = normalize_axis(axis, x.type.ndim, "mean")
-    sum_dtype = dtype
-    if sum_dtype is None and x.type.dtype == "float16":
-        sum_dtype = "float32"
+    if dtype is not None:
+        dtype = normalize_dtype(dtype)
+        sum_dtype = dtype
+    else:
+        # float16 sums overflow too easily: sum in float32, cast the mean back below.
+        sum_dtype = "float32" if x.type.dtype == "float16" else None
     s = sum(x, axis=axes, dtype=sum_dtype, keepdims=keepdims, acc_dtype=acc_dtype)
     fdtype = "float32" if s.type.dtype in ("float16", "float32", "complex64") else "float64"  # type: ignore[attr-defined]
     res = Elemwise(ps.true_div)(s, cast_to(_count(x, axes), fdtype))
-    want = dtype if dtype is not None else ("float16" if x.type.dtype == "float16" else None)
-    if want is not None:
-        res = cast_to(res, want)
+    if res.type.dtype in discrete_dtypes:  # type: ignore[attr-defined]
+        res = cast_to(res, fdtype)
+    if dtype == "float16" or (dtype is None and x.type.dtype == "float16"):
+        res = cast_to(res, "float16")
     return res  # type: ignore[return-value]
 
 

@@ -20,12 +20,20 @@ Filtering rules (what :meth:`TensorType.filter` accepts)
 Errors are ``TypeError`` (wrong kind, dtype, rank or static shape, lossy cast)
 or ``ValueError`` (ragged nested sequences); each message starts with the
 expected Type, e.g. ``TensorType(float64, shape=(None, 3))``.
+
+Constructors
+------------
+As in PyTensor, this module also holds the constructors of tensor variables: ``scalar``,
+``vector``, ``matrix``, ``row``, ``col``, ``tensor3`` ... ``tensor7`` and ``tensor``, the
+typed Types ``dscalar``, ``fvector``, ``imatrix``, ... (``dmatrix("x")`` makes a variable)
+and the plural forms ``scalars``, ``dvectors``, ``matrices``, ... :
+``x, y = dscalars("xy")``, ``a, b = dvectors("a", "b")``, ``three = scalars(3)``.
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from types import MappingProxyType
 from typing import Any, ClassVar
 
@@ -34,21 +42,181 @@ import numpy as np
 from opweave.configdefaults import config
 from opweave.graph.basic import Variable
 from opweave.graph.type import Type
+from opweave.scalar.basic import apply_across_args
+from opweave.scalar.type import ScalarType, get_scalar_type
 from opweave.tensor.variable import TensorConstant, TensorVariable
 
 __all__ = [
     "ShapedType",
     "TensorType",
     "all_dtypes",
+    "bcol",
+    "bmatrix",
+    "brow",
+    "bscalar",
+    "btensor3",
+    "btensor4",
+    "btensor5",
+    "btensor6",
+    "btensor7",
+    "bvector",
+    "ccol",
+    "cmatrix",
+    "col",
+    "cols",
     "complex_dtypes",
+    "complex_matrix_types",
+    "complex_scalar_types",
+    "complex_types",
+    "complex_vector_types",
     "continuous_dtypes",
+    "crow",
+    "cscalar",
+    "ctensor3",
+    "ctensor4",
+    "ctensor5",
+    "ctensor6",
+    "ctensor7",
+    "cvector",
+    "dcol",
+    "dcols",
     "discrete_dtypes",
+    "dmatrices",
+    "dmatrix",
+    "drow",
+    "drows",
+    "dscalar",
+    "dscalars",
+    "dtensor3",
+    "dtensor3s",
+    "dtensor4",
+    "dtensor4s",
+    "dtensor5",
+    "dtensor5s",
+    "dtensor6",
+    "dtensor6s",
+    "dtensor7",
+    "dtensor7s",
     "dtype_specs_map",
+    "dvector",
+    "dvectors",
+    "fcol",
+    "fcols",
     "float_dtypes",
+    "float_matrix_types",
+    "float_scalar_types",
+    "float_types",
+    "float_vector_types",
+    "fmatrices",
+    "fmatrix",
+    "frow",
+    "frows",
+    "fscalar",
+    "fscalars",
+    "ftensor3",
+    "ftensor3s",
+    "ftensor4",
+    "ftensor4s",
+    "ftensor5",
+    "ftensor5s",
+    "ftensor6",
+    "ftensor6s",
+    "ftensor7",
+    "ftensor7s",
+    "fvector",
+    "fvectors",
+    "icol",
+    "icols",
+    "imatrices",
+    "imatrix",
     "int_dtypes",
+    "int_matrix_types",
+    "int_scalar_types",
+    "int_types",
+    "int_vector_types",
     "integer_dtypes",
+    "irow",
+    "irows",
+    "iscalar",
+    "iscalars",
+    "itensor3",
+    "itensor3s",
+    "itensor4",
+    "itensor4s",
+    "itensor5",
+    "itensor5s",
+    "itensor6",
+    "itensor6s",
+    "itensor7",
+    "itensor7s",
+    "ivector",
+    "ivectors",
+    "lcol",
+    "lcols",
+    "lmatrices",
+    "lmatrix",
+    "lrow",
+    "lrows",
+    "lscalar",
+    "lscalars",
+    "ltensor3",
+    "ltensor3s",
+    "ltensor4",
+    "ltensor4s",
+    "ltensor5",
+    "ltensor5s",
+    "ltensor6",
+    "ltensor6s",
+    "ltensor7",
+    "ltensor7s",
+    "lvector",
+    "lvectors",
+    "matrices",
+    "matrix",
+    "row",
+    "rows",
+    "scalar",
+    "scalars",
+    "tensor",
+    "tensor3",
+    "tensor3s",
+    "tensor4",
+    "tensor4s",
+    "tensor5",
+    "tensor5s",
+    "tensor6",
+    "tensor6s",
+    "tensor7",
+    "tensor7s",
+    "ubscalar",
     "uint_dtypes",
+    "uiscalar",
+    "ulscalar",
+    "uwscalar",
     "values_eq_approx",
+    "values_eq_approx_always_true",
+    "vector",
+    "vectors",
+    "wcol",
+    "wmatrix",
+    "wrow",
+    "wscalar",
+    "wtensor3",
+    "wtensor4",
+    "wtensor5",
+    "wtensor6",
+    "wtensor7",
+    "wvector",
+    "zcol",
+    "zmatrix",
+    "zrow",
+    "zscalar",
+    "ztensor3",
+    "ztensor4",
+    "ztensor5",
+    "ztensor6",
+    "ztensor7",
+    "zvector",
 ]
 
 #: ``dtype name -> (Python type, C element type, NumPy type number macro)``.
@@ -207,6 +375,15 @@ def values_eq_approx(
         if allow_remove_inf:
             ok |= np.isinf(a)
     return bool(ok.all())
+
+
+def values_eq_approx_always_true(a: Any, b: Any) -> bool:
+    """Always ``True`` (PyTensor's function of this name).
+
+    Set as a variable's ``tag.values_eq_approx`` when its values are arbitrary (an
+    uninitialised buffer), so that checks comparing two computations of it accept anything.
+    """
+    return True
 
 
 class ShapedType(Type):
@@ -369,12 +546,9 @@ class TensorType(ShapedType):
         """The C type of one element, e.g. ``"npy_float64"``."""
         return dtype_specs_map[self.dtype][1]
 
-    def to_scalar_type(self) -> Any:
-        """The ``opweave.scalar`` Type of one element (needs :mod:`opweave.scalar`)."""
-        import opweave.scalar as ps  # type: ignore[import-not-found]
-
-        get = getattr(ps, "get_scalar_type", None)
-        return get(self.dtype) if get is not None else ps.ScalarType(self.dtype)
+    def to_scalar_type(self) -> ScalarType:
+        """The ``opweave.scalar`` Type of one element."""
+        return get_scalar_type(self.dtype)
 
     # ------------------------------------------------------------------ filtering
 
@@ -660,3 +834,308 @@ class TensorType(ShapedType):
     def value_zeros(self, shape: tuple[int, ...]) -> np.ndarray:
         """An array of zeros of this dtype and the given shape."""
         return np.zeros(shape, dtype=self.numpy_dtype)
+
+
+# ====================================================================== constructors
+#
+# As in PyTensor, ``opweave.tensor.type`` is where the constructors of tensor variables
+# live: the functions ``scalar``, ``vector``, ... ``tensor7`` and ``tensor`` (default dtype
+# ``config.floatX``), the typed Types ``dscalar``, ``fmatrix``, ... and their plural forms
+# (``dscalars("a", "b")``, ``scalars("xy")``, ``matrices(3)``: see
+# :func:`~opweave.scalar.basic.apply_across_args`). ``opweave.tensor.constructors`` and
+# ``opweave.tensor`` re-export them.
+
+
+def _check_name(name: Any) -> None:
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"a variable's name must be a str or None, got {name!r}")
+    if name == "floatX" or name in all_dtypes:
+        raise ValueError(
+            f"{name!r} looks like a dtype, but the first positional argument is the variable's "
+            f"name: pass the dtype by keyword (dtype={name!r})"
+        )
+
+
+def _validate_static_shape(shape: Any, ndim: int, what: str) -> tuple[Any, ...]:
+    """``shape`` as a tuple of ``ndim`` entries, or raise (the entries are checked by the Type)."""
+    if not isinstance(shape, tuple | list):
+        raise TypeError(f"{what}: shape must be a tuple, got {type(shape).__name__} {shape!r}")
+    if len(shape) != ndim:
+        raise ValueError(f"{what}: shape must be a tuple of length {ndim}, got {shape!r}")
+    return tuple(shape)
+
+
+def _make(name: str | None, dtype: Any, shape: tuple[Any, ...]) -> TensorVariable:
+    _check_name(name)
+    ttype = TensorType(_config_floatX() if dtype is None else dtype, shape=shape)
+    return ttype(name)  # type: ignore[return-value]
+
+
+def tensor(
+    name: str | None = None,
+    *,
+    dtype: Any = None,
+    shape: Sequence[ShapeEntry] | None = None,
+    broadcastable: Sequence[bool] | None = None,
+) -> TensorVariable:
+    """Return a symbolic tensor of any rank.
+
+    Parameters
+    ----------
+    name
+        The variable's name.
+    dtype
+        Its dtype (default ``config.floatX``).
+    shape
+        The static shape (``None`` entries for unknown lengths); its length is the rank.
+    broadcastable
+        Compatibility alternative to ``shape``: a tuple of bools.
+
+    Raises
+    ------
+    TypeError
+        Without ``shape`` (or ``broadcastable``), or for a name that is not a str.
+    ValueError
+        For a name that looks like a dtype (``tensor("float32")``: pass ``dtype=``).
+
+    Examples
+    --------
+    >>> x = tensor("x", dtype="float32", shape=(None, 3, None))
+    """
+    _check_name(name)
+    ttype = TensorType(
+        _config_floatX() if dtype is None else dtype, shape=shape, broadcastable=broadcastable
+    )
+    return ttype(name)  # type: ignore[return-value]
+
+
+def scalar(
+    name: str | None = None, *, dtype: Any = None, shape: Sequence[Any] = ()
+) -> TensorVariable:
+    """Return a symbolic 0-d tensor (default dtype ``config.floatX``)."""
+    return _make(name, dtype, _validate_static_shape(shape, 0, "scalar"))
+
+
+def vector(
+    name: str | None = None, *, dtype: Any = None, shape: Sequence[ShapeEntry] = (None,)
+) -> TensorVariable:
+    """Return a symbolic 1-d tensor (default dtype ``config.floatX``).
+
+    Parameters
+    ----------
+    name
+        The variable's name.
+    dtype
+        Its dtype (default ``config.floatX``).
+    shape
+        The static shape: a tuple of one entry, ``None`` (any length) or an int.
+    """
+    return _make(name, dtype, _validate_static_shape(shape, 1, "vector"))
+
+
+def matrix(
+    name: str | None = None, *, dtype: Any = None, shape: Sequence[ShapeEntry] = (None, None)
+) -> TensorVariable:
+    """Return a symbolic 2-d tensor (parameters as for :func:`vector`, two shape entries)."""
+    return _make(name, dtype, _validate_static_shape(shape, 2, "matrix"))
+
+
+def row(
+    name: str | None = None, *, dtype: Any = None, shape: Sequence[ShapeEntry] = (1, None)
+) -> TensorVariable:
+    """Return a symbolic row: a 2-d tensor whose first dimension has length 1."""
+    shape = _validate_static_shape(shape, 2, "row")
+    if shape[0] != 1:
+        raise ValueError(f"row: the first dimension must have static length 1, got {shape!r}")
+    return _make(name, dtype, shape)
+
+
+def col(
+    name: str | None = None, *, dtype: Any = None, shape: Sequence[ShapeEntry] = (None, 1)
+) -> TensorVariable:
+    """Return a symbolic column: a 2-d tensor whose second dimension has length 1."""
+    shape = _validate_static_shape(shape, 2, "col")
+    if shape[1] != 1:
+        raise ValueError(f"col: the second dimension must have static length 1, got {shape!r}")
+    return _make(name, dtype, shape)
+
+
+def tensor3(
+    name: str | None = None, *, dtype: Any = None, shape: Sequence[ShapeEntry] = (None,) * 3
+) -> TensorVariable:
+    """Return a symbolic 3-d tensor (default dtype ``config.floatX``)."""
+    return _make(name, dtype, _validate_static_shape(shape, 3, "tensor3"))
+
+
+def tensor4(
+    name: str | None = None, *, dtype: Any = None, shape: Sequence[ShapeEntry] = (None,) * 4
+) -> TensorVariable:
+    """Return a symbolic 4-d tensor (default dtype ``config.floatX``)."""
+    return _make(name, dtype, _validate_static_shape(shape, 4, "tensor4"))
+
+
+def tensor5(
+    name: str | None = None, *, dtype: Any = None, shape: Sequence[ShapeEntry] = (None,) * 5
+) -> TensorVariable:
+    """Return a symbolic 5-d tensor (default dtype ``config.floatX``)."""
+    return _make(name, dtype, _validate_static_shape(shape, 5, "tensor5"))
+
+
+def tensor6(
+    name: str | None = None, *, dtype: Any = None, shape: Sequence[ShapeEntry] = (None,) * 6
+) -> TensorVariable:
+    """Return a symbolic 6-d tensor (default dtype ``config.floatX``)."""
+    return _make(name, dtype, _validate_static_shape(shape, 6, "tensor6"))
+
+
+def tensor7(
+    name: str | None = None, *, dtype: Any = None, shape: Sequence[ShapeEntry] = (None,) * 7
+) -> TensorVariable:
+    """Return a symbolic 7-d tensor (default dtype ``config.floatX``)."""
+    return _make(name, dtype, _validate_static_shape(shape, 7, "tensor7"))
+
+
+# ---------------------------------------------------------------------- typed shortcuts
+
+# ``dmatrix`` is a Type; ``dmatrix("x")`` a variable of it. Prefixes: ``b`` int8, ``w``
+# int16, ``i`` int32, ``l`` int64, ``f`` float32, ``d`` float64, ``c`` complex64, ``z``
+# complex128 (and ``ub``/``uw``/``ui``/``ul`` for unsigned scalars).
+
+# Scalars.
+bscalar = TensorType("int8", shape=())
+wscalar = TensorType("int16", shape=())
+iscalar = TensorType("int32", shape=())
+lscalar = TensorType("int64", shape=())
+ubscalar = TensorType("uint8", shape=())
+uwscalar = TensorType("uint16", shape=())
+uiscalar = TensorType("uint32", shape=())
+ulscalar = TensorType("uint64", shape=())
+fscalar = TensorType("float32", shape=())
+dscalar = TensorType("float64", shape=())
+cscalar = TensorType("complex64", shape=())
+zscalar = TensorType("complex128", shape=())
+
+# Vectors.
+bvector = TensorType("int8", shape=(None,))
+wvector = TensorType("int16", shape=(None,))
+ivector = TensorType("int32", shape=(None,))
+lvector = TensorType("int64", shape=(None,))
+fvector = TensorType("float32", shape=(None,))
+dvector = TensorType("float64", shape=(None,))
+cvector = TensorType("complex64", shape=(None,))
+zvector = TensorType("complex128", shape=(None,))
+
+# Matrices.
+bmatrix = TensorType("int8", shape=(None, None))
+wmatrix = TensorType("int16", shape=(None, None))
+imatrix = TensorType("int32", shape=(None, None))
+lmatrix = TensorType("int64", shape=(None, None))
+fmatrix = TensorType("float32", shape=(None, None))
+dmatrix = TensorType("float64", shape=(None, None))
+cmatrix = TensorType("complex64", shape=(None, None))
+zmatrix = TensorType("complex128", shape=(None, None))
+
+# Rows (first dimension of length 1).
+brow = TensorType("int8", shape=(1, None))
+wrow = TensorType("int16", shape=(1, None))
+irow = TensorType("int32", shape=(1, None))
+lrow = TensorType("int64", shape=(1, None))
+frow = TensorType("float32", shape=(1, None))
+drow = TensorType("float64", shape=(1, None))
+crow = TensorType("complex64", shape=(1, None))
+zrow = TensorType("complex128", shape=(1, None))
+
+# Columns (second dimension of length 1).
+bcol = TensorType("int8", shape=(None, 1))
+wcol = TensorType("int16", shape=(None, 1))
+icol = TensorType("int32", shape=(None, 1))
+lcol = TensorType("int64", shape=(None, 1))
+fcol = TensorType("float32", shape=(None, 1))
+dcol = TensorType("float64", shape=(None, 1))
+ccol = TensorType("complex64", shape=(None, 1))
+zcol = TensorType("complex128", shape=(None, 1))
+
+# 3-d to 7-d tensors.
+btensor3 = TensorType("int8", shape=(None,) * 3)
+wtensor3 = TensorType("int16", shape=(None,) * 3)
+itensor3 = TensorType("int32", shape=(None,) * 3)
+ltensor3 = TensorType("int64", shape=(None,) * 3)
+ftensor3 = TensorType("float32", shape=(None,) * 3)
+dtensor3 = TensorType("float64", shape=(None,) * 3)
+ctensor3 = TensorType("complex64", shape=(None,) * 3)
+ztensor3 = TensorType("complex128", shape=(None,) * 3)
+
+btensor4 = TensorType("int8", shape=(None,) * 4)
+wtensor4 = TensorType("int16", shape=(None,) * 4)
+itensor4 = TensorType("int32", shape=(None,) * 4)
+ltensor4 = TensorType("int64", shape=(None,) * 4)
+ftensor4 = TensorType("float32", shape=(None,) * 4)
+dtensor4 = TensorType("float64", shape=(None,) * 4)
+ctensor4 = TensorType("complex64", shape=(None,) * 4)
+ztensor4 = TensorType("complex128", shape=(None,) * 4)
+
+btensor5 = TensorType("int8", shape=(None,) * 5)
+wtensor5 = TensorType("int16", shape=(None,) * 5)
+itensor5 = TensorType("int32", shape=(None,) * 5)
+ltensor5 = TensorType("int64", shape=(None,) * 5)
+ftensor5 = TensorType("float32", shape=(None,) * 5)
+dtensor5 = TensorType("float64", shape=(None,) * 5)
+ctensor5 = TensorType("complex64", shape=(None,) * 5)
+ztensor5 = TensorType("complex128", shape=(None,) * 5)
+
+btensor6 = TensorType("int8", shape=(None,) * 6)
+wtensor6 = TensorType("int16", shape=(None,) * 6)
+itensor6 = TensorType("int32", shape=(None,) * 6)
+ltensor6 = TensorType("int64", shape=(None,) * 6)
+ftensor6 = TensorType("float32", shape=(None,) * 6)
+dtensor6 = TensorType("float64", shape=(None,) * 6)
+ctensor6 = TensorType("complex64", shape=(None,) * 6)
+ztensor6 = TensorType("complex128", shape=(None,) * 6)
+
+btensor7 = TensorType("int8", shape=(None,) * 7)
+wtensor7 = TensorType("int16", shape=(None,) * 7)
+itensor7 = TensorType("int32", shape=(None,) * 7)
+ltensor7 = TensorType("int64", shape=(None,) * 7)
+ftensor7 = TensorType("float32", shape=(None,) * 7)
+dtensor7 = TensorType("float64", shape=(None,) * 7)
+ctensor7 = TensorType("complex64", shape=(None,) * 7)
+ztensor7 = TensorType("complex128", shape=(None,) * 7)
+
+int_types = int_scalar_types = (bscalar, wscalar, iscalar, lscalar)
+float_types = float_scalar_types = (fscalar, dscalar)
+complex_types = complex_scalar_types = (cscalar, zscalar)
+int_vector_types = (bvector, wvector, ivector, lvector)
+float_vector_types = (fvector, dvector)
+complex_vector_types = (cvector, zvector)
+int_matrix_types = (bmatrix, wmatrix, imatrix, lmatrix)
+float_matrix_types = (fmatrix, dmatrix)
+complex_matrix_types = (cmatrix, zmatrix)
+
+# ---------------------------------------------------------------------- plural forms
+
+scalars, fscalars, dscalars, iscalars, lscalars = apply_across_args(
+    scalar, fscalar, dscalar, iscalar, lscalar
+)
+vectors, fvectors, dvectors, ivectors, lvectors = apply_across_args(
+    vector, fvector, dvector, ivector, lvector
+)
+matrices, fmatrices, dmatrices, imatrices, lmatrices = apply_across_args(
+    matrix, fmatrix, dmatrix, imatrix, lmatrix
+)
+rows, frows, drows, irows, lrows = apply_across_args(row, frow, drow, irow, lrow)
+cols, fcols, dcols, icols, lcols = apply_across_args(col, fcol, dcol, icol, lcol)
+tensor3s, ftensor3s, dtensor3s, itensor3s, ltensor3s = apply_across_args(
+    tensor3, ftensor3, dtensor3, itensor3, ltensor3
+)
+tensor4s, ftensor4s, dtensor4s, itensor4s, ltensor4s = apply_across_args(
+    tensor4, ftensor4, dtensor4, itensor4, ltensor4
+)
+tensor5s, ftensor5s, dtensor5s, itensor5s, ltensor5s = apply_across_args(
+    tensor5, ftensor5, dtensor5, itensor5, ltensor5
+)
+tensor6s, ftensor6s, dtensor6s, itensor6s, ltensor6s = apply_across_args(
+    tensor6, ftensor6, dtensor6, itensor6, ltensor6
+)
+tensor7s, ftensor7s, dtensor7s, itensor7s, ltensor7s = apply_across_args(
+    tensor7, ftensor7, dtensor7, itensor7, ltensor7
+)

@@ -69,13 +69,8 @@ if (opw_prep_output(&%(z)s, 0, NULL, %(typenum)s) < 0) %(fail)s
 #section join
 
 {
-    npy_int64 opw_axis = %(int_value_axis_adt)s;
+    const npy_int64 opw_axis = %(axis)s;
     PyObject *opw_seq, *opw_r;
-    if (opw_axis < -%(ndim)s || opw_axis >= %(ndim)s) {
-        PyErr_Format(PyExc_ValueError, "Join: axis %%lld is out of range for %(ndim)s-d tensors",
-                     (long long)opw_axis);
-        %(fail)s
-    }
     opw_seq = PyTuple_New(%(n)s);
     if (!opw_seq) %(fail)s
     %(packs)s
@@ -318,3 +313,19 @@ OPW_HOT static npy_intp opw_sel_nonzero_%(dtype)s(PyArrayObject* a, npy_int64* o
     }
 }
 
+
+#section choose
+
+{
+    PyArrayObject* opw_r = (PyArrayObject*)PyArray_Choose(%(a)s, (PyObject*)%(choices)s, NULL,
+                                                          %(clipmode)s);
+    if (!opw_r) %(fail)s
+    if (PyArray_TYPE(opw_r) != %(typenum)s) {
+        PyObject* opw_c = PyArray_Cast(opw_r, %(typenum)s);
+        Py_DECREF(opw_r);
+        if (!opw_c) %(fail)s
+        opw_r = (PyArrayObject*)opw_c;
+    }
+    Py_XDECREF(%(z)s);
+    %(z)s = opw_r;
+}
