@@ -161,12 +161,29 @@ def check_all() -> None:
         check(f(1.0, 2.0, 3.0) == 9.0, f"the double plugin runs on {linker}")
 
 
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def check_progress_bar() -> None:
+    """The progress bar of long compiles needs tqdm, which the core must install."""
+    from opweave.link.progress import compile_progress
+
+    stream = Terminal()
+    with compile_progress("compiling", enabled=True, delay=0, stream=stream) as progress:
+        with progress.steps("compiling C modules", 2) as steps:
+            steps.advance()
+    check("| 0/2 [" in stream.getvalue(), "a long compile shows a progress bar (tqdm)")
+
+
 def main(combination: str) -> None:
     if combination == "no-compiler":
         check_without_compiler()
         return
     check_installed_not_source()
     check_info(combination)
+    check_progress_bar()
     if combination == "core":
         check_core_alone()
         return

@@ -7,18 +7,21 @@ wheels and a wheelhouse of their third-party requirements, and ``smoke.py`` runs
 from a directory outside the repository: core alone; core + opweave-python;
 core + opweave-c; everything.
 
-The wheelhouse (``build/wheelhouse`` under the repository) is filled once by ``pip
-download`` and reused by later runs; the built distributions go to a temporary folder.
+The wheelhouse (``build/wheelhouse`` under the repository) is filled by ``pip download``
+with the third-party requirements the distributions' ``pyproject.toml`` files name, and
+reused by later runs while they name the same; the built distributions go to a temporary folder.
 """
 
 from __future__ import annotations
 
 import email.parser
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tarfile
+import tomllib
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -44,8 +47,24 @@ COMBINATIONS = {
     "c": ["opweave-c"],
     "all": ["opweave-c", "opweave-cuda", "opweave-double"],
 }
-#: Third-party requirements of every distribution, downloaded once into the wheelhouse.
-THIRD_PARTY = ["numpy>=1.26", "pluggy>=1.5,<2", "cffi>=1.17", "filelock>=3.12"]
+
+
+def _third_party_requirements() -> list[str]:
+    """The requirements of every distribution (from its pyproject.toml) that are not ours."""
+    ours = {name for name, _ in DISTRIBUTIONS.values()}
+    found: dict[str, None] = {}
+    for folder in DISTRIBUTIONS:
+        with open(REPO / folder / "pyproject.toml", "rb") as f:
+            project = tomllib.load(f)["project"]
+        for requirement in project.get("dependencies", []):
+            name = re.split(r"[<>=!~\[; ]", requirement, maxsplit=1)[0].strip().lower()
+            if name not in ours:
+                found[requirement] = None
+    return list(found)
+
+
+#: Third-party requirements of every distribution, downloaded into the wheelhouse.
+THIRD_PARTY = _third_party_requirements()
 
 pytestmark = pytest.mark.wheels
 
@@ -79,7 +98,9 @@ def dist_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def wheelhouse() -> Path:
     """Wheels of the third-party requirements, downloaded once and reused."""
     WHEELHOUSE.mkdir(parents=True, exist_ok=True)
-    if not any(WHEELHOUSE.glob("numpy-*.whl")):
+    stamp = WHEELHOUSE / "requirements.txt"  # what the wheels there were downloaded for
+    wanted = "\n".join(THIRD_PARTY) + "\n"
+    if not stamp.is_file() or stamp.read_text() != wanted:
         _run(
             [
                 sys.executable,
@@ -93,6 +114,7 @@ def wheelhouse() -> Path:
                 *THIRD_PARTY,
             ]
         )
+        stamp.write_text(wanted)
     return WHEELHOUSE
 
 

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from opweave.link.progress import current as current_progress
 from opweave_c.cache import CorruptEntryWarning, ModuleCache, cache_for_config
 from opweave_c.codegen import Block, block_versions, nodes_at_lines
 from opweave_c.compiler import CCompiler
@@ -350,13 +351,21 @@ def build_modules(
     groups_wanted = max(-(-n // MAX_BLOCKS_PER_MODULE), min(jobs, n // MIN_BLOCKS_PER_MODULE), 1)
     size = -(-n // groups_wanted)
     groups = [ordered[i : i + size] for i in range(0, n, size)]
-    if len(groups) == 1 or jobs == 1:
-        built = [build_module(group, what, cache) for group in groups]
-    else:
-        from concurrent.futures import ThreadPoolExecutor
+    label = "compiling C modules" if len(groups) > 1 else "compiling C module"
+    with current_progress().steps(f"{label} ({len(blocks)} functions)", len(groups)) as steps:
+        if len(groups) == 1 or jobs == 1:
+            built = []
+            for group in groups:
+                built.append(build_module(group, what, cache))
+                steps.advance()
+        else:
+            from concurrent.futures import ThreadPoolExecutor, as_completed
 
-        with ThreadPoolExecutor(max_workers=min(jobs, len(groups))) as pool:
-            built = list(pool.map(lambda group: build_module(group, what, cache), groups))
+            with ThreadPoolExecutor(max_workers=min(jobs, len(groups))) as pool:
+                futures = [pool.submit(build_module, group, what, cache) for group in groups]
+                for _ in as_completed(futures):
+                    steps.advance()
+                built = [future.result() for future in futures]
     return {
         block.fn_name: module
         for group, module in zip(groups, built, strict=True)

@@ -186,6 +186,17 @@ def build_config(
         EnumParam("custom", CAST_POLICIES),
     )
     config.add(
+        "compile__progress",
+        "Whether a compile that takes a while says on stderr what it is doing (rewriting,\n"
+        "generating code, compiling k of K modules), after ``compile__progress_delay``.",
+        BoolParam(True),
+    )
+    config.add(
+        "compile__progress_delay",
+        "Seconds a compile runs silently before its progress is shown.",
+        IntParam(2, minimum=0),
+    )
+    config.add(
         "traceback__limit",
         "Number of stack frames recorded where each variable was created.\n\n"
         "``-1`` records the whole stack, ``0`` none.",

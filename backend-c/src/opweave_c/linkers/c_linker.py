@@ -7,10 +7,11 @@ from typing import Any
 
 from opweave.graph.basic import Apply, Constant, Variable
 from opweave.link.basic import Linker
+from opweave.link.progress import current as current_progress
 from opweave_c.codegen import BlockBuilder
 from opweave_c.contract import NoCCode, c_type_of, call_optional, filter_checked_in_c
 from opweave_c.linkers.block_call import link_block
-from opweave_c.module import build_module
+from opweave_c.module import build_modules
 
 
 class MissingCCodeError(NoCCode):
@@ -61,6 +62,7 @@ class CLinker(Linker):
         fgraph, order, ins, outs, smap = self.wire_storage(
             input_storage, output_storage, storage_map
         )
+        current_progress().stage(f"generating C for {len(order)} nodes")
         try:
             inputs, outputs = block_io(fgraph, order)
             block = BlockBuilder(
@@ -71,7 +73,7 @@ class CLinker(Linker):
                 f"linker 'c' compiles the whole graph to C, but {exc}. Use linker='cvm', "
                 "which runs the nodes without C code in Python."
             ) from exc
-        self._module = build_module([block], f"graph {fgraph}")
+        self._module = build_modules([block], f"graph {fgraph}")[block.fn_name]
         self._block = block
         self._storage_map = smap
         self._linked, _ = link_block(self._module, block, smap)

@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 from opweave.graph.basic import Apply, Variable
 from opweave.link.loop import LinkedGraph, LoopLinker, describe_failure, make_node_thunk
+from opweave.link.progress import current as current_progress
 from opweave_c.codegen import Block, BlockBuilder, block_versions
 from opweave_c.contract import NoCCode
 from opweave_c.linkers.block_call import LinkedBlock, link_block
@@ -89,6 +90,7 @@ class CVMLinker(LoopLinker):
         together); Python for the rest."""
         from opweave import config  # late: opweave's package init is above the link floor
 
+        current_progress().stage(f"generating C for {len(order)} nodes")
         blocks: dict[int, Block] = {}
         for k, node in enumerate(order):
             try:

@@ -32,6 +32,8 @@ from opweave.graph.features import DestroyHandler
 from opweave.graph.fg import FunctionGraph
 from opweave.graph.rewriting import build_rewrite_database
 from opweave.graph.utils import MissingInputError
+from opweave.link.progress import compile_progress
+from opweave.link.progress import current as current_progress
 
 __all__ = ["FunctionMaker", "UnusedInputError", "function"]
 
@@ -195,6 +197,7 @@ class FunctionMaker:
         include += tuple(t for t in config.optimizer_including.split(":") if t)
         exclude += tuple(t for t in config.optimizer_excluding.split(":") if t)
         rewriter = build_rewrite_database().query(include=include, exclude=exclude, require=require)
+        current_progress().stage(f"rewriting {len(self.fgraph.apply_nodes)} nodes")
         rewriter.rewrite(self.fgraph)
 
     def _target_rewrite_tags(self) -> tuple[str, ...]:
@@ -268,6 +271,9 @@ class FunctionMaker:
             input_storage = list(input_storage)
         for var in self.implicit:
             input_storage.append(var.container.storage)  # type: ignore[attr-defined]
+        current_progress().stage(
+            f"linking {len(self.fgraph.apply_nodes)} nodes ({getattr(self.linker, 'name', '')})"
+        )
         fn, in_cells, out_cells, _thunks, _order = self.linker.make_all(
             input_storage=input_storage, storage_map=storage_map
         )
@@ -380,16 +386,17 @@ def function(
     for k, out in zip(in_updates, rebuilt[len(outs) :], strict=True):
         if out.variable is not ins[k].update:
             ins[k] = _with_update(ins[k], out.variable)
-    maker = FunctionMaker(
-        ins,
-        rebuilt[: len(outs)],
-        mode=mode,
-        updates=update_expr,
-        name=name,
-        on_unused_input=on_unused_input or "raise",
-        accept_inplace=accept_inplace,
-    )
-    fn = maker.create(unpack_single=single, profile=profile)
+    with compile_progress(f"compiling {name or 'a function'}"):
+        maker = FunctionMaker(
+            ins,
+            rebuilt[: len(outs)],
+            mode=mode,
+            updates=update_expr,
+            name=name,
+            on_unused_input=on_unused_input or "raise",
+            accept_inplace=accept_inplace,
+        )
+        fn = maker.create(unpack_single=single, profile=profile)
     fn.trust_input = trust_input
     return fn
 
