@@ -60,14 +60,15 @@ def test_a_graph_of_repeated_blocks_compiles_each_kind_once() -> None:
     linker = f.maker.linker
     names = [linker._c_nodes[k].block.fn_name for k in sorted(linker._c_nodes)]
     assert len(names) == len(f.maker.fgraph.apply_nodes)
-    # each block's fused loop differs by its constant; the sum, the shape, the
-    # broadcast and the mean's scaling are the same kinds of node in every block
-    assert len(set(names)) < len(names) - 3 * 10
+    # the blocks differ only by a constant, which the fused loops take as an input: the
+    # fused loop, the sum, the length, the broadcast and the mean's scaling, each once
+    # (the first block's loop reads the input, not an intermediate: one more)
+    assert len(set(names)) <= 7
 
 
 def test_many_functions_are_split_over_modules_deterministically() -> None:
     inputs = [ot.dvector(f"x{i}") for i in range(2 * MIN_BLOCKS_PER_MODULE + 3)]
-    outs = [ot.exp(v * float(i + 2)) for i, v in enumerate(inputs)]
+    outs = [ot.exp(v ** (i + 3.0)) for i, v in enumerate(inputs)]  # exponents stay in the C
     rewritten = opweave.function(inputs, outs, mode=Mode(linker="cvm")).maker.fgraph
     blocks = [node_block(node, [], True) for node in rewritten.toposort()]
     distinct = list({b.fn_name: b for b in blocks}.values())
@@ -86,9 +87,9 @@ def test_many_functions_are_split_over_modules_deterministically() -> None:
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_functions_split_over_modules_compute_the_right_values(jobs: int) -> None:
     inputs = [ot.dvector(f"x{i}") for i in range(2 * MIN_BLOCKS_PER_MODULE + 1)]
-    outs = [ot.exp(v * float(i + 2)) for i, v in enumerate(inputs)]
+    outs = [ot.exp(v ** (i + 3.0)) for i, v in enumerate(inputs)]
     with opweave.config.change_flags(c__build_jobs=jobs):
         f = opweave.function(inputs, outs, mode=Mode(linker="cvm"))
     values = [np.full(3, 0.01 * i) for i in range(len(inputs))]
     for i, (got, value) in enumerate(zip(f(*values), values, strict=True)):
-        np.testing.assert_allclose(got, np.exp(value * (i + 2)), rtol=1e-12)
+        np.testing.assert_allclose(got, np.exp(value ** (i + 3.0)), rtol=1e-12)

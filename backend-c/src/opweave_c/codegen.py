@@ -71,6 +71,9 @@ class Block:
     objects: list[tuple[Any, Any]] = field(default_factory=list)
     support_apply: list[str] = field(default_factory=list)
     init_apply: list[str] = field(default_factory=list)
+    #: Added to an exception raised in the block's C (what a reader needs to map the C's
+    #: message back to the graph).
+    notes: list[str] = field(default_factory=list)
 
 
 def _indent(code: str, depth: int) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from opweave.graph.basic import Variable
+from opweave.graph.basic import Constant, Variable
 from opweave_c.codegen import Block
 from opweave_c.linkers.failures import explain
 
@@ -39,7 +39,11 @@ class LinkedBlock:
 
     def explain(self, exc: BaseException, storage_map: dict[Variable, list[Any]]) -> Any:
         """Note on ``exc`` what failed in the C (:func:`opweave_c.linkers.failures.explain`)."""
-        return explain(exc, self.block.labels, self.failcell, storage_map)
+        found = explain(exc, self.block.labels, self.failcell, storage_map)
+        if found is not None:
+            for note in self.block.notes:
+                exc.add_note(note)
+        return found
 
 
 def link_block(
@@ -81,7 +85,12 @@ def link_block(
     LinkedBlock, callable
         The bound block, and the fast call (meaningful when ``n_args`` is given).
     """
-    in_cells = tuple(storage_map[v] for v in block.inputs)
+    # A constant the graph does not hold (one a block lifted out of a fused node's code)
+    # gets a cell of its own with its value.
+    in_cells = tuple(
+        storage_map[v] if v in storage_map or not isinstance(v, Constant) else [v.data]
+        for v in block.inputs
+    )
     failcell: list[Any] = [0]
     run, call = getattr(module, f"link_{block.fn_name}")(
         in_cells,

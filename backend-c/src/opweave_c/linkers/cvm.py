@@ -17,12 +17,15 @@ import hashlib
 import logging
 from typing import Any, ClassVar
 
+import numpy as np
+
 from opweave.graph.basic import Apply, Variable
 from opweave.link.loop import LinkedGraph, LoopLinker, describe_failure, make_node_thunk
 from opweave.link.progress import current as current_progress
 from opweave_c.codegen import Block, BlockBuilder, block_versions
 from opweave_c.contract import NoCCode
 from opweave_c.linkers.block_call import LinkedBlock, link_block
+from opweave_c.linkers.lifted_constants import lift_float_constants
 from opweave_c.module import build_modules
 
 log = logging.getLogger("opweave_c.cvm")
@@ -40,24 +43,36 @@ def node_block(node: Apply, no_recycling: list[Variable], check_input: bool) -> 
     """The block computing ``node`` alone: its inputs in, its outputs out.
 
     Its function is named ``opw_node_<hash>`` after its text (code, support and init code,
-    cache versions), so two nodes computing the same thing get the same function.
+    cache versions), so two nodes computing the same thing get the same function. A fused
+    node's floating-point constants are inputs of the block
+    (:func:`~opweave_c.linkers.lifted_constants.lift_float_constants`), so fused nodes
+    that differ only by their constants share it too; the block's ``inputs`` then end with
+    those constants, which :func:`~opweave_c.linkers.block_call.link_block` binds to cells
+    holding their values.
 
     Raises
     ------
     NoCCode
         When the node's Op or one of its variables' Types has no C code.
     """
-    inputs = list(dict.fromkeys(v for v in node.inputs))
+    lifted = lift_float_constants(node)
+    computed = lifted[0] if lifted is not None else node
+    inputs = list(dict.fromkeys(computed.inputs))
+    recycled_not = [
+        new for new, old in zip(computed.outputs, node.outputs, strict=True) if old in no_recycling
+    ]
     builder = BlockBuilder(
         _UNNAMED,
-        [node],
+        [computed],
         inputs,
-        list(node.outputs),
-        no_recycling,
+        list(computed.outputs),
+        recycled_not,
         check_input,
         describe=describe_kind,
     )
     block = builder.build()
+    if computed is not node:
+        block = _as_block_of(block, computed, node)
     digest = hashlib.sha256()
     for part in (block.code, *block.support_apply, *block.init_apply, repr(block_versions(block))):
         digest.update(part.encode())
@@ -69,6 +84,26 @@ def node_block(node: Apply, no_recycling: list[Variable], check_input: bool) -> 
         code=block.code.replace(_UNNAMED, name),
         support_apply=[code.replace(_UNNAMED, name) for code in block.support_apply],
         init_apply=[code.replace(_UNNAMED, name) for code in block.init_apply],
+    )
+
+
+def _as_block_of(block: Block, computed: Apply, node: Apply) -> Block:
+    """``block`` (generated for ``computed``, ``node`` with its constants lifted) bound to
+    ``node``'s variables: it reads ``node``'s inputs and the lifted constants and writes
+    ``node``'s outputs, and its failure labels name ``node`` and its variables."""
+    rename: dict[Any, Any] = {computed: node}
+    rename.update(zip(computed.inputs, node.inputs, strict=False))
+    rename.update(zip(computed.outputs, node.outputs, strict=True))
+    labels = {label: (kind, rename.get(what, what)) for label, (kind, what) in block.labels.items()}
+    inputs = [rename.get(v, v) for v in block.inputs]
+    outputs = [rename.get(v, v) for v in block.outputs]
+    n = len(node.inputs)
+    lifted = ", ".join(
+        f"input {n + k} = {np.asarray(c.data).item()!r}" for k, c in enumerate(computed.inputs[n:])
+    )
+    note = f"{node.op} runs as {computed.op}, its constants passed in: {lifted}"
+    return dataclasses.replace(
+        block, inputs=inputs, outputs=outputs, labels=labels, notes=[*block.notes, note]
     )
 
 

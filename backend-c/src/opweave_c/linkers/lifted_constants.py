@@ -1,0 +1,97 @@
+"""Fused elementwise nodes whose floating-point constants are inputs, for shared C.
+
+Fusion writes the constants of a chain into its ``Composite``
+(``Composite{tanh(((i0 * 1.015) + 0.1)) + i1}``), so a graph of many blocks that differ
+only by a constant gets as many different C functions. :func:`lift_float_constants`
+gives an equivalent node that takes those constants as inputs (one broadcast element
+each): its C is the same for every such block, and the constants reach the loop as
+values. The elementwise C passes a one-element input to its loop as a scalar argument,
+so the loop is as fast as with the literal.
+
+Only floating-point constants are lifted: an integer literal lets the C compiler turn a
+division or a modulo into cheaper operations, and an exponent lets it turn ``pow`` into
+multiplications, so those stay in the code.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from opweave.graph.basic import Apply, Constant, Variable
+from opweave.scalar import Composite, Pow
+from opweave.tensor.constructors import constant
+from opweave.tensor.elemwise import Elemwise
+
+__all__ = ["MAX_INPUTS", "lift_float_constants"]
+
+#: A fused node with more inputs than this after lifting keeps its constants.
+MAX_INPUTS = 32
+_FLOATS = frozenset({"float32", "float64"})
+
+
+def _liftable(node: Apply, i: int, var: Variable) -> bool:
+    """Is input ``i`` of the inner ``node`` a float constant that may become an input?"""
+    exponent = isinstance(node.op, Pow) and i == 1
+    is_float = getattr(var.type, "dtype", None) in _FLOATS
+    return isinstance(var, Constant) and is_float and not exponent
+
+
+def lift_float_constants(node: Apply) -> tuple[Apply, list[Constant]] | None:
+    """An equivalent node taking the float constants of ``node``'s Composite as inputs.
+
+    Parameters
+    ----------
+    node
+        Any node.
+
+    Returns
+    -------
+    tuple or None
+        ``(lifted, constants)``: the new node (``node``'s inputs followed by
+        ``constants``, one tensor constant of one broadcast element per distinct
+        constant, and outputs of the same Types), or ``None`` when ``node`` is not an
+        ``Elemwise`` of a ``Composite`` with such constants, or would get too many inputs.
+    """
+    op = node.op
+    if not isinstance(op, Elemwise) or not isinstance(op.scalar_op, Composite):
+        return None
+    composite: Composite = op.scalar_op
+    inner_nodes = composite.inner_nodes()
+    found: dict[tuple[str, bytes], Variable] = {}
+    values: dict[tuple[str, bytes], Any] = {}
+    for inner in inner_nodes:
+        for i, var in enumerate(inner.inputs):
+            if _liftable(inner, i, var):
+                value = np.asarray(var.data, dtype=var.type.dtype)  # type: ignore[attr-defined]
+                key = (value.dtype.name, value.tobytes())
+                if key not in found:
+                    found[key] = var.type()  # a new scalar input of the same Type
+                    values[key] = value
+    if not found or len(node.inputs) + len(found) > MAX_INPUTS:
+        return None
+    mapping: dict[Variable, Variable] = dict(zip(composite.inputs, composite.inputs, strict=True))
+    for inner in inner_nodes:
+        new_inputs = []
+        for i, var in enumerate(inner.inputs):
+            if _liftable(inner, i, var):
+                value = np.asarray(var.data, dtype=var.type.dtype)  # type: ignore[attr-defined]
+                new_inputs.append(found[(value.dtype.name, value.tobytes())])
+            else:
+                new_inputs.append(mapping.get(var, var))
+        clone = inner.clone_with_new_inputs(new_inputs)
+        mapping.update(zip(inner.outputs, clone.outputs, strict=True))
+    lifted_composite = Composite(
+        [*composite.inputs, *found.values()], [mapping[o] for o in composite.outputs]
+    )
+    ndim = len(node.outputs[0].type.shape)  # type: ignore[attr-defined]
+    constants = [constant(np.full((1,) * ndim, v, dtype=v.dtype)) for v in values.values()]
+    lifted_op = Elemwise(lifted_composite, dict(op.inplace_pattern), name=op.name)
+    try:
+        lifted = lifted_op.make_node(*node.inputs, *constants)
+    except (TypeError, ValueError):
+        return None
+    if [o.type for o in lifted.outputs] != [o.type for o in node.outputs]:
+        return None
+    return lifted, constants
