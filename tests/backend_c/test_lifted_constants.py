@@ -105,3 +105,54 @@ def test_in_place_fused_nodes_keep_writing_into_their_input() -> None:
     value = np.linspace(0, 1, 5)
     expected = np.tanh(np.exp(value) * 2.0 * 1.5 + 0.5) + np.sum(np.exp(value) * 2.0)
     np.testing.assert_allclose(f(value), expected, rtol=1e-13)
+
+
+def test_one_block_is_generated_per_kind_of_node(monkeypatch) -> None:
+    import opweave_c.linkers.cvm as cvm
+
+    calls = []
+    original = cvm._node_block
+
+    def counting(node, *args):
+        calls.append(node)
+        return original(node, *args)
+
+    monkeypatch.setattr(cvm, "_node_block", counting)
+    xs = [ot.dvector(f"x{i}") for i in range(5)]
+    outs = [ot.exp(x * (1.01 + i / 10)) + 0.5 for i, x in enumerate(xs)]
+    f = opweave.function(xs, outs, mode=CVM)
+    assert len(f.maker.fgraph.apply_nodes) == 5 and len(calls) == 1
+    values = [np.full(3, 0.1 * i) for i in range(5)]
+    for i, (got, value) in enumerate(zip(f(*values), values, strict=True)):
+        np.testing.assert_allclose(got, np.exp(value * (1.01 + i / 10)) + 0.5, rtol=1e-14)
+
+
+def test_a_failure_in_a_reused_block_names_that_node_and_its_constants() -> None:
+    xs = [ot.dvector(f"x{i}") for i in range(3)]
+    ys = [ot.dvector(f"y{i}") for i in range(3)]
+    outs = [ot.exp(x * (i + 1.5)) + y * (i + 2.5) for i, (x, y) in enumerate(zip(xs, ys))]
+    f = opweave.function([*xs, *ys], outs, mode=CVM)
+    good, bad = np.ones(3), np.ones(4)
+    with pytest.raises(ValueError, match="do not match") as info:
+        f(good, good, good, good, good, bad)  # y2 has the wrong length
+    notes = "\n".join(info.value.__notes__)
+    assert "Composite{(exp((i0 * 3.5)) + (i1 * 4.5))}(x2, y2)" in notes
+    assert "input 2 = 3.5, input 3 = 4.5" in notes
+
+
+def test_kinds_hold_what_changes_the_code() -> None:
+    from opweave_c.linkers.cvm import node_kind
+
+    x, y = ot.dvector("x"), ot.dvector("y")
+
+    def kind(out, no_recycling=(), check=True):
+        return node_kind(out.owner, set(no_recycling), check)[0]
+
+    assert kind(ot.exp(x)) == kind(ot.exp(y))
+    assert kind(ot.exp(x)) != kind(ot.exp(ot.fvector("f")))
+    assert kind(ot.exp(x)) != kind(ot.log(x))
+    out = ot.exp(x)
+    assert kind(out) != kind(out, no_recycling=[out]) and kind(out) != kind(out, check=False)
+    assert kind(x + y) != kind(x + x)  # a repeated input
+    c1, c2 = ot.constant(np.full(1, 1.5)), ot.constant(np.full(1, 2.5))
+    assert kind(x + c1) != kind(x + c2)  # constant inputs (not lifted), by value

@@ -19,13 +19,17 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from opweave.graph.basic import Apply, Variable
+from opweave.graph.basic import Apply, Constant, Variable
 from opweave.link.loop import LinkedGraph, LoopLinker, describe_failure, make_node_thunk
 from opweave.link.progress import current as current_progress
 from opweave_c.codegen import Block, BlockBuilder, block_versions
 from opweave_c.contract import NoCCode
 from opweave_c.linkers.block_call import LinkedBlock, link_block
-from opweave_c.linkers.lifted_constants import lift_float_constants
+from opweave_c.linkers.lifted_constants import (
+    constant_inputs,
+    lift_float_constants,
+    lifted_shape,
+)
 from opweave_c.module import build_modules
 
 log = logging.getLogger("opweave_c.cvm")
@@ -55,6 +59,11 @@ def node_block(node: Apply, no_recycling: list[Variable], check_input: bool) -> 
     NoCCode
         When the node's Op or one of its variables' Types has no C code.
     """
+    return _node_block(node, no_recycling, check_input)[0]
+
+
+def _node_block(node: Apply, no_recycling: Any, check_input: bool) -> tuple[Block, Apply]:
+    """:func:`node_block`, and the node its code computes (``node``, or its lifted form)."""
     lifted = lift_float_constants(node)
     computed = lifted[0] if lifted is not None else node
     inputs = list(dict.fromkeys(computed.inputs))
@@ -78,13 +87,31 @@ def node_block(node: Apply, no_recycling: list[Variable], check_input: bool) -> 
         digest.update(part.encode())
         digest.update(b"\0")
     name = f"opw_node_{digest.hexdigest()[:24]}"
-    return dataclasses.replace(
+    named = dataclasses.replace(
         block,
         fn_name=name,
         code=block.code.replace(_UNNAMED, name),
         support_apply=[code.replace(_UNNAMED, name) for code in block.support_apply],
         init_apply=[code.replace(_UNNAMED, name) for code in block.init_apply],
     )
+    return named, computed
+
+
+def _bound(
+    block: Block, rename: dict[Any, Any], node: Apply, constants: list[Any], runs_as: Any
+) -> Block:
+    """``block`` with its variables and nodes renamed; a note names lifted constants."""
+    labels = {label: (kind, rename.get(what, what)) for label, (kind, what) in block.labels.items()}
+    inputs = [rename.get(v, v) for v in block.inputs]
+    outputs = [rename.get(v, v) for v in block.outputs]
+    notes = list(block.notes)
+    if constants:
+        n = len(node.inputs)
+        passed = ", ".join(
+            f"input {n + k} = {np.asarray(c.data).item()!r}" for k, c in enumerate(constants)
+        )
+        notes = [f"{node.op} runs as {runs_as}, its constants passed in: {passed}"]
+    return dataclasses.replace(block, inputs=inputs, outputs=outputs, labels=labels, notes=notes)
 
 
 def _as_block_of(block: Block, computed: Apply, node: Apply) -> Block:
@@ -94,17 +121,47 @@ def _as_block_of(block: Block, computed: Apply, node: Apply) -> Block:
     rename: dict[Any, Any] = {computed: node}
     rename.update(zip(computed.inputs, node.inputs, strict=False))
     rename.update(zip(computed.outputs, node.outputs, strict=True))
-    labels = {label: (kind, rename.get(what, what)) for label, (kind, what) in block.labels.items()}
-    inputs = [rename.get(v, v) for v in block.inputs]
-    outputs = [rename.get(v, v) for v in block.outputs]
-    n = len(node.inputs)
-    lifted = ", ".join(
-        f"input {n + k} = {np.asarray(c.data).item()!r}" for k, c in enumerate(computed.inputs[n:])
+    return _bound(block, rename, node, computed.inputs[len(node.inputs) :], computed.op)
+
+
+def node_kind(node: Apply, no_recycling: Any, check_input: bool) -> tuple[Any, list[Any]] | None:
+    """A key equal for two nodes whose blocks have the same code, and the constants the
+    node's block takes as inputs (see :func:`node_block`).
+
+    The key holds the Op (or, for a fused node with float constants, what its lifted form
+    computes: :func:`~opweave_c.linkers.lifted_constants.lifted_shape`), the Types of the
+    inputs and outputs, which inputs repeat, constant inputs' values, which outputs may not
+    be recycled, and ``check_input``. ``None`` for an Op from outside opweave, whose
+    equality the code may depend on more closely than its ``__eq__`` says.
+    """
+    if not type(node.op).__module__.startswith("opweave."):
+        return None
+    shaped = lifted_shape(node)
+    what, values = shaped if shaped is not None else ((node.op,), [])
+    inputs = tuple(
+        (
+            v.type,
+            node.inputs.index(v),
+            np.asarray(v.data).tobytes() if isinstance(v, Constant) else None,
+        )
+        for v in node.inputs
     )
-    note = f"{node.op} runs as {computed.op}, its constants passed in: {lifted}"
-    return dataclasses.replace(
-        block, inputs=inputs, outputs=outputs, labels=labels, notes=[*block.notes, note]
-    )
+    outputs = tuple((o.type, o in no_recycling) for o in node.outputs)
+    return (what, inputs, outputs, check_input), values
+
+
+def _rebound(
+    template: Block, template_node: Apply, runs_as: str, node: Apply, values: list[Any]
+) -> Block:
+    """The block of ``template_node``, of the same kind as ``node``, bound to ``node``
+    (``runs_as`` names what the template computes: its lifted form)."""
+    constants = constant_inputs(node, values) if values else []
+    rename: dict[Any, Any] = {template_node: node}
+    rename.update(zip(template_node.inputs, node.inputs, strict=True))
+    rename.update(zip(template_node.outputs, node.outputs, strict=True))
+    own = len(dict.fromkeys(template_node.inputs))
+    rename.update(zip(template.inputs[own:], constants, strict=True))
+    return _bound(template, rename, node, constants, runs_as)
 
 
 class CVMLinker(LoopLinker):
@@ -127,11 +184,26 @@ class CVMLinker(LoopLinker):
 
         current_progress().stage(f"generating C for {len(order)} nodes")
         blocks: dict[int, Block] = {}
+        # One block per kind of node is generated; the other nodes of the kind reuse it.
+        kinds: dict[Any, tuple[Block, Apply, str] | None] = {}
+        no_recycling = set(self.no_recycling)
         for k, node in enumerate(order):
+            kind = node_kind(node, no_recycling, config.check_input)
+            if kind is not None and kind[0] in kinds:
+                known = kinds[kind[0]]
+                if known is not None:
+                    blocks[k] = _rebound(*known, node, kind[1])
+                continue
             try:
-                blocks[k] = node_block(node, self.no_recycling, config.check_input)
+                block, computed = _node_block(node, no_recycling, config.check_input)
             except NoCCode as exc:
                 log.debug("cvm: %s runs in Python (%s)", node, exc)
+                if kind is not None:
+                    kinds[kind[0]] = None
+                continue
+            blocks[k] = block
+            if kind is not None and (computed is not node) == bool(kind[1]):
+                kinds[kind[0]] = (block, node, str(computed.op))
         distinct = list({block.fn_name: block for block in blocks.values()}.values())
         modules = build_modules(distinct, f"cvm graph {self.fgraph}") if blocks else {}
         self._c_nodes: dict[int, LinkedBlock] = {}

@@ -24,7 +24,7 @@ from opweave.scalar import Composite, Pow
 from opweave.tensor.constructors import constant
 from opweave.tensor.elemwise import Elemwise
 
-__all__ = ["MAX_INPUTS", "lift_float_constants"]
+__all__ = ["MAX_INPUTS", "constant_inputs", "lift_float_constants", "lifted_shape"]
 
 #: A fused node with more inputs than this after lifting keeps its constants.
 MAX_INPUTS = 32
@@ -85,8 +85,7 @@ def lift_float_constants(node: Apply) -> tuple[Apply, list[Constant]] | None:
     lifted_composite = Composite(
         [*composite.inputs, *found.values()], [mapping[o] for o in composite.outputs]
     )
-    ndim = len(node.outputs[0].type.shape)  # type: ignore[attr-defined]
-    constants = [constant(np.full((1,) * ndim, v, dtype=v.dtype)) for v in values.values()]
+    constants = constant_inputs(node, list(values.values()))
     lifted_op = Elemwise(lifted_composite, dict(op.inplace_pattern), name=op.name)
     try:
         lifted = lifted_op.make_node(*node.inputs, *constants)
@@ -95,3 +94,55 @@ def lift_float_constants(node: Apply) -> tuple[Apply, list[Constant]] | None:
     if [o.type for o in lifted.outputs] != [o.type for o in node.outputs]:
         return None
     return lifted, constants
+
+
+def constant_inputs(node: Apply, values: list[Any]) -> list[Constant]:
+    """The tensor constants (one broadcast element each, of ``node``'s rank) holding
+    ``values``: the inputs a lifted node gets after ``node``'s own."""
+    ndim = len(node.outputs[0].type.shape)  # type: ignore[attr-defined]
+    return [constant(np.full((1,) * ndim, v, dtype=v.dtype)) for v in values]
+
+
+def lifted_shape(node: Apply) -> tuple[Any, list[Any]] | None:
+    """What the lifted form of ``node`` computes, without building it, and its constants.
+
+    Returns
+    -------
+    tuple or None
+        ``(shape, values)``: ``shape`` is equal for two nodes exactly when their lifted
+        forms compute the same thing (the inner Ops, how they connect, which constant slot
+        each lifted constant fills and the literal constants, the in-place pattern);
+        ``values`` are the constants in the order of :func:`lift_float_constants`'s inputs.
+        ``None`` when :func:`lift_float_constants` would lift nothing.
+    """
+    op = node.op
+    if not isinstance(op, Elemwise) or not isinstance(op.scalar_op, Composite):
+        return None
+    composite: Composite = op.scalar_op
+    where: dict[Variable, tuple[Any, ...]] = {v: ("in", k) for k, v in enumerate(composite.inputs)}
+    slots: dict[tuple[str, bytes], int] = {}
+    values: list[Any] = []
+    parts: list[Any] = []
+    for n, inner in enumerate(composite.inner_nodes()):
+        args: list[Any] = []
+        for i, var in enumerate(inner.inputs):
+            if _liftable(inner, i, var):
+                value = np.asarray(var.data, dtype=var.type.dtype)  # type: ignore[attr-defined]
+                key = (value.dtype.name, value.tobytes())
+                if key not in slots:
+                    slots[key] = len(slots)
+                    values.append(value)
+                args.append(("lifted", slots[key], key[0]))
+            elif var in where:
+                args.append(where[var])
+            elif isinstance(var, Constant):
+                args.append(("literal", var.type, np.asarray(var.data).tobytes()))
+            else:  # pragma: no cover - a Composite's inner graph is closed
+                return None
+        for j, out in enumerate(inner.outputs):
+            where[out] = ("node", n, j)
+        parts.append((inner.op, tuple(args)))
+    if not values or len(node.inputs) + len(values) > MAX_INPUTS:
+        return None
+    outputs = tuple(where[o] for o in composite.outputs)
+    return (tuple(parts), outputs, op.inplace_pattern), values
