@@ -29,9 +29,11 @@ test: $(STAMP)
 test-long: $(STAMP)
 	OPWEAVE_RELIABILITY_LONG=1 $(BIN)/python -m pytest tests/reliability $(PYTEST_ARGS)
 
+# mypy checks the public surface of the core (the modules [tool.mypy] in pyproject.toml lists).
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 format: $(STAMP)
 	$(BIN)/ruff format .

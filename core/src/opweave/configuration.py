@@ -26,7 +26,7 @@ import difflib
 import os
 import re
 import tomllib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -241,7 +241,7 @@ class IntParam(ConfigParam):
             expected = "an integer"
         super().__init__(default, expected=expected)
 
-    def parse(self, value: Any) -> int:
+    def parse(self, value: object) -> int:
         """Convert ``value`` to an int within the bounds."""
         if isinstance(value, str):
             value = int(value.strip(), 10)
@@ -322,6 +322,11 @@ class Config:
     >>> config.source("mode")
     'default'
     """
+
+    # The instance state that __init__ sets, declared for type checkers.
+    _flags: dict[str, _Flag]
+    _pending: dict[str, tuple[Any, str]]
+    _late_flags: Callable[[], Any] | None
 
     def __init__(self) -> None:
         # Written to __dict__ directly: __setattr__ only accepts flag names.

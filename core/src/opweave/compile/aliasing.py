@@ -234,7 +234,7 @@ def add_supervisor_to_fgraph(
             fgraph.attach_feature(DestroyHandler())
     fgraph.attach_feature(Supervisor(protected))
     if destroyers:
-        fgraph.validate()  # type: ignore[attr-defined]
+        fgraph.validate()
 
 
 def insert_deepcopy(

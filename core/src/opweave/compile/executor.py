@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import warnings
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from opweave.compile.aliasing import InputAliasGuard
@@ -174,7 +175,7 @@ class Function:
                 cell[0] = None
             lock.release()
 
-    def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def _call(self, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
         """The generic call (keywords, omitted inputs, no fast path); the lock is held."""
         if kwargs or len(args) != self._n_args:
             args = self._bind(args, kwargs)
@@ -242,7 +243,7 @@ class Function:
         ]
 
     def _bind(
-        self, args: tuple[Any, ...], kwargs: dict[str, Any], store_defaults: bool = True
+        self, args: Sequence[Any], kwargs: dict[str, Any], store_defaults: bool = True
     ) -> list[Any]:
         """Every explicit input's value, ``_DEFAULT`` for omitted ones (whose cells get
         their default back, with ``store_defaults``)."""
@@ -331,9 +332,10 @@ class Function:
         fgraph = maker.fgraph
         n_out = len(maker.outputs)
         user_vars = [inp.variable for inp in maker.inputs] + list(maker.implicit)
-        swap = dict(swap or {})
+        # Keyed by Any: the implicit inputs are looked up in it, shared or not.
+        swaps: dict[Any, SharedVariable] = dict(swap or {})
         memo: dict[Any, Any] = {}
-        for old, new in swap.items():
+        for old, new in swaps.items():
             position = self._swap_position(old, new, user_vars)
             memo[fgraph.inputs[position]] = new.clone()
         if delete_updates:
@@ -354,7 +356,7 @@ class Function:
             if delete_updates:
                 new_in.update = None
             ins.append(new_in)
-        implicit = [swap.get(var, var) for var in maker.implicit]
+        implicit = [swaps.get(var, var) for var in maker.implicit]
         storage_map = None
         if share_memory:
             old_map = getattr(self.fn, "storage_map", None) or {}

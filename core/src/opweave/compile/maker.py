@@ -368,10 +368,10 @@ def function(
     single = isinstance(outputs, Variable | Out)
     if outputs is None:
         outs: list[Out] = []
-    elif single:
-        outs = [_as_out(outputs, 0)]  # type: ignore[arg-type]
+    elif isinstance(outputs, Variable | Out):
+        outs = [_as_out(outputs, 0)]
     else:
-        outs = [_as_out(o, i) for i, o in enumerate(outputs)]  # type: ignore[union-attr]
+        outs = [_as_out(o, i) for i, o in enumerate(outputs)]
     # The updates of In(update=...) inputs are rebuilt with the outputs.
     in_updates = [k for k, inp in enumerate(ins) if isinstance(inp.update, Variable)]
     extended = outs + [Out(ins[k].update) for k in in_updates]  # type: ignore[arg-type]
@@ -407,7 +407,7 @@ def _with_update(inp: In, update: Variable) -> In:
     return new
 
 
-def _as_in(x: Any, position: int, allow_downcast: bool | None) -> In:
+def _as_in(x: In | Variable, position: int, allow_downcast: bool | None) -> In:
     if isinstance(x, In):
         if x.allow_downcast is None:
             x.allow_downcast = allow_downcast

@@ -13,7 +13,7 @@ manager, like every other contribution.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opweave.graph.basic import Apply, Variable
 from opweave.graph.op import Op
@@ -56,7 +56,7 @@ def registered_c_code(hook_name: str, type_: Any) -> tuple[Any, ...] | None:
     Entries for a base class apply to subclasses; an exact class match wins.
     """
     hook = getattr(get_plugin_manager().hook, hook_name)
-    candidates = [entry for entries in hook() for entry in (entries or ())]
+    candidates: list[tuple[Any, ...]] = [entry for entries in hook() for entry in (entries or ())]
     for entry in candidates:
         if type(type_) is entry[0]:
             return entry
@@ -72,6 +72,10 @@ class _TypeDispatchedCOp(Op):
     __props__: tuple[str, ...] = ()
     _hook_name = ""
 
+    if TYPE_CHECKING:
+        # One input, one output: calling the Op gives that output.
+        def __call__(self, x: Variable, **kwargs: Any) -> Variable: ...
+
     def _entry(self, node: Apply) -> tuple[Any, ...]:
         entry = registered_c_code(self._hook_name, node.inputs[0].type)
         if entry is None:
@@ -82,7 +86,7 @@ class _TypeDispatchedCOp(Op):
         self, node: Apply, name: str, inputs: list[str], outputs: list[str], sub: dict[str, str]
     ) -> str:
         """Return the registered C code for the input's Type, templated."""
-        code = self._entry(node)[1]
+        code: str = self._entry(node)[1]
         return code % dict(sub, iname=inputs[0], oname=outputs[0], **self._template_extra())
 
     def c_code_cache_version_apply(self, node: Apply) -> tuple[Any, ...]:

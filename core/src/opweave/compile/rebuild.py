@@ -39,7 +39,7 @@ def _pairs(value: Any, what: str) -> list[tuple[Any, Any]]:
             raise TypeError(f"{what} must be a dict or a list of (variable, value) pairs")
         if not isinstance(item[0], Variable):
             raise TypeError(f"{what}: {item[0]!r} is not a Variable")
-    return [tuple(item) for item in items]  # type: ignore[misc]
+    return [tuple(item) for item in items]
 
 
 def _excluded_from_default_updates(no_default_updates: Any) -> set[Variable] | None:

@@ -1,4 +1,4 @@
-"""Symbolic differentiation (seed 004): reverse mode, the L- and R-operators, checks.
+"""Symbolic differentiation: reverse mode, the L- and R-operators, checks.
 
 - :func:`grad`: reverse-mode gradients of a scalar cost (``Op.L_op``/``Op.grad``,
   ``connection_pattern``, :class:`DisconnectedType` and :class:`NullType` terms).

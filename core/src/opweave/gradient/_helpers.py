@@ -43,9 +43,10 @@ def dtype_of(obj: Any) -> str | None:
     if dtype is None:
         return None
     try:
-        return np.dtype(dtype).name
+        name: str = np.dtype(dtype).name
     except TypeError:
         return None
+    return name
 
 
 def is_discrete(dtype: str | None) -> bool:
@@ -97,7 +98,7 @@ def filled_like(var: Variable, value: int, dtype: str | None = None) -> Variable
     - :class:`~opweave.scalar.ScalarType`: ``opweave.scalar.zeros_like`` / ``ones_like``;
     - a Type defining ``zeros_like(var)`` / ``ones_like(var)``: that method;
     - a scalar-valued Type whose ``filter`` accepts the Python float ``0.0`` / ``1.0``
-      (the seeds' ``Double``): a :class:`~opweave.graph.basic.Constant` of that value.
+      (such as a ``Double`` Type): a :class:`~opweave.graph.basic.Constant` of that value.
 
     Raises
     ------
@@ -110,14 +111,16 @@ def filled_like(var: Variable, value: int, dtype: str | None = None) -> Variable
         # late: tensor (floor 7) builds on gradient
         from opweave.tensor import basic as tensor_basic
 
-        fn = tensor_basic.zeros_like if value == 0 else tensor_basic.ones_like
-        return fn(var, dtype=dtype)  # type: ignore[no-any-return]
+        fn: Callable[..., Variable] = (
+            tensor_basic.zeros_like if value == 0 else tensor_basic.ones_like
+        )
+        return fn(var, dtype=dtype)
     if is_scalar_type(t):
         # late: scalar (floor 5) builds on gradient
         from opweave.scalar import basic as scalar_basic
 
         fn = scalar_basic.zeros_like if value == 0 else scalar_basic.ones_like
-        return fn(var, dtype)  # type: ignore[no-any-return]
+        return fn(var, dtype)
     hook = getattr(t, name, None)
     if callable(hook):
         result = hook(var)
@@ -144,7 +147,7 @@ def filled_like(var: Variable, value: int, dtype: str | None = None) -> Variable
 def float_filled_like(var: Variable, value: int) -> Variable:
     """Like :func:`filled_like`, with a float dtype: ``var``'s if continuous, else floatX.
 
-    Gradients never have an integer dtype (seed 004), even for integer variables.
+    Gradients never have an integer dtype, even for integer variables.
     """
     dtype = dtype_of(var)
     if dtype is not None and not is_continuous(dtype):
@@ -161,7 +164,7 @@ def cast_to(var: Variable, dtype: str | None) -> Variable:
         # late: scalar (floor 5) builds on gradient
         from opweave.scalar.basic import cast
 
-        return cast(var, dtype)  # type: ignore[no-any-return]
+        return cast(var, dtype)
     astype = getattr(var, "astype", None)
     if callable(astype):
         return astype(dtype)  # type: ignore[no-any-return]
@@ -206,7 +209,7 @@ def check_option(name: str, value: Any, allowed: Sequence[str]) -> str:
             f"invalid value for {name}: {value!r}; expected one of "
             + ", ".join(repr(a) for a in allowed)
         )
-    return lowered  # type: ignore[no-any-return]
+    return lowered
 
 
 def sum_terms(var: Variable, terms: list[Variable]) -> Variable:

@@ -57,7 +57,7 @@ def _rows(
     n: int,
     wrt: list[Variable],
     consider_constant: Sequence[Variable] | None,
-    disconnected_inputs: str,
+    disconnected_inputs: Literal["ignore", "warn", "raise"],
 ) -> list[Variable]:
     """``stack([grad(expression[i], w) for i in range(n)])`` for each ``w`` in ``wrt``."""
     # late: tensor (floor 7) builds on gradient; jacobian stacks tensor rows
@@ -65,10 +65,10 @@ def _rows(
 
     per_row = [
         grad(
-            expression[i],  # type: ignore[index]
+            expression[i],  # type: ignore[index]  # a tensor (ndim 1): indexable
             wrt,
             consider_constant=consider_constant,
-            disconnected_inputs=disconnected_inputs,  # type: ignore[arg-type]
+            disconnected_inputs=disconnected_inputs,
         )
         for i in range(n)
     ]

@@ -306,5 +306,5 @@ def _rop_via_lop(
 def _dummy_like(out: Variable) -> Variable:
     """A fresh variable standing for the gradient of ``out`` (float even for ints)."""
     if is_discrete(dtype_of(out)):
-        return out.type.clone(dtype=floatx())()  # type: ignore[call-arg]
+        return out.type.clone(dtype=floatx())()
     return out.type()

@@ -29,7 +29,7 @@ def grad_undefined(op: Any, x_pos: int, x: Any, comment: str = "") -> Variable:
     """Return a :class:`NullType` variable: ``op``'s gradient for input ``x_pos`` is undefined.
 
     An Op's ``grad`` returns it for an input where the derivative does not exist
-    mathematically (seed 004, example 3: an argmax along a fractional axis).
+    mathematically (for example an argmax along a fractional axis).
     :func:`grad` raises :class:`NullTypeGradError` with this reason if the
     undefined gradient reaches a requested variable.
 
@@ -83,7 +83,7 @@ def connection_pattern_of(node: Apply) -> list[list[bool]]:
     """Return ``node.op.connection_pattern(node)``, checked, or all-``True`` if undefined.
 
     ``pattern[i][j]`` is true when the elements of input ``i`` affect the elements
-    of output ``j`` (seed 004).
+    of output ``j``.
 
     Raises
     ------

@@ -1,4 +1,4 @@
-"""Reverse-mode differentiation: :func:`grad` (seed 004).
+"""Reverse-mode differentiation: :func:`grad`.
 
 How :func:`grad` works
 ----------------------
@@ -133,7 +133,7 @@ def grad(
     - ``grad_add(terms) -> Variable``: when several Ops use a variable, its gradient
       terms are added up by the gradient Type's ``grad_add`` if it defines one, and
       with ``functools.reduce(operator.add, terms)`` otherwise. Types whose variables
-      have neither (the seeds' ``Double``) support graphs where each variable has a
+      have neither (such as a ``Double`` Type) support graphs where each variable has a
       single use.
     - ``ones_like(var)`` / ``zeros_like(var)``: the seed gradient of the cost and the
       zero returned for a disconnected ``wrt``. Without them, a Type whose ``filter``
@@ -141,9 +141,9 @@ def grad(
       other Type raises ``TypeError``. Tensors use ``opweave.tensor.basic``'s
       ``ones_like``/``zeros_like``, scalars ``opweave.scalar``'s.
 
-    Gradients with respect to integer variables follow seed 004: they are float
-    (example 5: the gradient of ``0.5 * float(y)`` with respect to the integer ``y``
-    is ``0.5``), and a disconnected integer ``wrt`` gets float (``floatX``) zeros.
+    Gradients with respect to integer variables are float (the gradient of
+    ``0.5 * float(y)`` with respect to the integer ``y`` is ``0.5``), and a disconnected
+    integer ``wrt`` gets float (``floatX``) zeros.
     """
     disconnected_inputs = check_option(
         "disconnected_inputs", disconnected_inputs, _DISCONNECTED_INPUTS
@@ -468,7 +468,7 @@ class _GradComputation:
                 raise ValueError(
                     f"{op}.grad returned the nonzero gradient {term} for input {i} ({ipt}), "
                     "whose only connections to the cost are integer-valued outputs: such a "
-                    "gradient must be zero, a DisconnectedType or a NullType (seed 004)"
+                    "gradient must be zero, a DisconnectedType or a NullType"
                 )
             checked.append(term)
         self.term_dict[node] = checked
@@ -505,8 +505,11 @@ class _GradComputation:
             for positions in (getattr(op, "destroy_map", None) or {}).values()
             if positions
         }
+        # ``copy`` is duck-typed: the variable classes of the tensor library have it.
         call_inputs = [
-            ipt.copy() if ipt in destroyed and callable(getattr(ipt, "copy", None)) else ipt
+            ipt.copy()  # type: ignore[attr-defined]
+            if ipt in destroyed and callable(getattr(ipt, "copy", None))
+            else ipt
             for ipt in inputs
         ]
         returned = op.L_op(call_inputs, node.outputs, new_output_grads)
@@ -565,7 +568,7 @@ def _check_term(op: Any, i: int, ipt: Variable, term: Variable) -> Variable:
         raise TypeError(
             f"{op}.grad illegally returned an integer-valued gradient (dtype {t_dtype}) for input "
             f"{i} ({ipt}): gradients must have a floating-point dtype, even for integer inputs "
-            "(return float zeros, a DisconnectedType or a NullType variable instead; seed 004)"
+            "(return float zeros, a DisconnectedType or a NullType variable instead)"
         )
     in_dtype = dtype_of(ipt)
     if is_float(in_dtype) and is_float(t_dtype) and in_dtype != t_dtype:

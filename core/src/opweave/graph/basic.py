@@ -17,11 +17,61 @@ import copy as _copy
 import weakref
 from collections.abc import Hashable, Sequence
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self
 
 if TYPE_CHECKING:
+    # Type checkers read PEP 696 defaults from typing_extensions' TypeVar; at run time the
+    # stand-in below builds a plain ``typing.TypeVar`` (no dependency, same objects).
+    from typing_extensions import TypeVar
+
     from opweave.graph.op import Op
+
+    # What the module's __getattr__ forwards, for type checkers.
+    from opweave.graph.replace import clone_replace  # noqa: F401
+    from opweave.graph.traversal import (  # noqa: F401
+        ancestors,
+        apply_ancestors,
+        apply_depends_on,
+        applys_between,
+        explicit_graph_inputs,
+        general_toposort,
+        get_var_by_name,
+        graph_inputs,
+        io_toposort,
+        orphans_between,
+        toposort,
+        toposort_with_orderings,
+        truncated_graph_inputs,
+        variable_ancestors,
+        variable_depends_on,
+        vars_between,
+        walk,
+        walk_toposort,
+    )
     from opweave.graph.type import Type
+else:
+    from typing import TypeVar as _TypeVar
+
+    def TypeVar(name: str, *constraints: Any, default: Any = None, **kwargs: Any) -> Any:
+        """``typing.TypeVar(name, ...)``; ``default`` is for type checkers only."""
+        return _TypeVar(name, *constraints, **kwargs)
+
+
+#: The Op of an :class:`Apply` node (``Apply[Elemwise]``); a bare ``Apply`` has ``Op``.
+OpType = TypeVar("OpType", bound="Op", default="Op", covariant=True)
+#: The owner of a :class:`Variable`: ``None`` for roots, an Apply node for computed ones.
+#: A bare ``Variable`` may be either (as in PyTensor, the outputs of a :class:`FrozenApply`
+#: are typed as ordinary variables too: they offer the same reading interface).
+OptionalApplyType = TypeVar(
+    "OptionalApplyType",
+    bound="AbstractApply | None",
+    default="Apply | None",
+    covariant=True,
+)
+#: The :class:`~opweave.graph.type.Type` of a :class:`Variable` (``Variable[TensorType,
+#: None]``); a bare ``Variable`` has ``Type``. (The defaults exist for type checkers only:
+#: a subscript evaluated at run time, as in a base class, names every parameter.)
+_TypeType = TypeVar("_TypeType", bound="Type", default="Type", covariant=True)
 
 #: Names that moved to :mod:`opweave.graph.traversal` and :mod:`opweave.graph.replace`;
 #: the module's ``__getattr__`` forwards them there.
@@ -76,6 +126,11 @@ def __getattr__(name: str) -> Any:
 class Scratchpad:
     """A free-form attribute bag (``var.tag``) for annotations on graph objects."""
 
+    if TYPE_CHECKING:
+        # Any attribute may be set and read: type checkers see each one as ``Any``.
+        def __getattr__(self, name: str) -> Any: ...
+        def __setattr__(self, name: str, value: Any) -> None: ...
+
     def __repr__(self) -> str:
         items = ", ".join(f"{k}={v!r}" for k, v in self.__dict__.items())
         return f"scratchpad{{{items}}}"
@@ -107,14 +162,14 @@ class Node:
         return _opweave().printing.debugprint(self, **kwargs)
 
 
-class AbstractApply(Node):
+class AbstractApply(Node, Generic[OpType]):
     """What every Apply node offers: an ``op`` applied to ``inputs``, giving ``outputs``.
 
     :class:`Apply` is the ordinary, editable node; :class:`FrozenApply` the immutable one
-    of frozen graphs.
+    of frozen graphs. Both are generic in their Op for type checkers: ``Apply[Elemwise]``.
     """
 
-    op: Op
+    op: OpType
     inputs: Sequence[Variable]
     outputs: Sequence[Variable]
     tag: Scratchpad
@@ -122,7 +177,7 @@ class AbstractApply(Node):
     @property
     def out(self) -> Variable:
         """The default output (``op.default_output``, or the only output)."""
-        do = getattr(self.op, "default_output", None)
+        do: int | None = getattr(self.op, "default_output", None)
         if do is not None:
             return self.outputs[do]
         if len(self.outputs) == 1:
@@ -155,7 +210,7 @@ class AbstractApply(Node):
         return str(self)
 
 
-class Apply(AbstractApply):
+class Apply(AbstractApply[OpType]):
     """The application of an :class:`~opweave.graph.op.Op` to input variables.
 
     Parameters
@@ -169,7 +224,7 @@ class Apply(AbstractApply):
         ``owner = self`` and its position as ``index``.
     """
 
-    def __init__(self, op: Op, inputs: Sequence[Variable], outputs: Sequence[Variable]) -> None:
+    def __init__(self, op: OpType, inputs: Sequence[Variable], outputs: Sequence[Variable]) -> None:
         self.op = op
         self.inputs: list[Variable] = []
         self.tag = Scratchpad()
@@ -192,14 +247,14 @@ class Apply(AbstractApply):
                 raise ValueError(f"output {i} of {op} already belongs to another Apply node")
             self.outputs.append(out)
 
-    def clone(self, clone_inner_graph: bool = False) -> Apply:
+    def clone(self, clone_inner_graph: bool = False) -> Apply[OpType]:
         """Return a copy with the same inputs and fresh (cloned) outputs."""
         new_node = _copy.copy(self)
         new_node.inputs = list(self.inputs)
         new_node.outputs = []
         new_node.tag = _copy.copy(self.tag)
         for i, out in enumerate(self.outputs):
-            new_out = out.clone()
+            new_out: Variable = out.clone()
             new_out.owner = new_node
             new_out.index = i
             new_node.outputs.append(new_out)
@@ -231,8 +286,12 @@ class Apply(AbstractApply):
         return self.op.make_node(*inputs)
 
 
-class Variable(Node):
+class Variable(Node, Generic[_TypeType, OptionalApplyType]):
     """A typed value slot in a graph.
+
+    For type checkers it is generic in its Type and its owner, as in PyTensor:
+    ``Variable[TensorType, None]`` is a root tensor variable, ``Variable[TensorType,
+    Apply]`` a computed one; a bare ``Variable`` has ``Type`` and ``Apply | None``.
 
     Parameters
     ----------
@@ -247,10 +306,12 @@ class Variable(Node):
     """
 
     __count__ = 0
+    type: _TypeType
+    owner: OptionalApplyType
 
     def __init__(
         self,
-        type: Type,
+        type: _TypeType,
         owner: AbstractApply | None = None,
         index: int | None = None,
         name: str | None = None,
@@ -262,7 +323,9 @@ class Variable(Node):
         if name is not None and not isinstance(name, str):
             raise TypeError(f"name must be a str or None, got {name!r}")
         self.type = type
-        self.owner = owner
+        # The class parameter says which owners the variable has over its life: an
+        # output usually gets its owner from its Apply after construction.
+        self.owner = owner  # type: ignore[assignment]
         self.index = index
         self.name = name
         self.tag = Scratchpad()
@@ -273,7 +336,7 @@ class Variable(Node):
         """Return ``[owner]`` or ``[]`` for a root."""
         return [self.owner] if self.owner is not None else []
 
-    def clone(self, **kwargs: Any) -> Variable:
+    def clone(self, **kwargs: Any) -> Self:
         """Return a new, ownerless Variable of the same type, name and tag.
 
         Keyword arguments override constructor arguments (``name=...``).
@@ -363,7 +426,7 @@ class Variable(Node):
         return state
 
 
-class Constant(Variable):
+class Constant(Variable[_TypeType, None]):
     """A root variable with a fixed value.
 
     Parameters
@@ -376,7 +439,7 @@ class Constant(Variable):
         Optional name.
     """
 
-    def __init__(self, type: Type, data: Any, name: str | None = None) -> None:
+    def __init__(self, type: _TypeType, data: Any, name: str | None = None) -> None:
         super().__init__(type, None, None, name)
         self._data = type.filter(data)
 
@@ -395,12 +458,12 @@ class Constant(Variable):
         return self._data
 
     @property
-    def owner(self) -> None:  # type: ignore[override]
+    def owner(self) -> None:
         """Always ``None``: constants are roots."""
         return None
 
     @owner.setter
-    def owner(self, value: Apply | None) -> None:
+    def owner(self, value: AbstractApply | None) -> None:
         if value is not None:
             raise ValueError("a Constant cannot have an owner")
 
@@ -425,7 +488,7 @@ class Constant(Variable):
             return False
         return bool(self.type.values_eq(self._data, other._data))
 
-    def clone(self, **kwargs: Any) -> Constant:
+    def clone(self, **kwargs: Any) -> Self:
         """Return a new Constant sharing (not copying) the data."""
         cp = self.__class__.__new__(self.__class__)
         Variable.__init__(cp, self.type, None, None, kwargs.get("name", self.name))
@@ -443,7 +506,7 @@ class Constant(Variable):
 # --------------------------------------------------------------------- frozen graphs
 
 
-class NominalVariable(Variable):
+class NominalVariable(Variable[_TypeType, None]):
     """A root variable that stands for "input number ``id`` of Type ``typ``".
 
     Nominal variables are interned: ``NominalVariable(0, t)`` is the same object every
@@ -463,11 +526,13 @@ class NominalVariable(Variable):
         An optional name (it does not take part in the identity).
     """
 
-    __instances__: ClassVar[dict[tuple[Type, Hashable], NominalVariable]] = {}
+    __instances__: ClassVar[dict[tuple[Type, Hashable], NominalVariable[Any]]] = {}
     _classes: ClassVar[dict[type, type]] = {}
     id: Hashable
 
-    def __new__(cls, id: Hashable, typ: Type, name: str | None = None) -> NominalVariable:
+    def __new__(
+        cls, id: Hashable, typ: _TypeType, name: str | None = None
+    ) -> NominalVariable[_TypeType]:
         key = (typ, id)
         found = cls.__instances__.get(key)
         if found is not None:
@@ -477,18 +542,18 @@ class NominalVariable(Variable):
         if sub is None:
             sub = type(f"Nominal{var_type.__name__}", (cls, var_type), {})
             cls._classes[var_type] = sub
-        var: NominalVariable = object.__new__(sub)
+        var: NominalVariable[_TypeType] = object.__new__(sub)
         var.id = id
         Variable.__init__(var, typ, None, None, name)
         cls.__instances__[key] = var
         return var
 
-    def __init__(self, id: Hashable, typ: Type, name: str | None = None) -> None:
+    def __init__(self, id: Hashable, typ: _TypeType, name: str | None = None) -> None:
         # Set up once by __new__; a later construction may only give a name.
         if name is not None:
             self.name = name
 
-    @property  # type: ignore[override]
+    @property
     def owner(self) -> None:
         """Always ``None``: nominal variables are roots."""
         return None
@@ -498,7 +563,7 @@ class NominalVariable(Variable):
         if value is not None:
             raise ValueError(f"the nominal variable {self} cannot be the output of {value}")
 
-    @property  # type: ignore[override]
+    @property
     def index(self) -> None:
         """Always ``None``."""
         return None
@@ -508,11 +573,11 @@ class NominalVariable(Variable):
         if value is not None:
             raise ValueError(f"the nominal variable {self} cannot be an output")
 
-    def clone(self, **kwargs: Any) -> NominalVariable:
+    def clone(self, **kwargs: Any) -> NominalVariable[_TypeType]:
         """Itself (with another name if ``name=`` is given): a nominal variable is unique."""
         return NominalVariable(self.id, self.type, kwargs.get("name"))
 
-    def signature(self) -> tuple[Type, Hashable]:
+    def signature(self) -> tuple[_TypeType, Hashable]:
         """``(type, id)``: what identifies the variable."""
         return (self.type, self.id)
 
@@ -531,7 +596,7 @@ def _frozen_output(node: FrozenApply, index: int) -> Variable:
     return node.outputs[index]
 
 
-class FrozenApply(AbstractApply):
+class FrozenApply(AbstractApply["Op"]):
     """An immutable, interned Apply node of a frozen graph.
 
     Building one with the same Op, inputs, output Types and ``topo_idx`` as a live one
@@ -595,7 +660,7 @@ class FrozenApply(AbstractApply):
         node.outputs = tuple(t.variable_type(t, node, i) for i, t in enumerate(output_types))
         for i, out in enumerate(node.outputs):
             # Pickled as "output i of that node", so unpickling finds the interned one.
-            out.__reduce_ex__ = lambda protocol, n=node, i=i: (_frozen_output, (n, i))  # type: ignore[method-assign]
+            out.__reduce_ex__ = lambda protocol, n=node, i=i: (_frozen_output, (n, i))  # type: ignore[method-assign,misc]
         cls._cache[key] = node
         return node
 
@@ -614,9 +679,9 @@ def clone_get_equiv(
     outputs: Sequence[Variable],
     copy_inputs: bool = True,
     copy_orphans: bool = True,
-    memo: dict[Node, Node] | None = None,
+    memo: dict[Node, Any] | None = None,
     strict: bool = True,
-) -> dict[Node, Node]:
+) -> dict[Node, Any]:
     """Clone the graph between ``inputs`` and ``outputs``; return the old-to-new map.
 
     Parameters
@@ -632,7 +697,7 @@ def clone_get_equiv(
         inputs have other Types is rebuilt by its Op's ``make_node`` (its outputs may
         change Type too).
     """
-    equiv: dict[Node, Node] = memo if memo is not None else {}
+    equiv: dict[Node, Any] = memo if memo is not None else {}
     for inp in inputs:
         if inp not in equiv:
             equiv[inp] = inp.clone() if copy_inputs else inp
@@ -643,7 +708,7 @@ def clone_get_equiv(
         if node in equiv:
             continue
         new_inputs = [equiv[i] for i in node.inputs]
-        new_node = node.clone_with_new_inputs(new_inputs, strict=strict)  # type: ignore[arg-type]
+        new_node = node.clone_with_new_inputs(new_inputs, strict=strict)
         equiv[node] = new_node
         for old, new in zip(node.outputs, new_node.outputs, strict=True):
             equiv.setdefault(old, new)
@@ -668,7 +733,7 @@ def clone(
     if copy_orphans is None:
         copy_orphans = copy_inputs
     equiv = clone_get_equiv(inputs, outputs, copy_inputs, copy_orphans)
-    return [equiv[i] for i in inputs], [equiv[o] for o in outputs]  # type: ignore[misc]
+    return [equiv[i] for i in inputs], [equiv[o] for o in outputs]
 
 
 def is_in_ancestors(node: Apply, candidate: Apply) -> bool:

@@ -1,4 +1,4 @@
-"""The C-linker contract (seeds 001/002) as mixins whose methods default to "not defined".
+"""The C-linker contract as mixins whose methods default to "not defined".
 
 A backend that generates C (``opweave-c``) calls these on Types and Ops. Every
 method raises :class:`~opweave.graph.utils.MethodNotDefined` unless a class

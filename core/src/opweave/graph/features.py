@@ -24,7 +24,7 @@ The features here:
 * :class:`ReplaceValidate` installs ``fgraph.replace_validate``,
   ``fgraph.replace_all_validate`` and ``fgraph.replace_all_validate_remove``: replace,
   validate, and undo everything if validation fails.
-* :class:`DestroyHandler` enforces the ``destroy_map`` / ``view_map`` rules of seed 003
+* :class:`DestroyHandler` enforces the ``destroy_map`` / ``view_map`` rules
   (see its docstring).
 * :class:`ChangeTracker` counts edits (used by rewriters to tell whether anything changed).
 """
@@ -206,8 +206,8 @@ class History(Feature):
         if hasattr(fgraph, "checkpoint") or hasattr(fgraph, "revert"):
             raise AlreadyThere("the graph already has a History feature")
         self.history[fgraph] = []
-        fgraph.checkpoint = _GraphMethod(self.checkpoint, fgraph)  # type: ignore[attr-defined]
-        fgraph.revert = _GraphMethod(self.revert, fgraph)  # type: ignore[attr-defined]
+        fgraph.checkpoint = _GraphMethod(self.checkpoint, fgraph)
+        fgraph.revert = _GraphMethod(self.revert, fgraph)
 
     def on_detach(self, fgraph: FunctionGraph) -> None:
         """Remove ``fgraph.checkpoint`` and ``fgraph.revert``."""
@@ -271,8 +271,8 @@ class Validator(Feature):
         """Install ``fgraph.validate`` and ``fgraph.consistent``."""
         if hasattr(fgraph, "validate") or hasattr(fgraph, "consistent"):
             raise AlreadyThere("the graph already has a Validator feature")
-        fgraph.validate = _GraphMethod(self.validate_, fgraph)  # type: ignore[attr-defined]
-        fgraph.consistent = _GraphMethod(self.consistent_, fgraph)  # type: ignore[attr-defined]
+        fgraph.validate = _GraphMethod(self.validate_, fgraph)
+        fgraph.consistent = _GraphMethod(self.consistent_, fgraph)
 
     def on_detach(self, fgraph: FunctionGraph) -> None:
         """Remove ``fgraph.validate`` and ``fgraph.consistent``."""
@@ -333,11 +333,9 @@ class ReplaceValidate(Feature):
             raise AlreadyThere("the graph already has a ReplaceValidate feature")
         fgraph.attach_feature(History())
         fgraph.attach_feature(Validator())
-        fgraph.replace_validate = _GraphMethod(self.replace_validate, fgraph)  # type: ignore[attr-defined]
-        fgraph.replace_all_validate = _GraphMethod(self.replace_all_validate, fgraph)  # type: ignore[attr-defined]
-        fgraph.replace_all_validate_remove = _GraphMethod(  # type: ignore[attr-defined]
-            self.replace_all_validate_remove, fgraph
-        )
+        fgraph.replace_validate = _GraphMethod(self.replace_validate, fgraph)
+        fgraph.replace_all_validate = _GraphMethod(self.replace_all_validate, fgraph)
+        fgraph.replace_all_validate_remove = _GraphMethod(self.replace_all_validate_remove, fgraph)
 
     def on_detach(self, fgraph: FunctionGraph) -> None:
         """Remove the installed methods (History and Validator stay)."""
@@ -379,17 +377,17 @@ class ReplaceValidate(Feature):
         InconsistencyError
             If the graph does not validate; the changes are reverted first.
         """
-        chk = fgraph.checkpoint()  # type: ignore[attr-defined]
+        chk = fgraph.checkpoint()
         try:
             for var, new_var in pairs:
                 fgraph.replace(var, new_var, reason=reason, import_missing=import_missing)
         except Exception:
-            fgraph.revert(chk)  # type: ignore[attr-defined]
+            fgraph.revert(chk)
             raise
         try:
-            fgraph.validate()  # type: ignore[attr-defined]
+            fgraph.validate()
         except Exception:
-            fgraph.revert(chk)  # type: ignore[attr-defined]
+            fgraph.revert(chk)
             raise
 
     @classmethod
@@ -408,11 +406,11 @@ class ReplaceValidate(Feature):
         ReplacementDidNotRemoveError
             If a node of ``remove`` is still in the graph; the changes are reverted.
         """
-        chk = fgraph.checkpoint()  # type: ignore[attr-defined]
+        chk = fgraph.checkpoint()
         cls.replace_all_validate(fgraph, pairs, reason=reason, import_missing=import_missing)
         left = [node for node in remove if node in fgraph.apply_nodes]
         if left:
-            fgraph.revert(chk)  # type: ignore[attr-defined]
+            fgraph.revert(chk)
             raise ReplacementDidNotRemoveError(
                 f"replacement {reason or ''} did not remove {', '.join(map(str, left))}"
             )
@@ -424,7 +422,7 @@ class ReplaceValidate(Feature):
 class DestroyHandler(Bookkeeper):
     """Enforces the rules for Ops that overwrite (``destroy_map``) or alias (``view_map``).
 
-    Seed 003: ``op.destroy_map = {output: [inputs]}`` says those inputs are overwritten
+    ``op.destroy_map = {output: [inputs]}`` says those inputs are overwritten
     (output ``None`` for scratch use), ``op.view_map = {output: [input]}`` says the
     output may share memory with that input. An output can be the view of **one**
     input only; a ``view_map`` entry listing more is refused with
@@ -501,9 +499,9 @@ class DestroyHandler(Bookkeeper):
             except Exception:
                 self.fgraph = None
                 raise
-        fgraph.destroy_handler = self  # type: ignore[attr-defined]
-        fgraph.destroyers = self.destroyers  # type: ignore[attr-defined]
-        fgraph.has_destroyers = self.has_destroyers  # type: ignore[attr-defined]
+        fgraph.destroy_handler = self
+        fgraph.destroyers = self.destroyers
+        fgraph.has_destroyers = self.has_destroyers
         fgraph.attach_feature(Validator())
 
     def on_detach(self, fgraph: FunctionGraph) -> None:

@@ -3,8 +3,8 @@ and its immutable, hashable form, the :class:`FrozenFunctionGraph`."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from opweave.graph.basic import (
     AbstractApply,
@@ -18,6 +18,9 @@ from opweave.graph.basic import (
 )
 from opweave.graph.traversal import graph_inputs, io_toposort, vars_between
 from opweave.graph.utils import InconsistencyError, MissingInputError
+
+if TYPE_CHECKING:
+    from opweave.graph.features import DestroyHandler
 
 #: A client is ``(node, input index)``; an output's client is ``("output", output index)``.
 ClientNode = Apply | str
@@ -41,6 +44,24 @@ class FunctionGraph:
     update_mapping
         ``{output index: input index}`` for outputs that update inputs (shared variables).
     """
+
+    if TYPE_CHECKING:
+        # Installed by features while they are attached (test with ``hasattr``):
+        # History
+        checkpoint: Callable[[], int]
+        revert: Callable[[int], None]
+        # Validator
+        validate: Callable[[], None]
+        consistent: Callable[[], bool]
+        # ReplaceValidate: (var, new_var), (pairs) and (pairs, remove), each with
+        # ``reason=`` and ``import_missing=``
+        replace_validate: Callable[..., None]
+        replace_all_validate: Callable[..., None]
+        replace_all_validate_remove: Callable[..., None]
+        # DestroyHandler
+        destroy_handler: DestroyHandler
+        destroyers: Callable[[Variable], list[Apply]]
+        has_destroyers: Callable[[Iterable[Variable]], bool]
 
     def __init__(
         self,
@@ -67,8 +88,8 @@ class FunctionGraph:
             equiv = clone_get_equiv(
                 inputs, outputs, copy_inputs=copy_inputs, copy_orphans=copy_orphans
             )
-            inputs = [equiv[i] for i in inputs]  # type: ignore[misc]
-            outputs = [equiv[o] for o in outputs]  # type: ignore[misc]
+            inputs = [equiv[i] for i in inputs]
+            outputs = [equiv[o] for o in outputs]
             self.equiv: dict[Any, Any] | None = equiv
         else:
             self.equiv = None

@@ -1,4 +1,4 @@
-"""The :class:`Op` contract (seeds 003 and 004).
+"""The :class:`Op` contract.
 
 An Op builds :class:`~opweave.graph.basic.Apply` nodes with :meth:`Op.make_node`
 and describes their computation. The core defines no computation itself:
@@ -23,7 +23,7 @@ Thunk = Callable[[], Any]
 
 
 def _props_eq(self: Op, other: object) -> bool:
-    return type(self) is type(other) and self._props() == other._props()  # type: ignore[attr-defined]
+    return type(self) is type(other) and self._props() == other._props()
 
 
 def _props_hash(self: Op) -> int:
@@ -56,6 +56,9 @@ class Op(CLinkerOp):
         ``{output index: [input index]}``: inputs the output may alias.
     """
 
+    #: Attribute names that define the Op's equality, hash and printing (set by
+    #: subclasses; see the class docstring).
+    __props__: tuple[str, ...]
     default_output: ClassVar[int | None] = None
     destroy_map: ClassVar[dict[int, list[int]]] = {}
     view_map: ClassVar[dict[int, list[int]]] = {}
@@ -72,7 +75,7 @@ class Op(CLinkerOp):
         if "__hash__" not in cls.__dict__ or cls.__dict__["__hash__"] is None:
             cls.__hash__ = _props_hash  # type: ignore[method-assign,assignment]
         if "__str__" not in cls.__dict__:
-            cls.__str__ = _props_str  # type: ignore[method-assign,assignment]
+            cls.__str__ = _props_str  # type: ignore[method-assign]
 
     # ------------------------------------------------------------------ props
 
@@ -180,7 +183,7 @@ class Op(CLinkerOp):
     # ------------------------------------------------------------------ differentiation
 
     def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list[Variable]:
-        """Return one gradient term per input (see seed 004)."""
+        """Return one gradient term per input."""
         raise NotImplementedError(
             f"{type(self).__name__}.grad is not implemented; opweave cannot differentiate "
             f"through {self}"
@@ -195,8 +198,13 @@ class Op(CLinkerOp):
         """Like :meth:`grad`, with the node's outputs available too."""
         return self.grad(inputs, output_grads)
 
-    def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Variable]) -> list[Variable]:
-        """Return the Jacobian of each output times ``eval_points``."""
+    def R_op(
+        self, inputs: Sequence[Variable], eval_points: Sequence[Variable | None]
+    ) -> list[Variable | None]:
+        """Return the Jacobian of each output times ``eval_points``.
+
+        An eval point (and a result) is ``None`` where there is nothing to propagate.
+        """
         raise NotImplementedError(f"{type(self).__name__}.R_op is not implemented")
 
     # ------------------------------------------------------------------ printing

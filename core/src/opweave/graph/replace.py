@@ -95,7 +95,7 @@ def clone_replace(
     """
     items = _format_replace(replace, "clone_replace")
     outputs = [output] if isinstance(output, Variable) else list(output)
-    memo: dict[Node, Node] = {}
+    memo: dict[Node, Any] = {}
     for old, new in items.items():
         memo[old] = old.type.filter_variable(new) if rebuild_strict else new
     roots = [v for v in graph_inputs(outputs) if v not in memo] + list(items)
@@ -139,7 +139,7 @@ def graph_replace(
         For malformed replacements or incompatible Types.
     """
     as_list = not isinstance(outputs, Variable)
-    outs = list(outputs) if as_list else [outputs]  # type: ignore[list-item]
+    outs = [outputs] if isinstance(outputs, Variable) else list(outputs)
     items = _format_replace(replace, "graph_replace")
     given = {old: old.type.filter_variable(new) for old, new in items.items()}
     if strict:
@@ -159,7 +159,7 @@ def graph_replace(
             for out in node.outputs:
                 memo.setdefault(out, out)
             continue
-        new_node = node.clone_with_new_inputs(new_inputs, strict=True)  # type: ignore[union-attr]
+        new_node = node.clone_with_new_inputs(new_inputs, strict=True)
         for out, new_out in zip(node.outputs, new_node.outputs, strict=True):
             memo.setdefault(out, new_out)
     result = [memo.get(o, o) for o in outs]
@@ -249,7 +249,7 @@ def vectorize_graph(
     >>> ys = vectorize_graph(y, {x: xs})  # a softmax of each row of xs
     """
     as_list = not isinstance(outputs, Variable)
-    outs = list(outputs) if as_list else [outputs]  # type: ignore[list-item]
+    outs = [outputs] if isinstance(outputs, Variable) else list(outputs)
     if not isinstance(replace, Mapping):
         raise TypeError(
             f"vectorize_graph: replace must be a dict {{variable: batched variable}}, got "
@@ -265,7 +265,7 @@ def vectorize_graph(
     vect: dict[Variable, Variable] = {inp: replace.get(inp, inp) for inp in inputs}
     for node in toposort(outs, blockers=inputs):
         new_inputs = [vect.get(i, i) for i in node.inputs]
-        result = _vectorize_node(node.op, node, *new_inputs)  # type: ignore[arg-type]
+        result = _vectorize_node(node.op, node, *new_inputs)
         new_outputs = result.outputs if isinstance(result, Apply) else list(result)
         for out, new_out in zip(node.outputs, new_outputs, strict=True):
             vect.setdefault(out, new_out)

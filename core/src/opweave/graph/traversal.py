@@ -13,7 +13,7 @@ blocker is yielded but what computes it is not visited.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Generator, Hashable, Iterable, Sequence
+from collections.abc import Callable, Generator, Hashable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from opweave.graph.basic import AbstractApply, Apply, Constant, Variable
@@ -103,13 +103,13 @@ variable_ancestors = ancestors
 
 def apply_ancestors(
     graphs: Iterable[Variable], blockers: Iterable[Variable] | None = None
-) -> Generator[AbstractApply, None, None]:
+) -> Generator[Apply, None, None]:
     """Yield the Apply nodes ``graphs`` depend on, each once.
 
     The owners of ``blockers`` are not yielded: a blocker counts as given.
     """
     blocked = frozenset(blockers or ())
-    seen: set[AbstractApply] = set()
+    seen: set[Apply] = set()
     for var in ancestors(graphs, blocked):
         owner = var.owner
         if owner is not None and var not in blocked and owner not in seen:
@@ -177,7 +177,7 @@ def orphans_between(
 
 def applys_between(
     ins: Iterable[Variable], outs: Iterable[Variable]
-) -> Generator[AbstractApply, None, None]:
+) -> Generator[Apply, None, None]:
     """Yield the Apply nodes between ``ins`` and ``outs`` (not the owners of ``ins``)."""
     return apply_ancestors(outs, blockers=ins)
 
@@ -311,8 +311,8 @@ def toposort_with_orderings(
     graphs: Iterable[Variable],
     *,
     blockers: Iterable[Variable] | None = None,
-    orderings: dict[AbstractApply, list[AbstractApply]] | None = None,
-) -> Generator[AbstractApply, None, None]:
+    orderings: Mapping[Apply, Iterable[Apply]] | None = None,
+) -> Generator[Apply, None, None]:
     """Yield the Apply nodes computing ``graphs`` from ``blockers``, each after its inputs.
 
     Parameters
@@ -331,10 +331,10 @@ def toposort_with_orderings(
     """
     given = frozenset(blockers or ())
     orderings = orderings or {}
-    done: set[AbstractApply] = set()
-    visiting: set[AbstractApply] = set()
+    done: set[Apply] = set()
+    visiting: set[Apply] = set()
     # Iterative post-order depth-first walk; the stack pops the last output first.
-    stack: list[tuple[AbstractApply, bool]] = [
+    stack: list[tuple[Apply, bool]] = [
         (out.owner, False) for out in graphs if out.owner is not None and out not in given
     ]
     while stack:
@@ -361,7 +361,7 @@ def toposort_with_orderings(
 
 def toposort(
     graphs: Iterable[Variable], blockers: Iterable[Variable] | None = None
-) -> Generator[AbstractApply, None, None]:
+) -> Generator[Apply, None, None]:
     """:func:`toposort_with_orderings` without extra orderings."""
     return toposort_with_orderings(graphs, blockers=blockers)
 
@@ -369,7 +369,7 @@ def toposort(
 def io_toposort(
     inputs: Iterable[Variable],
     outputs: Iterable[Variable],
-    orderings: dict[AbstractApply, list[AbstractApply]] | None = None,
+    orderings: Mapping[Apply, Iterable[Apply]] | None = None,
 ) -> list[Apply]:
     """The Apply nodes between ``inputs`` and ``outputs``, in an order that can run them.
 
@@ -385,7 +385,7 @@ def io_toposort(
     ValueError
         If the graph and the orderings form a cycle.
     """
-    return list(toposort_with_orderings(outputs, blockers=inputs, orderings=orderings))  # type: ignore[arg-type]
+    return list(toposort_with_orderings(outputs, blockers=inputs, orderings=orderings))
 
 
 def get_var_by_name(graphs: Iterable[Variable], target_var_id: str) -> tuple[Variable, ...]:

@@ -1,4 +1,4 @@
-"""The :class:`Type` contract (seeds 000 and 001) and the core's generic Types."""
+"""The :class:`Type` contract and the core's generic Types."""
 
 from __future__ import annotations
 
@@ -21,9 +21,9 @@ class PureType:
     """
 
     #: Class used by :meth:`make_variable`.
-    variable_type: ClassVar[type[Variable]] = Variable
+    variable_type: ClassVar[type[Variable[Any, Any]]] = Variable
     #: Class used by :meth:`make_constant`.
-    constant_type: ClassVar[type[Constant]] = Constant
+    constant_type: ClassVar[type[Constant[Any]]] = Constant
 
     def filter(self, data: Any, strict: bool = False, allow_downcast: bool | None = None) -> Any:
         """Return ``data`` cast to this Type, or raise ``TypeError``/``ValueError``.
@@ -144,7 +144,7 @@ class PureType:
 class Type(PureType, CLinkerType):
     """A Type: the Python contract of :class:`PureType` plus the C contract.
 
-    Example (seed 000)::
+    Example::
 
         double = Type()
         double.filter = my_filter

@@ -20,7 +20,7 @@ from opweave.graph.op import Op
 __all__ = ["ImplementationTable", "core_op_classes", "op_classes_of"]
 
 
-def _subclasses(cls: type) -> Iterator[type]:
+def _subclasses(cls: type[Any]) -> Iterator[type]:
     for sub in cls.__subclasses__():
         yield sub
         yield from _subclasses(sub)

@@ -26,7 +26,7 @@ def make_thunk_through_plugins(
         Naming the Op, the implementation asked for and the backends that were asked.
     """
     pm = get_plugin_manager()
-    thunk = pm.hook.opweave_make_thunk(
+    thunk: Callable[[], Any] | None = pm.hook.opweave_make_thunk(
         op=op,
         node=node,
         storage_map=storage_map,

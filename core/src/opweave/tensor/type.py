@@ -35,7 +35,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable, Sequence
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -272,7 +272,7 @@ def _parse_dtype(dtype: Any) -> str:
     if isinstance(dtype, str) and dtype == "floatX":
         return _config_floatX()
     try:
-        name = np.dtype(dtype).name
+        name: str = np.dtype(dtype).name
     except TypeError as exc:
         raise TypeError(f"TensorType: invalid dtype {dtype!r}: {exc}") from None
     if name not in dtype_specs_map:
@@ -471,7 +471,7 @@ class ShapedType(Type):
     def __eq__(self, other: object) -> bool:
         if type(self) is not type(other):
             return NotImplemented
-        return self.dtype == other.dtype and self.shape == other.shape  # type: ignore[attr-defined]
+        return self.dtype == other.dtype and self.shape == other.shape
 
     def __hash__(self) -> int:
         return hash((type(self), self.dtype, self.shape))
@@ -519,8 +519,8 @@ class TensorType(ShapedType):
     >>> x = t("x")  # a TensorVariable of this Type
     """
 
-    variable_type: ClassVar[type[Variable]] = TensorVariable
-    constant_type: ClassVar[type[TensorConstant]] = TensorConstant  # type: ignore[assignment]
+    variable_type: ClassVar[type[TensorVariable]] = TensorVariable
+    constant_type: ClassVar[type[TensorConstant]] = TensorConstant
     #: Where values of this Type live (``transfer`` targets).
     context_name: ClassVar[str] = "cpu"
     #: When true, :meth:`filter` rejects values containing NaN or infinities (DebugMode).
@@ -535,6 +535,11 @@ class TensorType(ShapedType):
     ) -> None:
         super().__init__(dtype, shape=shape, broadcastable=broadcastable, name=name)
         self._static_dims = tuple((i, s) for i, s in enumerate(self.shape) if s is not None)
+
+    if TYPE_CHECKING:
+        # Both build a ``variable_type``: a TensorVariable (a root, owned by no node).
+        def make_variable(self, name: str | None = None) -> TensorVariable[None]: ...
+        def __call__(self, name: str | None = None) -> TensorVariable[None]: ...
 
     # ------------------------------------------------------------------ attributes
 
@@ -790,7 +795,8 @@ class TensorType(ShapedType):
             and all(s is None or o is None or s == o for s, o in zip(self.shape, vtype.shape))
         ):
             try:
-                from opweave.tensor.shape import specify_shape  # type: ignore[import-not-found]
+                # late: opweave.tensor.shape builds on this module (same floor, above it)
+                from opweave.tensor.shape import specify_shape
             except ImportError:
                 return None
             return specify_shape(var, self.shape)
@@ -809,7 +815,7 @@ class TensorType(ShapedType):
         return _values_equal(a, b)
 
     @staticmethod
-    def values_eq_approx(  # type: ignore[override]
+    def values_eq_approx(
         a: Any,
         b: Any,
         allow_remove_inf: bool = False,
@@ -868,7 +874,7 @@ def _validate_static_shape(shape: Any, ndim: int, what: str) -> tuple[Any, ...]:
 def _make(name: str | None, dtype: Any, shape: tuple[Any, ...]) -> TensorVariable:
     _check_name(name)
     ttype = TensorType(_config_floatX() if dtype is None else dtype, shape=shape)
-    return ttype(name)  # type: ignore[return-value]
+    return ttype(name)
 
 
 def tensor(
@@ -906,7 +912,7 @@ def tensor(
     ttype = TensorType(
         _config_floatX() if dtype is None else dtype, shape=shape, broadcastable=broadcastable
     )
-    return ttype(name)  # type: ignore[return-value]
+    return ttype(name)
 
 
 def scalar(

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from opweave.compile.ops import DeepCopyOp, ViewOp
-from opweave.graph.basic import Constant, Variable
+from opweave.graph.basic import Constant, OptionalApplyType, Variable
 from opweave.transfer import transfer as transfer_to
 
 if TYPE_CHECKING:
@@ -606,8 +606,11 @@ class TensorPyOperators:
         return get_underlying_scalar_constant(self)
 
 
-class TensorVariable(TensorPyOperators, Variable):
+class TensorVariable(TensorPyOperators, Variable["TensorType", OptionalApplyType]):
     """A :class:`~opweave.graph.basic.Variable` of a :class:`~opweave.tensor.type.TensorType`.
+
+    For type checkers it is ``Variable[TensorType, ...]``, generic in its owner as
+    :class:`~opweave.graph.basic.Variable` is (``TensorVariable[None]`` is a root).
 
     Parameters
     ----------
@@ -618,7 +621,7 @@ class TensorVariable(TensorPyOperators, Variable):
     """
 
 
-class TensorConstant(TensorVariable, Constant):
+class TensorConstant(TensorVariable[None], Constant["TensorType"]):
     """A tensor with a fixed value.
 
     The value is filtered through the Type and kept as a private, read-only array:

@@ -150,9 +150,9 @@ def apply_node_rewrite(fgraph: FunctionGraph, node: Apply, rewriter: NodeRewrite
     if hasattr(fgraph, "replace_all_validate"):
         try:
             if remove:
-                fgraph.replace_all_validate_remove(pairs, remove, reason=reason)  # type: ignore[attr-defined]
+                fgraph.replace_all_validate_remove(pairs, remove, reason=reason)
             else:
-                fgraph.replace_all_validate(pairs, reason=reason)  # type: ignore[attr-defined]
+                fgraph.replace_all_validate(pairs, reason=reason)
         except InconsistencyError:
             return False
     else:
@@ -308,7 +308,7 @@ class WalkingGraphRewriter(GraphRewriter):
     def apply(self, fgraph: FunctionGraph) -> int:
         """Walk the graph once; return the number of rewrites applied."""
         if self.order == "dfs":
-            queue: deque[Apply] = deque(apply_ancestors(fgraph.outputs))  # type: ignore[arg-type]
+            queue: deque[Apply] = deque(apply_ancestors(fgraph.outputs))
         else:
             queue = deque(io_toposort(fgraph.inputs, fgraph.outputs))
         accepts = self._accepts

@@ -1,4 +1,4 @@
-"""Merging duplicate computations (seed 003: "the merging of duplicate calculations").
+"""Merging duplicate computations: "the merging of duplicate calculations".
 
 Two :class:`~opweave.graph.basic.Apply` nodes are duplicates when their Ops compare
 equal and they have the very same inputs, in the same order; two constants are
@@ -29,7 +29,7 @@ __all__ = ["MergeOptimizer"]
 def _replace(fgraph: FunctionGraph, pairs: list[tuple[Variable, Variable]], reason: str) -> bool:
     if hasattr(fgraph, "replace_all_validate"):
         try:
-            fgraph.replace_all_validate(pairs, reason=reason)  # type: ignore[attr-defined]
+            fgraph.replace_all_validate(pairs, reason=reason)
         except InconsistencyError:
             return False
     else:

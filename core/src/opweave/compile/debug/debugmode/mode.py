@@ -152,7 +152,7 @@ class DebugMode(Mode):
             stability_patience=self.stability_patience,
         )
 
-    def rewrite_query(self) -> None:  # type: ignore[override]
+    def rewrite_query(self) -> None:
         """Return ``None``: ``FunctionMaker`` must not rewrite; the DebugLinker does."""
         return None
 
