@@ -135,7 +135,7 @@ def time_linkers(
 
 
 def overhead_double_graph() -> Graph:
-    """The seeds' ``mul(add(x, y), z)`` on the ``Double`` type of ``opweave_double``."""
+    """The tutorial's ``mul(add(x, y), z)`` on the ``Double`` type of ``opweave_double``."""
     from opweave_double import add, double, mul
 
     x, y, z = double("x"), double("y"), double("z")

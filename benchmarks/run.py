@@ -109,7 +109,7 @@ def overhead_rows(ctx: Context) -> list[Row]:
     )
     rows = []
     for label, build in (
-        ("seeds' Double", ows.overhead_double_graph),
+        ("Double plugin Type", ows.overhead_double_graph),
         ("dscalars", ows.overhead_dscalar_graph),
     ):
         log(f"call overhead, {label}")

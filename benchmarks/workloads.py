@@ -20,7 +20,7 @@ LEARNING_RATE = 0.01
 
 
 def python_overhead(x: float, y: float, z: float) -> float:
-    """The seeds' ``(x + y) * z`` as a plain Python function: the call-overhead reference."""
+    """The tutorial's ``(x + y) * z`` as a plain Python function: the call-overhead reference."""
     return (x + y) * z
 
 

@@ -20,7 +20,7 @@ from opweave_c import CompilationError
 from opweave_c.cache import CorruptEntryWarning, ModuleCache
 from opweave_c.errors import CacheDirError
 
-#: Compiles the seed example in a fresh process and says whether it had to build.
+#: Compiles the tutorial example in a fresh process and says whether it had to build.
 SCRIPT = textwrap.dedent(
     """
     import logging, sys
@@ -34,7 +34,7 @@ SCRIPT = textwrap.dedent(
         from opweave import graph as gof
 
         class SeedDouble(gof.Type):
-            # seed 002's final version: no c_code_cache_version
+            # the C tutorial's final version: no c_code_cache_version
             def filter(self, x, strict=False, allow_downcast=None):
                 return float(x)
             def __eq__(self, other):

@@ -33,7 +33,7 @@ def test_seed_example_returns_correct_floats(xyz, linker) -> None:
 
 def test_c_extract_fail_path_raises_the_seed_error_naming_the_input(xyz) -> None:
     x, y, z = xyz
-    # Without check_input no filter runs before the seed's c_extract, whose check remains.
+    # Without check_input no filter runs before the tutorial's c_extract, whose check remains.
     with opweave.config.change_flags(check_input=False):
         f = opweave.function([x, y, z], mul(add(x, y), z), mode=Mode(linker="c"))
     with pytest.raises(TypeError, match="expected a float") as info:
@@ -64,7 +64,7 @@ def test_generated_block_has_the_seed_002_shape(xyz) -> None:
 
 
 class SyncFailingDouble(Double):
-    """A Double whose boxing fails for NaN, to exercise the seed's c_sync failure branch.
+    """A Double whose boxing fails for NaN, to exercise the tutorial's c_sync failure branch.
 
     It lets NaN in (its filter is not asked before C) to reach that branch."""
 

@@ -1,4 +1,4 @@
-"""``opweave.function``: seed 001's semantics, argument checking, In/Out, updates, givens."""
+"""``opweave.function``: the documented semantics, argument checking, In/Out, updates, givens."""
 
 from __future__ import annotations
 

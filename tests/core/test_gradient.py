@@ -1,4 +1,4 @@
-"""``opweave.gradient``: grad (seed 004's contract), Lop, Rop, jacobian, hessian.
+"""``opweave.gradient``: grad (the gradient contract), Lop, Rop, jacobian, hessian.
 
 The core algorithm is tested with the Double plugin's Ops and with toy Types and Ops
 defined here (they compute in ``perform`` themselves, so no backend Op is needed).
@@ -501,7 +501,7 @@ def test_null_gradient_only_follows_the_connection_pattern() -> None:
     with pytest.raises(NullTypeGradError, match="floor is a step function"):
         grad(cost, b)
     # Without a connection_pattern every input is connected to every output, so the
-    # undefined gradient reaches a too (the seed's documented failure mode).
+    # undefined gradient reaches a too (the documented failure mode).
     out0, out1 = TwoOut(declare_pattern=False)(a, b)
     cost = add(mul(out0, 1.0), Step()(out1, y))
     with pytest.raises(NullTypeGradError, match="floor is a step function"):

@@ -163,7 +163,7 @@ def test_output_storage_reused_for_intermediates_without_gc() -> None:
 
 
 class ThunkOp(Op):
-    """An Op with its own make_thunk and no perform (seed 004)."""
+    """An Op with its own make_thunk and no perform."""
 
     __props__ = ()
 

@@ -1,4 +1,4 @@
-"""Outputs never alias the caller's inputs, constants, or each other (seed 002's memory regions)."""
+"""Outputs never alias the caller's inputs, constants, or each other (memory regions)."""
 
 from __future__ import annotations
 

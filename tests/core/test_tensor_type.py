@@ -97,7 +97,7 @@ def test_clone() -> None:
     assert t.clone(dtype="int32") == TensorType("int32", shape=(None, 3))
     assert t.clone(shape=(2, 3)) == TensorType("float64", shape=(2, 3))
     assert t.clone(broadcastable=(True, False)) == TensorType("float64", shape=(1, None))
-    # The seeds' positional form clone(dtype, broadcastable).
+    # Theano's positional form clone(dtype, broadcastable).
     assert t.clone("float32", (False, True)) == TensorType("float32", shape=(None, 1))
 
 

@@ -1,4 +1,4 @@
-"""The seeds' ``Double`` tutorial (seed 000) against the opweave-double plugin."""
+"""Theano's ``Double`` tutorial against the opweave-double plugin."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def test_str_and_instances_of_plain_subclass_differ() -> None:
 
 
 def test_type_instance_with_fields_set() -> None:
-    """The seed's first way: a plain ``gof.Type()`` whose methods are set on the instance."""
+    """The tutorial's first way: a plain ``gof.Type()`` whose methods are set on the instance."""
 
     def filter(x, strict=False, allow_downcast=None):
         if strict:

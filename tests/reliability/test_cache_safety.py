@@ -38,7 +38,7 @@ needs_chown = pytest.mark.skipif(
     not hasattr(os, "geteuid") or os.geteuid() != 0, reason="chown to another uid needs root"
 )
 
-#: Compiles the graphs named on its command line (``seed`` = the seeds' ``(x + y) * z``) and
+#: Compiles the graphs named on its command line (``seed`` = the tutorial's ``(x + y) * z``) and
 #: prints ``RESULT <name> <value>`` for each. ``OPWEAVE_TEST_GO=<file>``: wait for the file
 #: before compiling; ``OPWEAVE_TEST_READ_ONLY=<dir>``: every write under ``<dir>`` fails with
 #: EROFS, as on a read-only mount; ``OPWEAVE_TEST_DROP_UID=<uid>``: become that user (after

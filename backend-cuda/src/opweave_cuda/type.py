@@ -4,7 +4,7 @@ The symbolic side (equality, hashing, printing, variables, cloning) needs no pyc
 Handling values does: pycuda is imported lazily, and a clear
 :class:`~opweave_cuda.availability.CudaUnavailableError` names pycuda and the
 ``opweave-cuda[pycuda]`` extra when it is missing. Host values are checked and converted
-by the equivalent :class:`~opweave.tensor.type.TensorType` (seed 000's downcasting rules)
+by the equivalent :class:`~opweave.tensor.type.TensorType` (Theano's documented downcasting rules)
 before they are uploaded.
 """
 

@@ -77,7 +77,7 @@ def demo(out: TextIO) -> int:
         return 1
     x, y, z = double("x"), double("y"), double("z")
     expr = mul(add(x, y), z)
-    print("\nseed example: (x + y) * z with x, y, z of the plugin Type 'double'", file=out)
+    print("\nexample: (x + y) * z with x, y, z of the plugin Type 'double'", file=out)
     opweave.dprint(expr, file=out)
     failures = 0
     unusable = unusable_linkers()
@@ -139,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``opweave`` command."""
     parser = argparse.ArgumentParser(prog="opweave", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("demo", help="run the seeds' example with every installed linker")
+    sub.add_parser("demo", help="run the (x + y) * z example with every installed linker")
     info_parser = sub.add_parser("info", help="list plugins, backends, linkers and configuration")
     info_parser.add_argument(
         "--ops", action="store_true", help="also each backend's implemented and missing Ops"

@@ -1,4 +1,4 @@
-"""Moving variables between devices (seed 000's ``transfer`` and ``register_transfer``)."""
+"""Moving variables between devices (``transfer`` and ``register_transfer``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""C code for DeepCopyOp, ViewOp, Shape and Shape_i on the core's Types (seed 002).
+"""C code for DeepCopyOp, ViewOp, Shape and Shape_i on the core's Types (the C contract).
 
 These are the entries the C backend feeds to the ``opweave_register_*_c_code``
 hooks; a plugin registers its own Types' code the same way (or with

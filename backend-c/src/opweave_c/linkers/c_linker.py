@@ -1,4 +1,4 @@
-"""The ``c`` linker: the whole graph in one generated C block (seed 002)."""
+"""The ``c`` linker: the whole graph in one generated C block (Theano's documented C contract)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def block_io(fgraph: Any, order: list[Apply]) -> tuple[list[Variable], list[Vari
 
     Inputs: the graph's inputs, then constants without a C literal. Outputs: the graph's
     outputs, then node outputs nobody reads (hidden state an Op keeps between calls, as
-    in seed 003), so their values persist in their storage cells.
+    in Theano's documented Op contract), so their values persist in their storage cells.
     """
     inputs: list[Variable] = list(fgraph.inputs)
     for node in order:

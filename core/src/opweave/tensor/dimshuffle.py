@@ -188,7 +188,7 @@ class DimShuffle(Op):
     def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list[Any]:
         """The inverse DimShuffle of ``gz``: new axes are summed away, dropped ones restored.
 
-        A discrete input gets a ``floatX`` zero gradient (seed 004).
+        A discrete input gets a ``floatX`` zero gradient (the rule for discrete inputs).
         """
         (x,) = inputs
         (gz,) = output_grads

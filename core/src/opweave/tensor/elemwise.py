@@ -134,7 +134,7 @@ def cast_to(x: Any, dtype: str) -> Variable:
 def zeros_like_float(x: Variable, dtype: str | None = None) -> Variable:
     """Zeros shaped like ``x``: of ``x``'s dtype when continuous, else of ``floatX``.
 
-    This is the gradient of an input that does not change the output locally (seed 004).
+    This is the gradient of an input that does not change the output locally.
     """
     if dtype is None:
         dtype = x.type.dtype if x.type.dtype in continuous_dtypes else _floatX()  # type: ignore[attr-defined]

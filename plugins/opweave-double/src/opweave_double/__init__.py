@@ -1,4 +1,4 @@
-"""The seeds' ``Double`` type and its Ops, published as an opweave plugin."""
+"""The ``Double`` type of Theano's tutorial and its Ops, published as an opweave plugin."""
 
 from opweave_double.ops import (
     BinaryDoubleOp,

@@ -1,4 +1,4 @@
-"""The tutorial's arithmetic Ops on ``double``, and seed 003's hidden-output ``Add``."""
+"""The tutorial's arithmetic Ops on ``double``, and the hidden-output ``Add``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The seeds' ``Double`` type: Python floats (seed 000, final version)."""
+"""The ``Double`` type of Theano's tutorial: Python floats (its final version)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ class Double(gof.Type):
     def __str__(self) -> str:
         return "double"
 
-    # The C version of the type, as seed 002 writes it: a C ``double`` on the stack.
+    # The C version of the type, as Theano's C tutorial writes it: a C ``double`` on the stack.
 
     def c_declare(self, name: str, sub: dict[str, str]) -> str:
         """Declare the C ``double`` holding the value."""
@@ -58,7 +58,7 @@ class Double(gof.Type):
             %(fail)s
         }
         %(name)s = PyFloat_AsDouble(py_%(name)s);
-        """ % dict(sub, name=name)  # noqa: UP031 - the seed's templating
+        """ % dict(sub, name=name)  # noqa: UP031 - the tutorial's templating
 
     def c_sync(self, name: str, sub: dict[str, str]) -> str:
         """Box the result as a new Python float (``None`` if that fails)."""
@@ -70,7 +70,7 @@ class Double(gof.Type):
             Py_XINCREF(Py_None);
             py_%(name)s = Py_None;
         }
-        """ % dict(name=name)  # noqa: UP031 - the seed's templating
+        """ % dict(name=name)  # noqa: UP031 - the tutorial's templating
 
     def c_cleanup(self, name: str, sub: dict[str, str]) -> str:
         """Nothing to release: the double lives on the stack."""
@@ -81,5 +81,5 @@ class Double(gof.Type):
         return (1,)
 
 
-#: The one advertised instance (seed 000 hides the class behind it).
+#: The one advertised instance (the tutorial hides the class behind it).
 double = Double()

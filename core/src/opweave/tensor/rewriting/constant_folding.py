@@ -1,7 +1,7 @@
 """Constant folding: nodes whose inputs are all constants are computed at compile time.
 
 A node is folded when every input is a :class:`~opweave.graph.basic.Constant`, its Op
-agrees (``op.do_constant_folding(fgraph, node)``, seed 004) and does not destroy an
+agrees (``op.do_constant_folding(fgraph, node)``, the Op contract) and does not destroy an
 input, and some installed backend implements it: the value is computed through
 ``op.make_thunk`` (a Python implementation is asked for first, so that nothing is
 compiled at compile time, then whichever backend answers) and each output is replaced by

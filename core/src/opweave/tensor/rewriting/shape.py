@@ -1,7 +1,7 @@
 """Shape rewrites: answer ``Shape`` and ``Shape_i`` from ``infer_shape``, not by computing.
 
 ``Shape_i(i)(v)`` and ``Shape()(v)``, where ``v = node.outputs[k]`` of any Op implementing
-``infer_shape`` (seed 004), are replaced by what ``node.op.infer_shape(fgraph, node,
+``infer_shape`` (the Op contract), are replaced by what ``node.op.infer_shape(fgraph, node,
 input_shapes)`` says, where each input's shape is a tuple of its static lengths (as int64
 constants) or, where they are not known, ``Shape_i(j)(input)``. Those are in turn
 answered from the inputs' own Ops, until the graph's inputs are reached, so that a
