@@ -49,7 +49,7 @@ def test_reshape_errors_match_python(reshape_fns) -> None:
     arrays = [np.ones((3, 4), dtype=d) for d in DTYPES]
     cases = [(*arrays, s) for s in ([5, 2], [-1, -1], [-2, 6], [2, 3, 2], [5], [-1, 5], [0, -1])]
     check(reshape_fns, cases)
-    with pytest.raises(ValueError, match=r"Reshape\{ndim=2\}: cannot reshape array of size 12"):
+    with pytest.raises(ValueError, match=r"Reshape\{2\}: cannot reshape array of size 12"):
         reshape_fns["c"](*arrays, [5, 2])
     with pytest.raises(ValueError, match=r"the new shape .* has 3 entries, not 2"):
         reshape_fns["cvm"](*arrays, [2, 3, 2])
@@ -147,7 +147,7 @@ def test_dtypes_without_c_run_in_python() -> None:
     f = opweave.function([x], out, mode=MODES["cvm"])
     assert f.fn.c_nodes == []
     assert list(f(np.ones((2, 3), dtype="float16"))) == [1.0] * 6
-    with pytest.raises(MissingCCodeError, match=r"Reshape\{ndim=1\} has no C implementation"):
+    with pytest.raises(MissingCCodeError, match=r"Reshape\{1\} has no C implementation"):
         opweave.function([x], out, mode=MODES["c"])
     # A uint64 shape vector is left to Python too (NumPy refuses entries past int64).
     y = ot.dvector("y")

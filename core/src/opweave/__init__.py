@@ -3,32 +3,70 @@
 Build graphs from :class:`~opweave.graph.basic.Variable` and
 :class:`~opweave.graph.op.Op` objects, compile them with :func:`function`, and
 run them through a linker that an installed backend provides.
+
+The package exports the names ``pytensor`` exports that opweave has: ``config``,
+``function``, ``function_dump``, ``FunctionMaker``, ``shared``, ``In``, ``Out``, ``Mode``,
+``get_mode``, ``predefined_modes``, ``predefined_optimizers``, ``grad``, ``Lop``, ``Rop``,
+``dprint``, ``pprint``, ``Variable``, ``clone_replace``, ``graph_replace``,
+``get_scalar_constant_value`` and the subpackages ``tensor``, ``scalar``, ``printing``,
+``gradient``, ``graph`` and ``compile``.
 """
 
-from opweave.compile import In, Mode, Out, SharedVariable, function, get_mode
+from opweave import compile, gradient, graph, printing, scalar, tensor
+from opweave.compile import (
+    FunctionMaker,
+    In,
+    Mode,
+    Out,
+    SharedVariable,
+    function,
+    function_dump,
+    get_mode,
+    predefined_modes,
+    predefined_optimizers,
+)
 from opweave.configdefaults import config  # the process-wide flags (opweave.configdefaults)
-from opweave.gradient import grad
+from opweave.gradient import Lop, Rop, grad
+from opweave.graph.basic import Variable
+from opweave.graph.replace import clone_replace, graph_replace
 from opweave.plugins import get_plugin_manager
 from opweave.printing import debugprint, dprint, pprint
+from opweave.tensor.basic import get_scalar_constant_value
 from opweave.tensor.sharedvar import shared
 from opweave.transfer import register_transfer, transfer
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "FunctionMaker",
     "In",
+    "Lop",
     "Mode",
     "Out",
+    "Rop",
     "SharedVariable",
+    "Variable",
+    "clone_replace",
+    "compile",
     "config",
     "debugprint",
     "dprint",
     "function",
+    "function_dump",
     "get_mode",
     "get_plugin_manager",
+    "get_scalar_constant_value",
     "grad",
+    "gradient",
+    "graph",
+    "graph_replace",
     "pprint",
+    "predefined_modes",
+    "predefined_optimizers",
+    "printing",
     "register_transfer",
+    "scalar",
     "shared",
+    "tensor",
     "transfer",
 ]

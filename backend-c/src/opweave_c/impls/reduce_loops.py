@@ -3,8 +3,9 @@
 The Ops' tables are in :mod:`opweave_c.impls.elemwise` (``CAReduce``),
 :mod:`opweave_c.impls.map_reduce` and :mod:`opweave_c.impls.reductions`.
 
-``CAReduce`` (``Sum``, ``Prod``, ``Max``, ``Min``, ``All``, ``Any`` and a bare
-``CAReduce`` of ``add``, ``mul``, ``maximum``, ``minimum``, ``and_``, ``or_`` or ``xor``)
+``CAReduce`` (``Sum``, ``Prod``, ``Max``, ``Min``, ``All``, ``Any``, ``ProdWithoutZeros``
+and a bare ``CAReduce`` of ``add``, ``mul``, ``maximum``, ``minimum``, ``and_``, ``or_``,
+``xor`` or ``mul_without_zeros``)
 over any set of axes and any strides, and ``Argmax``/``Argmin``. The values, dtypes and
 errors are those of the Python backend (:mod:`opweave_python.impls.elemwise`,
 :mod:`opweave_python.impls.math`):
@@ -17,7 +18,10 @@ errors are those of the Python backend (:mod:`opweave_python.impls.elemwise`,
   are as accurate as ``numpy.sum``; ``Max``/``Min`` propagate NaN; ``Argmax``/``Argmin``
   return the first maximum (the first NaN when there is one);
 * an empty ``Sum`` is 0, an empty ``Prod`` 1, an empty ``Max``/``Min``/``Argmax``/``Argmin``
-  raises ``ValueError`` (as NumPy, whenever the reduced axes hold no element).
+  raises ``ValueError`` (as NumPy, whenever the reduced axes hold no element);
+* ``ProdWithoutZeros`` (``mul_nz`` in the generated C) skips zeros: its accumulators start
+  at 0, its identity, which the combination ``a == 0 ? b : (b == 0 ? a : a * b)`` treats
+  as "nothing yet", so a group without a non-zero element gives 0.
 
 The loops are planned at run time from the input's strides (``opw_red_plan``): length-1
 axes are dropped, axes are ordered by stride and contiguous ones merged, and the innermost
@@ -58,6 +62,7 @@ _REDUCE_OPS: MappingProxyType[type, str] = MappingProxyType(
     {
         sb.Add: "add",
         sb.Mul: "mul",
+        sb.MulWithoutZeros: "mul_nz",
         sb.Maximum: "max",
         sb.Minimum: "min",
         sb.AND: "and",
@@ -68,7 +73,16 @@ _REDUCE_OPS: MappingProxyType[type, str] = MappingProxyType(
 #: The combination used when the accumulator is a bool (NumPy's ``add.reduce(..., dtype=bool)``
 #: is a logical or, and so on).
 _BOOL_OPS: MappingProxyType[str, str] = MappingProxyType(
-    {"add": "or", "mul": "and", "max": "or", "min": "and", "and": "and", "or": "or", "xor": "xor"}
+    {
+        "add": "or",
+        "mul": "and",
+        "mul_nz": "or",
+        "max": "or",
+        "min": "and",
+        "and": "and",
+        "or": "or",
+        "xor": "xor",
+    }
 )
 #: NumPy's names of the reductions without identity, for its error message.
 _UFUNC_NAMES: MappingProxyType[str, str] = MappingProxyType({"max": "maximum", "min": "minimum"})
@@ -103,7 +117,7 @@ class ReduceSpec:
         self.op = _BOOL_OPS[op] if self.acc_kind == "b" else op
         self.in_t = ctype(in_dt)
         self.acc_t = ctype(acc_dt)
-        if self.acc_kind == "i" and self.op in ("add", "mul"):
+        if self.acc_kind == "i" and self.op in ("add", "mul", "mul_nz"):
             self.cmp_t = "npy_u" + acc_dt
         else:
             self.cmp_t = self.acc_t
@@ -140,6 +154,8 @@ class ReduceSpec:
             return f"({a} + {b})"
         if op == "mul":
             return f"({a} * {b})"
+        if op == "mul_nz":
+            return f"(({a}) == 0 ? ({b}) : (({b}) == 0 ? ({a}) : ({a}) * ({b})))"
         if op == "and":
             return f"({a} & {b})"
         if op == "or":
@@ -158,6 +174,8 @@ class ReduceSpec:
         op, kind = self.op, self.acc_kind
         if op == "add":
             return "-0.0" if kind == "f" else "0"
+        if op == "mul_nz":
+            return "0"
         if op == "mul":
             return "1"
         if op in ("or", "xor"):
@@ -395,7 +413,8 @@ class CAReduceC:
     node
         The node; its Op has ``axis``, ``dtype`` and ``acc_dtype`` resolved.
     op_name
-        The combination (``add``, ``mul``, ``max``, ``min``, ``and``, ``or``, ``xor``).
+        The combination (``add``, ``mul``, ``mul_nz``, ``max``, ``min``, ``and``, ``or``,
+        ``xor``).
     """
 
     def __init__(self, node: Apply, op_name: str, careduce: CAReduce | None = None) -> None:

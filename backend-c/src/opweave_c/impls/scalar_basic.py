@@ -303,6 +303,15 @@ def _fold(c: _Call, sym: str) -> str | None:
     return c.result(acc, acc_dt)
 
 
+def _mul_without_zeros(c: _Call) -> str | None:
+    dtype = _promote(*c.dtypes)
+    a, b = c.arg(0, dtype), c.arg(1, dtype)
+    prod = _arith("*", a, b, dtype)
+    if prod is None:
+        return None
+    return c.result(f"(({a}) == 0 ? ({b}) : (({b}) == 0 ? ({a}) : {prod}))", dtype)
+
+
 def _binary_dtype(c: _Call, bool_as: str = "int8") -> str:
     dtype = _promote(*c.dtypes)
     return bool_as if dtype == "bool" else dtype
@@ -545,6 +554,7 @@ _EXPRESSIONS: MappingProxyType[type, Callable[[_Call], str | None]] = MappingPro
         # arithmetic
         sb.Add: lambda c: _fold(c, "+"),
         sb.Mul: lambda c: _fold(c, "*"),
+        sb.MulWithoutZeros: _mul_without_zeros,
         sb.Sub: lambda c: _fold(c, "-"),
         sb.TrueDiv: _true_div,
         sb.IntDiv: _helper2("floordiv"),

@@ -263,6 +263,31 @@ def _reducer(scalar_op: Any, dtype: np.dtype[Any]) -> np.ufunc | None:
     return None
 
 
+def _prod_of_non_zeros(x: np.ndarray, axes: tuple[int, ...], acc_dtype: np.dtype[Any]) -> Any:
+    """The reduction of ``mul_without_zeros``: each group's product of its non-zero
+    elements, 0 for a group without any (all zeros, or empty)."""
+    x = x.astype(acc_dtype, copy=False)
+    non_zero = x != 0
+    ones = np.where(non_zero, x, np.ones((), dtype=acc_dtype))
+    prod = np.multiply.reduce(ones, axis=axes, dtype=acc_dtype)
+    return np.where(np.logical_or.reduce(non_zero, axis=axes), prod, np.zeros((), dtype=acc_dtype))
+
+
+#: Scalar Op class -> ``fn(x, axes, acc_dtype)`` computing a CAReduce with it in NumPy,
+#: for the scalar Ops without a NumPy ufunc that reduces the same way.
+_ARRAY_REDUCERS: MappingProxyType[type, Callable[..., Any]] = MappingProxyType(
+    {sb.MulWithoutZeros: _prod_of_non_zeros}
+)
+
+
+def _array_reducer(scalar_op: Any) -> Callable[..., Any] | None:
+    for cls in type(scalar_op).__mro__:
+        fn = _ARRAY_REDUCERS.get(cls)
+        if fn is not None:
+            return fn
+    return None
+
+
 def _generic_reduce(op: CAReduce, x: np.ndarray, axes: tuple[int, ...]) -> Any:
     """Reduce with the scalar Op's implementation, one axis at a time."""
     impl = _impl_for(op.scalar_op, 2)
@@ -293,7 +318,10 @@ def _reduce(
     acc_dtype: np.dtype[Any],
     out_dtype: np.dtype[Any],
 ) -> np.ndarray:
-    if ufunc is None:
+    array_reducer = None if ufunc is not None else _array_reducer(op.scalar_op)
+    if array_reducer is not None:
+        result = array_reducer(x, axes, acc_dtype)
+    elif ufunc is None:
         result = _generic_reduce(op, x.astype(acc_dtype, copy=False), axes)
     elif ufunc is np.add or ufunc is np.multiply:
         result = ufunc.reduce(x, axis=axes, dtype=acc_dtype)

@@ -125,6 +125,10 @@ def _mul(*xs: Any) -> Any:
     return functools.reduce(operator.mul, xs)
 
 
+def _mul_without_zeros(x: Any, y: Any) -> Any:
+    return _scalarize(np.where(x == 0, y, np.where(y == 0, x, x * y)))
+
+
 def _pow(x: Any, y: Any) -> Any:
     # np.power, not ``**``: on scalars ``**`` is C's pow, which differs for pow(-inf, 0.5).
     try:
@@ -212,6 +216,7 @@ _IMPLS: MappingProxyType[type, Impl] = MappingProxyType(
         # arithmetic
         sb.Add: _add,
         sb.Mul: _mul,
+        sb.MulWithoutZeros: _mul_without_zeros,
         sb.Sub: operator.sub,
         sb.TrueDiv: operator.truediv,
         sb.IntDiv: operator.floordiv,

@@ -220,11 +220,12 @@ def verify_grad(
 ) -> None:
     """Check the symbolic gradient of ``fun`` at ``pt`` against finite differences.
 
-    ``fun`` is applied to symbolic tensors shaped like ``pt``; the check uses the
-    scalar ``cost = sum(fun(*inputs) * r)`` for a random projection ``r`` (redrawn
-    for each of the ``n_tests`` tests), compiles ``grad(cost, inputs)`` with
-    :func:`opweave.function`, and compares it with central finite differences of
-    the compiled cost.
+    ``fun`` is applied to symbolic tensors with the dtypes and the static shapes of
+    ``pt``'s arrays (as PyTensor's ``verify_grad`` makes them, so an Op whose
+    ``make_node`` needs static shapes can be checked). The check uses the scalar
+    ``cost = sum(fun(*inputs) * r)`` for a random projection ``r`` (redrawn for each of
+    the ``n_tests`` tests), compiles ``grad(cost, inputs)`` with :func:`opweave.function`,
+    and compares it with central finite differences of the compiled cost.
 
     Parameters
     ----------
@@ -301,8 +302,7 @@ def verify_grad(
         )
 
     inputs = [
-        TensorType(p.dtype.name, shape=(None,) * p.ndim)(name=f"input {i}")
-        for i, p in enumerate(points)
+        TensorType(p.dtype.name, shape=p.shape)(name=f"input {i}") for i, p in enumerate(points)
     ]
     output = fun(*inputs)
     if isinstance(output, list | tuple):

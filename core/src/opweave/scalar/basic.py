@@ -872,6 +872,20 @@ class Mul(ScalarOp):
         return [mul(gz, *(inputs[:i] + inputs[i + 1 :])) for i in range(len(inputs))]
 
 
+class MulWithoutZeros(BinaryScalarOp):
+    """``x * y`` where neither is 0; ``y`` where ``x == 0``, ``x`` where ``y == 0``.
+
+    As PyTensor's Op of this name: a reduction with it multiplies the non-zero elements of
+    each group, and a group without any (all zeros, or empty) gives 0, its ``identity``.
+    A NaN is not 0, so it propagates. It has no gradient, as in PyTensor (``Prod``'s
+    gradient handles zeros itself).
+    """
+
+    identity = 0
+    commutative = True
+    associative = True
+
+
 class Sub(BinaryScalarOp):
     """``x - y``."""
 
@@ -1060,6 +1074,7 @@ class RoundHalfAwayFromZero(ZeroGradMixin, UnaryScalarOp):
 
 add = Add(upcast_out, name="add")
 mul = Mul(upcast_out, name="mul")
+mul_without_zeros = MulWithoutZeros(upcast_out, name="mul_without_zeros")
 sub = Sub(upcast_out_nobool, name="sub")
 true_div = TrueDiv(_true_div_out, name="true_div")
 int_div = IntDiv(upcast_out_no_complex_min8, name="int_div")

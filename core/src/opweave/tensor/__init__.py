@@ -6,9 +6,11 @@ constructors (``scalar``, ``vector``, ..., the typed shortcuts ``dmatrix``, ``fv
 ..., their plural forms, from :mod:`opweave.tensor.type`; ``constant`` and
 ``as_tensor_variable``) are listed in :data:`opweave.tensor.constructors.__all__`. As in
 PyTensor, the exceptions are in :mod:`opweave.tensor.exceptions` and sorting in
-:mod:`opweave.tensor.sort` (``sort`` and ``argsort`` are re-exported here).
+:mod:`opweave.tensor.sort` (``sort`` and ``argsort`` are re-exported here), and ``grad``,
+``jacobian`` and ``hessian`` of :mod:`opweave.gradient` are re-exported here.
 """
 
+from opweave.gradient import grad, hessian, jacobian  # PyTensor's re-exports
 from opweave.tensor.basic import *  # noqa: F403
 from opweave.tensor.basic import __all__ as _basic_all
 from opweave.tensor.constructors import *  # noqa: F403 - the constructors' __all__
@@ -46,6 +48,9 @@ __all__ = [
     "TensorVariable",
     "argsort",
     "get_underlying_scalar_constant",
+    "grad",
+    "hessian",
+    "jacobian",
     "shared",
     "sort",
     "values_eq_approx",

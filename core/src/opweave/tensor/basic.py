@@ -376,9 +376,11 @@ def get_scalar_constant_value(
 
 
 def _const_int(v: Any) -> int | None:
-    """The constant integer value of ``v``, or ``None`` if it is not known statically."""
+    """The constant integer value of ``v``, or ``None`` if it is not known statically
+    (:func:`get_underlying_scalar_constant_value`: through static shape lengths and the
+    arithmetic of constants, as PyTensor's static shapes see them)."""
     try:
-        value = get_underlying_scalar_constant(v)
+        value = get_underlying_scalar_constant_value(v)
     except NotScalarConstantError:
         return None
     if value.dtype.kind not in "iub":

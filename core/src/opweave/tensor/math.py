@@ -6,8 +6,8 @@ tensors, arrays and Python numbers, broadcasts like NumPy and compares equal to 
 Elemwise of that scalar Op. The names are PyTensor's; tensor variables' operators use them
 (``x + y`` is ``add(x, y)``). Reductions live in :mod:`opweave.tensor.reductions` and
 products in :mod:`opweave.tensor.blas`; both are re-exported here, with PyTensor's
-helpers :func:`max_and_argmax`, :func:`dense_dot`, :class:`ProdWithoutZeros` and
-:func:`median`.
+helpers :func:`max_and_argmax`, :func:`dense_dot`, :class:`ProdWithoutZeros` (the
+reduction of the scalar Op :class:`MulWithoutZeros`) and :func:`median`.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ import math as _math
 import typing
 
 import opweave.scalar as ps
+from opweave.scalar.basic import MulWithoutZeros, mul_without_zeros
 from opweave.tensor.blas import Dot, MatMul, dot, matmul, outer, tensordot
 from opweave.tensor.constructors import constant
 from opweave.tensor.elemwise import (
-    CAReduce,
     Elemwise,
     _as_tensor,
     cast_to,
@@ -34,6 +34,7 @@ from opweave.tensor.reductions import (
     Max,
     Min,
     Prod,
+    ProdWithoutZeros,
     Sum,
     all,
     any,
@@ -253,35 +254,6 @@ def dense_dot(a: typing.Any, b: typing.Any) -> typing.Any:
     return dot(_as_tensor(a), _as_tensor(b))
 
 
-class ProdWithoutZeros(Prod):
-    """The product of the non-zero elements over ``axis`` (PyTensor's Op of this name).
-
-    The input is first given ones in place of its zeros (``switch(eq(x, 0), 1, x)``, the
-    node's input), then multiplied like :class:`Prod` with ``no_zeros_in_input=True``: so
-    the gradient is ``gz * prod / x`` at the non-zero elements and 0 at the zeros, and
-    the backends compute it as any product. A group without any non-zero element gives 1,
-    the empty product (PyTensor's Op gives 0 there).
-
-    Parameters
-    ----------
-    axis, dtype, acc_dtype
-        As for :class:`Prod`.
-    """
-
-    def __init__(
-        self, axis: typing.Any = None, dtype: typing.Any = None, acc_dtype: typing.Any = None
-    ) -> None:
-        super().__init__(axis, dtype, acc_dtype, no_zeros_in_input=True)
-
-    def __str__(self) -> str:
-        return CAReduce.__str__(self)
-
-    def _prepare_input(self, x: typing.Any) -> typing.Any:
-        dtype = x.type.dtype
-        is_zero = eq(x, constant(0, dtype=dtype))
-        return _switch(is_zero, constant(1, dtype=dtype), x)
-
-
 _switch = Elemwise(ps.switch, name="switch")
 
 
@@ -334,6 +306,7 @@ __all__ = [
     "MatMul",
     "Max",
     "Min",
+    "MulWithoutZeros",
     "Prod",
     "ProdWithoutZeros",
     "Sum",
@@ -406,6 +379,7 @@ __all__ = [
     "mod",
     "mul",
     "mul_inplace",
+    "mul_without_zeros",
     "neg",
     "neg_inplace",
     "neq",

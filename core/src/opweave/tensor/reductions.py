@@ -1,7 +1,7 @@
 """Reductions: the :class:`~opweave.tensor.elemwise.CAReduce` Ops ``Sum``, ``Prod``, ``Max``,
-``Min``, ``All``, ``Any``, the index Ops ``Argmax``/``Argmin``, and the functions ``sum``,
-``prod``, ``max``, ``min``, ``all``, ``any``, ``mean``, ``var``, ``std``, ``ptp``,
-``argmax`` and ``argmin``.
+``Min``, ``All``, ``Any`` and ``ProdWithoutZeros``, the index Ops ``Argmax``/``Argmin``, and
+the functions ``sum``, ``prod``, ``max``, ``min``, ``all``, ``any``, ``mean``, ``var``,
+``std``, ``ptp``, ``argmax`` and ``argmin``.
 
 Dtypes follow NumPy: sums and products of booleans and signed integers narrower than 64 bits
 are ``int64`` (unsigned ones ``uint64``); ``float16`` and ``float32`` accumulate in a wider
@@ -20,6 +20,7 @@ from types import MappingProxyType
 import numpy as np
 
 import opweave.scalar as ps
+from opweave.gradient.opsupport import grad_not_implemented
 from opweave.graph.basic import Apply, Variable
 from opweave.graph.op import Op
 from opweave.scalar.type import normalize_dtype
@@ -44,6 +45,7 @@ __all__ = [
     "Max",
     "Min",
     "Prod",
+    "ProdWithoutZeros",
     "Sum",
     "all",
     "any",
@@ -203,6 +205,47 @@ class Prod(_SumLike):
         return [_match_dtype(gx, x)]
 
 
+class ProdWithoutZeros(_SumLike):
+    """Product of the non-zero elements over ``axis`` (PyTensor's Op of this name).
+
+    The reduction of :data:`opweave.scalar.mul_without_zeros`: the zeros of each group are
+    skipped, and a group without any non-zero element (all zeros, or no element at all)
+    gives 0, the scalar Op's identity. A NaN is not 0: it makes its group NaN. Dtypes are
+    those of :class:`Prod` (``int64`` for booleans and narrower signed integers, ``uint64``
+    for narrower unsigned ones, ``float32`` accumulated in ``float64``).
+
+    As in PyTensor, the Op has no gradient of its own; ``prod`` has one, zeros included
+    (see :class:`Prod`).
+
+    Parameters
+    ----------
+    axis, dtype, acc_dtype
+        As for :class:`Prod`.
+    """
+
+    def __init__(
+        self, axis: int | Sequence[int] | None = None, dtype: t.Any = None, acc_dtype: t.Any = None
+    ) -> None:
+        super().__init__(ps.mul_without_zeros, axis, dtype, acc_dtype)
+
+    def L_op(
+        self,
+        inputs: Sequence[Variable],
+        outputs: Sequence[Variable],
+        output_grads: Sequence[Variable],
+    ) -> list[Variable]:
+        """Not implemented (a null gradient that :func:`~opweave.gradient.grad` reports)."""
+        return [
+            grad_not_implemented(
+                self,
+                0,
+                inputs[0],
+                "differentiate prod(a) instead, whose gradient handles zeros (or "
+                "prod(a, no_zeros_in_input=True) when a holds no zero)",
+            )
+        ]
+
+
 class _Extremum(CAReduce):
     """Shared gradient of ``Max`` and ``Min``: ``gz`` goes to every element equal to the
     result (each tied element gets the full ``gz``)."""
@@ -275,7 +318,7 @@ class _Logical(CAReduce):
         outputs: Sequence[Variable],
         output_grads: Sequence[Variable],
     ) -> list[Variable]:
-        """Zero: the output is boolean (seed 004)."""
+        """Zero: the output is boolean."""
         return [zeros_like_float(inputs[0])]
 
 
@@ -312,7 +355,7 @@ class Argmax(Op):
     Notes
     -----
     The gradient with respect to the input is zero: ``f(x + eps) == f(x)`` almost
-    everywhere (seed 004, example 3).
+    everywhere.
     """
 
     __props__ = ("axis",)

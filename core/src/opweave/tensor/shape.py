@@ -1,12 +1,15 @@
 """Shapes: :func:`shape`, :func:`shape_i`, :class:`Reshape`, :class:`SpecifyShape`.
 
 ``shape`` and ``shape_i`` build the type-generic ``Shape``/``Shape_i`` Ops defined here
-(their seed-002 home ``opweave.compile.ops`` re-exports them; their C code per Type comes
-from ``opweave.compile.ops.register_shape_c_code`` / ``register_shape_i_c_code``).
+(``opweave.compile.ops`` re-exports them; their C code per Type comes from
+``opweave.compile.ops.register_shape_c_code`` / ``register_shape_i_c_code``).
 :class:`Reshape` takes its new shape as an integer vector input (one entry may be
-``-1``) and returns a view of its input where NumPy can; :class:`SpecifyShape` asserts
-a shape at run time and gives its output the corresponding static shape. Shape inputs
-never affect the output's elements, so they are disconnected for gradients.
+``-1``) and returns a view of its input where NumPy can; its output's static shape is at
+least as specific as PyTensor's (the entries known statically, through shapes of static
+length and arithmetic on constants, and an entry the sizes determine).
+:class:`SpecifyShape` asserts a shape at run time and gives its output the corresponding
+static shape. Shape inputs never affect the output's elements, so they are disconnected
+for gradients.
 """
 
 from __future__ import annotations
@@ -22,15 +25,18 @@ from opweave.graph.op import Op
 from opweave.graph.type import Generic, disconnected_type, generic
 from opweave.tensor import math as tm
 from opweave.tensor.basic import (
+    MakeVector,
     _as_int_scalar,
     _const_int,
     _int_vector,
     _static_vector,
+    get_underlying_scalar_constant_value,
     make_vector,
     where,
 )
 from opweave.tensor.constructors import as_tensor_variable, constant
 from opweave.tensor.elemwise import DimShuffle
+from opweave.tensor.exceptions import NotScalarConstantError
 from opweave.tensor.type import TensorType
 from opweave.tensor.variable import TensorVariable
 
@@ -83,7 +89,7 @@ class Shape(_TypeDispatchedCOp):
 _shape = Shape()
 
 
-class Shape_i(_TypeDispatchedCOp):  # noqa: N801 - the seeds' name
+class Shape_i(_TypeDispatchedCOp):  # noqa: N801 - PyTensor's name
     """Dimension ``i`` of the input's shape, as an int64 scalar.
 
     Parameters
@@ -99,6 +105,9 @@ class Shape_i(_TypeDispatchedCOp):  # noqa: N801 - the seeds' name
         if not isinstance(i, int) or isinstance(i, bool) or i < 0:
             raise TypeError(f"Shape_i expects a non-negative int dimension, got {i!r}")
         self.i = i
+
+    def __str__(self) -> str:
+        return f"{type(self).__name__}{{{self.i}}}"  # PyTensor's Shape_i{0}
 
     def make_node(self, x: Variable) -> Apply:
         """One input with at least ``i + 1`` dimensions; an int64 scalar output."""
@@ -191,33 +200,104 @@ def shape_padaxis(t: Any, axis: int) -> TensorVariable:
 # ====================================================================== Reshape
 
 
+def _static_int(v: Variable) -> int | None:
+    """The constant integer value of the 0-d ``v`` (looking through shapes of static length,
+    arithmetic of constants, ...: :func:`get_underlying_scalar_constant_value`), or ``None``."""
+    try:
+        value = get_underlying_scalar_constant_value(v)
+    except NotScalarConstantError:
+        return None
+    if value.dtype.kind not in "iu":
+        return None
+    return int(value)
+
+
+def _dim_of(v: Variable, x: Variable) -> int | None:
+    """``i`` when ``v`` is the length of dimension ``i`` of ``x`` (``x.shape[i]`` or
+    ``Shape_i(i)(x)``), else ``None``."""
+    owner = v.owner
+    if owner is None:
+        return None
+    if isinstance(owner.op, Shape_i):
+        return owner.op.i if owner.inputs[0] is x else None
+    # ``x.shape[i]``: a Subtensor (defined above this module) with one constant index
+    idx = getattr(owner.op, "idx_list", None)
+    if idx is None or len(owner.inputs) != 1 or len(idx) != 1:
+        return None
+    source = owner.inputs[0].owner
+    if source is None or not isinstance(source.op, Shape) or source.inputs[0] is not x:
+        return None
+    (i,) = idx
+    return int(i) if isinstance(i, int | np.integer) and 0 <= i < x.ndim else None  # type: ignore[attr-defined]
+
+
+def _new_shape_entries(
+    x: Variable, shp: Variable, ndim: int
+) -> tuple[list[int | None], list[int | None]]:
+    """Per entry of the new shape ``shp``: its constant value (``None`` where unknown), and
+    the dimension of ``x`` whose length it is (``None`` where it is none)."""
+    if isinstance(shp, Constant):
+        return [int(e) for e in np.asarray(shp.data).reshape(-1)], [None] * ndim
+    owner = shp.owner
+    if owner is not None and isinstance(owner.op, MakeVector):
+        entries = list(owner.inputs)
+    elif owner is not None and not isinstance(owner.op, Shape):
+        entries = [shp[i] for i in range(ndim)]  # type: ignore[index]
+    else:
+        static = _static_vector(shp)
+        return (static or [None] * ndim), [None] * ndim
+    return [_static_int(e) for e in entries], [_dim_of(e, x) for e in entries]
+
+
 def _reshape_static(
-    in_shape: Sequence[int | None], entries: Sequence[int | None]
+    in_shape: Sequence[int | None],
+    entries: Sequence[int | None],
+    dims: Sequence[int | None] | None = None,
 ) -> list[int | None]:
-    """The static output shape of a reshape; raises for impossible constant shapes."""
+    """The static output shape of a reshape; raises for impossible constant shapes.
+
+    ``entries`` are the new shape's constant values (``None`` where unknown) and ``dims``
+    the dimension of the input each entry is the length of (``None`` where none).
+    """
     if sum(1 for e in entries if e == -1) > 1:
         raise ValueError(f"Reshape: at most one entry of the new shape can be -1, got {entries}")
     bad = [e for e in entries if e is not None and e < -1]
     if bad:
         raise ValueError(f"Reshape: invalid new shape entries {bad} in {list(entries)}")
-    size = None if None in in_shape else int(np.prod(in_shape, dtype=np.int64))
-    known = [e for e in entries if e is not None and e >= 0]
-    complete = len(known) == len(entries) - (1 if -1 in entries else 0)
+    dims = dims if dims is not None else [None] * len(entries)
     out: list[int | None] = [e if e is not None and e >= 0 else None for e in entries]
-    if size is not None and complete:
-        prod = int(np.prod(known, dtype=np.int64))
-        if -1 in entries:
-            if prod == 0 or size % prod:
-                raise ValueError(
-                    f"Reshape: cannot reshape a tensor of static shape {tuple(in_shape)} into "
-                    f"{tuple(entries)}"
-                )
-            out[list(entries).index(-1)] = size // prod
-        elif prod != size:
+    known = [e for e in entries if e is not None and e >= 0]
+    prod = int(np.prod(known, dtype=np.int64))
+    unknown = [k for k, e in enumerate(entries) if e is None or e == -1]
+    if None not in in_shape:
+        size = int(np.prod(in_shape, dtype=np.int64))
+        if not unknown and prod != size:
             raise ValueError(
                 f"Reshape: cannot reshape a tensor of static shape {tuple(in_shape)} (size "
                 f"{size}) into {tuple(entries)} (size {prod})"
             )
+        if len(unknown) == 1:
+            # The one entry left (-1 or symbolic) makes the sizes match, as in PyTensor.
+            k = unknown[0]
+            if prod == 0 or size % prod:
+                if prod or size or entries[k] == -1:
+                    raise ValueError(
+                        f"Reshape: cannot reshape a tensor of static shape {tuple(in_shape)} "
+                        f"into {tuple(e if e is not None else '?' for e in entries)}"
+                    )
+            else:
+                out[k] = size // prod
+        return out
+    if -1 in entries:
+        # The other entries are constants and lengths of the input's dimensions: those of
+        # unknown length, each once, cancel out (a -1 fails when the others' product is 0).
+        free = [i for i, n in enumerate(in_shape) if n is None]
+        named = sorted(d for k, d in enumerate(dims) if d is not None and out[k] is None)
+        rest = [k for k in unknown if entries[k] != -1 and dims[k] is None]
+        if not rest and named == free and prod > 0:
+            size = int(np.prod([n for n in in_shape if n is not None], dtype=np.int64))
+            if size % prod == 0:
+                out[list(entries).index(-1)] = size // prod
     return out
 
 
@@ -241,9 +321,24 @@ class Reshape(Op):
             raise TypeError(f"Reshape: ndim must be a non-negative int, got {ndim!r}")
         self.ndim = int(ndim)
 
+    def __str__(self) -> str:
+        return f"{type(self).__name__}{{{self.ndim}}}"  # PyTensor's Reshape{2}
+
     def make_node(self, x: Any, shp: Any) -> Apply:
-        """``x`` and an integer vector of length ``ndim``; the output's static shape is known
-        where ``shp``'s entries are."""
+        """``x`` and an integer vector of length ``ndim``.
+
+        The output's static shape has the entries of ``shp`` known statically (constants,
+        static lengths of shapes, arithmetic on them), and the one entry left (``-1`` or
+        symbolic) when the input's size determines it: always when the input's static
+        shape is complete, and for a ``-1`` when the other entries are constants and the
+        lengths of the input's dimensions of unknown length (``x.reshape((x.shape[0],
+        -1))`` of a ``(None, 3, 4)`` tensor is ``(None, 12)``).
+
+        Raises
+        ------
+        ValueError
+            For a new shape that cannot hold the input's static size.
+        """
         x = as_tensor_variable(x)
         shp = _int_vector(shp, "Reshape: the new shape")
         length = shp.type.shape[0]
@@ -251,8 +346,8 @@ class Reshape(Op):
             raise ValueError(
                 f"Reshape: the new shape {shp} has {length} entries but ndim is {self.ndim}"
             )
-        entries = _static_vector(shp) or [None] * self.ndim
-        static = _reshape_static(x.type.shape, entries)
+        entries, dims = _new_shape_entries(x, shp, self.ndim)
+        static = _reshape_static(x.type.shape, entries, dims)
         return Apply(self, [x, shp], [TensorType(x.dtype, shape=static)()])
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
