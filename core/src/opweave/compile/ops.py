@@ -6,7 +6,7 @@ names ``opweave.compile.ops.Shape``, ``Shape_i`` and ``shape`` stay importable f
 as lazy re-exports.
 
 Their kernels come from backends: Python implementations through the
-``opweave_perform`` hook, C code per Type from the ``register_*_c_code``
+``opweave_implementation`` hook, C code per Type from the ``register_*_c_code``
 functions below or their hook siblings. The registrations live in the plugin
 manager, like every other contribution.
 """

@@ -3,8 +3,8 @@
 A backend that generates C (``opweave-c``) calls these on Types and Ops. Every
 method raises :class:`~opweave.graph.utils.MethodNotDefined` unless a class
 overrides it, so the backend can tell a missing piece from a broken one and
-fall back to an implementation supplied through the ``opweave_c_code`` hook or
-to Python. Methods that take ``c_compiler`` may be overridden with or without
+fall back to an implementation supplied through the ``opweave_implementation`` hook
+(``backend="c"``) or to Python. Methods that take ``c_compiler`` may be overridden with or without
 that argument; callers try the version with it first.
 """
 
