@@ -274,3 +274,16 @@ def test_inplace_graphs_need_accept_inplace_and_a_mutable_input() -> None:
     arr = np.ones(3)
     np.testing.assert_allclose(f(arr), 2.0)
     np.testing.assert_allclose(arr, 2.0)  # overwritten, as the caller allowed
+
+
+def test_inputs_not_in_a_list_get_a_clear_error() -> None:
+    import numpy as np
+
+    import opweave.tensor as ot
+
+    x = ot.dvector("x")
+    with pytest.raises(TypeError, match=r"list \(or tuple\) of Variables or In.*use \[x\]"):
+        opweave.function(x, x * 2)
+    with pytest.raises(TypeError, match="list"):
+        opweave.function({x}, x * 2)
+    assert opweave.function((x,), x * 2)(np.ones(2)).tolist() == [2.0, 2.0]

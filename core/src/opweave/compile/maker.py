@@ -360,10 +360,16 @@ def function(
     Raises
     ------
     TypeError
-        A Constant among the inputs, or a non-Variable input or output.
+        ``inputs`` not a list, a Constant among the inputs, or a non-Variable input or
+        output.
     opweave.graph.utils.MissingInputError
         The outputs need a variable that is not an input.
     """
+    if isinstance(inputs, Variable | In) or not isinstance(inputs, Sequence):
+        raise TypeError(
+            "the inputs of a function must be given as a list (or tuple) of Variables or "
+            f"In, even when there is one input: use [{inputs}] instead of {inputs}"
+        )
     ins = [_as_in(x, i, allow_input_downcast) for i, x in enumerate(inputs)]
     single = isinstance(outputs, Variable | Out)
     if outputs is None:
