@@ -665,12 +665,19 @@ def test_dimshuffle_delegates_to_elemwise(monkeypatch: pytest.MonkeyPatch) -> No
     assert x.dimshuffle([1, 0]) == ((2, (1, 0)), x)
 
 
-def test_missing_operator_function_is_named() -> None:
-    x = ot.dvector("x")
-    with pytest.raises(OperatorUnavailableError, match=r"opweave\.tensor\.extra_ops\.cumsum"):
-        x.cumsum()
-    with pytest.raises(OperatorUnavailableError, match=r"opweave\.tensor\.extra_ops\.repeat"):
-        x.repeat(2)
+def test_extra_ops_methods_delegate_to_extra_ops(monkeypatch: pytest.MonkeyPatch) -> None:
+    def record(fname: str) -> object:
+        return lambda *args, **kwargs: (fname, args, kwargs)
+
+    names = ["cumsum", "cumprod", "repeat", "squeeze", "searchsorted", "compress"]
+    _fake_module(monkeypatch, "extra_ops", **{n: record(n) for n in names})
+    x, c = ot.dvector("x"), ot.bvector("c")
+    assert x.cumsum() == ("cumsum", (x, None), {})
+    assert x.cumprod(0) == ("cumprod", (x, 0), {})
+    assert x.repeat(2, axis=0) == ("repeat", (x, 2, 0), {})
+    assert x.squeeze() == ("squeeze", (x,), {"axis": None})
+    assert x.searchsorted(1.0, side="right") == ("searchsorted", (x, 1.0, "right", None), {})
+    assert c.compress(x) == ("compress", (c, x), {"axis": None})
     assert issubclass(OperatorUnavailableError, NotImplementedError)
 
 
@@ -930,3 +937,15 @@ def test_pickling_types_and_constants() -> None:
     c2 = pickle.loads(pickle.dumps(c))
     assert c2.type == c.type and c2.equals(c) and c2.name == "c"
     assert not c2.data.flags.writeable
+
+
+def test_sort_argsort_and_trace_methods_compute() -> None:
+    import opweave
+
+    x, m = ot.dvector("x"), ot.dmatrix("m")
+    f = opweave.function([x, m], [x.sort(), x.argsort(), m.trace()], mode="FAST_COMPILE")
+    xv, mv = np.array([3.0, -1.0, 2.0]), np.arange(9.0).reshape(3, 3)
+    got_sort, got_argsort, got_trace = f(xv, mv)
+    np.testing.assert_array_equal(got_sort, np.sort(xv))
+    np.testing.assert_array_equal(got_argsort, np.argsort(xv))
+    assert float(got_trace) == np.trace(mv)

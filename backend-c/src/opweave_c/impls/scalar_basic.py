@@ -77,6 +77,7 @@ from opweave_c.contract import (
     call_with_compiler,
     version_of,
 )
+from opweave_c.impls import scalar_math
 from opweave_c.impls.tensor_type import C_DTYPES
 
 __all__ = [
@@ -221,6 +222,7 @@ SCALAR_C_SUPPORT = (
     "#ifndef OPW_SC_FN\n#define OPW_SC_FN static inline OPW_HOT\n#endif\n"
     + "".join(_int_helpers(d) for d in _SIGNED + _UNSIGNED)
     + "".join(_float_helpers(d) for d in _FLOATS)
+    + scalar_math.SUPPORT
 )
 
 
@@ -617,6 +619,8 @@ _EXPRESSIONS: MappingProxyType[type, Callable[[_Call], str | None]] = MappingPro
         sm.Softplus: _softplus,
         sm.Erf: _erf("erf"),
         sm.Erfc: _erf("erfc"),
+        # the special functions (opweave_c.impls.scalar_math)
+        **scalar_math.EXPRESSIONS,
     }
 )
 

@@ -25,10 +25,13 @@ from opweave_python.impls import (
     compile_ops,
     dimshuffle,
     elemwise,
+    extra_ops,
     map_reduce,
+    nlinalg,
     reductions,
     scalar,
     shape,
+    slinalg,
     sort,
     special,
     subtensor,
@@ -48,6 +51,9 @@ MODULES = (
     subtensor,
     special,
     sort,
+    slinalg,
+    nlinalg,
+    extra_ops,
 )
 
 #: Op class -> ``perform(op, node, inputs, output_storage)``. Read-only.

@@ -34,6 +34,7 @@ from opweave.scalar import basic as sb
 from opweave.scalar import math as sm
 from opweave.scalar.basic import Cast, ScalarOp
 from opweave.scalar.composite import Composite
+from opweave_python import special_math
 
 try:  # SciPy is optional: it only makes erf/erfc faster.
     from scipy import special as _special  # type: ignore[import-not-found]
@@ -210,6 +211,37 @@ def _erfc(x: Any) -> Any:
     return finish(_erfc_vec(x), x.dtype)
 
 
+def _float_dtype(*xs: Any) -> np.dtype[Any]:
+    """The float dtype ``upgrade_to_float`` gives values of these dtypes."""
+    return np.result_type(*[_to_float(np.asarray(x)).dtype for x in xs])
+
+
+def _special_function(fn: Callable[..., Any], elementwise: bool = True) -> Impl:
+    """A special function computed in float64 (``fn`` of floats, vectorized, or of float64
+    arrays) and rounded to the float dtype of its inputs."""
+    vec = special_math.vectorized(fn) if elementwise else fn
+
+    def impl(*xs: Any) -> Any:
+        dtype = _float_dtype(*xs)
+        values = vec(*[np.asarray(x, dtype=np.float64) for x in xs])
+        with np.errstate(over="ignore"):  # beyond float32's range: inf, as C rounds it
+            return finish(values, dtype)
+
+    impl.__name__ = fn.__name__
+    return impl
+
+
+_polygamma_values = special_math.vectorized(special_math.polygamma)
+
+
+def _polygamma(n: Any, x: Any) -> Any:
+    """``polygamma(n, x)`` in ``x``'s float dtype (the order ``n`` is an integer)."""
+    dtype = _float_dtype(x)
+    values = _polygamma_values(n, np.asarray(x, dtype=np.float64))
+    with np.errstate(over="ignore"):
+        return finish(values, dtype)
+
+
 #: Op class -> implementation, for Ops whose computation does not depend on parameters.
 _IMPLS: MappingProxyType[type, Impl] = MappingProxyType(
     {
@@ -278,6 +310,19 @@ _IMPLS: MappingProxyType[type, Impl] = MappingProxyType(
         sm.Softplus: _softplus,
         sm.Erf: _erf,
         sm.Erfc: _erfc,
+        # special functions (opweave_python.special_math)
+        sm.Gamma: _special_function(special_math.gamma),
+        sm.GammaLn: _special_function(special_math.gammaln),
+        sm.Psi: _special_function(special_math.digamma),
+        sm.TriGamma: _special_function(special_math.trigamma),
+        sm.PolyGamma: _polygamma,
+        sm.Log1mexp: _special_function(special_math.log1mexp, elementwise=False),
+        sm.XlogX: _special_function(special_math.xlogx, elementwise=False),
+        sm.XlogY0: _special_function(special_math.xlogy0, elementwise=False),
+        sm.Erfinv: _special_function(special_math.erfinv),
+        sm.Erfcx: _special_function(special_math.erfcx),
+        sm.GammaInc: _special_function(special_math.gammainc),
+        sm.GammaIncC: _special_function(special_math.gammaincc),
     }
 )
 

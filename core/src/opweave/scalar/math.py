@@ -1,8 +1,13 @@
 """Transcendental and special scalar functions: exponentials, logarithms, trigonometry,
-hyperbolic functions, ``sigmoid``, ``softplus``, ``erf`` and ``erfc``.
+hyperbolic functions, ``sigmoid``, ``softplus``, ``erf`` and ``erfc``, and the special
+functions of PyTensor's ``scalar.math``: ``gamma``, ``gammaln``, ``psi`` (digamma),
+``tri_gamma``, ``polygamma``, ``log1mexp``, ``xlogx``, ``xlogy0``, ``erfinv``, ``erfcx``,
+``gammainc`` and ``gammaincc``.
 
 Each maps discrete inputs to a float output (:func:`~opweave.scalar.rules.upgrade_to_float`)
 and defines its derivative with ``grad_formula`` (see :class:`~opweave.scalar.basic.ScalarOp`).
+The special functions take the values of SciPy's functions of the same names (the backends
+compute them in double precision and round to the output dtype).
 """
 
 from __future__ import annotations
@@ -11,9 +16,22 @@ import math as _math
 from collections.abc import Sequence
 from typing import Any
 
+from opweave.gradient.opsupport import grad_not_implemented, grad_undefined
 from opweave.graph.basic import Variable
-from opweave.scalar.basic import BinaryScalarOp, UnaryScalarOp, _const, neg, sqr
+from opweave.scalar.basic import (
+    BinaryScalarOp,
+    UnaryScalarOp,
+    _const,
+    add,
+    constant,
+    isinf,
+    neg,
+    sqr,
+    switch,
+    true_div,
+)
 from opweave.scalar.rules import upgrade_to_float, upgrade_to_float_no_complex
+from opweave.scalar.type import ScalarType, discrete_types
 
 Grads = list[Any]
 
@@ -289,6 +307,178 @@ class Erfc(UnaryScalarOp):
         return [neg(gz) * _const(_TWO_OVER_SQRT_PI, x) * exp(neg(sqr(x)))]
 
 
+# ====================================================================== special functions
+
+_SQRT_PI_OVER_2 = _math.sqrt(_math.pi) / 2.0
+
+
+class Gamma(UnaryScalarOp):
+    """The gamma function (``inf`` with the sign of zero at 0, NaN at negative integers)."""
+
+    nfunc_spec = ("scipy.special.gamma", 1, 1)
+
+    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+        """``gz * gamma(x) * psi(x)``."""
+        (x,) = inputs
+        return [gz * out * psi(x)]
+
+
+class GammaLn(UnaryScalarOp):
+    """``log(abs(gamma(x)))`` (``inf`` at the poles 0, -1, -2, ...)."""
+
+    nfunc_spec = ("scipy.special.gammaln", 1, 1)
+
+    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+        """``gz * psi(x)``."""
+        (x,) = inputs
+        return [gz * psi(x)]
+
+
+class Psi(UnaryScalarOp):
+    """The digamma function, the derivative of :class:`GammaLn`.
+
+    As SciPy's ``psi``: ``-inf`` at ``+0``, ``inf`` at ``-0``, NaN at negative integers.
+    """
+
+    nfunc_spec = ("scipy.special.psi", 1, 1)
+
+    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+        """``gz * tri_gamma(x)``."""
+        (x,) = inputs
+        return [gz * tri_gamma(x)]
+
+
+class TriGamma(UnaryScalarOp):
+    """The trigamma function, the second derivative of :class:`GammaLn`
+    (``polygamma(1, x)``; ``inf`` at 0 and the negative integers)."""
+
+    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+        """``gz * polygamma(2, x)``."""
+        (x,) = inputs
+        return [gz * polygamma(constant(2, dtype="int64"), x)]
+
+
+def _polygamma_out(n_type: ScalarType, x_type: ScalarType) -> tuple[ScalarType, ...]:
+    """The order must be an integer; the output is ``x``'s float type."""
+    if n_type not in discrete_types or n_type.dtype == "bool":
+        raise TypeError(f"the order n of polygamma must be an integer, got dtype {n_type.dtype}")
+    return upgrade_to_float_no_complex(x_type)
+
+
+class PolyGamma(BinaryScalarOp):
+    """``polygamma(n, x)``: the ``n``-th derivative of :class:`Psi` (``psi`` for ``n = 0``).
+
+    The order ``n`` is an integer input (NaN for a negative one); the output has ``x``'s
+    float type. The gradient with respect to ``n`` is undefined.
+    """
+
+    nfunc_spec = ("scipy.special.polygamma", 2, 1)
+
+    def __init__(self, output_types_preference: Any = None, name: str | None = None) -> None:
+        super().__init__(output_types_preference or _polygamma_out, name)
+
+    def L_op(
+        self,
+        inputs: Sequence[Variable],
+        outputs: Sequence[Variable],
+        output_grads: Sequence[Variable],
+    ) -> Grads:
+        """Undefined for ``n``; ``gz * polygamma(n + 1, x)`` for ``x``."""
+        n, x = inputs
+        (gz,) = output_grads
+        g_n = grad_undefined(self, 0, n, "the order of polygamma is an integer")
+        if outputs[0].type in discrete_types:  # pragma: no cover - the output is a float
+            return [g_n, x.zeros_like()]  # type: ignore[attr-defined]
+        return [g_n, gz * self(add(n, _const(1, n)), x)]
+
+
+class Log1mexp(UnaryScalarOp):
+    """``log(1 - exp(x))``, accurate for ``x`` near 0 and very negative ``x`` (NaN for
+    ``x > 0``, ``-inf`` at 0)."""
+
+    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+        """``gz * -1 / expm1(-x)`` (``-inf`` at 0)."""
+        (x,) = inputs
+        slope = true_div(_const(-1, x), expm1(neg(x)))
+        slope = switch(isinf(slope), _const(-_math.inf, x), slope)
+        return [gz * slope]
+
+
+class XlogX(UnaryScalarOp):
+    """``x * log(x)``, 0 where ``x`` is 0."""
+
+    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+        """``gz * (1 + log(x))``."""
+        (x,) = inputs
+        return [gz * (_const(1, x) + log(x))]
+
+
+class XlogY0(BinaryScalarOp):
+    """``x * log(y)``, 0 where ``x`` is 0 (SciPy's ``xlogy``)."""
+
+    nfunc_spec = ("scipy.special.xlogy", 2, 1)
+
+    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+        """``gz * log(y)`` for ``x``, ``gz * x / y`` for ``y`` (not masked at ``x = 0``)."""
+        x, y = inputs
+        return [gz * log(y), gz * x / y]
+
+
+class Erfinv(UnaryScalarOp):
+    """The inverse of :class:`Erf` on ``[-1, 1]`` (``+-inf`` at ``+-1``, NaN outside)."""
+
+    nfunc_spec = ("scipy.special.erfinv", 1, 1)
+
+    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+        """``gz * sqrt(pi) / 2 * exp(erfinv(x)**2)``."""
+        return [gz * _const(_SQRT_PI_OVER_2, out) * exp(sqr(out))]
+
+
+class Erfcx(UnaryScalarOp):
+    """The scaled complementary error function ``exp(x**2) * erfc(x)``, computed without
+    overflow or underflow for large positive ``x``."""
+
+    nfunc_spec = ("scipy.special.erfcx", 1, 1)
+
+    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+        """``gz * (2 * x * erfcx(x) - 2 / sqrt(pi))``."""
+        (x,) = inputs
+        return [gz * (_const(2, x) * x * out - _const(_TWO_OVER_SQRT_PI, x))]
+
+
+def _incomplete_gamma_slope(k: Variable, x: Variable) -> Variable:
+    """``d/dx gammainc(k, x) = exp(-x + (k - 1) * log(x) - gammaln(k))``."""
+    return exp(neg(x) + (k - _const(1, k)) * log(x) - gammaln(k))  # type: ignore[no-any-return]
+
+
+class GammaInc(BinaryScalarOp):
+    """The regularized lower incomplete gamma function ``P(k, x)``.
+
+    NaN for negative ``k`` or ``x``; ``P(0, x) = 1`` for ``x > 0``. The gradient with
+    respect to ``k`` is not implemented.
+    """
+
+    nfunc_spec = ("scipy.special.gammainc", 2, 1)
+
+    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+        """Not implemented for ``k``; ``gz * exp(-x + (k - 1) * log(x) - gammaln(k))``."""
+        k, x = inputs
+        why = "the derivative of the incomplete gamma function in k is not implemented"
+        return [grad_not_implemented(self, 0, k, why), gz * _incomplete_gamma_slope(k, x)]
+
+
+class GammaIncC(BinaryScalarOp):
+    """The regularized upper incomplete gamma function ``Q(k, x) = 1 - P(k, x)``."""
+
+    nfunc_spec = ("scipy.special.gammaincc", 2, 1)
+
+    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+        """Not implemented for ``k``; minus :class:`GammaInc`'s for ``x``."""
+        k, x = inputs
+        why = "the derivative of the incomplete gamma function in k is not implemented"
+        return [grad_not_implemented(self, 0, k, why), neg(gz) * _incomplete_gamma_slope(k, x)]
+
+
 exp = Exp(upgrade_to_float, name="exp")
 exp2 = Exp2(upgrade_to_float, name="exp2")
 expm1 = Expm1(upgrade_to_float, name="expm1")
@@ -314,3 +504,15 @@ sigmoid = Sigmoid(upgrade_to_float_no_complex, name="sigmoid")
 softplus = Softplus(upgrade_to_float_no_complex, name="softplus")
 erf = Erf(upgrade_to_float_no_complex, name="erf")
 erfc = Erfc(upgrade_to_float_no_complex, name="erfc")
+gamma = Gamma(upgrade_to_float_no_complex, name="gamma")
+gammaln = GammaLn(upgrade_to_float_no_complex, name="gammaln")
+psi = Psi(upgrade_to_float_no_complex, name="psi")
+tri_gamma = TriGamma(upgrade_to_float_no_complex, name="tri_gamma")
+polygamma = PolyGamma(name="polygamma")
+log1mexp = Log1mexp(upgrade_to_float_no_complex, name="log1mexp")
+xlogx = XlogX(upgrade_to_float_no_complex, name="xlogx")
+xlogy0 = XlogY0(upgrade_to_float_no_complex, name="xlogy0")
+erfinv = Erfinv(upgrade_to_float_no_complex, name="erfinv")
+erfcx = Erfcx(upgrade_to_float_no_complex, name="erfcx")
+gammainc = GammaInc(upgrade_to_float_no_complex, name="gammainc")
+gammaincc = GammaIncC(upgrade_to_float_no_complex, name="gammaincc")

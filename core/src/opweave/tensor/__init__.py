@@ -7,15 +7,20 @@ constructors (``scalar``, ``vector``, ..., the typed shortcuts ``dmatrix``, ``fv
 ``as_tensor_variable``) are listed in :data:`opweave.tensor.constructors.__all__`. As in
 PyTensor, the exceptions are in :mod:`opweave.tensor.exceptions` and sorting in
 :mod:`opweave.tensor.sort` (``sort`` and ``argsort`` are re-exported here), and ``grad``,
-``jacobian`` and ``hessian`` of :mod:`opweave.gradient` are re-exported here.
+``jacobian`` and ``hessian`` of :mod:`opweave.gradient` are re-exported here. Linear
+algebra is in :mod:`opweave.tensor.linalg` (``ot.linalg.solve``, ``ot.linalg.cholesky``
+...), which re-exports :mod:`opweave.tensor.nlinalg` and :mod:`opweave.tensor.slinalg`.
 """
 
 from opweave.gradient import grad, hessian, jacobian  # PyTensor's re-exports
+from opweave.tensor import linalg, nlinalg, slinalg  # noqa: F401 - ``ot.linalg``
 from opweave.tensor.basic import *  # noqa: F403
 from opweave.tensor.basic import __all__ as _basic_all
 from opweave.tensor.constructors import *  # noqa: F403 - the constructors' __all__
 from opweave.tensor.constructors import __all__ as _constructors_all
 from opweave.tensor.elemwise import CAReduce, DimShuffle, Elemwise
+from opweave.tensor.extra_ops import *  # noqa: F403
+from opweave.tensor.extra_ops import __all__ as _extra_ops_all
 from opweave.tensor.math import *  # noqa: F403 (elementwise math, reductions, blas)
 from opweave.tensor.math import __all__ as _math_all
 from opweave.tensor.shape import *  # noqa: F403
@@ -51,12 +56,14 @@ __all__ = [
     "grad",
     "hessian",
     "jacobian",
+    "linalg",
     "shared",
     "sort",
     "values_eq_approx",
     "transfer",
     *_basic_all,
     *_constructors_all,
+    *_extra_ops_all,
     *_math_all,
     *_shape_all,
     *_special_all,

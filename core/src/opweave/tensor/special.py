@@ -1,10 +1,19 @@
-"""Softmax and friends: :class:`Softmax`, :class:`LogSoftmax`, :class:`SoftmaxGrad`,
-:func:`logsumexp`.
+"""Softmax and friends (:class:`Softmax`, :class:`LogSoftmax`, :class:`SoftmaxGrad`,
+:func:`logsumexp`) and the special functions.
 
 The Ops are symbolic; backends implement them stably (subtracting the maximum
 before exponentiating). :func:`logsumexp` is built from ``max``, ``exp``,
 ``sum`` and ``log`` of :mod:`opweave.tensor.math`, also with the maximum
 subtracted, so it neither overflows nor loses the largest terms.
+
+The special functions are elementwise: each is an
+:class:`~opweave.tensor.elemwise.Elemwise` of the scalar Op of the same name in
+:mod:`opweave.scalar.math` (``gammaln``, ``psi``/``digamma``, ``tri_gamma``,
+``polygamma``, ``gamma``, ``log1mexp``, ``xlogx``, ``xlogy0``, ``erfinv``, ``erfcx``,
+``gammainc``, ``gammaincc``), so they fuse into elementwise loops (with C code there), or,
+as in PyTensor, a formula of those (``logit``, ``beta``, ``betaln``, ``factorial``,
+``poch``, ``gammau``, ``gammal``, ``xlog1py``). ``log1pexp`` is ``softplus`` and ``expit``
+``sigmoid`` of :mod:`opweave.tensor.math`.
 """
 
 from __future__ import annotations
@@ -14,10 +23,12 @@ from typing import Any
 
 from opweave.graph.basic import Apply, Variable
 from opweave.graph.op import Op
+from opweave.scalar import math as sm
 from opweave.scalar.type import floatX
 from opweave.tensor import math as tm
 from opweave.tensor.basic import cast, where
 from opweave.tensor.constructors import as_tensor_variable
+from opweave.tensor.elemwise import Elemwise
 from opweave.tensor.shape import _dimshuffle
 from opweave.tensor.type import float_dtypes
 from opweave.tensor.variable import TensorVariable
@@ -26,9 +37,32 @@ __all__ = [
     "LogSoftmax",
     "Softmax",
     "SoftmaxGrad",
+    "beta",
+    "betaln",
+    "digamma",
+    "erfcx",
+    "erfinv",
+    "factorial",
+    "gamma",
+    "gammainc",
+    "gammaincc",
+    "gammal",
+    "gammaln",
+    "gammau",
+    "log1mexp",
+    "log1pexp",
     "log_softmax",
+    "logit",
     "logsumexp",
+    "poch",
+    "polygamma",
+    "psi",
     "softmax",
+    "tri_gamma",
+    "xlog1py",
+    "xlogx",
+    "xlogy",
+    "xlogy0",
 ]
 
 
@@ -226,23 +260,12 @@ def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> TensorVariabl
     """
     x = as_tensor_variable(x)
     xmax = tm.max(x, axis=axis, keepdims=True)
+    # The shift cancels out of the value, and so out of the gradient.
     shift = where(tm.isinf(xmax), 0, xmax)
-    zero_grad = _zero_grad()
-    if zero_grad is not None:
-        shift = zero_grad(shift)
     total = tm.log(tm.sum(tm.exp(tm.sub(x, shift)), axis=axis, keepdims=keepdims))
     if not keepdims:
         shift = _drop_reduced(shift, x.ndim, axis)
     return tm.add(total, shift)  # type: ignore[no-any-return]
-
-
-def _zero_grad() -> Any:
-    """``opweave.gradient``'s gradient stopper, when that module provides one."""
-    try:
-        import opweave.gradient as g  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        return None
-    return getattr(g, "zero_grad", None) or getattr(g, "disconnected_grad", None)
 
 
 def _drop_reduced(t: TensorVariable, ndim: int, axis: Any) -> TensorVariable:
@@ -253,3 +276,121 @@ def _drop_reduced(t: TensorVariable, ndim: int, axis: Any) -> TensorVariable:
     else:
         axes = {a % ndim for a in axis}
     return _dimshuffle(t, [d for d in range(ndim) if d not in axes])
+
+
+# ====================================================================== special functions
+
+
+def _elemwise(scalar_op: Any, doc: str) -> Elemwise:
+    op = Elemwise(scalar_op, name=scalar_op.name)
+    op.__doc__ = doc
+    return op
+
+
+gamma = _elemwise(sm.gamma, "Elementwise gamma function.")
+gammaln = _elemwise(sm.gammaln, "Elementwise ``log(abs(gamma(x)))``.")
+psi = _elemwise(sm.psi, "Elementwise digamma function, the derivative of ``gammaln``.")
+digamma = psi
+tri_gamma = _elemwise(sm.tri_gamma, "Elementwise trigamma function (``polygamma(1, x)``).")
+polygamma = _elemwise(
+    sm.polygamma, "Elementwise ``polygamma(n, x)``: the ``n``-th derivative of ``psi``."
+)
+log1mexp = _elemwise(sm.log1mexp, "Elementwise ``log(1 - exp(x))``, computed stably.")
+log1pexp = tm.softplus
+xlogx = _elemwise(sm.xlogx, "Elementwise ``x * log(x)``, 0 where ``x`` is 0.")
+xlogy0 = _elemwise(sm.xlogy0, "Elementwise ``x * log(y)``, 0 where ``x`` is 0.")
+xlogy = xlogy0
+erfinv = _elemwise(sm.erfinv, "Elementwise inverse error function.")
+erfcx = _elemwise(sm.erfcx, "Elementwise scaled complementary error function.")
+gammainc = _elemwise(sm.gammainc, "Elementwise regularized lower incomplete gamma function.")
+gammaincc = _elemwise(sm.gammaincc, "Elementwise regularized upper incomplete gamma function.")
+
+
+def logit(x: Any) -> TensorVariable:
+    """The logit ``log(x / (1 - x))``, the inverse of ``expit`` (``sigmoid``).
+
+    Parameters
+    ----------
+    x
+        A tensor (probabilities).
+    """
+    x = as_tensor_variable(x)
+    return tm.log(tm.true_div(x, tm.sub(1, x)))  # type: ignore[no-any-return]
+
+
+def beta(a: Any, b: Any) -> TensorVariable:
+    """The beta function ``gamma(a) * gamma(b) / gamma(a + b)``.
+
+    Parameters
+    ----------
+    a, b
+        Tensors (broadcast together).
+    """
+    return tm.true_div(tm.mul(gamma(a), gamma(b)), gamma(tm.add(a, b)))  # type: ignore[no-any-return]
+
+
+def betaln(a: Any, b: Any) -> TensorVariable:
+    """The log of the beta function, ``gammaln(a) + gammaln(b) - gammaln(a + b)``.
+
+    Parameters
+    ----------
+    a, b
+        Tensors (broadcast together).
+    """
+    return tm.sub(tm.add(gammaln(a), gammaln(b)), gammaln(tm.add(a, b)))  # type: ignore[no-any-return]
+
+
+def factorial(n: Any) -> TensorVariable:
+    """``n!`` as ``gamma(n + 1)`` (a float; defined for non-integers too).
+
+    Parameters
+    ----------
+    n
+        A tensor.
+    """
+    return gamma(tm.add(n, 1))  # type: ignore[no-any-return]
+
+
+def poch(z: Any, m: Any) -> TensorVariable:
+    """The Pochhammer symbol (rising factorial) ``gamma(z + m) / gamma(z)``.
+
+    Parameters
+    ----------
+    z, m
+        Tensors (broadcast together).
+    """
+    return tm.true_div(gamma(tm.add(z, m)), gamma(z))  # type: ignore[no-any-return]
+
+
+def gammau(k: Any, x: Any) -> TensorVariable:
+    """The upper incomplete gamma function ``gammaincc(k, x) * gamma(k)``.
+
+    Parameters
+    ----------
+    k, x
+        Tensors (broadcast together).
+    """
+    return tm.mul(gammaincc(k, x), gamma(k))  # type: ignore[no-any-return]
+
+
+def gammal(k: Any, x: Any) -> TensorVariable:
+    """The lower incomplete gamma function ``gammainc(k, x) * gamma(k)``.
+
+    Parameters
+    ----------
+    k, x
+        Tensors (broadcast together).
+    """
+    return tm.mul(gammainc(k, x), gamma(k))  # type: ignore[no-any-return]
+
+
+def xlog1py(x: Any, y: Any) -> TensorVariable:
+    """``x * log1p(y)``, 0 where ``x`` is 0.
+
+    Parameters
+    ----------
+    x, y
+        Tensors (broadcast together).
+    """
+    x = as_tensor_variable(x)
+    return where(tm.eq(x, 0), 0, tm.mul(x, tm.log1p(y)))

@@ -5,9 +5,7 @@ functions of the other ``opweave.tensor`` modules (``math``, ``basic``,
 ``shape``, ``subtensor``, ``elemwise``, ...). Those modules build on this one (their
 Ops return :class:`TensorVariable`), so this module is the lowest of the tensor
 library and reaches them through the module accessors below (``_math()``, ...), each
-one commented in-function import. Methods whose Op opweave does not have yet
-(``cumsum``, ``cumprod``, ``squeeze``, ``repeat``, ``trace``, ``sort``, ``argsort``) raise
-:class:`OperatorUnavailableError` naming it.
+one commented in-function import.
 """
 
 from __future__ import annotations
@@ -45,13 +43,6 @@ class NotScalarConstantError(Exception):
     """The variable is not (or cannot be shown to be) a constant scalar."""
 
 
-def _not_implemented_yet(module: str, name: str) -> OperatorUnavailableError:
-    """The error of a method whose implementing function opweave does not have yet."""
-    return OperatorUnavailableError(
-        f"this operation needs opweave.tensor.{module}.{name}, which is not implemented yet"
-    )
-
-
 # The modules the operators call. Each builds on this module (its Ops return tensor
 # variables), so each is imported when an operator first runs, not when this one loads.
 # ``subtensor`` and ``shape`` functions are imported by name in their methods instead
@@ -70,6 +61,13 @@ def _basic() -> ModuleType:
     from opweave.tensor import basic
 
     return basic
+
+
+def _tensor() -> ModuleType:
+    # late: the opweave.tensor package (extra_ops, sort, nlinalg...) builds on this module
+    import opweave.tensor
+
+    return opweave.tensor
 
 
 def _elemwise() -> ModuleType:
@@ -317,8 +315,9 @@ class TensorPyOperators:
         return _basic().flatten(self)
 
     def squeeze(self, axis: Any = None) -> Any:
-        """Drop broadcastable dimensions."""
-        raise _not_implemented_yet("extra_ops", "squeeze")
+        """Drop the dimensions known to have length 1 (``axis``: only those; see
+        :func:`opweave.tensor.extra_ops.squeeze`)."""
+        return _tensor().extra_ops.squeeze(self, axis=axis)
 
     def swapaxes(self, axis1: int, axis2: int) -> Any:
         """Exchange two axes."""
@@ -441,12 +440,21 @@ class TensorPyOperators:
         return y ** (1.0 / L)
 
     def cumsum(self, axis: int | None = None) -> Any:
-        """Cumulative sum along ``axis``."""
-        raise _not_implemented_yet("extra_ops", "cumsum")
+        """Cumulative sum along ``axis`` (``None``: of the flattened tensor)."""
+        return _tensor().extra_ops.cumsum(self, axis)
 
     def cumprod(self, axis: int | None = None) -> Any:
-        """Cumulative product along ``axis``."""
-        raise _not_implemented_yet("extra_ops", "cumprod")
+        """Cumulative product along ``axis`` (``None``: of the flattened tensor)."""
+        return _tensor().extra_ops.cumprod(self, axis)
+
+    def searchsorted(self, v: Any, side: str = "left", sorter: Any = None) -> Any:
+        """Where the elements of ``v`` would be inserted into this sorted vector."""
+        return _tensor().extra_ops.searchsorted(self, v, side, sorter)
+
+    def compress(self, a: Any, axis: int | None = None) -> Any:
+        """The slices of ``a`` along ``axis`` where this vector is true (PyTensor's
+        argument order: this variable is the condition)."""
+        return _tensor().extra_ops.compress(self, a, axis=axis)
 
     # ------------------------------------------------------------------ linear algebra
 
@@ -455,8 +463,8 @@ class TensorPyOperators:
         return _math().dot(self, other)
 
     def trace(self) -> Any:
-        """Sum of the diagonal."""
-        raise _not_implemented_yet("linalg", "trace")
+        """Sum of the diagonal (of the last two axes)."""
+        return _tensor().nlinalg.trace(self)
 
     # ------------------------------------------------------------------ elementwise
 
@@ -488,15 +496,15 @@ class TensorPyOperators:
 
     def sort(self, axis: int = -1, kind: str = "quicksort", order: Any = None) -> Any:
         """Sorted along ``axis``."""
-        raise _not_implemented_yet("sort", "sort")
+        return _tensor().sort(self, axis, kind, order)
 
     def argsort(self, axis: int = -1, kind: str = "quicksort", order: Any = None) -> Any:
         """Indices that sort along ``axis``."""
-        raise _not_implemented_yet("sort", "argsort")
+        return _tensor().argsort(self, axis, kind, order)
 
     def repeat(self, repeats: Any, axis: int | None = None) -> Any:
-        """Repeat elements."""
-        raise _not_implemented_yet("extra_ops", "repeat")
+        """Repeat elements ``repeats`` times (a count, or one per element along ``axis``)."""
+        return _tensor().extra_ops.repeat(self, repeats, axis)
 
     # Elementwise functions: ``x.exp()`` is ``opweave.tensor.math.exp(x)``.
     def exp(self) -> Any:

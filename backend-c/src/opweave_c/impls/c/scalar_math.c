@@ -1,0 +1,222 @@
+#section helpers
+/* opweave special functions (opweave.scalar.math), in double precision: the algorithms and
+   the order of operations of opweave_python.special_math. C99 on <math.h>, no CPython. */
+#ifndef OPW_SC_FN
+#define OPW_SC_FN static inline OPW_HOT
+#endif
+#define OPW_SM_EPS 2.220446049250313e-16
+#define OPW_SM_TINY 1e-300
+#define OPW_SM_MAX_ITER 100000
+#define OPW_SM_PI 3.141592653589793
+
+OPW_SC_FN double opw_sm_gamma(double x) { return tgamma(x); }
+OPW_SC_FN double opw_sm_gammaln(double x) { return lgamma(x); }
+
+/* digamma for finite x > 0: recurrence up to 12, then the asymptotic series. */
+OPW_SC_FN double opw_sm_digamma_pos(double x) {
+    double acc = 0.0, z, inner, tail;
+    while (x < 12.0) {
+        acc -= 1.0 / x;
+        x += 1.0;
+    }
+    z = 1.0 / (x * x);
+    inner = 1.0 / 132.0 - z * (691.0 / 32760.0 - z / 12.0);
+    tail = z * (1.0 / 12.0 - z * (1.0 / 120.0 - z * (1.0 / 252.0 - z * (1.0 / 240.0 - z * inner))));
+    return acc + log(x) - 0.5 / x - tail;
+}
+
+OPW_SC_FN double opw_sm_digamma(double x) {
+    if (isnan(x)) return x;
+    if (x <= 0) {
+        if (isinf(x) || x == floor(x)) return x == 0 ? -copysign(INFINITY, x) : NAN;
+        return opw_sm_digamma_pos(1.0 - x) - OPW_SM_PI / tan(OPW_SM_PI * (x - rint(x)));
+    }
+    if (isinf(x)) return x;
+    return opw_sm_digamma_pos(x);
+}
+
+/* trigamma for finite x > 0. */
+OPW_SC_FN double opw_sm_trigamma_pos(double x) {
+    double acc = 0.0, z, inner, series;
+    if (x * x == 0.0) return INFINITY;
+    while (x < 12.0) {
+        acc += 1.0 / (x * x);
+        x += 1.0;
+    }
+    z = 1.0 / (x * x);
+    inner = 5.0 / 66.0 - z * (691.0 / 2730.0 - z * 7.0 / 6.0);
+    series = (1.0 + z * (1.0 / 6.0 - z * (1.0 / 30.0 - z * (1.0 / 42.0 - z * (1.0 / 30.0 - z * inner))))) / x;
+    return acc + 0.5 * z + series;
+}
+
+OPW_SC_FN double opw_sm_trigamma(double x) {
+    double s;
+    if (isnan(x)) return x;
+    if (x <= 0) {
+        if (isinf(x) || x == floor(x)) return INFINITY;
+        s = sin(OPW_SM_PI * (x - rint(x)));
+        return OPW_SM_PI * OPW_SM_PI / (s * s) - opw_sm_trigamma_pos(1.0 - x);
+    }
+    if (isinf(x)) return 0.0;
+    return opw_sm_trigamma_pos(x);
+}
+
+/* The Hurwitz zeta function sum((q + k)^-s, k >= 0) for s > 1, by Euler-Maclaurin. */
+OPW_SC_FN double opw_sm_zeta(double s, double q) {
+    const double coef[12] = {
+        0.08333333333333333, -0.001388888888888889, 3.306878306878307e-05,
+        -8.267195767195768e-07, 2.08767569878681e-08, -5.284190138687493e-10,
+        1.3382536530684679e-11, -3.3896802963225827e-13, 8.586062056277845e-15,
+        -2.174868698558062e-16, 5.5090028283602295e-18, -1.3954464685812522e-19};
+    double total, a, b = 0.0, rising = 1.0, k = 0.0, t;
+    int i = 0, j;
+    if (q <= 0 && (isinf(q) || q == floor(q))) return INFINITY;
+    if (q > 1e8) return (1.0 / (s - 1.0) + 0.5 / q) * pow(q, 1.0 - s);
+    total = pow(q, -s);
+    a = q;
+    while (i < 9 || a <= 9.0) {
+        i += 1;
+        a += 1.0;
+        b = pow(a, -s);
+        total += b;
+        if (fabs(b) < fabs(total) * OPW_SM_EPS) return total;
+    }
+    total += b * a / (s - 1.0) - 0.5 * b;
+    for (j = 0; j < 12; j++) {
+        rising *= s + k;
+        b /= a;
+        t = coef[j] * rising * b;
+        total += t;
+        if (fabs(t) < fabs(total) * OPW_SM_EPS) break;
+        k += 1.0;
+        rising *= s + k;
+        b /= a;
+        k += 1.0;
+    }
+    return total;
+}
+
+OPW_SC_FN double opw_sm_polygamma(double n, double x) {
+    if (isnan(n) || isnan(x) || n < 0 || isinf(n) || n != floor(n)) return NAN;
+    if (n == 0) return opw_sm_digamma(x);
+    if (n == 1) return opw_sm_trigamma(x);
+    if (x == INFINITY) return fmod(n, 2.0) == 0 ? -0.0 : 0.0;
+    return (fmod(n, 2.0) == 1.0 ? 1.0 : -1.0) * tgamma(n + 1.0) * opw_sm_zeta(n + 1.0, x);
+}
+
+OPW_SC_FN double opw_sm_log1mexp(double x) {
+    return x < -0.6931471805599453 ? log1p(-exp(x)) : log(-expm1(x));
+}
+OPW_SC_FN double opw_sm_xlogx(double x) { return x == 0 ? 0.0 : x * log(x); }
+OPW_SC_FN double opw_sm_xlogy0(double x, double y) { return x == 0 ? 0.0 : x * log(y); }
+
+/* Winitzki's approximation, then Newton's method on erf (on erfc above 0.5). */
+OPW_SC_FN double opw_sm_erfinv(double x) {
+    double a, l, t, y, f;
+    int i;
+    if (isnan(x) || x < -1.0 || x > 1.0) return NAN;
+    if (x == 0.0) return x;
+    a = fabs(x);
+    if (a == 1.0) return copysign(INFINITY, x);
+    l = log1p(-a) + log1p(a);
+    t = 4.330746750799873 + 0.5 * l;
+    y = sqrt(sqrt(t * t - l / 0.147) - t);
+    for (i = 0; i < 4; i++) {
+        f = a <= 0.5 ? erf(y) - a : (1.0 - a) - erfc(y);
+        y -= f / (1.1283791670955126 * exp(-y * y));
+    }
+    return copysign(y, x);
+}
+
+/* exp(x * x) with x * x split into an exact sum hi + lo (Dekker; needs no contraction). */
+OPW_SC_FN double opw_sm_exp_x2(double x) {
+    double c = 134217729.0 * x;
+    double xh = c - (c - x);
+    double xl = x - xh;
+    double hi = x * x;
+    double lo = ((xh * xh - hi) + 2.0 * xh * xl) + xl * xl;
+    return exp(hi) * (1.0 + lo);
+}
+
+OPW_SC_FN double opw_sm_erfcx_nonneg(double x) {
+    double w, total = 1.0, term = 1.0;
+    int k;
+    if (x < 26.0) return opw_sm_exp_x2(x) * erfc(x);
+    if (isinf(x)) return 0.0;
+    w = 1.0 / (2.0 * x * x);
+    for (k = 1; k < 12; k++) {
+        term *= -(2 * k - 1) * w;
+        total += term;
+    }
+    return total * 0.5641895835477563 / x;
+}
+
+OPW_SC_FN double opw_sm_erfcx(double x) {
+    if (isnan(x)) return x;
+    if (x < 0.0) {
+        if (x < -26.7) return INFINITY;
+        return 2.0 * opw_sm_exp_x2(x) - opw_sm_erfcx_nonneg(-x);
+    }
+    return opw_sm_erfcx_nonneg(x);
+}
+
+/* x^k exp(-x) / gamma(k) */
+OPW_SC_FN double opw_sm_igam_factor(double k, double x) {
+    return exp(k * log(x) - x - lgamma(k));
+}
+
+/* P(k, x) by its power series (x < k + 1). */
+OPW_SC_FN double opw_sm_igam_series(double k, double x) {
+    double term = 1.0 / k, total = term, a = k;
+    int it;
+    for (it = 0; it < OPW_SM_MAX_ITER; it++) {
+        a += 1.0;
+        term *= x / a;
+        total += term;
+        if (fabs(term) < fabs(total) * OPW_SM_EPS) break;
+    }
+    return total * opw_sm_igam_factor(k, x);
+}
+
+/* Q(k, x) by its continued fraction, Lentz's method (x >= k + 1). */
+OPW_SC_FN double opw_sm_igamc_fraction(double k, double x) {
+    double b = x + 1.0 - k, c = 1.0 / OPW_SM_TINY, d = 1.0 / b, h = d, an, delta;
+    int i;
+    for (i = 1; i < OPW_SM_MAX_ITER; i++) {
+        an = -i * (i - k);
+        b += 2.0;
+        d = an * d + b;
+        if (fabs(d) < OPW_SM_TINY) d = OPW_SM_TINY;
+        c = b + an / c;
+        if (fabs(c) < OPW_SM_TINY) c = OPW_SM_TINY;
+        d = 1.0 / d;
+        delta = d * c;
+        h *= delta;
+        if (fabs(delta - 1.0) < OPW_SM_EPS) break;
+    }
+    return h * opw_sm_igam_factor(k, x);
+}
+
+/* The value of P (lower) or Q at the edges of the domain: 1 when *out is set. */
+OPW_SC_FN int opw_sm_igam_edge(double k, double x, int lower, double* out) {
+    if (isnan(k) || isnan(x) || k < 0 || x < 0) { *out = NAN; return 1; }
+    if (k == 0) { *out = x == 0 ? NAN : (lower ? 1.0 : 0.0); return 1; }
+    if (x == 0) { *out = lower ? 0.0 : 1.0; return 1; }
+    if (isinf(k)) { *out = isinf(x) ? NAN : (lower ? 0.0 : 1.0); return 1; }
+    if (isinf(x)) { *out = lower ? 1.0 : 0.0; return 1; }
+    return 0;
+}
+
+OPW_SC_FN double opw_sm_gammainc(double k, double x) {
+    double edge;
+    if (opw_sm_igam_edge(k, x, 1, &edge)) return edge;
+    if (x < k + 1.0) return opw_sm_igam_series(k, x);
+    return 1.0 - opw_sm_igamc_fraction(k, x);
+}
+
+OPW_SC_FN double opw_sm_gammaincc(double k, double x) {
+    double edge;
+    if (opw_sm_igam_edge(k, x, 0, &edge)) return edge;
+    if (x < k + 1.0) return 1.0 - opw_sm_igam_series(k, x);
+    return opw_sm_igamc_fraction(k, x);
+}
