@@ -18,6 +18,10 @@ entry                           where               tags
 ``local_shape_i_from_infer_shape``, ``canonicalize`` fast_run, shape
 ``local_shape_from_infer_shape``
 ``local_log1p``, ...            ``stabilize``       fast_run, stabilize
+``local_exp_over_1_plus_exp``,  ``stabilize``       fast_run, stabilize
+``logsigm_to_softplus``, ...
+``local_1msigmoid``,            ``specialize``      fast_run, specialize
+``log1p_neg_sigmoid``
 ``specialize_constant_folding`` ``specialize``      fast_run, constant_folding
 ``local_dot_transposes``        ``specialize``      fast_run, specialize
 ``elemwise_fusion``             own phase, 3        fast_run, fusion
@@ -36,6 +40,7 @@ from opweave.tensor.rewriting.canonicalize import register_canonicalize
 from opweave.tensor.rewriting.constant_folding import register_constant_folding
 from opweave.tensor.rewriting.fusion import register_fusion
 from opweave.tensor.rewriting.inplace import register_inplace
+from opweave.tensor.rewriting.math import register_math
 from opweave.tensor.rewriting.reduce_fusion import register_reduce_fusion
 from opweave.tensor.rewriting.shape import register_shape
 
@@ -56,6 +61,7 @@ def register_standard_rewrites(db: RewriteDatabase) -> None:
     """
     register_constant_folding(db)
     register_canonicalize(db)
+    register_math(db)
     register_shape(db)
     register_fusion(db)
     register_reduce_fusion(db)
