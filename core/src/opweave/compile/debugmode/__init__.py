@@ -1,42 +1,5 @@
 """``opweave.compile.debugmode``: re-exports of :mod:`opweave.compile.debug.debugmode`,
 where DebugMode lives (as in PyTensor's ``pytensor.compile.debug.debugmode``)."""
 
-from opweave.compile.debug.debugmode import (
-    ALL_PREALLOC_MODES,
-    DEFAULT_PREALLOC_MODES,
-    DEFAULT_STABILITY_PATIENCE,
-    BadDestroyMap,
-    BadOptimization,
-    BadThunkOutput,
-    BadViewMap,
-    DebugLinker,
-    DebugMode,
-    DebugModeError,
-    DebugModeWarning,
-    DebugSettings,
-    InvalidValueError,
-    NodeChecker,
-    Replacement,
-    ReplacementTracker,
-    StochasticOrder,
-)
-
-__all__ = [
-    "ALL_PREALLOC_MODES",
-    "DEFAULT_PREALLOC_MODES",
-    "DEFAULT_STABILITY_PATIENCE",
-    "BadDestroyMap",
-    "BadOptimization",
-    "BadThunkOutput",
-    "BadViewMap",
-    "DebugLinker",
-    "DebugMode",
-    "DebugModeError",
-    "DebugModeWarning",
-    "DebugSettings",
-    "InvalidValueError",
-    "NodeChecker",
-    "Replacement",
-    "ReplacementTracker",
-    "StochasticOrder",
-]
+from opweave.compile.debug.debugmode import *  # noqa: F403 - the re-exports
+from opweave.compile.debug.debugmode import __all__ as __all__
