@@ -14,7 +14,8 @@ diagonal (``numpy.diagonal(...).copy()``: the other axes in order, then the diag
 fancy assignment allows) onto that diagonal of the copy; a ``y`` that does not broadcast
 raises NumPy's ``ValueError`` ("shape mismatch: value array of shape ..."). A
 ``DiagGrad`` whose axes are not distinct and within the input's rank, and offsets beyond
-2**62, are left to Python.
+2**62, are left to Python. ``AllocDiag`` has no C code: the C linkers run the Python
+backend's implementation.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from opweave.graph.basic import Apply
 from opweave.scalar.type import DTYPE_SPECS, ScalarType
 from opweave.tensor.basic import (
     Alloc,
+    AllocDiag,
     ARange,
     Choose,
     DiagGrad,
@@ -561,6 +563,12 @@ def _diag_grad(op: DiagGrad, node: Apply) -> DiagGradC | None:
     return DiagGradC()
 
 
+def _python_only(op: Any, node: Apply) -> None:
+    """``AllocDiag``: no C code (a NumPy fancy assignment into zeros), so the C linkers
+    run the Python backend's implementation."""
+    return None
+
+
 #: Op class -> ``factory(op, node)`` giving the C implementation or ``None``. Read-only.
 C_OPS: MappingProxyType[type, Any] = MappingProxyType(
     {
@@ -576,5 +584,6 @@ C_OPS: MappingProxyType[type, Any] = MappingProxyType(
         Nonzero: _nonzero,
         ExtractDiag: _extract_diag,
         DiagGrad: _diag_grad,
+        AllocDiag: _python_only,
     }
 )

@@ -11,6 +11,7 @@ import numpy as np
 from opweave.graph.basic import Apply
 from opweave.tensor.basic import (
     Alloc,
+    AllocDiag,
     ARange,
     Choose,
     DiagGrad,
@@ -173,6 +174,17 @@ def diag_grad_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[lis
     out[0][0] = z
 
 
+def alloc_diag_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
+    """Zeros with the last axis of ``diag`` on diagonal ``op.offset`` of ``(axis1, axis2)``."""
+    (diag,) = inputs
+    n = diag.shape[-1]
+    side = n + abs(op.offset)
+    z = np.zeros((*diag.shape[:-1], side, side), dtype=_out_dtype(node))
+    i = np.arange(n)
+    z[..., i + max(0, -op.offset), i + max(0, op.offset)] = diag
+    out[0][0] = np.ascontiguousarray(np.moveaxis(z, (-2, -1), (op.axis1, op.axis2)))
+
+
 def tensor_from_scalar_perform(
     op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]
 ) -> None:
@@ -200,6 +212,7 @@ PERFORMS: MappingProxyType[type, Callable[..., None]] = MappingProxyType(
         Nonzero: nonzero_perform,
         ExtractDiag: extract_diag_perform,
         DiagGrad: diag_grad_perform,
+        AllocDiag: alloc_diag_perform,
         TensorFromScalar: tensor_from_scalar_perform,
         ScalarFromTensor: scalar_from_tensor_perform,
     }

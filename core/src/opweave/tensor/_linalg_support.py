@@ -7,8 +7,9 @@
   being a batch that NumPy's batched routines loop over. Two-input Ops left-pad their
   inputs to one batch rank and broadcast batch axes whose static length is 1
   (:func:`broadcast_batch`, :func:`batch_shape_of`), as ``MatMul`` does.
-- Small symbolic helpers their gradients use, all batched: :func:`mT`, :func:`tril`,
-  :func:`triu`, :func:`diag_embed`, :func:`symmetrized_grad`.
+- Small symbolic helpers their gradients use, all batched: :func:`mT`, :func:`diag_embed`,
+  :func:`symmetrized_grad` (and :func:`~opweave.tensor.basic.tril`,
+  :func:`~opweave.tensor.basic.triu`, re-exported from :mod:`opweave.tensor.basic`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,14 @@ from opweave.graph.basic import Apply, Variable
 from opweave.graph.op import Op
 from opweave.graph.type import DisconnectedType
 from opweave.tensor import math as tm
-from opweave.tensor.basic import arange, as_tensor_variable, eye, matrix_transpose, where
+from opweave.tensor.basic import (  # tril, triu: re-exported for the linalg modules
+    as_tensor_variable,
+    eye,
+    matrix_transpose,
+    tril,
+    triu,
+    where,
+)
 from opweave.tensor.elemwise import _broadcast_shape, left_pad, zeros_like_float
 from opweave.tensor.type import complex_dtypes, discrete_dtypes
 from opweave.tensor.variable import TensorVariable
@@ -195,23 +203,6 @@ def batch_shape_of(node: Apply, shapes: Sequence[Sequence[Any]], batch_ndim: int
 def mT(x: Any) -> TensorVariable:
     """``x`` with its last two axes exchanged."""
     return matrix_transpose(x)
-
-
-def _triangle(x: TensorVariable, k: int, lower: bool) -> TensorVariable:
-    rows = arange(x.shape[-2]).dimshuffle(0, "x")
-    cols = arange(x.shape[-1]).dimshuffle("x", 0)
-    keep = tm.ge(tm.add(rows, k), cols) if lower else tm.le(tm.add(rows, k), cols)
-    return where(keep, x, np.zeros((), dtype=x.dtype))
-
-
-def tril(x: Any, k: int = 0) -> TensorVariable:
-    """The lower triangle of each matrix of ``x`` (on and below diagonal ``k``), zeros above."""
-    return _triangle(as_tensor_variable(x), k, lower=True)
-
-
-def triu(x: Any, k: int = 0) -> TensorVariable:
-    """The upper triangle of each matrix of ``x`` (on and above diagonal ``k``), zeros below."""
-    return _triangle(as_tensor_variable(x), k, lower=False)
 
 
 def diag_embed(v: Any) -> TensorVariable:

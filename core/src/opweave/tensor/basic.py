@@ -2,11 +2,13 @@
 
 Ops: :class:`MakeVector`, :class:`Alloc`, :class:`ARange`, :class:`Eye`,
 :class:`Join`, :class:`Split`, :class:`Nonzero`, :class:`ExtractDiag` (and its
-gradient :class:`DiagGrad`), :class:`TensorFromScalar`, :class:`ScalarFromTensor`. Functions
-building them: :func:`make_vector`, :func:`alloc`, :func:`zeros`, :func:`ones`,
-:func:`full`, :func:`zeros_like`, :func:`ones_like`, :func:`arange`, :func:`eye`,
-:func:`join`, :func:`concatenate`, :func:`stack`, :func:`split`, :func:`nonzero`,
-:func:`diagonal`, :func:`tile`, :func:`choose` (:class:`Choose`). Elementwise helpers
+gradient :class:`DiagGrad`), :class:`AllocDiag`, :class:`TensorFromScalar`,
+:class:`ScalarFromTensor`. Functions building them: :func:`make_vector`, :func:`alloc`,
+:func:`zeros`, :func:`ones`, :func:`full`, :func:`zeros_like`, :func:`ones_like`,
+:func:`arange`, :func:`eye`, :func:`join`, :func:`concatenate`, :func:`stack`,
+:func:`split`, :func:`nonzero`, :func:`diagonal`, :func:`alloc_diag`, :func:`diag`,
+:func:`tile`, :func:`choose` (:class:`Choose`). :func:`tri`, :func:`tril` and :func:`triu`
+are built, as in PyTensor, from :func:`arange` and comparisons. Elementwise helpers
 (:func:`cast`, :func:`fill`/:func:`second`,
 :func:`where`/:func:`switch`, :func:`tensor_copy`) and the axis permutations
 (:func:`transpose`, :func:`swapaxes`, :func:`matrix_transpose`) build
@@ -61,6 +63,7 @@ from opweave.tensor.variable import (
 __all__ = [
     "ARange",
     "Alloc",
+    "AllocDiag",
     "Choose",
     "DiagGrad",
     "ExtractDiag",
@@ -72,6 +75,7 @@ __all__ = [
     "Split",
     "TensorFromScalar",
     "alloc",
+    "alloc_diag",
     "arange",
     "as_dtype",
     "as_tensor",
@@ -80,6 +84,7 @@ __all__ = [
     "choose",
     "concatenate",
     "constant",
+    "diag",
     "diagonal",
     "eye",
     "fill",
@@ -107,6 +112,9 @@ __all__ = [
     "tensor_from_scalar",
     "tile",
     "transpose",
+    "tri",
+    "tril",
+    "triu",
     "where",
     "zeros",
     "zeros_like",
@@ -1514,6 +1522,262 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> TensorV
     a1 = _normalize_axis(axis1, a.ndim, "diagonal")
     a2 = _normalize_axis(axis2, a.ndim, "diagonal")
     return ExtractDiag(offset, a1, a2)(a)  # type: ignore[return-value]
+
+
+# ====================================================================== triangles and diagonals
+
+
+def tri(N: Any, M: Any = None, k: Any = 0, dtype: Any = None) -> TensorVariable:
+    """An ``N`` by ``M`` matrix with ones at and below diagonal ``k``, zeros above
+    (``numpy.tri``).
+
+    Built, as in PyTensor, from :func:`arange` and a comparison: ``T[i, j]`` is 1 where
+    ``i + k >= j``.
+
+    Parameters
+    ----------
+    N
+        Number of rows (an int or a 0-d integer tensor).
+    M
+        Number of columns (default ``N``).
+    k
+        The diagonal at and below which the matrix holds ones: 0 is the main diagonal,
+        negative below it, positive above it.
+    dtype
+        Output dtype (default ``config.floatX``).
+
+    Returns
+    -------
+    TensorVariable
+        A matrix of ``dtype``.
+
+    Raises
+    ------
+    TypeError
+        If ``N``, ``M`` or ``k`` is not an integer scalar.
+    """
+    n = _as_int_scalar(N, "tri: N")
+    m = n if M is None else _as_int_scalar(M, "tri: M")
+    kk = _as_int_scalar(k, "tri: k")
+    rows = _dimshuffle(arange(n), (0, "x"))
+    cols = _dimshuffle(arange(m), ("x", 0))
+    mask = tm.ge(tm.add(rows, kk), cols)
+    return cast(mask, floatX() if dtype is None else as_dtype(dtype))
+
+
+def _triangle_mask(x: TensorVariable, k: Any, who: str) -> TensorVariable:
+    """The boolean :func:`tri` mask (diagonal ``k``) of the last two axes of ``x``."""
+    if x.ndim == 0:
+        raise ValueError(f"{who}: m must have at least 1 dimension, got the 0-d {x}")
+    static = x.type.shape[-2:]
+    dims = [s if s is not None else d for s, d in zip(static, _dims_of(x)[-2:], strict=True)]
+    return tri(*dims, k=_as_int_scalar(k, f"{who}: k"), dtype="bool")
+
+
+def tril(m: Any, k: Any = 0) -> TensorVariable:
+    """The lower triangle of ``m``: a copy with the elements above diagonal ``k`` zeroed
+    (``numpy.tril``).
+
+    For more than two dimensions the last two axes hold the matrices; a vector is
+    broadcast to a square matrix first, as NumPy does. The elements are selected (not
+    multiplied by a mask), so non-finite values above the diagonal give zeros too.
+
+    Parameters
+    ----------
+    m
+        A tensor with at least one dimension, shape ``(..., M, N)``.
+    k
+        Diagonal above which to zero elements (an int or a 0-d integer tensor): 0 is the
+        main diagonal, negative below it, positive above it.
+
+    Returns
+    -------
+    TensorVariable
+        The lower triangle, with ``m``'s dtype.
+
+    Raises
+    ------
+    ValueError
+        If ``m`` is 0-d.
+    TypeError
+        If ``k`` is not an integer scalar.
+    """
+    x = as_tensor_variable(m)
+    mask = _triangle_mask(x, k, "tril")
+    return where(mask, x, np.zeros((), dtype=x.dtype))
+
+
+def triu(m: Any, k: Any = 0) -> TensorVariable:
+    """The upper triangle of ``m``: a copy with the elements below diagonal ``k`` zeroed
+    (``numpy.triu``).
+
+    See :func:`tril` for the handling of batches and vectors.
+
+    Parameters
+    ----------
+    m
+        A tensor with at least one dimension, shape ``(..., M, N)``.
+    k
+        Diagonal below which to zero elements (an int or a 0-d integer tensor).
+
+    Returns
+    -------
+    TensorVariable
+        The upper triangle, with ``m``'s dtype.
+
+    Raises
+    ------
+    ValueError
+        If ``m`` is 0-d.
+    TypeError
+        If ``k`` is not an integer scalar.
+    """
+    x = as_tensor_variable(m)
+    below = tm.sub(_as_int_scalar(k, "triu: k"), 1)
+    mask = _triangle_mask(x, below, "triu")
+    return where(mask, np.zeros((), dtype=x.dtype), x)
+
+
+def _diag_side(length: Any, offset: int) -> Any:
+    if isinstance(length, int | np.integer):
+        return int(length) + abs(offset)
+    return tm.add(length, abs(offset))
+
+
+def _insert_axes(batch: Sequence[Any], side: Any, axis1: int, axis2: int) -> list[Any]:
+    """``batch`` with ``side`` inserted at the (increasing) positions ``axis1``, ``axis2``."""
+    dims = list(batch)
+    dims.insert(axis1, side)
+    dims.insert(axis2, side)
+    return dims
+
+
+class AllocDiag(Op):
+    """Zeros with the last axis of the input written on diagonal ``offset`` of the plane
+    ``(axis1, axis2)``; the inverse of :class:`ExtractDiag` with the same parameters.
+
+    The input ``diag`` of shape ``(*batch, n)`` gives an output with ``batch``'s axes in
+    order and two new axes of length ``n + abs(offset)`` at ``axis1`` and ``axis2``.
+
+    Parameters
+    ----------
+    axis1, axis2
+        The positions of the two new axes in the output (non-negative, ``axis1 < axis2``).
+    offset
+        Diagonal offset (positive: above the main diagonal).
+    """
+
+    __props__ = ("axis1", "axis2", "offset")
+
+    def __init__(self, *, axis1: int = 0, axis2: int = 1, offset: int = 0) -> None:
+        for name, value in (("axis1", axis1), ("axis2", axis2), ("offset", offset)):
+            if isinstance(value, bool) or not isinstance(value, int | np.integer):
+                raise TypeError(f"AllocDiag: {name} must be an int, got {value!r}")
+        if not 0 <= axis1 < axis2:
+            raise ValueError(
+                f"AllocDiag: the axes must satisfy 0 <= axis1 < axis2, got {axis1} and {axis2}"
+            )
+        self.axis1, self.axis2, self.offset = int(axis1), int(axis2), int(offset)
+
+    def __str__(self) -> str:
+        return f"AllocDiag{{axis1={self.axis1}, axis2={self.axis2}, offset={self.offset}}}"
+
+    def make_node(self, diag: Any) -> Apply:
+        """A tensor with at least one dimension; one more dimension in the output."""
+        diag = as_tensor_variable(diag)
+        if diag.ndim == 0:
+            raise ValueError(f"{self}: diag must have at least 1 dimension, got the 0-d {diag}")
+        if self.axis2 > diag.ndim:
+            raise ValueError(
+                f"{self}: axis2 is out of range for the {diag.ndim + 1}-d output of {diag}"
+            )
+        *batch, n = diag.type.shape
+        side = None if n is None else _diag_side(n, self.offset)
+        shape = _insert_axes(batch, side, self.axis1, self.axis2)
+        return Apply(self, [diag], [diag.type.clone(shape=tuple(shape))()])
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+        """The batch dimensions with the two sides inserted."""
+        *batch, n = shapes[0]
+        return [tuple(_insert_axes(batch, _diag_side(n, self.offset), self.axis1, self.axis2))]
+
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list[Any]:
+        """The diagonal of the output gradient (:class:`ExtractDiag`)."""
+        (diag,) = inputs
+        (gz,) = output_grads
+        if diag.dtype not in continuous_dtypes:  # type: ignore[attr-defined]
+            return [_float_zeros_like(diag)]
+        return [ExtractDiag(self.offset, self.axis1, self.axis2)(gz)]
+
+    def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Any]) -> list[Any]:
+        """Linear: the Op applied to the evaluation point."""
+        return [None if eval_points[0] is None else self(eval_points[0])]
+
+
+def alloc_diag(diag: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> TensorVariable:
+    """Write the last axis of ``diag`` on a diagonal of zeros (:class:`AllocDiag`).
+
+    ``diagonal(alloc_diag(x, offset, axis1, axis2), offset, axis1, axis2)`` is ``x``.
+
+    Parameters
+    ----------
+    diag
+        A tensor with at least one dimension.
+    offset
+        Diagonal offset (positive: above the main diagonal).
+    axis1, axis2
+        The axes of the output (negative values count from its end) that hold the matrices.
+
+    Returns
+    -------
+    TensorVariable
+        A tensor with one more dimension than ``diag``.
+
+    Raises
+    ------
+    ValueError
+        If ``diag`` is 0-d, or the axes are out of range or equal.
+    """
+    diag = as_tensor_variable(diag)
+    if diag.ndim == 0:
+        raise ValueError(f"alloc_diag: diag must have at least 1 dimension, got the 0-d {diag}")
+    a1 = _normalize_axis(axis1, diag.ndim + 1, "alloc_diag")
+    a2 = _normalize_axis(axis2, diag.ndim + 1, "alloc_diag")
+    if a1 == a2:
+        raise ValueError(f"alloc_diag: axis1 and axis2 must differ, got {axis1} and {axis2}")
+    if isinstance(offset, bool) or not isinstance(offset, int | np.integer):
+        raise TypeError(f"alloc_diag: offset must be an int, got {offset!r}")
+    a1, a2 = min(a1, a2), max(a1, a2)
+    return AllocDiag(axis1=a1, axis2=a2, offset=int(offset))(diag)  # type: ignore[return-value]
+
+
+def diag(v: Any, k: int = 0) -> TensorVariable:
+    """``numpy.diag``: a vector gives a matrix with ``v`` on diagonal ``k``
+    (:func:`alloc_diag`); a matrix gives its diagonal ``k`` (:func:`diagonal`).
+
+    Parameters
+    ----------
+    v
+        A vector or a matrix.
+    k
+        Diagonal offset (positive: above the main diagonal).
+
+    Returns
+    -------
+    TensorVariable
+        A matrix for a vector input, a vector for a matrix input.
+
+    Raises
+    ------
+    ValueError
+        If ``v`` is neither 1-d nor 2-d.
+    """
+    x = as_tensor_variable(v)
+    if x.ndim == 1:
+        return alloc_diag(x, offset=k)
+    if x.ndim == 2:
+        return diagonal(x, offset=k)
+    raise ValueError(f"diag: v must be 1-d or 2-d, got {x} with {x.ndim} dimensions")
 
 
 # ====================================================================== scalars and 0-d tensors

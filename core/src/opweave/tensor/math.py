@@ -125,6 +125,65 @@ softplus = _elemwise(ps.softplus, "softplus", "Elementwise ``log(1 + exp(x))``."
 erf = _elemwise(ps.erf, "erf", "Elementwise error function.")
 erfc = _elemwise(ps.erfc, "erfc", "Elementwise complementary error function.")
 
+# ====================================================================== special functions
+# PyTensor keeps these in ``pytensor.tensor.math``; ``opweave.tensor.special`` re-exports them.
+
+gamma = _elemwise(ps.gamma, "gamma", "Elementwise gamma function.")
+gammaln = _elemwise(ps.gammaln, "gammaln", "Elementwise ``log(abs(gamma(x)))``.")
+psi = _elemwise(ps.psi, "psi", "Elementwise digamma function, the derivative of ``gammaln``.")
+digamma = psi
+tri_gamma = _elemwise(
+    ps.tri_gamma, "tri_gamma", "Elementwise trigamma function (``polygamma(1, x)``)."
+)
+polygamma = _elemwise(
+    ps.polygamma,
+    "polygamma",
+    "Elementwise ``polygamma(n, x)``: the ``n``-th derivative of ``psi``.",
+)
+log1mexp = _elemwise(ps.log1mexp, "log1mexp", "Elementwise ``log(1 - exp(x))``, computed stably.")
+log1pexp = softplus
+erfinv = _elemwise(ps.erfinv, "erfinv", "Elementwise inverse error function.")
+erfcx = _elemwise(ps.erfcx, "erfcx", "Elementwise scaled complementary error function.")
+gammainc = _elemwise(
+    ps.gammainc, "gammainc", "Elementwise regularized lower incomplete gamma function."
+)
+gammaincc = _elemwise(
+    ps.gammaincc, "gammaincc", "Elementwise regularized upper incomplete gamma function."
+)
+
+
+def gammau(k: typing.Any, x: typing.Any) -> typing.Any:
+    """The upper incomplete gamma function ``gammaincc(k, x) * gamma(k)``.
+
+    Parameters
+    ----------
+    k, x
+        Tensors (broadcast together).
+
+    Returns
+    -------
+    TensorVariable
+        The elementwise result.
+    """
+    return mul(gammaincc(k, x), gamma(k))
+
+
+def gammal(k: typing.Any, x: typing.Any) -> typing.Any:
+    """The lower incomplete gamma function ``gammainc(k, x) * gamma(k)``.
+
+    Parameters
+    ----------
+    k, x
+        Tensors (broadcast together).
+
+    Returns
+    -------
+    TensorVariable
+        The elementwise result.
+    """
+    return mul(gammainc(k, x), gamma(k))
+
+
 # ====================================================================== comparisons and logic
 
 lt = _elemwise(ps.lt, "lt", "Elementwise ``x < y`` (bool).")
@@ -337,12 +396,15 @@ __all__ = [
     "cosh",
     "deg2rad",
     "dense_dot",
+    "digamma",
     "divmod",
     "dot",
     "eq",
     "equal",
     "erf",
     "erfc",
+    "erfcx",
+    "erfinv",
     "exp",
     "exp2",
     "exp_inplace",
@@ -350,6 +412,12 @@ __all__ = [
     "expm1",
     "floor",
     "floor_div",
+    "gamma",
+    "gammainc",
+    "gammaincc",
+    "gammal",
+    "gammaln",
+    "gammau",
     "ge",
     "greater",
     "greater_equal",
@@ -363,7 +431,9 @@ __all__ = [
     "less",
     "less_equal",
     "log",
+    "log1mexp",
     "log1p",
+    "log1pexp",
     "log2",
     "log10",
     "log_inplace",
@@ -386,9 +456,11 @@ __all__ = [
     "not_equal",
     "or_",
     "outer",
+    "polygamma",
     "pow",
     "power",
     "prod",
+    "psi",
     "ptp",
     "rad2deg",
     "real",
@@ -413,6 +485,7 @@ __all__ = [
     "tan",
     "tanh",
     "tensordot",
+    "tri_gamma",
     "true_div",
     "true_div_inplace",
     "trunc",

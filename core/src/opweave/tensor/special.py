@@ -6,14 +6,14 @@ before exponentiating). :func:`logsumexp` is built from ``max``, ``exp``,
 ``sum`` and ``log`` of :mod:`opweave.tensor.math`, also with the maximum
 subtracted, so it neither overflows nor loses the largest terms.
 
-The special functions are elementwise: each is an
+The special functions that PyTensor keeps in ``pytensor.tensor.math`` (``gamma``,
+``gammaln``, ``psi``/``digamma``, ``tri_gamma``, ``polygamma``, ``log1mexp``,
+``log1pexp``, ``erfinv``, ``erfcx``, ``gammainc``, ``gammaincc``, ``gammau``, ``gammal``)
+are defined in :mod:`opweave.tensor.math` and re-exported here. The others are an
 :class:`~opweave.tensor.elemwise.Elemwise` of the scalar Op of the same name in
-:mod:`opweave.scalar.math` (``gammaln``, ``psi``/``digamma``, ``tri_gamma``,
-``polygamma``, ``gamma``, ``log1mexp``, ``xlogx``, ``xlogy0``, ``erfinv``, ``erfcx``,
-``gammainc``, ``gammaincc``), so they fuse into elementwise loops (with C code there), or,
-as in PyTensor, a formula of those (``logit``, ``beta``, ``betaln``, ``factorial``,
-``poch``, ``gammau``, ``gammal``, ``xlog1py``). ``log1pexp`` is ``softplus`` and ``expit``
-``sigmoid`` of :mod:`opweave.tensor.math`.
+:mod:`opweave.scalar.math` (``xlogx``, ``xlogy0``), so they fuse into elementwise loops
+(with C code there), or, as in PyTensor, a formula of those (``logit``, ``beta``,
+``betaln``, ``factorial``, ``poch``, ``xlog1py``).
 """
 
 from __future__ import annotations
@@ -29,6 +29,22 @@ from opweave.tensor import math as tm
 from opweave.tensor.basic import cast, where
 from opweave.tensor.constructors import as_tensor_variable
 from opweave.tensor.elemwise import Elemwise
+from opweave.tensor.math import (  # defined there, as in PyTensor; re-exported here
+    digamma,
+    erfcx,
+    erfinv,
+    gamma,
+    gammainc,
+    gammaincc,
+    gammal,
+    gammaln,
+    gammau,
+    log1mexp,
+    log1pexp,
+    polygamma,
+    psi,
+    tri_gamma,
+)
 from opweave.tensor.shape import _dimshuffle
 from opweave.tensor.type import float_dtypes
 from opweave.tensor.variable import TensorVariable
@@ -287,23 +303,9 @@ def _elemwise(scalar_op: Any, doc: str) -> Elemwise:
     return op
 
 
-gamma = _elemwise(sm.gamma, "Elementwise gamma function.")
-gammaln = _elemwise(sm.gammaln, "Elementwise ``log(abs(gamma(x)))``.")
-psi = _elemwise(sm.psi, "Elementwise digamma function, the derivative of ``gammaln``.")
-digamma = psi
-tri_gamma = _elemwise(sm.tri_gamma, "Elementwise trigamma function (``polygamma(1, x)``).")
-polygamma = _elemwise(
-    sm.polygamma, "Elementwise ``polygamma(n, x)``: the ``n``-th derivative of ``psi``."
-)
-log1mexp = _elemwise(sm.log1mexp, "Elementwise ``log(1 - exp(x))``, computed stably.")
-log1pexp = tm.softplus
 xlogx = _elemwise(sm.xlogx, "Elementwise ``x * log(x)``, 0 where ``x`` is 0.")
 xlogy0 = _elemwise(sm.xlogy0, "Elementwise ``x * log(y)``, 0 where ``x`` is 0.")
 xlogy = xlogy0
-erfinv = _elemwise(sm.erfinv, "Elementwise inverse error function.")
-erfcx = _elemwise(sm.erfcx, "Elementwise scaled complementary error function.")
-gammainc = _elemwise(sm.gammainc, "Elementwise regularized lower incomplete gamma function.")
-gammaincc = _elemwise(sm.gammaincc, "Elementwise regularized upper incomplete gamma function.")
 
 
 def logit(x: Any) -> TensorVariable:
@@ -360,28 +362,6 @@ def poch(z: Any, m: Any) -> TensorVariable:
         Tensors (broadcast together).
     """
     return tm.true_div(gamma(tm.add(z, m)), gamma(z))  # type: ignore[no-any-return]
-
-
-def gammau(k: Any, x: Any) -> TensorVariable:
-    """The upper incomplete gamma function ``gammaincc(k, x) * gamma(k)``.
-
-    Parameters
-    ----------
-    k, x
-        Tensors (broadcast together).
-    """
-    return tm.mul(gammaincc(k, x), gamma(k))  # type: ignore[no-any-return]
-
-
-def gammal(k: Any, x: Any) -> TensorVariable:
-    """The lower incomplete gamma function ``gammainc(k, x) * gamma(k)``.
-
-    Parameters
-    ----------
-    k, x
-        Tensors (broadcast together).
-    """
-    return tm.mul(gammainc(k, x), gamma(k))  # type: ignore[no-any-return]
 
 
 def xlog1py(x: Any, y: Any) -> TensorVariable:
