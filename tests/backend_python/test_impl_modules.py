@@ -2,8 +2,9 @@
 ``opweave_python.impls`` named after the core module that defines the Op
 (``docs/architecture.md``, "A new Op in the standard library").
 
-Two names are read differently: ``scalar`` covers the whole package ``opweave.scalar``
-(``basic``, ``composite``, ``math``), and ``compile_ops`` is ``opweave.compile.ops``.
+Three names are read differently: ``scalar`` covers the whole package ``opweave.scalar``
+(``basic``, ``composite``, ``math``), ``random`` the whole package
+``opweave.tensor.random``, and ``compile_ops`` is ``opweave.compile.ops``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import pytest
 from opweave_python import impls
 
 #: Implementation module name -> the core package it covers whole (instead of the rule).
-PACKAGE_MODULES = {"scalar": "opweave.scalar"}
+PACKAGE_MODULES = {"scalar": "opweave.scalar", "random": "opweave.tensor.random"}
 #: Implementation module name -> the core module it is named for (instead of the rule).
 RENAMED_MODULES = {"compile_ops": "opweave.compile.ops"}
 

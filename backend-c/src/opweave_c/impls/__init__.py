@@ -29,6 +29,7 @@ from opweave_c.impls import (
     graph_type,
     map_reduce,
     nlinalg,
+    random,
     reductions,
     scalar_basic,
     scalar_type,
@@ -64,6 +65,7 @@ C_OPS = ImplementationTable(
         **extra_ops.C_OPS,
         **nlinalg.C_OPS,
         **slinalg.C_OPS,
+        **random.C_OPS,
     },
     own_method="c_code",
 )

@@ -6,9 +6,10 @@ Each module here holds a read-only ``PERFORMS`` table (Op class ->
 An Op's implementation lives in the module named after the core module that defines the
 Op: ``impls/elemwise.py`` for :mod:`opweave.tensor.elemwise`, ``impls/blas.py`` for
 :mod:`opweave.tensor.blas`, ``impls/compile_ops.py`` for :mod:`opweave.compile.ops`, and
-so on. One exception: ``impls/scalar.py`` is named after the whole package
+so on. Two exceptions: ``impls/scalar.py`` is named after the whole package
 :mod:`opweave.scalar` and covers all of its modules (``basic``, ``composite``, ``math``),
-whose scalar implementations are one table that Elemwise also uses.
+whose scalar implementations are one table that Elemwise also uses; ``impls/random.py``
+covers the whole package :mod:`opweave.tensor.random`.
 ``tests/backend_python/test_impl_modules.py`` checks the rule.
 """
 
@@ -28,6 +29,7 @@ from opweave_python.impls import (
     extra_ops,
     map_reduce,
     nlinalg,
+    random,
     reductions,
     scalar,
     shape,
@@ -54,6 +56,7 @@ MODULES = (
     slinalg,
     nlinalg,
     extra_ops,
+    random,
 )
 
 #: Op class -> ``perform(op, node, inputs, output_storage)``. Read-only.

@@ -13,7 +13,7 @@ algebra is in :mod:`opweave.tensor.linalg` (``ot.linalg.solve``, ``ot.linalg.cho
 """
 
 from opweave.gradient import grad, hessian, jacobian  # PyTensor's re-exports
-from opweave.tensor import linalg, nlinalg, slinalg  # noqa: F401 - ``ot.linalg``
+from opweave.tensor import linalg, nlinalg, random, slinalg  # noqa: F401 - ``ot.linalg``, ``ot.random``
 from opweave.tensor.basic import *  # noqa: F403
 from opweave.tensor.basic import __all__ as _basic_all
 from opweave.tensor.constructors import *  # noqa: F403 - the constructors' __all__

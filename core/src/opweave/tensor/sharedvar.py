@@ -17,6 +17,7 @@ import numpy as np
 
 from opweave.compile.sharedvalue import SharedVariable
 from opweave.plugins.manager import get_plugin_manager
+from opweave.tensor.random.var import randomgen_constructor
 from opweave.tensor.type import TensorType
 from opweave.tensor.variable import TensorVariable
 
@@ -155,6 +156,8 @@ def shared(
     value
         A ``numpy.ndarray``, a NumPy scalar or a Python number (0-d tensor: ints are
         int64, floats float64, bools bool). Its dtype becomes the variable's dtype.
+        A ``numpy.random.Generator`` gives a shared random generator instead
+        (:func:`opweave.tensor.random.var.randomgen_constructor`), as in PyTensor.
     name
         Optional name.
     strict
@@ -205,6 +208,8 @@ def shared(
             "core provides target='cpu' (GPU targets such as 'cuda' need a backend like "
             "opweave-cuda)"
         )
+    if isinstance(value, np.random.Generator):  # a random generator's state, as PyTensor
+        return randomgen_constructor(value, name, strict, allow_downcast, borrow)  # type: ignore[return-value]
     arr = _initial_array(value)
     static_shape = (None,) * arr.ndim if shape is None else shape
     ttype = TensorType(arr.dtype, shape=static_shape)
