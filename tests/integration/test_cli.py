@@ -49,8 +49,9 @@ def test_printing_debugprint_and_pprint() -> None:
     x, y, z = double("x"), double("y"), double("z")
     expr = mul(add(x, y), z)
     buf = io.StringIO()
-    text = opweave.dprint(expr, file=buf)
-    assert buf.getvalue().strip() == text
+    assert opweave.dprint(expr, file=buf) is buf  # the stream, as PyTensor returns it
+    text = buf.getvalue().strip()
+    assert opweave.dprint(expr, file="str") == text
     assert text.splitlines() == [
         "mul [id A]",
         " |add [id B]",

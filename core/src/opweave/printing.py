@@ -32,7 +32,7 @@ def debugprint(
     ids: str = "id",
     print_destroy_map: bool = False,
     print_view_map: bool = False,
-) -> str:
+) -> Any:
     """Print ``obj``'s graph as an indented tree, one node per line.
 
     Parameters
@@ -57,7 +57,9 @@ def debugprint(
 
     Returns
     -------
-    The text.
+    str or stream
+        The text when ``file="str"``; otherwise the stream written to (``sys.stdout``
+        for ``None``), as PyTensor returns it.
     """
     labels: dict[int, str] = {}
     done: set[int] = set()
@@ -106,7 +108,7 @@ def debugprint(
         return text
     stream = sys.stdout if file is None else file
     print(text, file=stream)  # type: ignore[arg-type]
-    return text
+    return stream  # as PyTensor: the stream written to (a REPL does not echo the tree)
 
 
 def _letters(n: int) -> str:
