@@ -18,6 +18,7 @@ from opweave.tensor.basic import *  # noqa: F403
 from opweave.tensor.basic import __all__ as _basic_all
 from opweave.tensor.constructors import *  # noqa: F403 - the constructors' __all__
 from opweave.tensor.constructors import __all__ as _constructors_all
+from opweave.tensor.einsum import einsum
 from opweave.tensor.elemwise import CAReduce, DimShuffle, Elemwise
 from opweave.tensor.extra_ops import *  # noqa: F403
 from opweave.tensor.extra_ops import __all__ as _extra_ops_all
@@ -45,6 +46,7 @@ __all__ = [
     "CAReduce",
     "DimShuffle",
     "Elemwise",
+    "einsum",
     "NotScalarConstantError",
     "OperatorUnavailableError",
     "TensorConstant",
