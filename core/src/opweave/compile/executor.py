@@ -283,6 +283,34 @@ class Function:
     def __copy__(self) -> Function:
         return self.copy()
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickle what compiles this function again, as PyTensor does: its maker (inputs,
+        outputs, updates, mode; the shared variables come with the graph, so those of
+        several functions pickled together stay shared), the current values of its
+        inputs with a default, its name, ``trust_input`` and output structure. Unpickling
+        recompiles (the ``c`` linkers load their modules from their cache);
+        ``copy.deepcopy`` goes the same way and so gives a function with its own shared
+        variables, while ``copy.copy`` is :meth:`copy`."""
+        values: list[Any] = []
+        for i, inp in enumerate(self.maker.inputs):
+            if not inp.has_value:
+                values.append(None)
+            elif i in self._default_values:
+                values.append(self._default_values[i])
+            else:  # state carried between calls (In(update=...))
+                values.append(self.input_cells[i][0])
+        return (
+            _constructor_Function,
+            (
+                self.maker,
+                values,
+                self.trust_input,
+                self.name,
+                self.unpack_single,
+                self.profile,
+            ),
+        )
+
     def copy(
         self,
         share_memory: bool = False,
@@ -450,6 +478,26 @@ class Function:
 
 _MISSING = object()
 _DEFAULT = object()
+
+
+def _constructor_Function(
+    maker: FunctionMaker,
+    input_values: list[Any],
+    trust_input: bool,
+    name: str | None,
+    unpack_single: bool,
+    profile: Any = None,
+) -> Function:
+    """Link an unpickled maker again into a :class:`Function` whose explicit inputs hold
+    ``input_values`` (what :meth:`Function.__reduce__` pickled)."""
+    f = maker.create(
+        unpack_single=unpack_single,
+        input_storage=[[value] for value in input_values],
+        name=name,
+        profile=profile,
+    )
+    f.trust_input = trust_input
+    return f
 
 
 def _copy_in(inp: In) -> In:

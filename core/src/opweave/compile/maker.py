@@ -11,6 +11,7 @@ their updates (explicit ones, then ``default_update``\\ s:
 from __future__ import annotations
 
 import copy
+import pickle
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -24,14 +25,15 @@ from opweave.compile.aliasing import (
 from opweave.compile.device import device_rewrite_tags
 from opweave.compile.executor import Function
 from opweave.compile.io import In, Out
-from opweave.compile.mode import Mode, get_mode, linker_from_name
+from opweave.compile.mode import Mode, _registered_linkers, get_mode, linker_from_name
 from opweave.compile.rebuild import UnusedInputError, rebuild_collect_shared
 from opweave.configdefaults import config
-from opweave.graph.basic import Constant, Variable, graph_inputs
+from opweave.graph.basic import Constant, Variable, clone_get_equiv, graph_inputs
 from opweave.graph.features import DestroyHandler
 from opweave.graph.fg import FunctionGraph
 from opweave.graph.rewriting import build_rewrite_database
 from opweave.graph.utils import MissingInputError
+from opweave.link.lookup import LinkerNotFoundError
 from opweave.link.progress import compile_progress
 from opweave.link.progress import current as current_progress
 
@@ -103,6 +105,8 @@ class FunctionMaker:
         self.name = name
         self.inputs = list(inputs)
         self.outputs = list(outputs)
+        self._accept_inplace = accept_inplace
+        self._adopted = fgraph is not None
         # The mode's linker, its name resolved once (the rewrite tags and linking use it).
         self._linker_choice: Any = None
         if fgraph is not None:
@@ -154,6 +158,37 @@ class FunctionMaker:
         self._rewrite()
         insert_deepcopy(fgraph, self.inputs, self.outputs)
         self.linker = self._make_linker()
+
+    def __reduce__(self) -> tuple[Any, tuple[dict[str, Any]]]:
+        """Pickle what builds this maker again (as PyTensor does): the inputs, outputs,
+        updates, mode (its linker by name where it has one) and name. Unpickling rewrites
+        and links the graph anew; a maker that was given a prepared graph (a copied
+        function's) keeps that graph."""
+        given = self.mode.linker
+        mode = Mode(
+            given
+            if isinstance(given, str) and given != "auto"
+            else _linker_for_pickle(self._chosen_linker()),
+            self.mode.optimizer,
+            self.mode._including,
+            self.mode._excluding,
+            self.mode._requiring,
+        )
+        kwargs: dict[str, Any] = {
+            "inputs": self.inputs,
+            "outputs": self.outputs,
+            "mode": mode,
+            "name": self.name,
+            "on_unused_input": "ignore",
+            "accept_inplace": self._accept_inplace,
+        }
+        if self._adopted:
+            kwargs["fgraph"] = _graph_for_pickle(self.fgraph)
+            kwargs["implicit"] = self.implicit
+        else:
+            explicit = {inp.variable for inp in self.inputs}
+            kwargs["updates"] = [(t, e) for t, e in self.updates if t not in explicit]
+        return (_constructor_FunctionMaker, (kwargs,))
 
     def _adopt(self, fgraph: FunctionGraph, implicit: list[Variable]) -> None:
         """Take an already prepared graph (see the ``fgraph`` parameter)."""
@@ -294,6 +329,58 @@ class FunctionMaker:
                 f"the default value of function input {i} ({inp.variable}) is not a value of "
                 f"{typ}: {exc}"
             ) from exc
+
+
+def _constructor_FunctionMaker(kwargs: dict[str, Any]) -> FunctionMaker:
+    """Build a :class:`FunctionMaker` again from what :meth:`FunctionMaker.__reduce__`
+    pickled (its graph is rewritten and linked anew)."""
+    with compile_progress(f"compiling {kwargs.get('name') or 'a function'} (unpickled)"):
+        return FunctionMaker(**kwargs)
+
+
+def _graph_for_pickle(fgraph: FunctionGraph) -> FunctionGraph:
+    """A copy of a prepared graph without what backends cached on its nodes' tags for
+    linking (compiled helpers that cannot be pickled and are rebuilt when linking)."""
+    equiv = clone_get_equiv(fgraph.inputs, fgraph.outputs)
+    for node in fgraph.apply_nodes:
+        tag = equiv[node].tag
+        for key, value in list(vars(tag).items()):
+            try:
+                pickle.dumps(value)
+            except (pickle.PicklingError, TypeError, AttributeError):
+                # A backend's linking cache: dropped, it is rebuilt when linking.
+                delattr(tag, key)
+    return FunctionGraph(
+        [equiv[v] for v in fgraph.inputs],
+        [equiv[v] for v in fgraph.outputs],
+        clone=False,
+        update_mapping=fgraph.update_mapping,
+    )
+
+
+def _linker_for_pickle(linker: Any) -> Any:
+    """The name that gives ``linker`` back through ``linker_from_name`` where it has
+    one (so that unpickling where it is not installed fails with an error naming it),
+    else ``linker`` itself."""
+    if isinstance(linker, str):
+        return linker
+    for registered_name, registered in _registered_linkers.items():
+        if registered is linker:
+            return registered_name
+    cls = linker if isinstance(linker, type) else type(linker)
+    name = getattr(cls, "name", None)
+    if not isinstance(name, str) or not name:
+        return linker
+    if not isinstance(linker, type):
+        if getattr(linker, "allow_gc", True) is not False:
+            return linker
+        name += "_nogc"
+    try:
+        resolved = linker_from_name(name)
+    except LinkerNotFoundError:  # the name does not resolve: keep the linker object
+        return linker
+    same = resolved is linker if isinstance(linker, type) else type(resolved) is cls
+    return name if same else linker
 
 
 def function(
