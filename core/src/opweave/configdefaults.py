@@ -158,6 +158,13 @@ def build_config(
         BoolParam(True),
     )
     config.add(
+        "profile",
+        "Whether every compiled function is profiled (as ``function(..., profile=True)``):\n"
+        "its calls are counted and timed, per node where the linker runs one thunk per "
+        "node; see ``opweave.compile.profiling.ProfileStats``.",
+        BoolParam(False),
+    )
+    config.add(
         "allow_gc",
         "Whether linkers free intermediate results as soon as they are no longer needed.\n\n"
         "Saves memory; turning it off keeps the storage between calls, which can be faster.",

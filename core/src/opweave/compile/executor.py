@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -16,7 +17,7 @@ from opweave.graph.fg import FunctionGraph
 if TYPE_CHECKING:
     from opweave.compile.maker import FunctionMaker
 
-__all__ = ["Function"]
+__all__ = ["Function", "ProfiledFunction"]
 
 
 def _is_shared(var: Variable) -> bool:
@@ -57,8 +58,9 @@ class Function:
     name
         The name given to ``function`` (used in error messages).
     profile
-        What was passed as ``profile`` (opweave has no profiler of its own; the value is
-        kept for callers that read it back).
+        The :class:`~opweave.compile.profiling.ProfileStats` this function records its
+        calls into, or ``None`` (then it is a plain :class:`Function`; a profiled one is a
+        :class:`ProfiledFunction`).
     """
 
     def __init__(
@@ -474,6 +476,25 @@ class Function:
                     UserWarning,
                     stacklevel=3,
                 )
+
+
+class ProfiledFunction(Function):
+    """A :class:`Function` that counts and times its calls into its ``profile``.
+
+    The function maker makes this class only for profiled functions, so unprofiled calls
+    pay nothing for profiling. Per-node times come from the linker's timed loop (the
+    ``py``, ``vm`` and ``cvm`` linkers); a linker running the graph in one call (``c``)
+    gives only these whole-call times.
+    """
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        profile = self.profile
+        start = time.perf_counter()
+        try:
+            return super().__call__(*args, **kwargs)
+        finally:
+            profile.fct_call_time += time.perf_counter() - start
+            profile.fct_callcount += 1
 
 
 _MISSING = object()

@@ -23,9 +23,10 @@ from opweave.compile.aliasing import (
     view_chain,
 )
 from opweave.compile.device import device_rewrite_tags
-from opweave.compile.executor import Function
+from opweave.compile.executor import Function, ProfiledFunction
 from opweave.compile.io import In, Out
 from opweave.compile.mode import Mode, _registered_linkers, get_mode, linker_from_name
+from opweave.compile.profiling import ProfileStats
 from opweave.compile.rebuild import UnusedInputError, rebuild_collect_shared
 from opweave.configdefaults import config
 from opweave.graph.basic import Constant, Variable, clone_get_equiv, graph_inputs
@@ -291,8 +292,12 @@ class FunctionMaker:
         storage_map
             Storage cells to use for some variables of the graph (intermediate results a
             copied function shares with its original).
-        name, profile
-            The function's name (default: the maker's) and ``profile`` attribute.
+        name
+            The function's name (default: the maker's).
+        profile
+            ``True``, a title or a :class:`~opweave.compile.profiling.ProfileStats` to
+            profile the function (see :func:`function`); ``None`` follows
+            ``config.profile``.
         """
         if input_storage is None:
             input_storage = []
@@ -309,10 +314,19 @@ class FunctionMaker:
         current_progress().stage(
             f"linking {len(self.fgraph.apply_nodes)} nodes ({getattr(self.linker, 'name', '')})"
         )
+        profile = _profile_for(profile, self.name if name is None else name)
+        # A profiled function links the linker's timed loop, where it has one.
+        self.linker.profile = profile
         fn, in_cells, out_cells, _thunks, _order = self.linker.make_all(
             input_storage=input_storage, storage_map=storage_map
         )
-        return Function(self, fn, in_cells, out_cells, unpack_single, name=name, profile=profile)
+        if profile is None:
+            return Function(self, fn, in_cells, out_cells, unpack_single, name=name)
+        if getattr(fn, "profile", None) is not profile:
+            profile.register_untimed(str(getattr(self.linker, "name", type(self.linker).__name__)))
+        return ProfiledFunction(
+            self, fn, in_cells, out_cells, unpack_single, name=name, profile=profile
+        )
 
     @staticmethod
     def _filter_default(i: int, inp: In, value: Any) -> Any:
@@ -383,6 +397,26 @@ def _linker_for_pickle(linker: Any) -> Any:
     return name if same else linker
 
 
+def _profile_for(profile: Any, name: str | None) -> ProfileStats | None:
+    """The :class:`ProfileStats` a function records into, from ``function``'s ``profile``:
+    ``None`` follows ``config.profile``; ``True`` (or a str, the title) makes a new one,
+    ``False`` none."""
+    if profile is None:
+        profile = bool(config.profile)
+    if isinstance(profile, ProfileStats):
+        return profile
+    if profile is True:
+        return ProfileStats(message=name)
+    if profile is False:
+        return None
+    if isinstance(profile, str):
+        return ProfileStats(message=profile)
+    raise TypeError(
+        f"function: profile must be a bool, a str (a title) or a ProfileStats, got "
+        f"{type(profile).__name__} {profile!r}"
+    )
+
+
 def function(
     inputs: Sequence[Variable | In],
     outputs: Variable | Out | Sequence[Variable | Out] | None = None,
@@ -433,7 +467,11 @@ def function(
     allow_input_downcast
         Passed to every input's ``Type.filter``.
     profile
-        Kept as the function's ``profile`` attribute (opweave has no profiler).
+        ``True`` profiles the function into a new
+        :class:`~opweave.compile.profiling.ProfileStats` titled with its name (a str
+        gives the title), a ``ProfileStats`` accumulates into that one, ``False`` turns
+        profiling off, ``None`` (default) follows ``config.profile``. ``f.profile`` is the
+        ``ProfileStats`` (``None`` when unprofiled).
     on_unused_input
         ``"raise"`` (default), ``"warn"`` or ``"ignore"`` for inputs the outputs do not use.
     trust_input

@@ -16,6 +16,7 @@ its inputs (:func:`describe_failure`). A backend's linker is a declaration::
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -77,9 +78,15 @@ def make_node_thunk(
     for impl in impls:
         try:
             node.op.prepare_node(node, storage_map, compute_map, impl)
-            return node.op.make_thunk(node, storage_map, compute_map, no_recycling, impl=impl)
+            thunk = node.op.make_thunk(node, storage_map, compute_map, no_recycling, impl=impl)
         except NotImplementedError as exc:
             refusal = exc
+            continue
+        try:  # what a profile reports as the node's implementation (thunk_origin)
+            thunk.impl = impl  # type: ignore[attr-defined]
+        except (AttributeError, TypeError):  # a builtin or bound method takes no attribute
+            pass
+        return thunk
     assert refusal is not None, "impls must name at least one implementation"
     raise refusal
 
@@ -161,6 +168,66 @@ def run_loop(
     return collect
 
 
+def thunk_origin(thunk: Any, default: str | None) -> str:
+    """The implementation ``thunk`` came from (``py``, ``c``, ``cuda``...).
+
+    :func:`make_node_thunk` marks its thunks with the implementation that made them
+    (their ``impl`` attribute); a thunk without the mark is ``default``'s (the linker's
+    preferred implementation, which builds its own thunks), or ``"py"``.
+    """
+    impl = getattr(thunk, "impl", None)
+    if isinstance(impl, str):
+        return impl
+    return default if default is not None else "py"
+
+
+def run_timed_loop(
+    linked: LinkedGraph,
+    plan: list[tuple[GcEntry, ...]] | None,
+    on_failure: Callable[[BaseException, int], None],
+    profile: Any,
+    keys: Sequence[Any],
+) -> Callable[[], None]:
+    """Like :func:`run_loop`, timing each thunk into ``profile``.
+
+    ``profile`` is a :class:`~opweave.compile.profiling.ProfileStats` (its
+    ``apply_time``, ``apply_callcount`` and ``vm_call_time`` grow), ``keys`` the keys of
+    ``linked.order``'s nodes in it. A linker links this loop instead of :func:`run_loop`
+    only when the function is profiled, so unprofiled calls pay nothing for it. A node
+    that raises is counted with the time it took.
+    """
+    apply_time = profile.apply_time
+    apply_callcount = profile.apply_callcount
+    steps = list(zip(linked.thunks, plan or [()] * len(linked.thunks), keys, strict=True))
+    clock = time.perf_counter
+
+    def timed() -> None:
+        i = 0
+        start = clock()
+        try:
+            for thunk, entries, key in steps:
+                t0 = clock()
+                try:
+                    thunk()
+                finally:
+                    apply_time[key] += clock() - t0
+                    apply_callcount[key] += 1
+                for cell, computed in entries:
+                    cell[0] = None
+                    computed[0] = 2
+                i += 1
+        except Exception as exc:
+            on_failure(exc, i)
+            if plan is not None:
+                _free([(thunk, entries) for thunk, entries, _ in steps])
+            raise
+        finally:
+            profile.vm_call_time += clock() - start
+
+    timed.profile = profile  # type: ignore[attr-defined]
+    return timed
+
+
 class LoopLinker(Linker):
     """A linker running one thunk per node in a loop; subclasses declare what to ask for.
 
@@ -182,6 +249,10 @@ class LoopLinker(Linker):
     name: ClassVar[str] = "loop"
     impls: ClassVar[tuple[str | None, ...]] = ("py",)
     keep_values: ClassVar[bool] = False
+    #: Set by the function maker before :meth:`make_all` to link the timed loop
+    #: (:func:`run_timed_loop`) recording into this
+    #: :class:`~opweave.compile.profiling.ProfileStats`; ``None``: the untimed loop.
+    profile: Any = None
 
     def make_thunks(
         self,
@@ -214,7 +285,16 @@ class LoopLinker(Linker):
         allow_gc = config.allow_gc if self.allow_gc is None else self.allow_gc
         allow_gc = allow_gc and not self.keep_values
         plan = gc_plan(fgraph, linked) if allow_gc else None
-        fn = run_loop(linked, plan, lambda exc, i: self.on_failure(exc, i, linked))
+
+        def on_failure(exc: BaseException, i: int) -> None:
+            self.on_failure(exc, i, linked)
+
+        if self.profile is None:
+            fn = run_loop(linked, plan, on_failure)
+        else:
+            origins = [thunk_origin(t, self.impls[0]) for t in linked.thunks]
+            keys = self.profile.register_nodes(fgraph, order, origins)
+            fn = run_timed_loop(linked, plan, on_failure, self.profile, keys)
         fn.storage_map = smap  # type: ignore[attr-defined]
         fn.compute_map = cmap  # type: ignore[attr-defined]
         fn.allow_gc = allow_gc  # type: ignore[attr-defined]

@@ -1,0 +1,234 @@
+"""Run-time profiles of compiled functions: :class:`ProfileStats`, as PyTensor has it.
+
+``function(..., profile=True)`` (or ``config.profile``) gives the function a new
+:class:`ProfileStats`; ``profile=<ProfileStats>`` accumulates into one shared by several
+functions. A profiled function counts its calls and times them whole; linkers running
+one thunk per node (``py``, ``vm``, ``cvm``) link a timed loop that also times each node's
+thunk with :func:`time.perf_counter` and records which implementation ran it (``py``,
+``c``, ``cuda``...). The ``c`` linker runs the whole graph as one C call: only whole calls
+are timed. An unprofiled function links the untimed loop, so profiling costs nothing when
+it is off.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from typing import TextIO
+
+from opweave.graph.basic import Apply
+from opweave.graph.fg import FunctionGraph
+
+__all__ = ["ProfileStats"]
+
+NodeKey = tuple[FunctionGraph, Apply]
+
+
+class ProfileStats:
+    """Calls and times of compiled functions, per node and per Op class.
+
+    Parameters
+    ----------
+    message
+        A title for :meth:`summary` (``function`` uses the function's name).
+
+    Attributes
+    ----------
+    fct_callcount, fct_call_time
+        How many times the profiled functions were called, and their total time in seconds
+        (the whole call: argument checks, the graph, updates).
+    vm_call_time
+        Seconds spent in the timed thunk loops (part of ``fct_call_time``).
+    apply_time, apply_callcount
+        Per ``(fgraph, node)``: seconds spent in the node's thunk and how many times it ran.
+    apply_impl
+        Per node: the implementation its thunk came from (``"py"``, ``"c"``, ``"cuda"``...).
+    untimed
+        Names of the linkers of profiled functions that run their graph as one call
+        (no per-node times).
+    """
+
+    def __init__(self, message: str | None = None) -> None:
+        if message is not None and not isinstance(message, str):
+            raise TypeError(
+                f"ProfileStats: message must be a str or None, got {type(message).__name__}"
+            )
+        self.message = message
+        self.untimed: list[str] = []
+        self.apply_impl: dict[Apply, str] = {}
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every call recorded so far; functions profiled into it go on recording."""
+        self.fct_call_time = 0.0
+        self.fct_callcount = 0
+        self.vm_call_time = 0.0
+        # Emptied in place: the timed loops of linked functions hold these two.
+        if hasattr(self, "apply_time"):
+            self.apply_time.clear()
+            self.apply_callcount.clear()
+        else:
+            self.apply_time: dict[NodeKey, float] = defaultdict(float)
+            self.apply_callcount: Counter[NodeKey] = Counter()
+
+    # ------------------------------------------------------------------ recording
+
+    def register_nodes(
+        self, fgraph: FunctionGraph, order: Sequence[Apply], impls: Sequence[str]
+    ) -> list[NodeKey]:
+        """Note the nodes a timed loop runs and their implementations; return their keys.
+
+        Called by a linker when it links a timed loop.
+        """
+        keys = [(fgraph, node) for node in order]
+        for key, impl in zip(keys, impls, strict=True):
+            self.apply_impl[key[1]] = impl
+            self.apply_time[key] += 0.0
+            self.apply_callcount[key] += 0
+        return keys
+
+    def register_untimed(self, linker_name: str) -> None:
+        """Note that a profiled function's linker times only whole calls."""
+        if linker_name not in self.untimed:
+            self.untimed.append(linker_name)
+
+    @property
+    def apply_cimpl(self) -> dict[Apply, bool]:
+        """Per node: whether its thunk ran compiled code (not ``py``), as PyTensor has it."""
+        return {node: impl != "py" for node, impl in self.apply_impl.items()}
+
+    # ------------------------------------------------------------------ aggregation
+
+    def class_time(self) -> dict[type, float]:
+        """Seconds spent per Op class."""
+        out: dict[type, float] = defaultdict(float)
+        for (_fg, node), t in self.apply_time.items():
+            out[type(node.op)] += t
+        return dict(out)
+
+    def class_callcount(self) -> Counter[type]:
+        """Thunk calls per Op class."""
+        out: Counter[type] = Counter()
+        for (_fg, node), n in self.apply_callcount.items():
+            out[type(node.op)] += n
+        return out
+
+    def class_nodes(self) -> Counter[type]:
+        """Number of profiled nodes per Op class."""
+        return Counter(type(node.op) for _fg, node in self.apply_callcount)
+
+    def class_impl(self) -> dict[type, str]:
+        """Per Op class: the implementations its nodes ran, joined by ``+`` (``"c+py"``)."""
+        found: dict[type, set[str]] = defaultdict(set)
+        for _fg, node in self.apply_callcount:
+            found[type(node.op)].add(self.apply_impl.get(node, "?"))
+        return {cls: "+".join(sorted(impls)) for cls, impls in found.items()}
+
+    # ------------------------------------------------------------------ printing
+
+    def summary(
+        self,
+        file: TextIO | None = None,
+        n_ops_to_print: int = 20,
+        n_apply_to_print: int = 20,
+    ) -> None:
+        """Print the function totals, then the Op classes and the nodes, slowest first.
+
+        Parameters
+        ----------
+        file
+            Where to print (default ``sys.stderr``).
+        n_ops_to_print, n_apply_to_print
+            How many Op classes and nodes to list at most.
+        """
+        for name, value in (
+            ("n_ops_to_print", n_ops_to_print),
+            ("n_apply_to_print", n_apply_to_print),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"ProfileStats.summary: {name} must be an int >= 0, got {value!r}")
+        out = sys.stderr if file is None else file
+        self.summary_function(out)
+        self.summary_class(out, n_ops_to_print)
+        self.summary_nodes(out, n_apply_to_print)
+
+    def summary_function(self, file: TextIO) -> None:
+        """Print the call count and the total times."""
+        print(f"Function profiling\n==================\n  Message: {self.message}", file=file)
+        print(
+            f"  Time in {self.fct_callcount} calls to Function.__call__: {self.fct_call_time:e}s",
+            file=file,
+        )
+        if self.fct_call_time > 0:
+            share = 100 * self.vm_call_time / self.fct_call_time
+            print(f"  Time in thunk loops: {self.vm_call_time:e}s ({share:.1f}%)", file=file)
+        node_time = sum(self.apply_time.values())
+        print(f"  Time in thunks: {node_time:e}s", file=file)
+        for linker in self.untimed:
+            print(
+                f"  Linker {linker!r} runs the whole graph in one call: only whole calls "
+                "are timed, not nodes",
+                file=file,
+            )
+
+    def _total(self) -> float:
+        total = sum(self.apply_time.values())
+        return total if total > 0 else 1.0
+
+    def summary_class(self, file: TextIO, n: int = 20) -> None:
+        """Print the Op classes, slowest first."""
+        times = self.class_time()
+        counts = self.class_callcount()
+        nodes = self.class_nodes()
+        impls = self.class_impl()
+        total = self._total()
+        print(
+            "\nClass\n---\n  <% time> <sum %> <time> <time/call> <calls> <nodes> <impl> "
+            "<Class name>",
+            file=file,
+        )
+        rows = sorted(times.items(), key=lambda kv: kv[1], reverse=True)
+        acc = 0.0
+        for cls, t in rows[:n]:
+            acc += t
+            calls = counts[cls]
+            mean = t / calls if calls else 0.0
+            print(
+                f"  {100 * t / total:6.1f}% {100 * acc / total:6.1f}% {t:.3e}s {mean:.3e}s "
+                f"{calls:7d} {nodes[cls]:5d} {impls[cls]:>6} {cls.__module__}.{cls.__name__}",
+                file=file,
+            )
+        if len(rows) > n:
+            print(f"  ... ({len(rows) - n} other classes)", file=file)
+
+    def summary_nodes(self, file: TextIO, n: int = 20) -> None:
+        """Print the nodes, slowest first."""
+        total = self._total()
+        print(
+            "\nApply\n---\n  <% time> <sum %> <time> <time/call> <calls> <impl> <id> <Apply name>",
+            file=file,
+        )
+        rows = sorted(self.apply_time.items(), key=lambda kv: kv[1], reverse=True)
+        positions: dict[FunctionGraph, dict[Apply, int]] = {}
+        acc = 0.0
+        for (fgraph, node), t in rows[:n]:
+            acc += t
+            calls = self.apply_callcount[(fgraph, node)]
+            mean = t / calls if calls else 0.0
+            if fgraph not in positions:
+                positions[fgraph] = {nd: i for i, nd in enumerate(fgraph.toposort())}
+            position = positions[fgraph].get(node, -1)
+            print(
+                f"  {100 * t / total:6.1f}% {100 * acc / total:6.1f}% {t:.3e}s {mean:.3e}s "
+                f"{calls:7d} {self.apply_impl.get(node, '?'):>4} {position:4d} {node}",
+                file=file,
+            )
+        if len(rows) > n:
+            print(f"  ... ({len(rows) - n} other nodes)", file=file)
+
+    def __repr__(self) -> str:
+        return (
+            f"<ProfileStats {self.message!r}: {self.fct_callcount} calls, "
+            f"{self.fct_call_time:.3e}s>"
+        )
