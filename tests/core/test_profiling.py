@@ -223,3 +223,11 @@ def test_reset_forgets_calls_and_keeps_recording() -> None:
     fg = f.maker.fgraph
     assert f.profile.fct_callcount == 1
     assert [f.profile.apply_callcount[(fg, n)] for n in fg.toposort()] == [1] * len(fg.apply_nodes)
+
+
+def test_profile_stats_is_exported_where_pytensor_has_it() -> None:
+    import opweave.compile
+    from opweave.compile.profiling import ProfileStats
+
+    assert opweave.compile.ProfileStats is ProfileStats
+    assert "ProfileStats" in opweave.compile.__all__

@@ -54,6 +54,7 @@ from opweave.compile.ops import (
     register_view_op_c_code,
     view_op,
 )
+from opweave.compile.profiling import ProfileStats
 from opweave.compile.rebuild import rebuild_collect_shared
 from opweave.compile.sharedvalue import SharedVariable
 
@@ -72,6 +73,7 @@ __all__ = [
     "In",
     "Mode",
     "Out",
+    "ProfileStats",
     "Shape",
     "Shape_i",
     "SharedVariable",
