@@ -165,7 +165,41 @@ def _bounds_check(x: TensorVariable, idx_list: Sequence[IdxEntry]) -> None:
 # ====================================================================== Subtensor
 
 
-class Subtensor(Op):
+class _IndexedRead(Op):
+    """What reading ``x[idx_list]`` means for gradients, whatever the kind of index.
+
+    Only ``x`` is connected to the output; the gradient adds the output gradient at the
+    indexed positions of zeros (through the matching increment Op, :meth:`_increment`);
+    the R-op indexes the evaluation point the same way.
+    """
+
+    idx_list: tuple[Any, ...]
+    #: The Op adding values at the positions this Op reads (a method of each subclass).
+    _increment: Callable[[], Op]
+
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        """The index inputs do not affect the elements' values."""
+        return [[True]] + [[False]] * (len(node.inputs) - 1)
+
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list[Any]:
+        """Zeros with the output gradient added at the indexed positions (repeated
+        positions, for an advanced index, add up)."""
+        x, *rest = inputs
+        (gz,) = output_grads
+        if x.dtype not in continuous_dtypes:  # type: ignore[attr-defined]
+            first = _float_zeros_like(x)
+        else:
+            first = self._increment()(zeros_like(x), gz, *rest)
+        return [first, *[disconnected_type() for _ in rest]]
+
+    def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Any]) -> list[Any]:
+        """The same indexing of the evaluation point."""
+        if eval_points[0] is None:
+            return [None]
+        return [self(eval_points[0], *inputs[1:])]
+
+
+class Subtensor(_IndexedRead):
     """Basic indexing ``x[idx_list]``; the output is a view of ``x``.
 
     Parameters
@@ -214,25 +248,9 @@ class Subtensor(Op):
         out.extend(xshape[len(entries) :])
         return [tuple(out)]
 
-    def connection_pattern(self, node: Apply) -> list[list[bool]]:
-        """The index inputs do not affect the elements' values."""
-        return [[True]] + [[False]] * (len(node.inputs) - 1)
-
-    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list[Any]:
-        """Zeros with the output gradient added at the indexed positions."""
-        x, *rest = inputs
-        (gz,) = output_grads
-        if x.dtype not in continuous_dtypes:  # type: ignore[attr-defined]
-            first = _float_zeros_like(x)
-        else:
-            first = IncSubtensor(self.idx_list)(zeros_like(x), gz, *rest)
-        return [first, *[disconnected_type() for _ in rest]]
-
-    def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Any]) -> list[Any]:
-        """The same indexing of the evaluation point."""
-        if eval_points[0] is None:
-            return [None]
-        return [self(eval_points[0], *inputs[1:])]
+    def _increment(self) -> Op:
+        """:class:`IncSubtensor` at the same index."""
+        return IncSubtensor(self.idx_list)
 
 
 def basic_subtensor(x: Any, *index_variables: Any) -> TensorVariable:
@@ -764,7 +782,7 @@ def _static_index_checks(
         dim += 1
 
 
-class AdvancedSubtensor(Op):
+class AdvancedSubtensor(_IndexedRead):
     """NumPy's advanced indexing ``x[idx_list]`` (a copy).
 
     The index may mix integer arrays (broadcast together), boolean masks (which select
@@ -812,25 +830,9 @@ class AdvancedSubtensor(Op):
         static = node.outputs[0].type.shape  # type: ignore[attr-defined]
         return [tuple(s if s is not None else d for s, d in zip(static, symbolic))]
 
-    def connection_pattern(self, node: Apply) -> list[list[bool]]:
-        """The index inputs do not affect the elements' values."""
-        return [[True]] + [[False]] * (len(node.inputs) - 1)
-
-    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list[Any]:
-        """Zeros with the output gradient added at the indexed positions (repeats add up)."""
-        x, *rest = inputs
-        (gz,) = output_grads
-        if x.dtype not in continuous_dtypes:  # type: ignore[attr-defined]
-            first = _float_zeros_like(x)
-        else:
-            first = AdvancedIncSubtensor(self.idx_list)(zeros_like(x), gz, *rest)
-        return [first, *[disconnected_type() for _ in rest]]
-
-    def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Any]) -> list[Any]:
-        """The same indexing of the evaluation point."""
-        if eval_points[0] is None:
-            return [None]
-        return [self(eval_points[0], *inputs[1:])]
+    def _increment(self) -> Op:
+        """:class:`AdvancedIncSubtensor` at the same index (repeated positions add up)."""
+        return AdvancedIncSubtensor(self.idx_list)
 
 
 def advanced_subtensor(x: Any, *index_variables: Any) -> TensorVariable:
