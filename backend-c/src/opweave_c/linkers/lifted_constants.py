@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from opweave.graph.basic import Apply, Constant, Variable
-from opweave.scalar import Composite, Pow
+from opweave.scalar import Composite, Pow, get_scalar_type
 from opweave.tensor.constructors import constant
 from opweave.tensor.elemwise import Elemwise
 
@@ -38,6 +38,13 @@ def _liftable(node: Apply, i: int, var: Variable) -> bool:
     return isinstance(var, Constant) and is_float and not exponent
 
 
+def _slot_key(var: Variable) -> tuple[tuple[str, bytes], Any]:
+    """A lifted constant's identity (dtype and bits: -0.0 and NaN payloads stay apart)
+    and its value."""
+    value = np.asarray(var.data, dtype=var.type.dtype)  # type: ignore[attr-defined]
+    return (value.dtype.name, value.tobytes()), value
+
+
 def lift_float_constants(node: Apply) -> tuple[Apply, list[Constant]] | None:
     """An equivalent node taking the float constants of ``node``'s Composite as inputs.
 
@@ -51,41 +58,32 @@ def lift_float_constants(node: Apply) -> tuple[Apply, list[Constant]] | None:
     tuple or None
         ``(lifted, constants)``: the new node (``node``'s inputs followed by
         ``constants``, one tensor constant of one broadcast element per distinct
-        constant, and outputs of the same Types), or ``None`` when ``node`` is not an
-        ``Elemwise`` of a ``Composite`` with such constants, or would get too many inputs.
+        constant, in the order of :func:`lifted_shape`'s values, and outputs of the same
+        Types), or ``None`` when ``node`` is not an ``Elemwise`` of a ``Composite`` with
+        such constants, or would get too many inputs.
     """
-    op = node.op
-    if not isinstance(op, Elemwise) or not isinstance(op.scalar_op, Composite):
+    shaped = lifted_shape(node)
+    if shaped is None:
         return None
-    composite: Composite = op.scalar_op
-    inner_nodes = composite.inner_nodes()
-    found: dict[tuple[str, bytes], Variable] = {}
-    values: dict[tuple[str, bytes], Any] = {}
-    for inner in inner_nodes:
-        for i, var in enumerate(inner.inputs):
-            if _liftable(inner, i, var):
-                value = np.asarray(var.data, dtype=var.type.dtype)  # type: ignore[attr-defined]
-                key = (value.dtype.name, value.tobytes())
-                if key not in found:
-                    found[key] = var.type()  # a new scalar input of the same Type
-                    values[key] = value
-    if not found or len(node.inputs) + len(found) > MAX_INPUTS:
-        return None
+    values = shaped[1]
+    op: Elemwise = node.op  # type: ignore[assignment]
+    composite: Composite = op.scalar_op  # type: ignore[assignment]
+    # One new scalar input per distinct constant, in the order lifted_shape found them.
+    slots = {
+        (value.dtype.name, value.tobytes()): get_scalar_type(value.dtype.name)() for value in values
+    }
     mapping: dict[Variable, Variable] = dict(zip(composite.inputs, composite.inputs, strict=True))
-    for inner in inner_nodes:
-        new_inputs = []
-        for i, var in enumerate(inner.inputs):
-            if _liftable(inner, i, var):
-                value = np.asarray(var.data, dtype=var.type.dtype)  # type: ignore[attr-defined]
-                new_inputs.append(found[(value.dtype.name, value.tobytes())])
-            else:
-                new_inputs.append(mapping.get(var, var))
+    for inner in composite.inner_nodes():
+        new_inputs = [
+            slots[_slot_key(var)[0]] if _liftable(inner, i, var) else mapping.get(var, var)
+            for i, var in enumerate(inner.inputs)
+        ]
         clone = inner.clone_with_new_inputs(new_inputs)
         mapping.update(zip(inner.outputs, clone.outputs, strict=True))
     lifted_composite = Composite(
-        [*composite.inputs, *found.values()], [mapping[o] for o in composite.outputs]
+        [*composite.inputs, *slots.values()], [mapping[o] for o in composite.outputs]
     )
-    constants = constant_inputs(node, list(values.values()))
+    constants = constant_inputs(node, values)
     lifted_op = Elemwise(lifted_composite, dict(op.inplace_pattern), name=op.name)
     try:
         lifted = lifted_op.make_node(*node.inputs, *constants)
@@ -127,8 +125,7 @@ def lifted_shape(node: Apply) -> tuple[Any, list[Any]] | None:
         args: list[Any] = []
         for i, var in enumerate(inner.inputs):
             if _liftable(inner, i, var):
-                value = np.asarray(var.data, dtype=var.type.dtype)  # type: ignore[attr-defined]
-                key = (value.dtype.name, value.tobytes())
+                key, value = _slot_key(var)
                 if key not in slots:
                     slots[key] = len(slots)
                     values.append(value)
