@@ -96,7 +96,7 @@ __all__ = [
 ]
 
 #: Version of the generated scalar code (part of every C version using it).
-VERSION = (1,)
+VERSION = (2,)
 #: Compiler flags the code needs: no contraction of ``a * b + c`` into a fused
 #: multiply-add (NumPy rounds the product), whatever ``-march`` the user adds.
 COMPILE_ARGS = ("-ffp-contract=off",)
@@ -217,10 +217,48 @@ OPW_SC_FN {t} opw_sc_sigmoid_{dtype}({t} x) {{
 
 
 #: The helper functions the generated scalar code calls (C99, ``<math.h>``, ``npy_*`` types).
+def _float_to_int_helpers() -> str:
+    """Float to integer conversions with the results NumPy gives on x86-64, everywhere.
+
+    C leaves a conversion of NaN or of a value outside the target's range undefined, and
+    GPUs saturate (``-1.0`` to ``uint8`` is ``0`` there, ``255`` in NumPy). These helpers
+    spell x86-64's conversions out: NaN and values out of range give the minimum of
+    ``int32`` (``int64`` for that target), which narrower targets wrap; ``uint32`` and
+    ``uint64`` convert values from ``2**31`` (``2**63``) on by their offset from it, and NaN
+    to that power of two. (NumPy's ``-inf`` to ``uint32`` is ``0``; here it is ``2**31``.)
+    """
+    lo32, hi32 = "-2147483649.0", "2147483648.0"
+    two63 = "9223372036854775808.0"
+    out = f"""
+OPW_SC_FN npy_int32 opw_sc_f2i_int32(double x) {{
+    return (x > {lo32} && x < {hi32}) ? (npy_int32)x : (npy_int32)(-2147483647 - 1);
+}}
+OPW_SC_FN npy_int64 opw_sc_f2i_int64(double x) {{
+    return (x >= -{two63} && x < {two63}) ? (npy_int64)x : (npy_int64)(-9223372036854775807LL - 1);
+}}
+OPW_SC_FN npy_uint32 opw_sc_f2i_uint32(double x) {{
+    if (x != x) return (npy_uint32)1 << 31;
+    if (x < {hi32}) return (npy_uint32)opw_sc_f2i_int32(x);
+    return (npy_uint32)opw_sc_f2i_int32(x - {hi32}) ^ ((npy_uint32)1 << 31);
+}}
+OPW_SC_FN npy_uint64 opw_sc_f2i_uint64(double x) {{
+    if (x != x) return (npy_uint64)1 << 63;
+    if (x < {two63}) return (npy_uint64)opw_sc_f2i_int64(x);
+    return (npy_uint64)opw_sc_f2i_int64(x - {two63}) ^ ((npy_uint64)1 << 63);
+}}
+"""
+    for dtype in ("int8", "int16", "uint8", "uint16"):
+        t = C_TYPE[dtype]
+        out += f"OPW_SC_FN {t} opw_sc_f2i_{dtype}(double x) {{\n"
+        out += f"    return ({t})opw_sc_f2i_int32(x);\n}}\n"
+    return out
+
+
 SCALAR_C_SUPPORT = (
     "/* opweave scalar helpers: the semantics of NumPy's loops, in C99. */\n"
     "#ifndef OPW_SC_FN\n#define OPW_SC_FN static inline OPW_HOT\n#endif\n"
     + "".join(_int_helpers(d) for d in _SIGNED + _UNSIGNED)
+    + _float_to_int_helpers()
     + "".join(_float_helpers(d) for d in _FLOATS)
     + scalar_math.SUPPORT
 )
@@ -550,6 +588,13 @@ def _first(c: _Call) -> str:
     return convert(c.args[0], c.dtypes[0], c.out)
 
 
+def _cast(c: _Call) -> str:
+    """A conversion; from a float to an integer through the explicit helpers."""
+    if c.dtypes[0] in _FLOATS and _is_int(c.out):
+        return f"opw_sc_f2i_{c.out}((double)({c.args[0]}))"
+    return _first(c)
+
+
 #: Scalar Op class -> builder of its C expression (``None``: no C code for these dtypes).
 _EXPRESSIONS: MappingProxyType[type, Callable[[_Call], str | None]] = MappingProxyType(
     {
@@ -592,7 +637,7 @@ _EXPRESSIONS: MappingProxyType[type, Callable[[_Call], str | None]] = MappingPro
         sb.Switch: _switch,
         sb.Second: _last,
         sb.Identity: _first,
-        sb.Cast: _first,
+        sb.Cast: _cast,
         # transcendental
         sm.Exp: _math("exp"),
         sm.Exp2: _math("exp2"),
