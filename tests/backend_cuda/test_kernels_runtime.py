@@ -154,6 +154,10 @@ def test_split_full_reduction_matches_numpy(
     """A full reduction of 3e6 elements runs split (partial + finish kernels)."""
     rng = np.random.default_rng(5)
     x = _random(rng, (3, 1000, 1000), dtype)
+    if dtype == "float16":
+        # Values whose sum (about 3750) a float16 result can hold; the float32 accumulator
+        # keeps the 3e6 partial sums exact enough for the float16 rounding of the result.
+        x = (x / np.float16(1000)).astype(dtype)
     out_dtype = "int64" if dtype == "int32" else dtype
     kernel = reduction_kernel(op, (0, 1, 2), _tt(dtype, 3), _tt(out_dtype, 0), acc)
     assert kernel.split(x)[0] > 1
@@ -162,6 +166,18 @@ def test_split_full_reduction_matches_numpy(
     expected = ref(x.astype("float64" if dtype.startswith("float") else "int64"))
     rtol = 1e-2 if dtype == "float16" else 1e-5
     np.testing.assert_allclose(float(gout.get()), float(expected), rtol=rtol)
+
+
+def test_float16_sum_beyond_float16_range_is_inf_as_in_numpy(gpuarray: Any) -> None:
+    """The float32 accumulator does not widen the float16 result: a sum past 65504 is inf."""
+    x = np.full((3, 1000, 1000), 1.25, dtype="float16")
+    kernel = reduction_kernel(ps.add, (0, 1, 2), _tt("float16", 3), _tt("float16", 0), "float32")
+    gout = gpuarray.empty((), "float16")
+    kernel(gpuarray.to_gpu(x), gout)
+    with np.errstate(over="ignore"):
+        expected = np.float16(np.sum(x, dtype="float32"))
+    assert np.isinf(expected)
+    assert np.isinf(gout.get()) and gout.get() > 0
 
 
 def test_reduction_of_negative_strides(gpuarray: Any) -> None:

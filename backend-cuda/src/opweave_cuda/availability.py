@@ -119,7 +119,10 @@ def memory_pool() -> Any:
     from pycuda.tools import DeviceMemoryPool
 
     pool = DeviceMemoryPool()
-    # Give the held blocks back while the context is still current: atexit runs this before
-    # the context's own exit handler (registered earlier, by the context module's import).
-    atexit.register(pool.free_held)
+    # At exit, while the context is still current (atexit runs this before the context's own
+    # handler, registered earlier by the context module's import), give the held blocks back
+    # and stop holding: arrays that die later, in the interpreter's teardown, then free their
+    # memory directly. A pool that went on holding would need a current context to take the
+    # first block back, and pycuda aborts the process when a freed array finds none.
+    atexit.register(pool.stop_holding)
     return pool

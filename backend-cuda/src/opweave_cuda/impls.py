@@ -9,10 +9,12 @@ contiguous arrays) build strided ``GPUArray`` views; nothing is copied.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
+import opweave.scalar.basic as ps
 from opweave.compile.ops import DeepCopyOp
 from opweave.graph.basic import Apply
 from opweave.graph.op import Op
@@ -132,6 +134,13 @@ def _elemwise(op: GpuElemwise, node: Apply) -> Perform:
     return perform
 
 
+#: Reductions NumPy refuses over an empty axis (their identity is infinite), as the CPU
+#: backends do: scalar Op class -> the ufunc NumPy names in its message.
+_NO_IDENTITY: MappingProxyType[type, str] = MappingProxyType(
+    {ps.Maximum: "maximum", ps.Minimum: "minimum"}
+)
+
+
 def _careduce(op: GpuCAReduce, node: Apply) -> Perform:
     from opweave_cuda.kernels import reduction_kernel
 
@@ -141,9 +150,14 @@ def _careduce(op: GpuCAReduce, node: Apply) -> Perform:
         op.scalar_op, axes, in_type, node.outputs[0].type, acc_dtype=op.acc_dtype
     )
     dtype = node.outputs[0].type.dtype  # type: ignore[attr-defined]
+    ufunc = _NO_IDENTITY.get(type(op.scalar_op))
 
     def perform(node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
         (x,) = inputs
+        if ufunc is not None and any(int(x.shape[a]) == 0 for a in axes):
+            raise ValueError(
+                f"{op}: zero-size array to reduction operation {ufunc} which has no identity"
+            )
         shape = tuple(int(n) for i, n in enumerate(x.shape) if i not in axes)
         kernel(x, _output(out[0], shape, dtype))
 
