@@ -22,6 +22,8 @@ from opweave.scalar.type import get_scalar_type
 from opweave.tensor.type import TensorType
 from opweave_cuda.device_copy import copy_kernel
 from opweave_cuda.kernels import MAX_NDIM, ElemwiseKernel, elemwise_kernel, launch_config
+from opweave_cuda.kernels.elemwise import INT32_ELEMENTS
+from opweave_cuda.kernels.launch import MAX_BLOCKS, MAX_THREADS
 from opweave_cuda.kernels.runtime import arg_types, device_pointer, pack_args
 from opweave_cuda.kernels.source import CUDA_DTYPES, MAX_PARAM_BYTES
 
@@ -205,7 +207,9 @@ def test_float16_loads_and_stores_convert_to_float(ptx: dict[str, str], ptx_entr
 
 def test_fused_composite_is_one_kernel_per_path() -> None:
     kernel = CASES["math_float32"]
-    assert len(kernel.sources) == 2
+    assert len(kernel.sources) == 3
+    assert kernel.contiguous32 is not None
+    assert _kernel_text(kernel.contiguous32.source).count('extern "C" __global__') == 1
     body = _kernel_text(kernel.contiguous.source)
     assert body.count('extern "C" __global__') == 1
     # the whole inner graph is in the loop body
@@ -290,7 +294,7 @@ def _replay(values: list[Any], kernel: Any, out_shape: tuple[int, ...]) -> list[
     """The operand views a plan's values describe, rebuilt on the host arrays given."""
     kinds = kernel.arg_kinds()
     views, k = [], 0
-    contiguous = kernel.name.endswith("_contig")
+    contiguous = kernel.name.endswith(("_contig", "_contig32"))
     ndim = len(out_shape)
     while k < len(values):
         if kinds[k] != "ptr":
@@ -298,7 +302,7 @@ def _replay(values: list[Any], kernel: Any, out_shape: tuple[int, ...]) -> list[
             continue
         arr = values[k]
         if contiguous:
-            is_input = k + 1 < len(values) and kinds[k + 1] == "i64"
+            is_input = k + 1 < len(values) and kinds[k + 1] != "ptr"
             step = values[k + 1] if is_input else 1
             strides = tuple(0 if step == 0 else s for s in np.empty(out_shape, arr.dtype).strides)
             k += 2 if is_input else 1
@@ -315,12 +319,43 @@ def test_plan_picks_contiguous_path_with_scalar_broadcast() -> None:
     one = np.full((1, 1), 5, dtype="float32")
     out = np.empty((3, 4), dtype="float32")
     source, grid, block, values = kernel.plan([x, one], [out])
-    assert source is kernel.contiguous
+    assert source is kernel.contiguous32
     assert values[0] == 12 and values[2] == 1 and values[4] == 0
     a, b, y = _replay(values, source, (3, 4))
     np.testing.assert_array_equal(a + b, x + 5)
     assert y.ctypes.data == out.ctypes.data
     assert grid == (1, 1, 1) and block == (32, 1, 1)
+
+
+def test_contiguous32_signature_and_threshold() -> None:
+    """32-bit indices up to INT32_ELEMENTS elements (no overflow in the last grid-stride
+    step), 64-bit ones beyond."""
+    kernel = CASES["add_bcast_float32"]
+    assert kernel.contiguous32 is not None
+    assert kernel.contiguous32.params == (
+        "int n",
+        "const npy_float32* in0",
+        "int in0_s",
+        "const npy_float32* in1",
+        "int in1_s",
+        "npy_float32* out0",
+    )
+    assert kernel.contiguous32.arg_kinds() == ("i32", "ptr", "i32", "ptr", "i32", "ptr")
+    assert "for (int i = " in kernel.contiguous32.source
+    assert INT32_ELEMENTS + MAX_BLOCKS * MAX_THREADS == 2**31 - 1
+
+    class Big:
+        """An array-like with a shape, strides and dtype, holding no memory."""
+
+        def __init__(self, n: int) -> None:
+            self.shape, self.strides, self.dtype = (n, 1), (4, 4), np.dtype("float32")
+
+    kernel2 = elemwise_kernel(
+        ps.add, [_tt("float32", (None, None))] * 2, [_tt("float32", (None, None))]
+    )
+    for n, expected in [(INT32_ELEMENTS, "contiguous32"), (INT32_ELEMENTS + 1, "contiguous")]:
+        source = kernel2.plan([Big(n), Big(n)], [Big(n)])[0]
+        assert source is getattr(kernel2, expected)
 
 
 @pytest.mark.parametrize(

@@ -1,10 +1,12 @@
 """Elementwise kernels generated from a scalar graph (a fused Composite is one kernel).
 
-Two kernels per node, both grid-stride loops over the output's elements:
+Three kernels per node, all grid-stride loops over the output's elements:
 
 * the *contiguous* one indexes every operand with one flat index; an input is read at
   ``i * s`` with ``s`` 1 (a C-contiguous input of the output's shape) or 0 (a one-element
-  input, broadcast);
+  input, broadcast). It comes twice: with 32-bit indices, taken whenever the element count
+  allows (cheaper index arithmetic, as CuPy's and libgpuarray's 32-bit indexers), and with
+  64-bit ones;
 * the *strided* one takes the output's shape and each operand's element strides (0 along
   broadcast dimensions) and turns the flat index into each operand's offset: any layout,
   negative strides and broadcasting included.
@@ -19,7 +21,9 @@ from typing import Any
 import numpy as np
 
 from opweave_cuda.kernels.launch import (
+    MAX_BLOCKS,
     MAX_NDIM,
+    MAX_THREADS,
     broadcast_strides,
     element_strides,
     is_c_contiguous,
@@ -48,6 +52,10 @@ _LOOP = (
     "for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;"
     " i += (long long)blockDim.x * gridDim.x)"
 )
+_LOOP32 = "for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)"
+#: Most elements the 32-bit kernel takes: the last step of its grid-stride loop (at most
+#: ``MAX_BLOCKS * MAX_THREADS`` past ``n``) must not overflow an ``int``.
+INT32_ELEMENTS = 2**31 - 1 - MAX_BLOCKS * MAX_THREADS
 
 
 def _dtype_name(dtype: Any) -> str:
@@ -60,18 +68,20 @@ class ElemwiseKernel:
     Parameters
     ----------
     contiguous, strided
-        The two kernels (see the module docstring).
+        The 64-bit contiguous kernel and the strided one (see the module docstring).
     in_dtypes, out_dtypes
         The operands' dtypes.
     ndim
         The operands' rank.
     inplace_pattern
         ``{output: input}`` of the node: such an output is given the input itself.
+    contiguous32
+        The contiguous kernel with 32-bit indices (``None``: the 64-bit one always runs).
 
     Attributes
     ----------
     sources
-        ``(contiguous, strided)``.
+        ``(contiguous, strided)``, then ``contiguous32`` when given.
     """
 
     def __init__(
@@ -82,10 +92,14 @@ class ElemwiseKernel:
         out_dtypes: Sequence[str],
         ndim: int,
         inplace_pattern: Mapping[int, int] | None = None,
+        contiguous32: KernelSource | None = None,
     ) -> None:
         self.contiguous = contiguous
+        self.contiguous32 = contiguous32
         self.strided = strided
         self.sources: tuple[KernelSource, ...] = (contiguous, strided)
+        if contiguous32 is not None:
+            self.sources += (contiguous32,)
         self.in_dtypes = tuple(in_dtypes)
         self.out_dtypes = tuple(out_dtypes)
         self.ndim = ndim
@@ -138,6 +152,8 @@ class ElemwiseKernel:
             for x in inputs:
                 values += [x, 0 if math.prod(int(d) for d in x.shape) == 1 else 1]
             values += list(outputs)
+            if self.contiguous32 is not None and n <= INT32_ELEMENTS:
+                return self.contiguous32, grid, block, values
             return self.contiguous, grid, block, values
         values = [n, *shape]
         for x in inputs:
@@ -157,15 +173,19 @@ class ElemwiseKernel:
 
 
 def _params(
-    in_dtypes: Sequence[str], out_dtypes: Sequence[str], per_operand: Sequence[str], head: list[str]
+    in_dtypes: Sequence[str],
+    out_dtypes: Sequence[str],
+    per_operand: Sequence[str],
+    head: list[str],
+    index: str = "long long",
 ) -> list[str]:
     params = list(head)
     for k, dtype in enumerate(in_dtypes):
         params.append(f"const {CUDA_TYPE[dtype]}* in{k}")
-        params += [f"long long in{k}_{s}" for s in per_operand]
+        params += [f"{index} in{k}_{s}" for s in per_operand]
     for k, dtype in enumerate(out_dtypes):
         params.append(f"{CUDA_TYPE[dtype]}* out{k}")
-        params += [f"long long out{k}_{s}" for s in per_operand if s != "s"]
+        params += [f"{index} out{k}_{s}" for s in per_operand if s != "s"]
     return params
 
 
@@ -189,11 +209,17 @@ def _body(
     return lines
 
 
-def _kernel(name: str, params: Sequence[str], prologue: Sequence[str], body: Sequence[str]) -> str:
+def _kernel(
+    name: str,
+    params: Sequence[str],
+    prologue: Sequence[str],
+    body: Sequence[str],
+    loop: str = _LOOP,
+) -> str:
     inner = "\n".join("        " + line for line in (*prologue, *body))
     sig = ",\n    ".join(params)
     return (
-        f'extern "C" __global__ void {name}(\n    {sig})\n{{\n    {_LOOP}\n    {{\n'
+        f'extern "C" __global__ void {name}(\n    {sig})\n{{\n    {loop}\n    {{\n'
         f"{inner}\n    }}\n}}\n"
     )
 
@@ -261,6 +287,14 @@ def elemwise_kernel(
         source=translation_unit(code.support, _kernel(f"{base}_contig", c_params, [], c_body)),
         params=tuple(c_params),
     )
+    c32_params = _params(in_dtypes, out_dtypes, ["s"], ["int n"], index="int")
+    contiguous32 = KernelSource(
+        name=f"{base}_contig32",
+        source=translation_unit(
+            code.support, _kernel(f"{base}_contig32", c32_params, [], c_body, _LOOP32)
+        ),
+        params=tuple(c32_params),
+    )
 
     dims = [f"s{d}" for d in range(ndim)]
     s_params = _params(
@@ -292,4 +326,6 @@ def elemwise_kernel(
             f"a CUDA elementwise kernel with {nin + nout} operands of rank {ndim} needs "
             f"{strided.param_bytes()} bytes of parameters (at most {MAX_PARAM_BYTES})"
         )
-    return ElemwiseKernel(contiguous, strided, in_dtypes, out_dtypes, ndim, inplace_pattern)
+    return ElemwiseKernel(
+        contiguous, strided, in_dtypes, out_dtypes, ndim, inplace_pattern, contiguous32
+    )
