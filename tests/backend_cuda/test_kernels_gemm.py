@@ -163,3 +163,27 @@ def test_ptx_assembles_for_each_arch(
     space, shared memory)."""
     cubins = assemble(ptx, tmp_path)
     assert set(cubins) == {"sm_80", "sm_90"} and all(c.stat().st_size > 0 for c in cubins.values())
+
+
+def test_tiled_plan_caps_the_grid_and_the_kernel_loops_over_row_tiles() -> None:
+    """More than 65535 row tiles: the grid stops at 65535 and each block walks row tiles
+    ``blockIdx.y, blockIdx.y + gridDim.y, ...`` (a grid-stride loop), covering every row."""
+
+    class Operand:
+        """An array-like with a shape, strides and dtype, holding no memory."""
+
+        def __init__(self, shape: tuple[int, ...]) -> None:
+            self.shape = shape
+            self.strides = tuple(8 * int(np.prod(shape[i + 1 :])) for i in range(len(shape)))
+            self.dtype = np.dtype("float64")
+
+    m = 65535 * GEMM_TILE + 5 * GEMM_TILE + 3
+    planned = gemm_plan(Operand((m, 4)), Operand((4, 2)), Operand((m, 2)), use_cublas=False)
+    assert planned is not None and planned[0] == "kernel"
+    source, grid, _, values = planned[1]
+    assert grid == (1, 65535, 1) and values[0] == m
+    tiles = -(-m // GEMM_TILE)
+    covered = {y + step * grid[1] for y in range(grid[1]) for step in range(-(-tiles // grid[1]))}
+    assert {t for t in covered if t < tiles} == set(range(tiles))
+    text = source.source
+    assert "row0 += (long long)gridDim.y *" in text and "row0 < M" in text

@@ -78,3 +78,27 @@ def test_collapse_dims_visits_the_same_elements(
 def test_cublas_without_a_library_is_not_usable() -> None:
     missing = Cublas(names=("libopweave-no-such-cublas.so",))
     assert not missing.available and not missing.usable()
+
+
+def test_launch_refuses_a_block_the_kernel_is_not_written_for() -> None:
+    """A reduction's tree assumes its block size: any other is refused before pycuda runs."""
+    import opweave.scalar as ps
+    from opweave.tensor.type import TensorType
+    from opweave_cuda.kernels import reduction_kernel
+    from opweave_cuda.kernels.runtime import launch
+
+    kernel = reduction_kernel(
+        ps.add, (0,), TensorType("float32", (None,)), TensorType("float32", ()), "float32"
+    )
+    source = kernel.sources[0]
+    assert source.block > 0
+    with pytest.raises(ValueError, match=f"written for blocks of {source.block} threads"):
+        launch(source, (1, 1, 1), (source.block // 2, 1, 1), [])
+
+
+def test_check_launches_flag_is_declared_by_the_backend() -> None:
+    import opweave
+
+    assert opweave.config.cuda__check_launches is False
+    docs = {flag.name: flag.doc for flag in opweave.config.flags()}
+    assert "waits for the kernel" in docs["cuda__check_launches"]

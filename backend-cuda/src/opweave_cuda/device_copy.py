@@ -169,5 +169,12 @@ def to_host(x: Any) -> np.ndarray:
     if out.size:
         import pycuda.driver as drv
 
-        drv.memcpy_dtoh(out, device_pointer(x))
+        try:
+            drv.memcpy_dtoh(out, device_pointer(x))
+        except drv.Error as exc:
+            raise RuntimeError(
+                f"copying a {x.dtype} array of shape {tuple(x.shape)} to the host failed: {exc}. "
+                "A kernel launched before the copy may have failed; set "
+                "opweave.config.cuda__check_launches = True to check each launch."
+            ) from exc
     return out

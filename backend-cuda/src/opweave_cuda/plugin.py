@@ -13,10 +13,17 @@ from opweave.plugins import hookimpl
 from opweave_cuda import availability
 from opweave_cuda.impls import FACTORIES, perform_for
 from opweave_cuda.linker import CudaLinker
+from opweave_cuda.options import add_cuda_options
 from opweave_cuda.rewrites import register_gpu_rewrites
 from opweave_cuda.sharedvar import gpu_shared
 from opweave_cuda.transfer_ops import cuda_transfer
 from opweave_python.thunk import make_perform_thunk
+
+
+@hookimpl
+def opweave_addoption(config: Any) -> None:
+    """Register the CUDA backend's flags (``cuda__check_launches``)."""
+    add_cuda_options(config)
 
 
 @hookimpl

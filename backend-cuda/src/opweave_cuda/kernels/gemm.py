@@ -47,14 +47,15 @@ Matrix = tuple[tuple[int, int], tuple[int, int]]
 def gemm_kernel(dtype: str) -> KernelSource:
     """The tiled kernel computing ``C = A @ B`` for ``dtype`` (``float32``/``float64``),
     with ``(M, K) @ (K, N)`` operands of any element strides. Launch with
-    ``block=(GEMM_TILE, GEMM_TILE, 1)`` and ``grid=(ceil(N / GEMM_TILE), ceil(M / GEMM_TILE), 1)``.
+    ``block=(GEMM_TILE, GEMM_TILE, 1)`` and ``grid=(ceil(N / GEMM_TILE), Y, 1)`` with ``Y``
+    at most ``ceil(M / GEMM_TILE)`` and 65535: blocks loop over the row tiles beyond ``Y``.
     """
     if dtype not in GEMM_DTYPES:
         raise NotImplementedError(f"no CUDA matrix product for dtype {dtype}")
     t = CUDA_TYPE[dtype]
     params = tuple(p.format(t=t) for p in GEMM_PARAMS)
     tile = GEMM_TILE
-    name = kernel_name(f"opw_gemm_{dtype}", str(tile), "v1")
+    name = kernel_name(f"opw_gemm_{dtype}", str(tile), "v2")
     sig = ",\n    ".join(params)
     body = f"""extern "C" __global__ void {name}(
     {sig})
@@ -62,18 +63,23 @@ def gemm_kernel(dtype: str) -> KernelSource:
     __shared__ {t} As[{tile}][{tile}];
     __shared__ {t} Bs[{tile}][{tile} + 1];
     const int tx = threadIdx.x, ty = threadIdx.y;
-    const long long row = (long long)blockIdx.y * {tile} + ty;
     const long long col = (long long)blockIdx.x * {tile} + tx;
-    {t} acc = 0;
-    for (long long t0 = 0; t0 < K; t0 += {tile}) {{
-        As[ty][tx] = (row < M && t0 + tx < K) ? A[row * sa0 + (t0 + tx) * sa1] : ({t})0;
-        Bs[ty][tx] = (t0 + ty < K && col < N) ? B[(t0 + ty) * sb0 + col * sb1] : ({t})0;
-        __syncthreads();
-        #pragma unroll
-        for (int k = 0; k < {tile}; ++k) acc += As[ty][k] * Bs[k][tx];
-        __syncthreads();
+    /* Row tiles in a grid-stride loop: the grid's y extent is at most 65535. The loop
+       condition is the same for every thread of the block, so the barriers stay uniform. */
+    for (long long row0 = (long long)blockIdx.y * {tile}; row0 < M;
+         row0 += (long long)gridDim.y * {tile}) {{
+        const long long row = row0 + ty;
+        {t} acc = 0;
+        for (long long t0 = 0; t0 < K; t0 += {tile}) {{
+            As[ty][tx] = (row < M && t0 + tx < K) ? A[row * sa0 + (t0 + tx) * sa1] : ({t})0;
+            Bs[ty][tx] = (t0 + ty < K && col < N) ? B[(t0 + ty) * sb0 + col * sb1] : ({t})0;
+            __syncthreads();
+            #pragma unroll
+            for (int k = 0; k < {tile}; ++k) acc += As[ty][k] * Bs[k][tx];
+            __syncthreads();
+        }}
+        if (row < M && col < N) C[row * sc0 + col * sc1] = acc;
     }}
-    if (row < M && col < N) C[row * sc0 + col * sc1] = acc;
 }}
 """
     return KernelSource(name=name, source=translation_unit([], body), params=params, block=tile)
@@ -159,9 +165,7 @@ def gemm_plan(a: Any, b: Any, out: Any, use_cublas: bool = True) -> tuple[str, A
         plan = cublas_plan(ma, mb, mc)
         if plan is not None:
             return "cublas", plan
-    grid_y = math.ceil(m / GEMM_TILE)
-    if grid_y > _GRID_Y_MAX:
-        raise ValueError(f"gemm: {m} rows exceed the tiled kernel's grid")
+    grid_y = min(math.ceil(m / GEMM_TILE), _GRID_Y_MAX)  # the kernel loops over the rest
     values: list[Any] = [m, n, k, a, *ma[1], b, *mb[1], out, *mc[1]]
     launch_plan: LaunchPlan = (
         gemm_kernel(dtype),

@@ -20,12 +20,14 @@ from opweave_cuda.kernels.launch import check_launch
 from opweave_cuda.kernels.source import NVCC_OPTIONS, KernelSource
 
 __all__ = [
+    "KernelLaunchError",
     "arg_types",
     "compile_module",
     "device_pointer",
     "launch",
     "pack_args",
     "prepared_function",
+    "synchronize_after",
 ]
 
 #: How each parameter kind of :meth:`KernelSource.arg_kinds` is passed (its NumPy type).
@@ -112,11 +114,46 @@ def launch(
     """Compile (once) and launch ``kernel`` with ``values`` on the default stream.
 
     The launch is asynchronous; downloads (``GPUArray.get``, ``memcpy_dtoh``) run on the
-    same (legacy default) stream and wait for it.
+    same (legacy default) stream and wait for it. With ``config.cuda__check_launches`` it
+    waits at once, and a failure raises :class:`KernelLaunchError` naming the kernel.
+
+    Raises
+    ------
+    ValueError
+        If the grid or block is outside CUDA's limits, or the block is not the size the
+        kernel is written for (:attr:`KernelSource.block`, along ``x``).
     """
     grid, block = check_launch(grid, block)
+    if kernel.block and block[0] != kernel.block:
+        raise ValueError(
+            f"kernel {kernel.name} is written for blocks of {kernel.block} threads along x, "
+            f"launched with {block}"
+        )
     if grid[0] * grid[1] * grid[2] == 0:
         return
     args = pack_args(kernel, values)
     function = prepared_function(kernel.source, kernel.name, arg_types(kernel))
     function.prepared_call(grid, block, *args)
+    if _check_launches():
+        synchronize_after(kernel.name)
+
+
+def _check_launches() -> bool:
+    from opweave import config
+
+    return bool(getattr(config, "cuda__check_launches", False))
+
+
+class KernelLaunchError(RuntimeError):
+    """A kernel failed on the device (an illegal address, a trap, a launch failure)."""
+
+
+def synchronize_after(name: str) -> None:
+    """Wait for the device and raise :class:`KernelLaunchError` naming kernel ``name`` if
+    it (or anything before it on the stream) failed."""
+    import pycuda.driver as drv
+
+    try:
+        drv.Context.synchronize()
+    except drv.Error as exc:
+        raise KernelLaunchError(f"kernel {name} failed on the device: {exc}") from exc
