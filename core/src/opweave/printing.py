@@ -1,7 +1,9 @@
-"""Text renderings of graphs: ``debugprint`` (``dprint``) and ``pprint``."""
+"""Renderings of graphs: ``debugprint`` (``dprint``) and ``pprint`` as text, ``pydotprint`` as
+a picture."""
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any, TextIO
 
@@ -131,3 +133,102 @@ def pprint(var: Variable) -> str:
     args = ", ".join(pprint(i) for i in var.owner.inputs)
     out = "" if len(var.owner.outputs) == 1 else f"[{var.index}]"
     return f"{var.owner.op}({args}){out}"
+
+
+def pydotprint(
+    fct: Any,
+    outfile: str | os.PathLike[str] | None = None,
+    compact: bool = True,
+    format: str = "png",
+    with_ids: bool = False,
+    high_contrast: bool = True,
+    cond_highlight: Any = None,
+    colorCodes: dict[str, str] | None = None,
+    max_label_size: int = 70,
+    scan_graphs: bool = False,
+    var_with_name_simple: bool = False,
+    print_output_file: bool = True,
+    return_image: bool = False,
+) -> Any:
+    """Draw the graph of a compiled function (or of variables) with Graphviz.
+
+    Nodes are boxes labelled with their Op; in a compiled function each is filled with the
+    colour of the implementation that runs it (Python, C, CUDA), named under the label.
+    Variables are ellipses with their name or Type and static shape (inputs green, outputs
+    blue); an edge into a node is red when the node destroys that input, blue and dashed
+    when its output is a view of it. :mod:`opweave.graph_picture` describes the drawing.
+
+    Parameters
+    ----------
+    fct
+        A compiled function, a FunctionGraph, a Variable or a list of Variables.
+    outfile
+        The file to write (default: ``opweave.pydotprint.<format>`` in ``config.compiledir``).
+    compact
+        Leave out unnamed intermediate variables (their Type labels the edge).
+    format
+        ``"dot"`` for the graph's description (no program needed), or any format of
+        Graphviz's ``dot -T`` (``png``, ``svg``, ``pdf``...), which needs Graphviz installed.
+    with_ids
+        Prefix labels with ids.
+    high_contrast
+        Fill nodes with their colour (``False``: colour their outline).
+    cond_highlight, scan_graphs
+        Highlighting of conditional branches and drawing of loop bodies: not available;
+        they must stay ``None``/``False``.
+    colorCodes
+        Op class name -> colour, overriding the implementation's colour.
+    max_label_size
+        Longest label (longer ones are cut).
+    var_with_name_simple
+        Label named variables with their name only.
+    print_output_file
+        Print the path written.
+    return_image
+        Return the rendered bytes instead of writing ``outfile``.
+
+    Returns
+    -------
+    bytes or None
+        The image when ``return_image``.
+
+    Raises
+    ------
+    RuntimeError
+        If the format needs Graphviz's ``dot`` program and it is missing (the message says
+        how to install it), or it fails.
+    NotImplementedError
+        If ``cond_highlight`` or ``scan_graphs`` is asked for.
+    """
+    from opweave.configdefaults import config
+    from opweave.graph_picture import graph_dot, render_dot
+
+    if cond_highlight:
+        raise NotImplementedError("pydotprint: cond_highlight is not available")
+    if scan_graphs:
+        raise NotImplementedError("pydotprint: scan_graphs is not available")
+    maker = getattr(fct, "maker", None)
+    fgraph = maker.fgraph if maker is not None else fct
+    if isinstance(fgraph, FunctionGraph | FrozenFunctionGraph):
+        outputs, inputs = list(fgraph.outputs), list(fgraph.inputs)
+    else:
+        outputs, inputs = _roots(fct), None
+    text = graph_dot(
+        outputs,
+        inputs=inputs,
+        compact=compact,
+        with_ids=with_ids,
+        high_contrast=high_contrast,
+        colour_codes=colorCodes,
+        max_label_size=max_label_size,
+        var_with_name_simple=var_with_name_simple,
+        node_impls=getattr(maker, "node_impls", None),
+    )
+    if return_image:
+        return render_dot(text, None, format)
+    if outfile is None:
+        outfile = os.path.join(config.compiledir, f"opweave.pydotprint.{format}")
+    render_dot(text, outfile, format)
+    if print_output_file:
+        print(f"The output file is available at {outfile}")
+    return None

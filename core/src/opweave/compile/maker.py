@@ -35,6 +35,7 @@ from opweave.graph.fg import FunctionGraph
 from opweave.graph.rewriting import build_rewrite_database
 from opweave.graph.utils import MissingInputError
 from opweave.link.lookup import LinkerNotFoundError
+from opweave.link.loop import thunk_origin
 from opweave.link.progress import compile_progress
 from opweave.link.progress import current as current_progress
 
@@ -317,9 +318,10 @@ class FunctionMaker:
         profile = _profile_for(profile, self.name if name is None else name)
         # A profiled function links the linker's timed loop, where it has one.
         self.linker.profile = profile
-        fn, in_cells, out_cells, _thunks, _order = self.linker.make_all(
+        fn, in_cells, out_cells, thunks, order = self.linker.make_all(
             input_storage=input_storage, storage_map=storage_map
         )
+        self.node_impls = node_implementations(self.linker, thunks, order)
         if profile is None:
             return Function(self, fn, in_cells, out_cells, unpack_single, name=name)
         if getattr(fn, "profile", None) is not profile:
@@ -395,6 +397,19 @@ def _linker_for_pickle(linker: Any) -> Any:
         return linker
     same = resolved is linker if isinstance(linker, type) else type(resolved) is cls
     return name if same else linker
+
+
+def node_implementations(linker: Any, thunks: Sequence[Any], order: Sequence[Any]) -> dict:
+    """Which implementation runs each node of a linked graph (``"py"``, ``"c"``, ``"cuda"``...).
+
+    Linkers that run one thunk per node mark each thunk with its implementation; a linker
+    that runs the whole graph as one call (``c``) runs every node with its own.
+    """
+    default = (getattr(linker, "impls", None) or (None,))[0]
+    if len(thunks) == len(order):
+        return {node: thunk_origin(t, default) for node, t in zip(order, thunks, strict=True)}
+    name = default or str(getattr(linker, "name", "py"))
+    return dict.fromkeys(order, name)
 
 
 def _profile_for(profile: Any, name: str | None) -> ProfileStats | None:
