@@ -161,8 +161,25 @@ def build_config(
         "profile",
         "Whether every compiled function is profiled (as ``function(..., profile=True)``):\n"
         "its calls are counted and timed, per node where the linker runs one thunk per "
-        "node; see ``opweave.compile.profiling.ProfileStats``.",
+        "node; see ``opweave.compile.profiling.ProfileStats``. When it is on at exit, the\n"
+        "profiles of the process are printed to ``profiling__destination``.",
         BoolParam(False),
+    )
+    config.add(
+        "profiling__destination",
+        "Where the profiles are printed at exit when ``profile`` is on: ``stderr``, "
+        "``stdout``,\nor the path of a file (appended to).",
+        StrParam("stderr"),
+    )
+    config.add(
+        "profiling__n_apply",
+        "How many nodes each profile printed at exit lists, slowest first.",
+        IntParam(20, minimum=0),
+    )
+    config.add(
+        "profiling__n_ops",
+        "How many Op classes each profile printed at exit lists, slowest first.",
+        IntParam(20, minimum=0),
     )
     config.add(
         "allow_gc",

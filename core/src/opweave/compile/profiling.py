@@ -12,6 +12,7 @@ it is off.
 
 from __future__ import annotations
 
+import atexit
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -32,6 +33,9 @@ class ProfileStats:
     ----------
     message
         A title for :meth:`summary` (``function`` uses the function's name).
+    atexit_print
+        Print the profile at exit when ``config.profile`` is on then (as PyTensor does), to
+        ``config.profiling__destination``.
 
     Attributes
     ----------
@@ -49,7 +53,7 @@ class ProfileStats:
         (no per-node times).
     """
 
-    def __init__(self, message: str | None = None) -> None:
+    def __init__(self, message: str | None = None, atexit_print: bool = True) -> None:
         if message is not None and not isinstance(message, str):
             raise TypeError(
                 f"ProfileStats: message must be a str or None, got {type(message).__name__}"
@@ -58,6 +62,26 @@ class ProfileStats:
         self.untimed: list[str] = []
         self.apply_impl: dict[Apply, str] = {}
         self.reset()
+        if atexit_print:
+            # Each profile registers its own exit handler (printed, most recent first, when
+            # config.profile is on at exit): no process-wide list of profiles is kept.
+            atexit.register(self.print_at_exit)
+
+    def print_at_exit(self) -> None:
+        """Print :meth:`summary` to ``config.profiling__destination`` if ``config.profile``
+        is on and this profile recorded a call; what runs at exit."""
+        from opweave.configdefaults import config
+
+        if not config.profile or self.fct_callcount == 0:
+            return
+        destination = config.profiling__destination
+        n_ops, n_apply = config.profiling__n_ops, config.profiling__n_apply
+        if destination in ("stderr", "stdout"):
+            stream = sys.stderr if destination == "stderr" else sys.stdout
+            self.summary(stream, n_ops, n_apply)
+            return
+        with open(destination, "a", encoding="utf-8") as file:
+            self.summary(file, n_ops, n_apply)
 
     def reset(self) -> None:
         """Forget every call recorded so far; functions profiled into it go on recording."""
