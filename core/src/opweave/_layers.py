@@ -14,9 +14,10 @@ The order follows what depends on what:
 1. ``graph`` (with ``graph.rewriting``): Types, Variables, Apply, Op, FunctionGraph,
    features and the rewrite framework; imports only config, stdlib and NumPy.
 2. ``plugins``: the pluggy hook specifications and the plugin manager.
-3. ``link``, ``transfer``, ``printing``: linking (storage, thunks, linker lookup through the
-   plugin manager), ``transfer`` dispatch through the ``opweave_transfer`` hook, and
-   ``debugprint``/``pprint``. They need only graph and plugins; ``transfer`` sits here
+3. ``link``, ``transfer``, ``printing``, ``graph_picture``: linking (storage, thunks, linker
+   lookup through the plugin manager), ``transfer`` dispatch through the ``opweave_transfer``
+   hook, and ``debugprint``/``pprint``/``pydotprint`` (``graph_picture`` draws for the
+   last). They need only graph and plugins; ``transfer`` sits here
    because tensor variables have a ``.transfer()`` method and ``opweave.tensor`` re-exports it.
 4. ``gradient``: reverse mode (``grad``, ``Lop``, ``Rop``) and the helpers Ops' ``grad``
    methods use (``grad_undefined``, ``grad_not_implemented``); as in PyTensor it is below the
@@ -46,6 +47,7 @@ FLOORS: dict[str, int] = {
     "link": 3,
     "transfer": 3,
     "printing": 3,
+    "graph_picture": 3,
     "gradient": 4,
     "scalar": 5,
     "compile": 6,

@@ -7,8 +7,10 @@ import os
 import sys
 from typing import Any, TextIO
 
+from opweave.configdefaults import config
 from opweave.graph.basic import AbstractApply, Constant, NominalVariable, Variable
 from opweave.graph.fg import FrozenFunctionGraph, FunctionGraph
+from opweave.graph_picture import graph_dot, render_dot
 
 
 def _roots(obj: Any) -> list[Variable]:
@@ -200,9 +202,6 @@ def pydotprint(
     NotImplementedError
         If ``cond_highlight`` or ``scan_graphs`` is asked for.
     """
-    from opweave.configdefaults import config
-    from opweave.graph_picture import graph_dot, render_dot
-
     if cond_highlight:
         raise NotImplementedError("pydotprint: cond_highlight is not available")
     if scan_graphs:

@@ -18,6 +18,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import TextIO
 
+from opweave.configdefaults import config
 from opweave.graph.basic import Apply
 from opweave.graph.fg import FunctionGraph
 
@@ -70,8 +71,6 @@ class ProfileStats:
     def print_at_exit(self) -> None:
         """Print :meth:`summary` to ``config.profiling__destination`` if ``config.profile``
         is on and this profile recorded a call; what runs at exit."""
-        from opweave.configdefaults import config
-
         if not config.profile or self.fct_callcount == 0:
             return
         destination = config.profiling__destination
