@@ -804,9 +804,13 @@ def test_copy_stack_trace() -> None:
     x, y, z = ot.dvector("x"), ot.dvector("y"), ot.dvector("z")
     x.tag.trace = [("file.py", 1, "f", "x = ...")]
     y.tag.trace = [[("file.py", 2, "g", "y = ...")]]
+    z.tag.trace = []  # forget where the test created z: only copied traces are compared
     assert rw.copy_stack_trace(x, z) is z
     assert z.tag.trace == [[("file.py", 1, "f", "x = ...")]]
     w = ot.dvector("w")
+    own = w.tag.trace  # where this test created w: kept first, the copies appended
+    assert own[0][-1][:3] == (__file__, own[0][-1][1], "test_copy_stack_trace")
+    w.tag.trace = []
     rw.copy_stack_trace([x, y], [w])
     assert w.tag.trace == [[("file.py", 1, "f", "x = ...")], [("file.py", 2, "g", "y = ...")]]
     with pytest.raises(TypeError, match="takes Variables or sequences of them; to_var is int"):

@@ -16,6 +16,7 @@ from opweave.graph.basic import (
     _opweave,
     clone_get_equiv,
 )
+from opweave.graph.trace import inherit_stack_trace
 from opweave.graph.traversal import graph_inputs, io_toposort, vars_between
 from opweave.graph.utils import InconsistencyError, MissingInputError
 
@@ -271,6 +272,10 @@ class FunctionGraph:
             return
         if var.type != new_var.type:
             new_var = var.type.filter_variable(new_var)
+        if new_var.owner is not None and new_var not in self.variables:
+            # A variable made by a rewrite computes what ``var`` did: it points at the line
+            # that created ``var`` in an error report.
+            inherit_stack_trace(var, new_var)
         for node, i in list(self.clients[var]):
             self.change_node_input(node, i, new_var, reason=reason, import_missing=import_missing)
 

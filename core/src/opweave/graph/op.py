@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 from opweave.graph.basic import Apply, Variable
 from opweave.graph.c_interface import CLinkerOp
+from opweave.graph.trace import add_tag_trace
 from opweave.graph.utils import MethodNotDefined
 
 #: A storage cell: a one-element list holding a value.
@@ -101,6 +102,7 @@ class Op(CLinkerOp):
         """
         return_list = kwargs.pop("return_list", False)
         node = self.make_node(*inputs, **kwargs)
+        add_tag_trace(node.outputs)
         if return_list:
             return list(node.outputs)
         if self.default_output is not None:

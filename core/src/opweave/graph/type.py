@@ -10,6 +10,7 @@ import numpy as np
 
 from opweave.graph.basic import Constant, Variable
 from opweave.graph.c_interface import CLinkerType
+from opweave.graph.trace import add_tag_trace
 from opweave.graph.utils import MethodNotDefined
 
 
@@ -107,8 +108,10 @@ class PureType:
         return self.constant_type(self, value, name)
 
     def __call__(self, name: str | None = None) -> Variable:
-        """Shortcut for :meth:`make_variable`."""
-        return self.make_variable(name)
+        """Shortcut for :meth:`make_variable` (recording where the variable was created)."""
+        var = self.make_variable(name)
+        add_tag_trace((var,))
+        return var
 
     def get_shape_info(self, obj: Any) -> Any:
         """Return what :meth:`get_size` needs to size ``obj`` (default: ``obj``)."""

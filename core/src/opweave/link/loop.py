@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 from opweave.configdefaults import config
 from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.fg import FunctionGraph
+from opweave.graph.trace import creation_note
 from opweave.link.basic import Linker, compute_map_for
 
 #: A variable to free: its storage cell and its compute-map cell.
@@ -58,6 +59,9 @@ def describe_failure(
             desc += f" dtype={dtype}"
         parts.append(f"  input {i} ({var}, type {var.type}): {desc}")
     exc.add_note(f"Apply node that caused the error: {node}\n" + "\n".join(parts))
+    created = creation_note(node)
+    if created is not None:
+        exc.add_note(created)
 
 
 def make_node_thunk(

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from opweave.graph.basic import Apply, Variable
 from opweave.graph.features import DestroyHandler
 from opweave.graph.op import Op
+from opweave.graph.trace import traces_of
 
 if TYPE_CHECKING:
     from opweave.graph.fg import FunctionGraph
@@ -261,12 +262,6 @@ def _variables(value: Any, what: str) -> list[Variable]:
     return list(items)
 
 
-def _traces(var: Variable) -> list[Any]:
-    trace = list(getattr(var.tag, "trace", []))
-    # One trace alone (a list of frame tuples) is wrapped, so traces are a list of lists.
-    return [trace] if trace and isinstance(trace[0], tuple) else trace
-
-
 def copy_stack_trace(
     from_var: Variable | Sequence[Variable], to_var: Variable | Sequence[Variable]
 ) -> Variable | Sequence[Variable]:
@@ -274,8 +269,8 @@ def copy_stack_trace(
 
     A node rewriter calls it on its replacements so that errors about them can point to
     where the replaced variables were built. Traces live in ``var.tag.trace`` (a list of
-    traces, each a list of frame tuples), as in PyTensor; opweave itself records none, so
-    this carries the ones users or plugins record.
+    traces, each a list of frame tuples), as in PyTensor (:mod:`opweave.graph.trace` records
+    them where variables are created).
 
     Parameters
     ----------
@@ -288,7 +283,7 @@ def copy_stack_trace(
         If either argument is not a Variable or a sequence of Variables.
     """
     sources, targets = _variables(from_var, "from_var"), _variables(to_var, "to_var")
-    traces = [trace for var in sources for trace in _traces(var)]
+    traces = [trace for var in sources for trace in traces_of(var)]
     for var in targets:
-        var.tag.trace = _traces(var) + traces
+        var.tag.trace = traces_of(var) + traces
     return to_var

@@ -1,0 +1,117 @@
+"""Where graph objects were created: creation traces, as Theano and PyTensor record them.
+
+``Op.__call__`` and ``Type.__call__`` record on each new variable's ``tag.trace`` the user's
+stack frames at that point (frames of opweave and of its backends are left out, so the trace
+starts in the code that built the graph), at most ``config.traceback__limit`` of them
+(``-1``: all, ``0``: none). When a rewrite replaces a variable by one without a trace of its
+own making, the replacement inherits the replaced one's trace
+(:meth:`~opweave.graph.fg.FunctionGraph.replace`; node rewriters may also call
+:func:`opweave.graph.rewriting.copy_stack_trace`, which appends), so a node of a compiled
+function points at the line that created what it computes. A failing node's error report quotes it
+(:func:`creation_note`).
+
+``tag.trace`` holds a list of traces (one per origin), each a list of ``(filename, lineno,
+function name, line)`` from the outermost frame to the innermost, as PyTensor's.
+"""
+
+from __future__ import annotations
+
+import linecache
+import sys
+from collections.abc import Iterable
+from types import FrameType
+from typing import Any
+
+from opweave.configdefaults import config
+
+__all__ = [
+    "Frame",
+    "add_tag_trace",
+    "creation_note",
+    "inherit_stack_trace",
+    "traces_of",
+    "user_frames",
+]
+
+#: One recorded frame: file, line number, function, the line's text.
+Frame = tuple[str, int, str, str]
+
+
+def _internal(module: str) -> bool:
+    """Whether frames of ``module`` are opweave's own (left out of traces)."""
+    top = module.partition(".")[0]
+    return top == "opweave" or top.startswith("opweave_")
+
+
+def user_frames(limit: int, skip: int = 1) -> list[Frame]:
+    """The innermost ``limit`` frames of the caller's stack outside opweave, outermost first.
+
+    Parameters
+    ----------
+    limit
+        How many frames at most (``-1``: all, ``0``: none).
+    skip
+        Frames to skip above this function (``1``: start at its caller).
+    """
+    if limit == 0:
+        return []
+    frames: list[Frame] = []
+    frame: FrameType | None = sys._getframe(skip)
+    while frame is not None and (limit < 0 or len(frames) < limit):
+        module = frame.f_globals.get("__name__", "")
+        if not _internal(module):
+            code, line = frame.f_code, frame.f_lineno
+            text = linecache.getline(code.co_filename, line).strip()
+            frames.append((code.co_filename, line, code.co_name, text))
+        frame = frame.f_back
+    frames.reverse()
+    return frames
+
+
+def add_tag_trace(things: Iterable[Any]) -> None:
+    """Record the caller's user frames on each of ``things`` (variables) as ``tag.trace``.
+
+    Does nothing when ``config.traceback__limit`` is ``0`` or no user frame is found.
+    """
+    limit = config.traceback__limit
+    if limit == 0:
+        return
+    frames = user_frames(limit, skip=2)
+    if not frames:
+        return
+    for thing in things:
+        thing.tag.trace = [frames]
+
+
+def traces_of(var: Any) -> list[list[Any]]:
+    """``var.tag.trace`` as a list of traces (one trace alone, a list of frames, is wrapped)."""
+    trace = list(getattr(var.tag, "trace", []))
+    return [trace] if trace and isinstance(trace[0], tuple) else trace
+
+
+def inherit_stack_trace(source: Any, target: Any) -> None:
+    """Give ``target`` the traces of ``source`` (variables), in place of its own, when
+    ``source`` has any: ``target`` was made by a rewrite to compute what ``source`` did."""
+    traces = traces_of(source)
+    if traces:
+        target.tag.trace = traces
+
+
+def creation_note(node: Any) -> str | None:
+    """Text naming where ``node``'s outputs were created, for an error report (``None``:
+    no trace was recorded)."""
+    traces: list[list[Any]] = []
+    for var in node.outputs:
+        traces = traces_of(var)
+        if traces:
+            break
+    if not traces or not traces[-1]:
+        return None
+    lines = ["Backtrace when the node was created (config.traceback__limit sets the depth):"]
+    for frame in traces[-1]:
+        filename, lineno, name = frame[0], frame[1], frame[2]
+        lines.append(f'  File "{filename}", line {lineno}, in {name}')
+        text = frame[3] if len(frame) > 3 else linecache.getline(filename, lineno).strip()
+        if text:
+            lines.append(f"    {text}")
+    return "\n".join(lines)
