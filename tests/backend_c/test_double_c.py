@@ -1,4 +1,5 @@
-"""Seed 002: the ``Double`` type and its Ops in C, under the ``c`` and ``cvm`` linkers."""
+"""The ``Double`` type of Theano's documented type tutorial and its Ops in C, under the ``c``
+and ``cvm`` linkers."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ def xyz():
 
 
 @pytest.mark.parametrize("linker", ["c", "cvm"])
-def test_seed_example_returns_correct_floats(xyz, linker) -> None:
+def test_tutorial_example_returns_correct_floats(xyz, linker) -> None:
     x, y, z = xyz
     f = opweave.function([x, y, z], mul(add(x, y), z), mode=Mode(linker=linker))
     assert f(1.0, 2.0, 3.0) == 9.0
@@ -31,7 +32,7 @@ def test_seed_example_returns_correct_floats(xyz, linker) -> None:
     assert math.isinf(g(1.0, 0.0)[1])  # C division, no Python ZeroDivisionError
 
 
-def test_c_extract_fail_path_raises_the_seed_error_naming_the_input(xyz) -> None:
+def test_c_extract_fail_path_raises_the_documented_error_naming_the_input(xyz) -> None:
     x, y, z = xyz
     # Without check_input no filter runs before the tutorial's c_extract, whose check remains.
     with opweave.config.change_flags(check_input=False):
@@ -44,7 +45,7 @@ def test_c_extract_fail_path_raises_the_seed_error_naming_the_input(xyz) -> None
     assert f(1.0, 2.0, 3.0) == 9.0  # the failure released everything; the function still works
 
 
-def test_generated_block_has_the_seed_002_shape(xyz) -> None:
+def test_generated_block_has_the_documented_shape(xyz) -> None:
     from opweave_c.codegen import BlockBuilder
 
     x, y, z = xyz
@@ -104,7 +105,7 @@ def test_c_sync_failure_branch_stores_none(capfd) -> None:
     x, y = t("x"), t("y")
     f = opweave.function([x, y], SyncFailingAdd()(x, y), mode=Mode(linker="c"))
     assert f(1.0, 2.0) == 3.0
-    assert f(float("nan"), 1.0) is None  # boxing failed: the seed stores None, no crash
+    assert f(float("nan"), 1.0) is None  # boxing failed: the documented code stores None, no crash
     assert "PyFloat_FromDouble failed on: nan" in capfd.readouterr().out
 
 

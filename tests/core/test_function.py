@@ -16,7 +16,7 @@ def xyz():
     return double("x"), double("y"), double("z")
 
 
-def test_seed_example(xyz) -> None:
+def test_tutorial_example(xyz) -> None:
     x, y, z = xyz
     f = opweave.function([x, y, z], mul(add(x, y), z))
     assert f(1.0, 2.0, 3.0) == 9.0
@@ -30,7 +30,8 @@ def test_list_of_outputs_returns_list(xyz) -> None:
 
 
 def test_constant_operand(xyz) -> None:
-    """Seed 001: ``c = a + b`` with a constant ``a`` compiles with ``b`` alone."""
+    """The graph-structures tutorial: ``c = a + b`` with a constant ``a`` compiles with ``b``
+    alone."""
     _, b, _ = xyz
     a = Constant(double, 1.5)
     f = opweave.function([b], add(a, b))

@@ -729,7 +729,7 @@ def fzero(sc: Any) -> Variable:
 
 
 def test_example_5_int_then_float(sc: Any) -> None:
-    """Seed 004, example 5: C = 0.5 * float(y), y = int(x)."""
+    """Documented gradient example 5: C = 0.5 * float(y), y = int(x)."""
     x = sc.ScalarType("float64")("x")
     to_int = ScalarToy("to_int", "int64", int, lambda i, gz: [fzero(sc)])
     to_float = ScalarToy("to_float", "float64", float, lambda i, gz: [gz])
@@ -745,7 +745,7 @@ def test_example_5_int_then_float(sc: Any) -> None:
 
 
 def test_example_1_integer_product_has_zero_gradient(sc: Any) -> None:
-    """Seed 004, example 1: an integer-valued function of integers is a step function."""
+    """Documented gradient example 1: an integer-valued function of integers is a step function."""
     x, y = sc.ScalarType("int64")("x"), sc.ScalarType("int64")("y")
     idot = ScalarToy("idot", "int64", operator.mul, lambda i, gz: [fzero(sc), fzero(sc)])
     to_float = ScalarToy("to_float", "float64", float, lambda i, gz: [gz])
@@ -755,7 +755,8 @@ def test_example_1_integer_product_has_zero_gradient(sc: Any) -> None:
 
 
 def test_example_2_float_times_integer(sc: Any) -> None:
-    """Seed 004, example 2: with a float output, an integer input's gradient is as usual."""
+    """Documented gradient example 2: with a float output, an integer input's gradient is
+    as usual."""
     x, y = sc.ScalarType("float64")("x"), sc.ScalarType("int64")("y")
     fmul = ScalarToy(
         "fmul", "float64", operator.mul, lambda i, gz: [fmul(gz, i[1]), fmul(gz, i[0])]
@@ -766,7 +767,7 @@ def test_example_2_float_times_integer(sc: Any) -> None:
 
 
 def test_example_3_undefined_gradient_of_an_integer_axis(sc: Any) -> None:
-    """Seed 004, example 3: argmax along axis y: undefined for y, zero for x."""
+    """Documented gradient example 3: argmax along axis y: undefined for y, zero for x."""
     x, y = sc.ScalarType("float64")("x"), sc.ScalarType("int64")("y")
     argmax = ScalarToy(
         "argmax",
@@ -782,7 +783,7 @@ def test_example_3_undefined_gradient_of_an_integer_axis(sc: Any) -> None:
 
 
 def test_example_4_shape_only_input_is_disconnected(sc: Any) -> None:
-    """Seed 004, example 4: fill(x, y) does not depend on y's value, only on its shape."""
+    """Documented gradient example 4: fill(x, y) does not depend on y's value, only on its shape."""
     x, y = sc.ScalarType("float64")("x"), sc.ScalarType("int64")("y")
     fill = ScalarToy(
         "fill",

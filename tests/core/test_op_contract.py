@@ -74,7 +74,7 @@ def test_call_returns_outputs_and_default_output() -> None:
 
 
 def test_perform_storage_example() -> None:
-    """Seed 003: ``storage = [None]; add.perform(node, (3, 7), (storage,))``."""
+    """Theano's Op contract: ``storage = [None]; add.perform(node, (3, 7), (storage,))``."""
     node = add.make_node(double(), double())
     storage = [None]
     add.perform(node, (3.0, 7.0), (storage,))
@@ -106,8 +106,8 @@ def test_base_op_defaults() -> None:
 
 
 def test_hidden_output_buffer_reused_only_while_opweave_owns_the_output() -> None:
-    """Seed 003: when ``z`` went to the caller its cell is ``None`` and a fresh buffer is
-    made; with a borrowed output the hidden buffer is kept and reused."""
+    """Theano's Op contract: when ``z`` went to the caller its cell is ``None`` and a fresh
+    buffer is made; with a borrowed output the hidden buffer is kept and reused."""
     a, b = double_vector("a"), double_vector("b")
     vm = opweave.Mode(linker="vm")
     f = opweave.function([a, b], hidden_buffer_add(a, b), mode=vm)

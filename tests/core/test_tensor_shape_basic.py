@@ -233,7 +233,7 @@ def test_alloc_static_shape_and_broadcast_checks() -> None:
 
 
 def test_alloc_shape_inputs_are_disconnected() -> None:
-    """Seed 004, example 4: only the shape of the output depends on the shape inputs."""
+    """Documented gradient example 4: only the shape of the output depends on the shape inputs."""
     needs("opweave.gradient", "opweave.tensor.math")
     from opweave.gradient import DisconnectedInputError, grad
 

@@ -14,7 +14,7 @@ import pytest
 from opweave.cli import main
 
 
-def test_demo_runs_the_seed_example_with_every_linker(session_config) -> None:
+def test_demo_runs_the_tutorial_example_with_every_linker(session_config) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "opweave", "demo"],
         capture_output=True,

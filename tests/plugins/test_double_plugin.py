@@ -9,7 +9,7 @@ from opweave.compile import Mode
 from opweave_double import add, div, double, mul, sub
 
 
-def test_seed_graph_runs_on_every_python_linker() -> None:
+def test_tutorial_graph_runs_on_every_python_linker() -> None:
     x, y, z = double("x"), double("y"), double("z")
     for linker in ("py", "vm"):
         f = opweave.function([x, y, z], mul(add(x, y), z), mode=Mode(linker=linker))

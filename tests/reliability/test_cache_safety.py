@@ -523,7 +523,7 @@ def no_space(*args, **kwargs):
     raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
 
-def _compile_seed_in_process(compiledir: Path, cxx: Path):
+def _compile_tutorial_graph_in_process(compiledir: Path, cxx: Path):
     import opweave
     from opweave.compile import Mode
     from opweave_double import add, double, mul
@@ -549,7 +549,7 @@ def test_on_a_full_disk_the_compiler_error_is_what_the_user_sees(tmp_path, monke
     monkeypatch.setattr(shutil, "copytree", no_space)
     monkeypatch.setattr(os, "replace", replace)
     with pytest.raises(CompilationError) as info:
-        _compile_seed_in_process(compiledir, cxx)
+        _compile_tutorial_graph_in_process(compiledir, cxx)
     message = str(info.value)
     assert message.startswith("compiling graph")
     assert message.splitlines()[-1].endswith("No space left on device")  # the compiler's
@@ -564,7 +564,7 @@ def test_a_failed_build_is_kept_without_needing_disk_space(tmp_path, monkeypatch
     compiledir = tmp_path / "compiledir"
     monkeypatch.setattr(shutil, "copytree", no_space)
     with pytest.raises(CompilationError, match="No space left on device") as info:
-        _compile_seed_in_process(compiledir, full_disk_compiler(tmp_path))
+        _compile_tutorial_graph_in_process(compiledir, full_disk_compiler(tmp_path))
     kept = Path(info.value.source_path)
     assert kept.is_file() and "opw_graph" in kept.read_text()
     assert f"Source kept at: {kept}" in str(info.value)

@@ -145,7 +145,7 @@ double_vector = DoubleVector()
 
 
 class HiddenBufferAdd(gof.Op):
-    """Seed 003's ``Add`` with a hidden output: a growing private buffer.
+    """The Op tutorial's ``Add`` with a hidden output: a growing private buffer.
 
     ``z`` is a view of the first ``x.size`` items of the hidden buffer ``stor``,
     which is reallocated only when an input grows past it.

@@ -1,4 +1,5 @@
-"""Seed 001's ``Variable`` code example, with only the imports changed."""
+"""The ``Variable`` code example of Theano's graph-structures tutorial, with only the imports
+changed."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from opweave import tensor
 from opweave.graph import Constant, MissingInputError, Variable
 
 
-def test_seed_001_code_example() -> None:
+def test_variable_tutorial_code_example() -> None:
     a = tensor.constant(1.5)  # declare a symbolic constant
     b = tensor.fscalar()  # declare a symbolic floating-point scalar
     c = a + b  # create a simple expression
