@@ -25,6 +25,7 @@ blame).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -102,6 +103,12 @@ class BlockBuilder:
         How a node is named in the comment opening its code (which compiler errors are
         traced back to); default ``str``. A block whose text must not depend on where its
         node sits in a graph names nodes by what they are.
+    share_kinds
+        Write each node's code into a function of its own, named after a hash of its text
+        and called from the block function (:meth:`_kind_call`), so that nodes computing
+        the same thing on the same Types share one function and the C compiler sees each
+        kind of node once. Nodes whose variables have Types from outside opweave-c keep
+        their code inline.
     """
 
     def __init__(
@@ -113,9 +120,13 @@ class BlockBuilder:
         no_recycling: Sequence[Variable] = (),
         check_input: bool = True,
         describe: Callable[[Apply], str] = str,
+        share_kinds: bool = False,
     ) -> None:
         self.fn_name = fn_name
         self.describe = describe
+        self.share_kinds = share_kinds
+        #: Kind functions written so far: name -> (support snippets, function text).
+        self.kinds: dict[str, tuple[list[str], str]] = {}
         self.nodes = list(nodes)
         self.check_input = check_input
         self.labels: dict[int, tuple[str, Any]] = {}
@@ -254,6 +265,75 @@ class BlockBuilder:
         self.objects.append((impl, node))
         return code, cleanup or "", impl, label
 
+    # -------------------------------------------------------------- kind functions
+
+    def _shareable(self, node: Apply) -> bool:
+        """Whether ``node``'s code can move into a kind function: every variable's C Type is
+        one of opweave-c's own, whose ``c_declare`` declares one variable holding all of
+        its state (plus typedefs), so copying that variable in and out is exact."""
+        return all(
+            type(self.vars[v].ctype).__module__.startswith("opweave_c.")
+            for v in (*node.inputs, *node.outputs)
+        )
+
+    def _kind_call(self, node: Apply) -> tuple[str, int, list[str]]:
+        """The call of ``node``'s kind function (written once per kind), its failure label
+        and the kind's ``c_init_code_apply`` snippets.
+
+        The kind function takes the addresses of the block's variables (``void*``, in the
+        order of the node's distinct inputs and outputs), copies them into locals declared
+        by the Types' ``c_declare`` under names that do not depend on the node's place,
+        runs the node's ``c_code`` and ``c_code_cleanup``, and copies the outputs back
+        (on failure too, so the block's cleanup releases what the code acquired). It
+        returns 0, or 1 when the node failed.
+        """
+        impl = self.impls[node]
+        label = self._new_label("node", node)
+        distinct = list(dict.fromkeys([*node.inputs, *node.outputs]))
+        local = {v: f"K{j}" for j, v in enumerate(distinct)}
+        ins = [local[v] for v in node.inputs]
+        outs = [local[v] for v in node.outputs]
+        placeholder = "opw_kind_unnamed"
+        sub = {"fail": "{__failure = 1; goto __kind_done;}", "id": "1", "failure_var": "__failure"}
+        try:
+            body = impl.c_code(node, placeholder, ins, outs, sub)
+        except MethodNotDefined as exc:
+            raise NoCCode(f"{node.op} has no C code for node {node} ({exc})") from exc
+        cleanup = call_optional(
+            impl, "c_code_cleanup", node, placeholder, ins, outs, sub, default=""
+        )
+        marker = f"{node.op}({', '.join(str(v.type) for v in node.inputs)})"
+        marker = marker.replace("*/", "* /").replace("\n", " ")
+        lines = [f"static int {placeholder}(void* const* opw_args) {{", "int __failure = 0;"]
+        for v in distinct:
+            ct = self.vars[v].ctype
+            lines.append(ct.c_declare(local[v], sub, **self._check(ct, "c_declare")))
+        for j, v in enumerate(distinct):
+            lines.append(f"memcpy(&{local[v]}, opw_args[{j}], sizeof({local[v]}));")
+        lines += ["{", f"/* {NODE_MARKER} {marker} */", body, "}", "__kind_done: ;"]
+        lines.append(cleanup or "")
+        outputs = set(node.outputs)
+        for j, v in enumerate(distinct):
+            if v in outputs:
+                lines.append(f"memcpy(opw_args[{j}], &{local[v]}, sizeof({local[v]}));")
+        lines += ["return __failure;", "}"]
+        function = "\n".join(lines)
+        support = as_snippets(
+            call_optional(impl, "c_support_code_apply", node, placeholder, default="")
+        )
+        init = as_snippets(call_optional(impl, "c_init_code_apply", node, placeholder, default=""))
+        digest = hashlib.sha256("\0".join([function, *support, *init]).encode()).hexdigest()
+        name = f"opw_kind_{digest[:16]}"
+        if name not in self.kinds:
+            self.kinds[name] = (
+                [snippet.replace(placeholder, name) for snippet in support],
+                function.replace(placeholder, name),
+            )
+        self.objects.append((impl, node))
+        pointers = ", ".join(f"&{self.vars[v].name}" for v in distinct)
+        call = f"void* opw_args[] = {{{pointers}}};\nif ({name}(opw_args)) {self._fail(label)}"
+        return call, label, [snippet.replace(placeholder, name) for snippet in init]
+
     # -------------------------------------------------------------- the block
 
     def build(self) -> Block:
@@ -266,6 +346,11 @@ class BlockBuilder:
         support_apply: list[str] = []
         init_apply: list[str] = []
         for k, node in enumerate(self.nodes):
+            if self.share_kinds and self._shareable(node):
+                code, label, kind_init = self._kind_call(node)
+                nodes.append((code, "", label))
+                init_apply += kind_init
+                continue
             code, cleanup, impl, label = self._node_code(node, k)
             nodes.append((code, cleanup, label))
             name = f"node_{self.fn_name}_{k}"
@@ -275,6 +360,8 @@ class BlockBuilder:
             init_apply += as_snippets(
                 call_optional(impl, "c_init_code_apply", node, name, default="")
             )
+        for snippets, function in self.kinds.values():
+            support_apply += [*snippets, function]
         warn_unversioned(self.objects)
         # The scopes nest (each variable's and node's holds all that follow), but the text
         # is written once, openings forward and closings backward: its size and the time to

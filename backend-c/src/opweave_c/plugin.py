@@ -10,6 +10,7 @@ from opweave_c import hookspecs
 from opweave_c.compiler import compiler_problem
 from opweave_c.impls import C_OPS, c_code_for, c_type_for, compile_ops
 from opweave_c.linkers import CLinker, CVMLinker
+from opweave_c.linkers.shared_kinds import register_shared_kind_rewrites
 from opweave_c.options import add_c_options
 from opweave_c.thunk import make_c_thunk
 
@@ -64,6 +65,12 @@ def opweave_make_thunk(
     if impl != "c":
         return None
     return make_c_thunk(node, storage_map, compute_map, no_recycling)
+
+
+@hookimpl
+def opweave_rewrites(db: Any) -> None:
+    """``c_lift_fused_constants`` (tag ``c_lift_constants``, which the ``c`` linker asks for)."""
+    register_shared_kind_rewrites(db)
 
 
 @hookimpl

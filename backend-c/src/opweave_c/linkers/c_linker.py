@@ -11,6 +11,7 @@ from opweave.link.progress import current as current_progress
 from opweave_c.codegen import BlockBuilder
 from opweave_c.contract import NoCCode, c_type_of, call_optional, filter_checked_in_c
 from opweave_c.linkers.block_call import link_block
+from opweave_c.linkers.shared_kinds import LIFT_TAG
 from opweave_c.module import build_modules
 
 
@@ -42,6 +43,10 @@ def block_io(fgraph: Any, order: list[Apply]) -> tuple[list[Variable], list[Vari
 class CLinker(Linker):
     """Compile the whole graph into one C function; every node must have C code.
 
+    The graph function calls one function per kind of node (nodes computing the same
+    thing on the same Types share it), so a graph of many repeated blocks compiles only its
+    distinct kinds.
+
     Calls go straight from Python into C: the compiled function extracts and checks
     its arguments with the Types' ``c_extract`` (``config.check_input``), runs, applies
     the updates and returns the outputs.
@@ -49,6 +54,10 @@ class CLinker(Linker):
 
     name = "c"
     priority = 5
+    #: Asks the compilation for ``c_lift_fused_constants`` (see
+    #: :mod:`opweave_c.linkers.shared_kinds`), so fused nodes that differ only by their
+    #: constants share one function.
+    rewrite_tags = (LIFT_TAG,)
 
     def make_all(
         self,
@@ -66,7 +75,13 @@ class CLinker(Linker):
         try:
             inputs, outputs = block_io(fgraph, order)
             block = BlockBuilder(
-                "opw_graph", order, inputs, outputs, self.no_recycling, config.check_input
+                "opw_graph",
+                order,
+                inputs,
+                outputs,
+                self.no_recycling,
+                config.check_input,
+                share_kinds=True,
             ).build()
         except NoCCode as exc:
             raise MissingCCodeError(
