@@ -90,3 +90,17 @@ def test_nodes_with_types_from_elsewhere_keep_their_code_inline() -> None:
     assert kind_functions(f) == []
     code = f.maker.linker._block.code
     assert "opweave node:" in code  # the nodes' code is in the graph function itself
+
+
+def test_a_long_graph_function_is_built_without_optimisation_and_a_short_one_with() -> None:
+    from opweave_c.codegen import GLUE_MIN_NODES
+
+    x, e = repeated_blocks(12)
+    long_f = opweave.function([x], e, mode=Mode(linker="c"))
+    assert len(long_f.maker.fgraph.apply_nodes) >= GLUE_MIN_NODES
+    assert long_f.maker.linker._block.code.startswith("static OPW_GLUE int opw_graph(")
+    x, e = repeated_blocks(1)
+    short_f = opweave.function([x], e, mode=Mode(linker="c"))
+    assert short_f.maker.linker._block.code.startswith("static int opw_graph(")
+    value = np.linspace(-1.0, 1.0, 5)
+    np.testing.assert_allclose(short_f(value), reference(1, value), rtol=1e-12)

@@ -46,6 +46,9 @@ from opweave_c.contract import (
 INPUT, OUTPUT, TEMP, LITERAL = "input", "output", "temp", "literal"
 #: Comment opening each node's code, so compiler errors can be traced to the node.
 NODE_MARKER = "opweave node:"
+#: A block of kind calls with at least this many nodes is built without optimisation
+#: (``OPW_GLUE``): GCC's time on the long function then stops dominating the build.
+GLUE_MIN_NODES = 32
 
 
 @dataclass
@@ -345,12 +348,14 @@ class BlockBuilder:
         nodes = []
         support_apply: list[str] = []
         init_apply: list[str] = []
+        inline = 0  # nodes whose code is in the block function itself
         for k, node in enumerate(self.nodes):
             if self.share_kinds and self._shareable(node):
                 code, label, kind_init = self._kind_call(node)
                 nodes.append((code, "", label))
                 init_apply += kind_init
                 continue
+            inline += 1
             code, cleanup, impl, label = self._node_code(node, k)
             nodes.append((code, cleanup, label))
             name = f"node_{self.fn_name}_{k}"
@@ -366,8 +371,13 @@ class BlockBuilder:
         # The scopes nest (each variable's and node's holds all that follow), but the text
         # is written once, openings forward and closings backward: its size and the time to
         # make it grow linearly with the block (nested text is not re-indented).
+        # A long function of calls and reference moves only: compiled without optimisation
+        # (see runtime.h). A short one is optimised: it builds fast and calls cost less.
+        glue = ""
+        if self.share_kinds and not inline and len(self.nodes) >= GLUE_MIN_NODES:
+            glue = "OPW_GLUE "
         parts = [
-            f"static int {self.fn_name}(PyObject* const* in_values, opw_state* st) {{",
+            f"static {glue}int {self.fn_name}(PyObject* const* in_values, opw_state* st) {{",
             "    int __failure = 0;",
             "    (void)in_values; (void)st;",
         ]

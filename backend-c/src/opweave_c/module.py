@@ -33,7 +33,7 @@ from opweave_c.errors import CompilationError, ModuleInitError
 
 RUNTIME = (Path(__file__).parent / "csrc" / "runtime.h").read_text()
 #: Bump when the runtime or the block layout changes: part of every cache key.
-RUNTIME_VERSION = 2
+RUNTIME_VERSION = 3
 CDEF = "int opw_install(void);"
 #: Flags of a module whose C is all opweave-c's own: the glue at -O1, the functions marked
 #: ``OPW_HOT`` (the loops) at -O3 through GCC's ``optimize`` attribute (``csrc/runtime.h``).
