@@ -70,3 +70,12 @@ def test_no_trace_no_note() -> None:
     with opweave.config.change_flags(traceback__limit=0):
         y = ot.exp(ot.dvector("x"))
     assert creation_note(y.owner) is None
+
+
+def test_nothing_is_recorded_under_traces_off() -> None:
+    from opweave.graph.trace import traces_off
+
+    with traces_off():
+        y = ot.exp(ot.dvector("x"))
+    assert getattr(y.tag, "trace", None) is None
+    assert ot.exp(ot.dvector("x")).tag.trace  # recording resumes after the block

@@ -33,6 +33,7 @@ from opweave.graph.basic import Constant, Variable, clone_get_equiv, graph_input
 from opweave.graph.features import DestroyHandler
 from opweave.graph.fg import FunctionGraph
 from opweave.graph.rewriting import build_rewrite_database
+from opweave.graph.trace import traces_off
 from opweave.graph.utils import MissingInputError
 from opweave.link.lookup import LinkerNotFoundError
 from opweave.link.loop import thunk_origin
@@ -235,7 +236,8 @@ class FunctionMaker:
         exclude += tuple(t for t in config.optimizer_excluding.split(":") if t)
         rewriter = build_rewrite_database().query(include=include, exclude=exclude, require=require)
         current_progress().stage(f"rewriting {len(self.fgraph.apply_nodes)} nodes")
-        rewriter.rewrite(self.fgraph)
+        with traces_off():  # rewritten nodes inherit the traces of what they replace
+            rewriter.rewrite(self.fgraph)
 
     def _target_rewrite_tags(self) -> tuple[str, ...]:
         """Rewrite tags that ``config.device`` and the linker add to the query.

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import linecache
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from types import FrameType
 from typing import Any
 
@@ -30,11 +32,14 @@ __all__ = [
     "creation_note",
     "inherit_stack_trace",
     "traces_of",
+    "traces_off",
     "user_frames",
 ]
 
 #: One recorded frame: file, line number, function, the line's text.
 Frame = tuple[str, int, str, str]
+#: Whether traces are being recorded in this context (see :func:`traces_off`).
+_RECORDING: ContextVar[bool] = ContextVar("opweave_trace_recording", default=True)
 
 
 def _internal(module: str) -> bool:
@@ -68,13 +73,30 @@ def user_frames(limit: int, skip: int = 1) -> list[Frame]:
     return frames
 
 
+@contextmanager
+def traces_off() -> Iterator[None]:
+    """Record no trace inside the ``with`` block (in this thread or task).
+
+    The rewriting of a compilation runs under it: the variables rewrites make would all
+    record the same user frame (the call of ``function``) after a walk through the whole
+    stack, and :meth:`~opweave.graph.fg.FunctionGraph.replace` gives them the trace of
+    what they replace anyway.
+    """
+    token = _RECORDING.set(False)
+    try:
+        yield
+    finally:
+        _RECORDING.reset(token)
+
+
 def add_tag_trace(things: Iterable[Any]) -> None:
     """Record the caller's user frames on each of ``things`` (variables) as ``tag.trace``.
 
-    Does nothing when ``config.traceback__limit`` is ``0`` or no user frame is found.
+    Does nothing when ``config.traceback__limit`` is ``0``, under :func:`traces_off`, or
+    when no user frame is found.
     """
     limit = config.traceback__limit
-    if limit == 0:
+    if limit == 0 or not _RECORDING.get():
         return
     frames = user_frames(limit, skip=2)
     if not frames:

@@ -68,8 +68,11 @@ def normalize_dtype(dtype: Any) -> str:
     TypeError
         If ``dtype`` is not one of the dtypes a :class:`ScalarType` supports.
     """
-    if isinstance(dtype, str) and dtype == "floatX":
-        return floatX()
+    if isinstance(dtype, str):
+        if dtype in DTYPE_SPECS:  # already canonical: the common case, without NumPy
+            return dtype
+        if dtype == "floatX":
+            return floatX()
     try:
         name = np.dtype(dtype).name
     except TypeError as exc:
