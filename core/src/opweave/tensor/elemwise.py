@@ -145,9 +145,9 @@ def _is_special_grad(v: Any) -> bool:
     return v is None or isinstance(v.type, NullType | DisconnectedType)
 
 
-def _broadcast_shape(shapes: Sequence[tuple[int | None, ...]], what: str) -> tuple[Any, ...]:
+def _broadcast_shape(shapes: Sequence[tuple[int | None, ...]], what: object) -> tuple[Any, ...]:
     """The static shape of a broadcast of same-rank static ``shapes``; ``ValueError`` if
-    two known lengths differ on an axis."""
+    two known lengths differ on an axis (``what``, formatted only then, names the Op)."""
     out: list[int | None] = []
     for axis, lengths in enumerate(zip(*shapes)):
         known = {n for n in lengths if n is not None and n != 1}
@@ -269,7 +269,7 @@ class Elemwise(Op):
             raise TypeError(
                 f"{self} cannot be applied to inputs of dtypes ({', '.join(dtypes)}): {exc}"
             ) from exc
-        out_shape = _broadcast_shape([t.type.shape for t in padded], str(self))  # type: ignore[attr-defined]
+        out_shape = _broadcast_shape([t.type.shape for t in padded], self)  # type: ignore[attr-defined]
         out_dtypes = [o.type.dtype for o in shadow.outputs]  # type: ignore[attr-defined]
         for o, i in self.inplace_pattern.items():
             if not (0 <= o < len(out_dtypes) and 0 <= i < len(padded)):
