@@ -475,7 +475,7 @@ def test_tutorial_adding() -> None:
     assert f(2, 3) == 5.0 and np.allclose(f(16.3, 12.1), 28.4)
     assert np.allclose(z.eval({x: 16.3, y: 12.1}), 28.4)
     assert type(x) is pt.TensorVariable and x.type == pt.dscalar().type
-    assert opweave.printing.pprint(z) in ("(x + y)", "Add(x, y)")
+    assert opweave.printing.pprint(z) == "(x + y)"
     xm, ym = pt.dmatrix("x"), pt.dmatrix("y")
     f = opweave.function([xm, ym], xm + ym)
     np.testing.assert_array_equal(f([[1, 2], [3, 4]], [[10, 20], [30, 40]]), [[11, 22], [33, 44]])
@@ -653,7 +653,9 @@ def test_tutorial_printing_and_modes() -> None:
     prediction = p_1 > 0.5
     text = opweave.printing.debugprint(prediction, file="str")
     assert text.splitlines()[0].startswith("Gt") and "Exp" in text
-    assert "Gt" in opweave.printing.pprint(prediction)
+    # PyTensor's tutorial prints gt((1 / (1 + exp(((-(x \\dot w)) - b)))), 0.5)
+    printed = opweave.printing.pprint(prediction)
+    assert printed.startswith("gt((") and "exp(" in printed and "(x \\dot w)" in printed
     predict = opweave.function([x], prediction, name="predict")
     xv = RNG.standard_normal((5, 4))
     want = 1 / (1 + np.exp(-(xv @ w.get_value()))) > 0.5

@@ -128,13 +128,68 @@ def _letters(n: int) -> str:
 dprint = debugprint
 
 
+#: Elementwise scalar Ops written as infix operators, by class name.
+_INFIX = {
+    "Add": "+",
+    "Sub": "-",
+    "Mul": "*",
+    "TrueDiv": "/",
+    "IntDiv": "//",
+    "Mod": "%",
+    "Pow": "**",
+    "AND": "&",
+    "OR": "|",
+    "XOR": "^",
+}
+_PREFIX = {"Neg": "-", "Invert": "~"}
+
+
 def pprint(var: Variable) -> str:
-    """Return a one-line functional rendering of ``var``'s graph, e.g. ``mul(add(x, y), z)``."""
-    if var.owner is None:
+    """Return a one-line rendering of ``var``'s graph as math, as PyTensor's ``pp`` does.
+
+    Elementwise arithmetic is infix and fully parenthesised (``\\dot`` for a matrix
+    product), other elementwise functions, comparisons included, are called by their
+    lower-case name (``gt(a, b)``), basic indexing is written with brackets, and every other
+    Op is called by its name::
+
+        >>> pprint(ot.exp(x) * 2 + x[0])
+        '((exp(x) * 2) + x[0])'
+
+    Dimension shuffles that only add or drop broadcastable axes print as their input, a
+    full reversal as ``.T``.
+    """
+    owner = var.owner
+    if owner is None:
         return str(var)
-    args = ", ".join(pprint(i) for i in var.owner.inputs)
-    out = "" if len(var.owner.outputs) == 1 else f"[{var.index}]"
-    return f"{var.owner.op}({args}){out}"
+    args = [pprint(i) for i in owner.inputs]
+    out = "" if len(owner.outputs) == 1 else f"[{var.index}]"
+    kind = {c.__name__ for c in type(owner.op).__mro__}
+    order = getattr(owner.op, "new_order", None)
+    if "DimShuffle" in kind and order is not None:
+        kept = [i for i in order if i != "x"]
+        if kept == sorted(kept):  # only broadcastable axes added (or dropped)
+            return args[0]
+        if list(order) == list(range(len(order)))[::-1]:
+            return f"{args[0]}.T"
+    if "Dot" in kind and len(args) == 2:
+        return f"({args[0]} \\dot {args[1]})"
+    scalar_op = getattr(owner.op, "scalar_op", None) if "Elemwise" in kind else None
+    if scalar_op is not None and not out:
+        name = type(scalar_op).__name__
+        if name in _INFIX and len(args) >= 2:
+            return "(" + f" {_INFIX[name]} ".join(args) + ")"
+        if name in _PREFIX and len(args) == 1:
+            return f"{_PREFIX[name]}{args[0]}"
+        if type(scalar_op).__module__.startswith("opweave.scalar"):
+            return f"{str(scalar_op).lower()}({', '.join(args)})"
+    text = str(owner.op)
+    if type(owner.op).__name__ == "Subtensor" and len(args) == 1 and text.endswith("}"):
+        return f"{args[0]}[{text[text.index('{') + 1 : -1]}]"
+    return f"{text}({', '.join(args)}){out}"
+
+
+#: PyTensor's short name.
+pp = pprint
 
 
 def pydotprint(
