@@ -44,8 +44,10 @@ FAST_BUILD_ARGS = ("-O1", "-DOPW_FAST_BUILD")
 
 def _opweave_own(obj: Any) -> bool:
     """Is ``obj`` (a Type's or Op's C implementation) one of opweave-c's own, carrying no
-    C from elsewhere (scalar Ops' own ``c_code`` inside an Elemwise, say)?"""
-    if not type(obj).__module__.startswith("opweave_c."):
+    C from elsewhere (scalar Ops' own ``c_code`` inside an Elemwise, say)? The core's
+    classes count as own: the core holds no C, their C is what opweave-c registers for them
+    (``Shape_i``'s, say)."""
+    if not type(obj).__module__.startswith(("opweave_c.", "opweave.")):
         return False
     own = getattr(obj, "own", None)
     return own is None or not getattr(own, "items", ())
