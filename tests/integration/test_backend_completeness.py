@@ -7,6 +7,7 @@ import io
 import pytest
 
 import opweave
+import opweave.ifelse  # its IfElse is a core Op
 from opweave.cli import info
 from opweave.graph.op import Op
 from opweave.link.implementations import ImplementationTable, core_op_classes
@@ -37,7 +38,12 @@ def test_the_core_scope_is_every_public_op_class_of_the_libraries() -> None:
     assert Elemwise in scope and CAReduce in scope
     assert Op not in scope
     assert all(not cls.__name__.startswith("_") for cls in scope)
-    assert {cls.__module__.split(".")[1] for cls in scope} == {"compile", "scalar", "tensor"}
+    assert {cls.__module__.split(".")[1] for cls in scope} == {
+        "compile",
+        "ifelse",
+        "scalar",
+        "tensor",
+    }
 
 
 class Base(Op):

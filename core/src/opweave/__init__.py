@@ -7,7 +7,7 @@ run them through a linker that an installed backend provides.
 The package exports the names ``pytensor`` exports that opweave has: ``config``,
 ``function``, ``function_dump``, ``FunctionMaker``, ``shared``, ``In``, ``Out``, ``Mode``,
 ``get_mode``, ``predefined_modes``, ``predefined_optimizers``, ``grad``, ``Lop``, ``Rop``,
-``dprint``, ``pprint``, ``Variable``, ``clone_replace``, ``graph_replace``,
+``dprint``, ``pprint``, ``Variable``, ``clone_replace``, ``graph_replace``, ``ifelse``,
 ``get_scalar_constant_value`` and the subpackages ``tensor``, ``scalar``, ``printing``,
 ``gradient``, ``graph`` and ``compile``.
 """
@@ -29,6 +29,7 @@ from opweave.configdefaults import config  # the process-wide flags (opweave.con
 from opweave.gradient import Lop, Rop, grad
 from opweave.graph.basic import Variable
 from opweave.graph.replace import clone_replace, graph_replace
+from opweave.ifelse import ifelse
 from opweave.plugins import get_plugin_manager
 from opweave.printing import debugprint, dprint, pprint
 from opweave.tensor.basic import get_scalar_constant_value
@@ -60,6 +61,7 @@ __all__ = [
     "gradient",
     "graph",
     "graph_replace",
+    "ifelse",
     "pprint",
     "predefined_modes",
     "predefined_optimizers",

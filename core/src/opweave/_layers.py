@@ -29,6 +29,7 @@ The order follows what depends on what:
    builds on ``SharedVariable`` and the helper Ops (as in PyTensor).
 7. ``tensor`` (with ``tensor.rewriting``): the tensor library, including ``Shape``/
    ``Shape_i`` (``opweave.tensor.shape``; ``opweave.compile.ops`` re-exports them lazily).
+   ``ifelse`` (lazy ``IfElse``) builds on the tensor library on the same floor.
 8. the top: the ``opweave`` package itself (its re-exports), ``cli``, ``__main__``.
 """
 
@@ -52,6 +53,7 @@ FLOORS: dict[str, int] = {
     "scalar": 5,
     "compile": 6,
     "tensor": 7,
+    "ifelse": 7,
     "": 8,  # the ``opweave`` package __init__
     "cli": 8,
     "__main__": 8,

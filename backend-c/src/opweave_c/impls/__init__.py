@@ -27,6 +27,7 @@ from opweave_c.impls import (
     elemwise,
     extra_ops,
     graph_type,
+    ifelse,
     map_reduce,
     nlinalg,
     random,
@@ -66,6 +67,7 @@ C_OPS = ImplementationTable(
         **nlinalg.C_OPS,
         **slinalg.C_OPS,
         **random.C_OPS,
+        **ifelse.C_OPS,
     },
     own_method="c_code",
 )

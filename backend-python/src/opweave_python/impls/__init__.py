@@ -27,6 +27,7 @@ from opweave_python.impls import (
     dimshuffle,
     elemwise,
     extra_ops,
+    ifelse,
     map_reduce,
     nlinalg,
     random,
@@ -56,6 +57,7 @@ MODULES = (
     slinalg,
     nlinalg,
     extra_ops,
+    ifelse,
     random,
 )
 

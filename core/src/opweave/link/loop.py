@@ -6,7 +6,9 @@ node's Op for a thunk from the implementations the linker names, in order
 falls back to Python per node), and runs the thunks in a loop that frees each
 intermediate after its last client ran (:func:`gc_plan`), or keeps everything
 (``allow_gc=False``). When a thunk raises, the exception gets a note naming the node and
-its inputs (:func:`describe_failure`). A backend's linker is a declaration::
+its inputs (:func:`describe_failure`). A graph with a lazy node (``ifelse``) is run by
+the demand-driven loop of :mod:`opweave.link.lazy` instead, chosen at link time: graphs
+without one keep the eager loop. A backend's linker is a declaration::
 
     class NumbaLinker(LoopLinker):
         name = "numba"
@@ -26,6 +28,14 @@ from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.fg import FunctionGraph
 from opweave.graph.trace import creation_note
 from opweave.link.basic import Linker, compute_map_for
+from opweave.link.lazy import (
+    declares_lazy,
+    is_lazy,
+    lazy_schedule,
+    make_lazy_thunk,
+    run_lazy_loop,
+    timed_thunks,
+)
 
 #: A variable to free: its storage cell and its compute-map cell.
 GcEntry = tuple[list[Any], list[int]]
@@ -73,6 +83,9 @@ def make_node_thunk(
 ) -> Callable[[], Any]:
     """A thunk of ``node`` from the first of ``impls`` that implements its Op.
 
+    For an Op declaring the lazy protocol (``needed_inputs``), the implementation's thunk
+    is wrapped into a lazy thunk (:func:`opweave.link.lazy.make_lazy_thunk`).
+
     Raises
     ------
     NotImplementedError
@@ -86,6 +99,8 @@ def make_node_thunk(
         except NotImplementedError as exc:
             refusal = exc
             continue
+        if declares_lazy(node.op) and not is_lazy(thunk):
+            thunk = make_lazy_thunk(node, thunk, storage_map, compute_map)
         try:  # what a profile reports as the node's implementation (thunk_origin)
             thunk.impl = impl  # type: ignore[attr-defined]
         except (AttributeError, TypeError):  # a builtin or bound method takes no attribute
@@ -248,6 +263,11 @@ class LoopLinker(Linker):
     last client ran (its storage cell set to ``None``, its compute-map cell to 2); without
     it, intermediates stay in their cells so that implementations can reuse their memory
     on the next call.
+
+    When one of the thunks is lazy (:func:`opweave.link.lazy.is_lazy`), the graph runs in
+    the lazy loop (:func:`opweave.link.lazy.run_lazy_loop`), which computes only what the
+    outputs need; the linked function's ``loop`` attribute says which loop was chosen
+    (``"eager"`` or ``"lazy"``).
     """
 
     name: ClassVar[str] = "loop"
@@ -293,7 +313,9 @@ class LoopLinker(Linker):
         def on_failure(exc: BaseException, i: int) -> None:
             self.on_failure(exc, i, linked)
 
-        if self.profile is None:
+        if any(is_lazy(t) for t in linked.thunks):
+            fn = self._lazy_loop(fgraph, linked, allow_gc, on_failure)
+        elif self.profile is None:
             fn = run_loop(linked, plan, on_failure)
         else:
             origins = [thunk_origin(t, self.impls[0]) for t in linked.thunks]
@@ -302,4 +324,40 @@ class LoopLinker(Linker):
         fn.storage_map = smap  # type: ignore[attr-defined]
         fn.compute_map = cmap  # type: ignore[attr-defined]
         fn.allow_gc = allow_gc  # type: ignore[attr-defined]
+        if not hasattr(fn, "loop"):
+            fn.loop = "eager"  # type: ignore[attr-defined]
         return fn, ins, outs, linked.thunks, order
+
+    def _lazy_loop(
+        self,
+        fgraph: FunctionGraph,
+        linked: LinkedGraph,
+        allow_gc: bool,
+        on_failure: Callable[[BaseException, int], None],
+    ) -> Callable[[], None]:
+        """The lazy loop of ``linked`` (timed into :attr:`profile` when it is set)."""
+        schedule = lazy_schedule(
+            fgraph, linked.order, linked.thunks, linked.storage_map, linked.compute_map, allow_gc
+        )
+        if self.profile is None:
+            fn = run_lazy_loop(linked.order, linked.thunks, schedule, on_failure)
+            fn.loop = "lazy"  # type: ignore[attr-defined]
+            return fn
+        profile = self.profile
+        origins = [thunk_origin(t, self.impls[0]) for t in linked.thunks]
+        keys = profile.register_nodes(fgraph, linked.order, origins)
+        run = run_lazy_loop(
+            linked.order, timed_thunks(linked.thunks, profile, keys), schedule, on_failure
+        )
+        clock = time.perf_counter
+
+        def timed() -> None:
+            start = clock()
+            try:
+                run()
+            finally:
+                profile.vm_call_time += clock() - start
+
+        timed.profile = profile  # type: ignore[attr-defined]
+        timed.loop = "lazy"  # type: ignore[attr-defined]
+        return timed
