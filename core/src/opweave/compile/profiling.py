@@ -16,10 +16,10 @@ import atexit
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from typing import TextIO
+from typing import Any, TextIO
 
 from opweave.configdefaults import config
-from opweave.graph.basic import Apply
+from opweave.graph.basic import Apply, Variable
 from opweave.graph.fg import FunctionGraph
 
 __all__ = ["ProfileStats"]
@@ -87,6 +87,12 @@ class ProfileStats:
         self.fct_call_time = 0.0
         self.fct_callcount = 0
         self.vm_call_time = 0.0
+        #: Per variable: the shape of its value in the last call (through its Type's
+        #: ``get_shape_info``), and per node key the bytes of each output (``get_size``).
+        self.variable_shape: dict[Variable, Any] = {}
+        self.output_size: dict[NodeKey, list[int]] = {}
+        #: Per node key: the floating-point operations of its last run (Ops with ``flops``).
+        self.apply_flops: dict[NodeKey, float] = {}
         # Emptied in place: the timed loops of linked functions hold these two.
         if hasattr(self, "apply_time"):
             self.apply_time.clear()
@@ -110,6 +116,34 @@ class ProfileStats:
             self.apply_time[key] += 0.0
             self.apply_callcount[key] += 0
         return keys
+
+    def record_node(
+        self, key: NodeKey, in_cells: Sequence[list[Any]], out_cells: Sequence[list[Any]]
+    ) -> None:
+        """Note the shapes and sizes of a node's values after it ran (the timed loops call it).
+
+        Each value is measured through its variable's Type (``get_shape_info`` then
+        ``get_size``, the Type contract); a Type without them, or a value it cannot measure,
+        is recorded with no shape and 0 bytes. An Op with a ``flops(inputs, outputs)``
+        method (input and output shapes, as in PyTensor) has its count recorded.
+        """
+        node = key[1]
+        sizes: list[int] = []
+        for var, cell in zip(node.outputs, out_cells, strict=True):
+            shape, size = _measure(var, cell[0])
+            self.variable_shape[var] = shape
+            sizes.append(size)
+        self.output_size[key] = sizes
+        flops = getattr(node.op, "flops", None)
+        if callable(flops):
+            ins = [
+                _measure(var, cell[0])[0] for var, cell in zip(node.inputs, in_cells, strict=True)
+            ]
+            outs = [self.variable_shape[var] for var in node.outputs]
+            try:
+                self.apply_flops[key] = float(flops(ins, outs))
+            except Exception:  # a flops method that cannot count these shapes counts nothing
+                self.apply_flops.pop(key, None)
 
     def register_untimed(self, linker_name: str) -> None:
         """Note that a profiled function's linker times only whole calls."""
@@ -175,6 +209,7 @@ class ProfileStats:
         self.summary_function(out)
         self.summary_class(out, n_ops_to_print)
         self.summary_nodes(out, n_apply_to_print)
+        self.summary_memory(out, n_apply_to_print)
 
     def summary_function(self, file: TextIO) -> None:
         """Print the call count and the total times."""
@@ -250,8 +285,104 @@ class ProfileStats:
         if len(rows) > n:
             print(f"  ... ({len(rows) - n} other nodes)", file=file)
 
+    # ------------------------------------------------------------------ memory
+
+    def memory_estimates(self, fgraph: FunctionGraph) -> dict[str, int]:
+        """Peak memory of ``fgraph``'s intermediates and outputs in the last call, estimated
+        from the recorded output sizes, in bytes.
+
+        Outputs that are views of an input or overwrite one (``view_map``/``destroy_map``)
+        take no new memory. ``"without_gc"`` keeps every value to the end of the call;
+        ``"with_gc"`` frees each intermediate after the last node reading it, in the order
+        the nodes ran (the garbage collection ``allow_gc`` does).
+
+        Returns
+        -------
+        dict
+            ``{"without_gc": bytes, "with_gc": bytes, "outputs": bytes}``.
+        """
+        order = [node for (fg, node) in self.output_size if fg is fgraph]
+        new_bytes: dict[Variable, int] = {}
+        for node in order:
+            aliased = set(getattr(node.op, "view_map", {})) | set(
+                getattr(node.op, "destroy_map", {})
+            )
+            for k, (var, size) in enumerate(
+                zip(node.outputs, self.output_size[(fgraph, node)], strict=True)
+            ):
+                new_bytes[var] = 0 if k in aliased else size
+        position = {node: i for i, node in enumerate(order)}
+        last_use: dict[Variable, int] = {}
+        for node in order:
+            for var in node.inputs:
+                if var in new_bytes:
+                    last_use[var] = max(last_use.get(var, -1), position[node])
+        outputs = set(fgraph.outputs)
+        live = peak = 0
+        freed_after: dict[int, list[Variable]] = defaultdict(list)
+        for var, i in last_use.items():
+            if var not in outputs:
+                freed_after[i].append(var)
+        for i, node in enumerate(order):
+            live += sum(new_bytes[v] for v in node.outputs)
+            peak = max(peak, live)
+            live -= sum(new_bytes[v] for v in freed_after[i])
+            # a value nobody reads (and not an output) is freed right after its node
+            live -= sum(
+                new_bytes[v] for v in node.outputs if v not in last_use and v not in outputs
+            )
+        return {
+            "without_gc": sum(new_bytes.values()),
+            "with_gc": peak,
+            "outputs": sum(new_bytes.get(v, 0) for v in outputs),
+        }
+
+    def summary_memory(self, file: TextIO, n: int = 20) -> None:
+        """Print each profiled graph's peak memory estimates and its largest node outputs."""
+        graphs = list(dict.fromkeys(fg for fg, _ in self.output_size))
+        if not graphs:
+            return
+        print("\nMemory profile (sizes of the last call's values)\n---", file=file)
+        for fgraph in graphs:
+            est = self.memory_estimates(fgraph)
+            print(
+                f"  Peak memory of intermediates and outputs: {_kb(est['with_gc'])} with "
+                f"garbage collection, {_kb(est['without_gc'])} without (outputs: "
+                f"{_kb(est['outputs'])})",
+                file=file,
+            )
+        rows = sorted(self.output_size.items(), key=lambda kv: sum(kv[1]), reverse=True)
+        print("  <bytes> <shapes> <flops> <Apply name>", file=file)
+        for (_fg, node), sizes in rows[:n]:
+            shapes = ", ".join(str(self.variable_shape.get(v)) for v in node.outputs)
+            flops = self.apply_flops.get((_fg, node))
+            flop_text = f"{flops:.3g}" if flops is not None else "-"
+            print(f"  {sum(sizes):10d} {shapes} {flop_text} {node}", file=file)
+        if len(rows) > n:
+            print(f"  ... ({len(rows) - n} other nodes)", file=file)
+
     def __repr__(self) -> str:
         return (
             f"<ProfileStats {self.message!r}: {self.fct_callcount} calls, "
             f"{self.fct_call_time:.3e}s>"
         )
+
+
+def _measure(var: Variable, value: Any) -> tuple[Any, int]:
+    """``(shape info, bytes)`` of ``value`` through ``var``'s Type (``(None, 0)`` when the
+    Type cannot measure it)."""
+    typ = var.type
+    try:
+        info = typ.get_shape_info(value)
+        return info, int(typ.get_size(info))
+    except Exception:  # a Type without the methods, or an unexpected value
+        return None, 0
+
+
+def _kb(size: int) -> str:
+    """``size`` bytes in B, KB or MB."""
+    if size < 1024:
+        return f"{size} B"
+    if size < 1024**2:
+        return f"{size / 1024:.1f} KB"
+    return f"{size / 1024**2:.1f} MB"

@@ -213,24 +213,31 @@ def run_timed_loop(
     ``apply_time``, ``apply_callcount`` and ``vm_call_time`` grow), ``keys`` the keys of
     ``linked.order``'s nodes in it. A linker links this loop instead of :func:`run_loop`
     only when the function is profiled, so unprofiled calls pay nothing for it. A node
-    that raises is counted with the time it took.
+    that raises is counted with the time it took; one that ran has its values' shapes and
+    sizes recorded (:meth:`~opweave.compile.profiling.ProfileStats.record_node`).
     """
     apply_time = profile.apply_time
     apply_callcount = profile.apply_callcount
-    steps = list(zip(linked.thunks, plan or [()] * len(linked.thunks), keys, strict=True))
+    record = profile.record_node
+    smap = linked.storage_map
+    cells = [
+        ([smap[v] for v in node.inputs], [smap[v] for v in node.outputs]) for node in linked.order
+    ]
+    steps = list(zip(linked.thunks, plan or [()] * len(linked.thunks), keys, cells, strict=True))
     clock = time.perf_counter
 
     def timed() -> None:
         i = 0
         start = clock()
         try:
-            for thunk, entries, key in steps:
+            for thunk, entries, key, (in_cells, out_cells) in steps:
                 t0 = clock()
                 try:
                     thunk()
                 finally:
                     apply_time[key] += clock() - t0
                     apply_callcount[key] += 1
+                record(key, in_cells, out_cells)  # before the inputs may be freed below
                 for cell, computed in entries:
                     cell[0] = None
                     computed[0] = 2
@@ -238,7 +245,7 @@ def run_timed_loop(
         except Exception as exc:
             on_failure(exc, i)
             if plan is not None:
-                _free([(thunk, entries) for thunk, entries, _ in steps])
+                _free([(thunk, entries) for thunk, entries, _, _ in steps])
             raise
         finally:
             profile.vm_call_time += clock() - start

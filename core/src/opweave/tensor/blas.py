@@ -92,6 +92,12 @@ class Dot(Op):
         xs, ys = shapes
         return [tuple(xs[:-1]) + tuple(ys[1:])]
 
+    def flops(self, inputs: list[tuple[int, ...]], outputs: list[tuple[int, ...]]) -> float:
+        """A multiply and an add per term: ``2 * size(output) * contracted length``."""
+        (out,) = outputs
+        contracted = inputs[0][-1] if inputs[0] else 1
+        return 2.0 * float(np.prod(out, dtype=np.float64)) * contracted
+
     def L_op(
         self,
         inputs: Sequence[Variable],
