@@ -6,7 +6,8 @@ run them through a linker that an installed backend provides.
 
 The package exports the names ``pytensor`` exports that opweave has: ``config``,
 ``function``, ``function_dump``, ``FunctionMaker``, ``shared``, ``In``, ``Out``, ``Mode``,
-``get_mode``, ``predefined_modes``, ``predefined_optimizers``, ``grad``, ``Lop``, ``Rop``,
+``get_mode``, ``predefined_modes``, ``predefined_optimizers``, ``grad``, ``pullback``,
+``pushforward``, ``Lop``, ``Rop``,
 ``dprint``, ``pprint``, ``Variable``, ``clone_replace``, ``graph_replace``, ``ifelse``,
 ``get_scalar_constant_value`` and the subpackages ``tensor``, ``scalar``, ``printing``,
 ``gradient``, ``graph`` and ``compile``.
@@ -26,7 +27,7 @@ from opweave.compile import (
     predefined_optimizers,
 )
 from opweave.configdefaults import config  # the process-wide flags (opweave.configdefaults)
-from opweave.gradient import Lop, Rop, grad
+from opweave.gradient import Lop, Rop, grad, pullback, pushforward
 from opweave.graph.basic import Variable
 from opweave.graph.replace import clone_replace, graph_replace
 from opweave.ifelse import ifelse
@@ -66,6 +67,8 @@ __all__ = [
     "predefined_modes",
     "predefined_optimizers",
     "printing",
+    "pullback",
+    "pushforward",
     "register_transfer",
     "scalar",
     "shared",

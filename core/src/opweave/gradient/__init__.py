@@ -17,7 +17,7 @@ hooks a non-tensor Type can define).
 """
 
 from opweave.gradient.matrices import hessian, jacobian
-from opweave.gradient.operators import Lop, Rop
+from opweave.gradient.operators import Lop, Rop, pullback, pushforward
 from opweave.gradient.opsupport import (
     DisconnectedInputError,
     NullTypeGradError,
@@ -45,5 +45,7 @@ __all__ = [
     "hessian",
     "jacobian",
     "numeric_grad",
+    "pullback",
+    "pushforward",
     "verify_grad",
 ]

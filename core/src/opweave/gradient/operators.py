@@ -1,4 +1,5 @@
-"""The L- and R-operators: vector-Jacobian (:func:`Lop`) and Jacobian-vector (:func:`Rop`)."""
+"""Vector-Jacobian products (:func:`pullback`, also :func:`Lop`) and Jacobian-vector
+products (:func:`pushforward`, also :func:`Rop`), under PyTensor's current and earlier names."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from opweave.gradient.reverse import _DISCONNECTED_INPUTS, _RETURN_DISCONNECTED,
 from opweave.graph.basic import Apply, Variable, ancestors, clone_replace, io_toposort
 from opweave.graph.type import DisconnectedType, NullType, disconnected_type
 
-__all__ = ["Lop", "Rop"]
+__all__ = ["Lop", "Rop", "pullback", "pushforward"]
 
 
 def Lop(
@@ -308,3 +309,79 @@ def _dummy_like(out: Variable) -> Variable:
     if is_discrete(dtype_of(out)):
         return out.type.clone(dtype=floatx())()
     return out.type()
+
+
+def pullback(
+    f: Variable | Sequence[Variable],
+    wrt: Variable | Sequence[Variable],
+    cotangents: Variable | Sequence[Variable],
+    consider_constant: Sequence[Variable] | None = None,
+    disconnected_inputs: Literal["ignore", "warn", "raise"] = "raise",
+    return_disconnected: Literal["none", "zero", "disconnected"] = "zero",
+) -> Any:
+    """The pull-back (vector-Jacobian product) of ``f`` with respect to ``wrt`` at
+    ``cotangents``: the Jacobian of ``f`` left-multiplied by them, PyTensor's current name
+    for :func:`Lop`.
+
+    Parameters
+    ----------
+    f
+        A variable or a list/tuple of variables.
+    wrt
+        A variable or a list/tuple of variables; the result has the same form.
+    cotangents
+        One variable per ``f``, of its shape.
+    consider_constant, disconnected_inputs, return_disconnected
+        As for :func:`~opweave.gradient.grad`.
+
+    Returns
+    -------
+    Variable or list or tuple
+        One product per ``wrt``.
+    """
+    f_list, _, _ = as_list(f)
+    ct_list, _, _ = as_list(cotangents)
+    if len(f_list) != len(ct_list):
+        raise ValueError(
+            f"pullback: f has {len(f_list)} variables but cotangents has {len(ct_list)}; they "
+            "must match one to one"
+        )
+    f_vars = [as_variable(x, f"pullback: f[{i}]") for i, x in enumerate(f_list)]
+    cts = [as_variable(x, f"pullback: cotangents[{i}]") for i, x in enumerate(ct_list)]
+    wrt_list, use_list, use_tuple = as_list(wrt)
+    wrt_vars = [as_variable(x, f"pullback: wrt[{i}]") for i, x in enumerate(wrt_list)]
+    result = grad(
+        None,
+        wrt_vars,
+        consider_constant=consider_constant,
+        disconnected_inputs=disconnected_inputs,
+        known_grads=_merge_known(f_vars, cts),
+        return_disconnected=return_disconnected,
+    )
+    return format_as(use_list, use_tuple, result)
+
+
+def pushforward(
+    f: Variable | Sequence[Variable],
+    wrt: Variable | Sequence[Variable],
+    tangents: Variable | Sequence[Variable],
+    disconnected_outputs: Literal["ignore", "warn", "raise"] = "raise",
+    return_disconnected: Literal["none", "zero", "disconnected"] = "zero",
+    use_op_pushforward: bool = False,
+) -> Any:
+    """The push-forward (Jacobian-vector product) of ``f`` with respect to ``wrt`` at
+    ``tangents``: the Jacobian of ``f`` right-multiplied by them, PyTensor's current name
+    for :func:`Rop`.
+
+    As in PyTensor, by default it is computed through two pull-backs (which every Op with a
+    gradient supports); ``use_op_pushforward=True`` uses the Ops' ``R_op`` in forward mode
+    instead. The other parameters are :func:`Rop`'s.
+    """
+    return Rop(
+        f,
+        wrt,
+        tangents,
+        disconnected_outputs=disconnected_outputs,
+        return_disconnected=return_disconnected,
+        use_op_rop_implementation=use_op_pushforward,
+    )
