@@ -1,8 +1,9 @@
-"""The ``opweave`` command: ``demo`` and ``info``."""
+"""The ``opweave`` command: ``demo``, ``info`` and ``matrix``."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -11,6 +12,7 @@ import numpy as np
 
 import opweave
 import opweave.tensor as ot
+from opweave.link.capabilities import FALLBACK, IMPLEMENTED, MISSING, capability_matrix
 from opweave.link.lookup import available_linkers, unusable_linkers
 
 
@@ -47,6 +49,23 @@ def info(out: TextIO, ops: bool = False) -> int:
     print("config:", file=out)
     for name, value, _doc in opweave.config.flags():
         print(f"  {name} = {value!r}  ({opweave.config.source(name)})", file=out)
+    return 0
+
+
+def print_matrix(pm: opweave.plugins.OpweavePluginManager, out: TextIO, as_json: bool) -> int:
+    """Print the capability matrix (:mod:`opweave.link.capabilities`), as JSON or as a table
+    with one column per backend (``+`` implemented, ``-`` missing, ``.`` fallback)."""
+    matrix = capability_matrix(pm.hook.opweave_backend_info())
+    if as_json:
+        json.dump(matrix, out, indent=2, sort_keys=True)
+        print(file=out)
+        return 0
+    backends = sorted({name for row in matrix.values() for name in row})
+    marks = {IMPLEMENTED: "+", MISSING: "-", FALLBACK: "."}
+    print("  ".join(backends) + "  Op class  (+ implemented, - missing, . fallback)", file=out)
+    for cls, row in matrix.items():
+        cells = "  ".join(marks[row[name]].center(len(name)) for name in backends)
+        print(f"{cells}  {cls}", file=out)
     return 0
 
 
@@ -144,7 +163,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     info_parser.add_argument(
         "--ops", action="store_true", help="also each backend's implemented and missing Ops"
     )
+    matrix_parser = sub.add_parser(
+        "matrix", help="every Op class known against every installed backend"
+    )
+    matrix_parser.add_argument("--json", action="store_true", help="as JSON, for tools")
+    info_parser.add_argument(
+        "--json",
+        action="store_true",
+        help="only the capability matrix (Op class -> backend -> status), as JSON",
+    )
     args = parser.parse_args(argv)
     if args.command == "demo":
         return demo(sys.stdout)
+    if args.command == "matrix":
+        return print_matrix(opweave.get_plugin_manager(), sys.stdout, args.json)
+    if args.json:
+        return print_matrix(opweave.get_plugin_manager(), sys.stdout, True)
     return info(sys.stdout, ops=args.ops)
