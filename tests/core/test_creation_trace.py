@@ -79,3 +79,16 @@ def test_nothing_is_recorded_under_traces_off() -> None:
         y = ot.exp(ot.dvector("x"))
     assert getattr(y.tag, "trace", None) is None
     assert ot.exp(ot.dvector("x")).tag.trace  # recording resumes after the block
+
+
+def test_a_missing_input_error_says_where_the_variable_was_created() -> None:
+    from opweave.graph.utils import MissingInputError
+
+    x = ot.dvector("x")
+    y = ot.dvector("forgotten")
+    line = _line() - 1  # the line above
+    with pytest.raises(MissingInputError, match="forgotten") as info:
+        opweave.function([x], x + y)
+    notes = "\n".join(getattr(info.value, "__notes__", []))
+    assert "Backtrace when the variable was created" in notes
+    assert f'File "{__file__}", line {line}' in notes and 'ot.dvector("forgotten")' in notes

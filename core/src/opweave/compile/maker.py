@@ -33,7 +33,7 @@ from opweave.graph.basic import Constant, Variable, clone_get_equiv, graph_input
 from opweave.graph.features import DestroyHandler
 from opweave.graph.fg import FunctionGraph
 from opweave.graph.rewriting import build_rewrite_database
-from opweave.graph.trace import traces_off
+from opweave.graph.trace import traces_off, variable_creation_note
 from opweave.graph.utils import MissingInputError
 from opweave.link.lookup import LinkerNotFoundError
 from opweave.link.loop import thunk_origin
@@ -151,11 +151,15 @@ class FunctionMaker:
             fgraph = FunctionGraph(all_inputs, exprs, update_mapping=update_mapping)
         except MissingInputError as exc:
             var = exc.variable
-            raise MissingInputError(
+            missing = MissingInputError(
                 f"the outputs need {var} (type {getattr(var, 'type', '?')}), which is not among "
                 "the function's inputs; add it to the inputs or replace it with givens",
                 variable=var,
-            ) from None
+            )
+            created = variable_creation_note(var) if var is not None else None
+            if created is not None:
+                missing.add_note(created)
+            raise missing from None
         self.fgraph = fgraph
         add_supervisor_to_fgraph(fgraph, self.inputs, accept_inplace)
         self._rewrite()

@@ -34,6 +34,7 @@ __all__ = [
     "traces_of",
     "traces_off",
     "user_frames",
+    "variable_creation_note",
 ]
 
 #: One recorded frame: file, line number, function, the line's text.
@@ -127,9 +128,19 @@ def creation_note(node: Any) -> str | None:
         traces = traces_of(var)
         if traces:
             break
+    return _format(traces, "node")
+
+
+def variable_creation_note(var: Any) -> str | None:
+    """Text naming where ``var`` was created, for an error report about it (``None``: no
+    trace was recorded)."""
+    return _format(traces_of(var), "variable")
+
+
+def _format(traces: list[list[Any]], what: str) -> str | None:
     if not traces or not traces[-1]:
         return None
-    lines = ["Backtrace when the node was created (config.traceback__limit sets the depth):"]
+    lines = [f"Backtrace when the {what} was created (config.traceback__limit sets the depth):"]
     for frame in traces[-1]:
         filename, lineno, name = frame[0], frame[1], frame[2]
         lines.append(f'  File "{filename}", line {lineno}, in {name}')
