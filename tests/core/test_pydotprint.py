@@ -123,3 +123,26 @@ def test_values_are_unchanged_by_drawing() -> None:
     pydotprint(f, format="dot", return_image=True)
     x, y = np.arange(3.0), np.ones((2, 3))
     np.testing.assert_allclose(f(x, y), np.exp(x) * 2 + y.sum(axis=0))
+
+
+def test_html_page_shows_profile_times_and_a_node_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    x = ot.dvector("x")
+    f = opweave.function([x], ot.exp(x).sum() * 2, profile=True, mode=opweave.Mode(linker="cvm"))
+    f(np.ones(10))
+    monkeypatch.setattr("opweave.graph_picture.shutil.which", lambda name: None)
+    page = pydotprint(f, format="html", return_image=True).decode()
+    assert page.startswith("<!DOCTYPE html>") and "Graphviz" in page  # the description instead
+    nodes = f.maker.fgraph.toposort()
+    assert page.count("<tr><td>") == len(nodes)
+    assert page.count("% ") >= len(nodes) and " x 1" in page  # share of time, calls
+    fake = tmp_path / "dot"
+    fake.write_text('#!/bin/sh\ncat >/dev/null\necho "<?xml?><svg id=drawn></svg>"\n')
+    fake.chmod(0o755)
+    monkeypatch.undo()
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    out = tmp_path / "graph.html"
+    pydotprint(f, outfile=out, format="html", print_output_file=False)
+    written = out.read_text()
+    assert "<svg id=drawn></svg>" in written and "<?xml" not in written

@@ -16,6 +16,7 @@ labelled with their Type.
 
 from __future__ import annotations
 
+import html
 import os
 import shutil
 import subprocess
@@ -26,7 +27,7 @@ from typing import Any
 from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.traversal import io_toposort
 
-__all__ = ["IMPL_COLOURS", "graph_dot", "render_dot"]
+__all__ = ["IMPL_COLOURS", "graph_dot", "graph_html", "profile_notes", "render_dot"]
 
 #: Fill colour of a node per implementation that runs it (unknown ones are white).
 IMPL_COLOURS: Mapping[str, str] = {
@@ -55,8 +56,7 @@ def _type_label(var: Variable) -> str:
 
 def _var_label(var: Variable, simple: bool) -> str:
     if isinstance(var, Constant):
-        data = repr(getattr(var, "data", var))
-        return f"{data} {var.type}" if not simple else data
+        return str(var) if simple else f"{var} {var.type}"
     if var.name:
         return var.name if simple else f"{var.name} {_type_label(var)}"
     return _type_label(var)
@@ -73,6 +73,7 @@ def graph_dot(
     max_label_size: int = 70,
     var_with_name_simple: bool = False,
     node_impls: Mapping[Apply, str] | None = None,
+    node_notes: Mapping[Apply, str] | None = None,
 ) -> str:
     """The DOT description of the graph computing ``outputs``.
 
@@ -96,6 +97,8 @@ def graph_dot(
         Label named variables with their name only.
     node_impls
         Node -> the implementation that runs it, for the fill colours.
+    node_notes
+        Node -> a line added under its label (a profile's time, say).
 
     Returns
     -------
@@ -160,6 +163,9 @@ def graph_dot(
         impl = impls.get(node)
         if impl is not None:
             label += f"\n[{impl}]"
+        note = (node_notes or {}).get(node)
+        if note:
+            label += f"\n{note}"
         colour = codes.get(op_name, IMPL_COLOURS.get(impl or "", None))
         lines.append(f"  {name} [shape=box, label={_quote(label)}{style(colour)}];")
         destroyed = {i for outs in getattr(node.op, "destroy_map", {}).values() for i in outs}
@@ -234,3 +240,57 @@ def render_dot(text: str, outfile: str | os.PathLike[str] | None, format: str) -
     if outfile is not None:
         Path(outfile).write_bytes(data)
     return data
+
+
+def profile_notes(profile: Any, nodes: list[Apply]) -> dict[Apply, str]:
+    """Per node of ``nodes``: its share of ``profile``'s time, its time per call and calls
+    (a :class:`~opweave.compile.profiling.ProfileStats`)."""
+    per_node: dict[Apply, tuple[float, int]] = {}
+    for (_fg, node), t in profile.apply_time.items():
+        calls = profile.apply_callcount.get((_fg, node), 0)
+        old = per_node.get(node, (0.0, 0))
+        per_node[node] = (old[0] + t, old[1] + calls)
+    total = sum(t for t, _ in per_node.values()) or 1.0
+    notes = {}
+    for node in nodes:
+        if node in per_node:
+            t, calls = per_node[node]
+            mean = t / calls if calls else 0.0
+            notes[node] = f"{100 * t / total:.1f}% {mean * 1e6:.1f} us x {calls}"
+    return notes
+
+
+def graph_html(
+    text: str,
+    title: str,
+    rows: list[tuple[str, ...]],
+    header: tuple[str, ...],
+) -> str:
+    """An HTML page: the graph drawn by Graphviz (inline SVG, or its DOT description when
+    Graphviz's ``dot`` is missing) above a table of its nodes.
+
+    Parameters
+    ----------
+    text
+        The graph in the DOT language.
+    title
+        The page's title.
+    rows, header
+        The table: one row per node, cells as text.
+    """
+    try:
+        picture = render_dot(text, None, "svg").decode()
+        picture = picture[picture.find("<svg") :]
+    except RuntimeError as exc:
+        picture = f"<p>{html.escape(str(exc))}</p><pre>{html.escape(text)}</pre>"
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>" for row in rows
+    )
+    return (
+        f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{html.escape(title)}'
+        "</title><style>body{font-family:sans-serif}table{border-collapse:collapse}"
+        "td,th{border:1px solid #ccc;padding:2px 6px;text-align:left}</style></head><body>"
+        f"<h1>{html.escape(title)}</h1>{picture}<table><tr>{head}</tr>{body}</table>"
+        "</body></html>\n"
+    )

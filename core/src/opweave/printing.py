@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import Any, TextIO
 
 from opweave.configdefaults import config
 from opweave.graph.basic import AbstractApply, Constant, NominalVariable, Variable
 from opweave.graph.fg import FrozenFunctionGraph, FunctionGraph
-from opweave.graph_picture import graph_dot, render_dot
+from opweave.graph_picture import graph_dot, graph_html, profile_notes, render_dot
 
 
 def _roots(obj: Any) -> list[Variable]:
@@ -224,8 +225,11 @@ def pydotprint(
     compact
         Leave out unnamed intermediate variables (their Type labels the edge).
     format
-        ``"dot"`` for the graph's description (no program needed), or any format of
-        Graphviz's ``dot -T`` (``png``, ``svg``, ``pdf``...), which needs Graphviz installed.
+        ``"dot"`` for the graph's description (no program needed), ``"html"`` for a page
+        with the picture (when Graphviz is installed; else the description) and a table of
+        the nodes, with each node's share of the time when ``fct`` was compiled with
+        ``profile=True``, or any format of Graphviz's ``dot -T`` (``png``, ``svg``,
+        ``pdf``...), which needs Graphviz installed.
     with_ids
         Prefix labels with ids.
     high_contrast
@@ -267,17 +271,30 @@ def pydotprint(
         outputs, inputs = list(fgraph.outputs), list(fgraph.inputs)
     else:
         outputs, inputs = _roots(fct), None
+    text_options: dict[str, Any] = {
+        "compact": compact,
+        "with_ids": with_ids,
+        "high_contrast": high_contrast,
+        "colour_codes": colorCodes,
+        "max_label_size": max_label_size,
+        "var_with_name_simple": var_with_name_simple,
+    }
     text = graph_dot(
         outputs,
         inputs=inputs,
-        compact=compact,
-        with_ids=with_ids,
-        high_contrast=high_contrast,
-        colour_codes=colorCodes,
-        max_label_size=max_label_size,
-        var_with_name_simple=var_with_name_simple,
         node_impls=getattr(maker, "node_impls", None),
+        **text_options,
     )
+    if format == "html":
+        page = _html_page(fct, outputs, inputs, maker, text_options)
+        if return_image:
+            return page.encode()
+        if outfile is None:
+            outfile = os.path.join(config.compiledir, "opweave.pydotprint.html")
+        Path(outfile).write_text(page, encoding="utf-8")
+        if print_output_file:
+            print(f"The output file is available at {outfile}")
+        return None
     if return_image:
         return render_dot(text, None, format)
     if outfile is None:
@@ -286,3 +303,22 @@ def pydotprint(
     if print_output_file:
         print(f"The output file is available at {outfile}")
     return None
+
+
+def _html_page(
+    fct: Any, outputs: list[Variable], inputs: Any, maker: Any, options: dict[str, Any]
+) -> str:
+    """The ``format="html"`` page of :func:`pydotprint`: the picture, with profile times
+    on the nodes when ``fct`` is profiled, and a table of its nodes."""
+    nodes = list(maker.fgraph.toposort()) if maker is not None else []
+    profile = getattr(fct, "profile", None)
+    notes = profile_notes(profile, nodes) if profile is not None else {}
+    impls = getattr(maker, "node_impls", None) or {}
+    text = graph_dot(outputs, inputs=inputs, node_impls=impls, node_notes=notes, **options)
+    header = ("#", "node", "implementation", "profile")
+    rows = [
+        (str(i), str(node), impls.get(node, ""), notes.get(node, ""))
+        for i, node in enumerate(nodes)
+    ]
+    title = f"opweave graph of {getattr(fct, 'name', None) or 'a function'}"
+    return graph_html(text, title, rows, header)
