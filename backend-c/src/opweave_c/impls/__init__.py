@@ -23,6 +23,7 @@ from opweave.link.implementations import ImplementationTable
 from opweave_c.impls import (
     basic,
     blas,
+    builders,
     dimshuffle,
     elemwise,
     extra_ops,
@@ -68,6 +69,7 @@ C_OPS = ImplementationTable(
         **slinalg.C_OPS,
         **random.C_OPS,
         **ifelse.C_OPS,
+        **builders.C_OPS,
     },
     own_method="c_code",
 )

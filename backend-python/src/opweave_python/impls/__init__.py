@@ -23,6 +23,7 @@ from opweave.link.implementations import ImplementationTable
 from opweave_python.impls import (
     basic,
     blas,
+    builders,
     compile_ops,
     dimshuffle,
     elemwise,
@@ -59,6 +60,7 @@ MODULES = (
     extra_ops,
     ifelse,
     random,
+    builders,
 )
 
 #: Op class -> ``perform(op, node, inputs, output_storage)``. Read-only.

@@ -17,6 +17,7 @@ from opweave.compile.aliasing import (
     insert_deepcopy,
     view_tree_set,
 )
+from opweave.compile.builders import OpFromGraph
 from opweave.compile.debug import DebugMode, function_dump
 from opweave.compile.executor import Function
 
@@ -72,6 +73,7 @@ __all__ = [
     "FunctionMaker",
     "In",
     "Mode",
+    "OpFromGraph",
     "Out",
     "ProfileStats",
     "Shape",

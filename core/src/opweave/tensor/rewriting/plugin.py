@@ -11,6 +11,7 @@ Where everything goes (positions of the standard phases: ``merge1`` 0,
 =============================== =================== ===================================
 entry                           where               tags
 =============================== =================== ===================================
+``inline_ofg_expansion``        own phase, -0.01    fast_run, fast_compile
 ``constant_folding``            own phase, 0.5      fast_run, fast_compile,
                                                     constant_folding
 ``canonicalize_constant_folding`` ``canonicalize``  fast_run, constant_folding
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from opweave.compile.builders_rewrites import register_inline_ofg
 from opweave.tensor.rewriting.canonicalize import register_canonicalize
 from opweave.tensor.rewriting.constant_folding import register_constant_folding
 from opweave.tensor.rewriting.fusion import register_fusion
@@ -59,6 +61,7 @@ def register_standard_rewrites(db: RewriteDatabase) -> None:
         The database being built for one compilation; it already holds the standard
         phases (see :func:`opweave.graph.rewriting.build_rewrite_database`).
     """
+    register_inline_ofg(db)
     register_constant_folding(db)
     register_canonicalize(db)
     register_math(db)
