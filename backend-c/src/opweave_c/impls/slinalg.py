@@ -1,4 +1,7 @@
 """The Ops of :mod:`opweave.tensor.slinalg` have no C code: they call LAPACK through NumPy.
+Nor have those of the modules built on it that :mod:`opweave.tensor.linalg` re-exports
+(``linalg_products``, ``linalg_constructors``, ``linalg_lu``, ``linalg_eigen``,
+``linalg_control``): NumPy factorizations and solves, covered here too.
 
 They are registered so that the table covers them: the factory answers ``None`` for
 every node, so ``cvm`` runs these nodes with the Python backend's implementations and
@@ -11,6 +14,11 @@ from types import MappingProxyType
 from typing import Any
 
 from opweave.graph.basic import Apply
+from opweave.tensor.linalg_constructors import BlockDiagonal
+from opweave.tensor.linalg_control import SolveSylvester
+from opweave.tensor.linalg_eigen import Eigvalsh
+from opweave.tensor.linalg_lu import LU, LUFactor, PivotToPermutations
+from opweave.tensor.linalg_products import Expm
 from opweave.tensor.slinalg import Cholesky, CholeskySolve, Solve, SolveBase, SolveTriangular
 
 __all__ = ["C_OPS"]
@@ -23,5 +31,21 @@ def _python_only(op: Any, node: Apply) -> None:
 
 #: Op class -> ``factory(op, node)`` giving the C implementation or ``None``. Read-only.
 C_OPS: MappingProxyType[type, Any] = MappingProxyType(
-    {cls: _python_only for cls in (Cholesky, CholeskySolve, Solve, SolveBase, SolveTriangular)}
+    {
+        cls: _python_only
+        for cls in (
+            Cholesky,
+            CholeskySolve,
+            Solve,
+            SolveBase,
+            SolveTriangular,
+            Expm,
+            BlockDiagonal,
+            LU,
+            LUFactor,
+            PivotToPermutations,
+            Eigvalsh,
+            SolveSylvester,
+        )
+    }
 )

@@ -1,11 +1,34 @@
 """Linear algebra under PyTensor's ``pytensor.tensor.linalg`` names: re-exports of
-:mod:`opweave.tensor.nlinalg` (after ``numpy.linalg``) and :mod:`opweave.tensor.slinalg`
-(after ``scipy.linalg``), where the Ops and functions live.
+:mod:`opweave.tensor.nlinalg` (after ``numpy.linalg``), :mod:`opweave.tensor.slinalg`
+(after ``scipy.linalg``) and the modules built on them, where the Ops and functions
+live: :mod:`~opweave.tensor.linalg_products` (``expm``),
+:mod:`~opweave.tensor.linalg_constructors` (``block_diag``),
+:mod:`~opweave.tensor.linalg_lu` (``lu``, ``lu_factor``, ``lu_solve``,
+``pivot_to_permutation``), :mod:`~opweave.tensor.linalg_eigen` (``eigvalsh``) and
+:mod:`~opweave.tensor.linalg_control` (``solve_sylvester`` and the Lyapunov solvers).
 
 ``import opweave.tensor as ot`` gives them as ``ot.linalg.solve``, ``ot.linalg.cholesky``
 and so on. Every Op takes batches of matrices (``(..., m, n)``) directly.
 """
 
+from opweave.tensor.linalg_constructors import BlockDiagonal, block_diag
+from opweave.tensor.linalg_control import (
+    SolveSylvester,
+    solve_continuous_lyapunov,
+    solve_discrete_lyapunov,
+    solve_sylvester,
+)
+from opweave.tensor.linalg_eigen import Eigvalsh, eigvalsh
+from opweave.tensor.linalg_lu import (
+    LU,
+    LUFactor,
+    PivotToPermutations,
+    lu,
+    lu_factor,
+    lu_solve,
+    pivot_to_permutation,
+)
+from opweave.tensor.linalg_products import Expm, expm
 from opweave.tensor.nlinalg import (
     QR,
     SVD,
@@ -50,39 +73,56 @@ from opweave.tensor.slinalg import (
 )
 
 __all__ = [
+    "LU",
     "QR",
     "SVD",
+    "BlockDiagonal",
     "Cholesky",
     "CholeskySolve",
     "Det",
     "Eig",
     "Eigh",
+    "Eigvalsh",
+    "Expm",
+    "LUFactor",
     "Lstsq",
     "MatrixInverse",
     "MatrixPinv",
+    "PivotToPermutations",
     "SLogDet",
     "Solve",
     "SolveBase",
+    "SolveSylvester",
     "SolveTriangular",
     "TensorInv",
     "TensorSolve",
+    "block_diag",
     "cho_factor",
     "cho_solve",
     "cholesky",
     "det",
     "eig",
     "eigh",
+    "eigvalsh",
+    "expm",
     "inv",
     "kron",
     "lstsq",
+    "lu",
+    "lu_factor",
+    "lu_solve",
     "matrix_dot",
     "matrix_inverse",
     "matrix_power",
     "norm",
     "pinv",
+    "pivot_to_permutation",
     "qr",
     "slogdet",
     "solve",
+    "solve_continuous_lyapunov",
+    "solve_discrete_lyapunov",
+    "solve_sylvester",
     "solve_triangular",
     "svd",
     "tensorinv",
