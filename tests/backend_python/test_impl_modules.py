@@ -18,7 +18,11 @@ import pytest
 from opweave_python import impls
 
 #: Implementation module name -> the core package it covers whole (instead of the rule).
-PACKAGE_MODULES = {"scalar": "opweave.scalar", "random": "opweave.tensor.random"}
+PACKAGE_MODULES = {
+    "scalar": "opweave.scalar",
+    "random": "opweave.tensor.random",
+    "scan": "opweave.scan",
+}
 #: Implementation module name -> the core module it is named for (instead of the rule).
 RENAMED_MODULES = {"compile_ops": "opweave.compile.ops"}
 

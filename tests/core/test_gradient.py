@@ -916,11 +916,13 @@ def test_jacobian_of_a_vector_function_matches_numpy() -> None:
     assert isinstance(jac_list, list) and len(jac_list) == 1
 
 
-def test_jacobian_needs_a_static_length() -> None:
+def test_jacobian_of_a_vector_of_unknown_length_is_a_scan() -> None:
     ot, otm, _ = require_tensor_math()
     x = ot.TensorType("float64", shape=(None,))("x")
-    with pytest.raises(ValueError, match="static length"):
-        jacobian(otm.exp(x), x)
+    jac = jacobian(otm.exp(x), x)
+    assert type(jac.owner.op).__name__ == "Scan"
+    value = np.array([0.1, -0.2, 0.3])
+    np.testing.assert_allclose(evaluate_tensor([x], jac, value), np.diag(np.exp(value)))
 
 
 def test_jacobian_of_a_scalar_is_grad() -> None:

@@ -8,6 +8,7 @@ import pytest
 
 import opweave
 import opweave.ifelse  # its IfElse is a core Op
+import opweave.scan  # its Scan is a core Op
 from opweave.cli import info
 from opweave.graph.op import Op
 from opweave.link.implementations import ImplementationTable, core_op_classes
@@ -42,6 +43,7 @@ def test_the_core_scope_is_every_public_op_class_of_the_libraries() -> None:
         "compile",
         "ifelse",
         "scalar",
+        "scan",
         "tensor",
     }
 

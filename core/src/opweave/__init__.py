@@ -10,10 +10,11 @@ The package exports the names ``pytensor`` exports that opweave has: ``config``,
 ``pushforward``, ``Lop``, ``Rop``, ``OpFromGraph``,
 ``dprint``, ``pprint``, ``Variable``, ``clone_replace``, ``graph_replace``, ``ifelse``,
 ``get_scalar_constant_value`` and the subpackages ``tensor``, ``scalar``, ``printing``,
+``scan`` (callable: ``opweave.scan(fn, ...)`` as ``pytensor.scan``),
 ``gradient``, ``graph`` and ``compile``.
 """
 
-from opweave import compile, gradient, graph, printing, scalar, tensor
+from opweave import compile, gradient, graph, printing, scalar, scan, tensor
 from opweave.compile import (
     FunctionMaker,
     In,
@@ -73,6 +74,7 @@ __all__ = [
     "pushforward",
     "register_transfer",
     "scalar",
+    "scan",
     "shared",
     "tensor",
     "transfer",

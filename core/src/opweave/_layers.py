@@ -29,7 +29,8 @@ The order follows what depends on what:
    builds on ``SharedVariable`` and the helper Ops (as in PyTensor).
 7. ``tensor`` (with ``tensor.rewriting``): the tensor library, including ``Shape``/
    ``Shape_i`` (``opweave.tensor.shape``; ``opweave.compile.ops`` re-exports them lazily).
-   ``ifelse`` (lazy ``IfElse``) builds on the tensor library on the same floor.
+   ``ifelse`` (lazy ``IfElse``) and ``scan`` (loops) build on the tensor library on the
+   same floor.
 8. the top: the ``opweave`` package itself (its re-exports), ``cli``, ``__main__``.
 """
 
@@ -54,6 +55,7 @@ FLOORS: dict[str, int] = {
     "compile": 6,
     "tensor": 7,
     "ifelse": 7,
+    "scan": 7,
     "": 8,  # the ``opweave`` package __init__
     "cli": 8,
     "__main__": 8,

@@ -39,6 +39,7 @@ from opweave_python.impls import (
     random,
     reductions,
     scalar,
+    scan,
     shape,
     slinalg,
     sort,
@@ -71,6 +72,7 @@ MODULES = (
     ifelse,
     random,
     builders,
+    scan,
 )
 
 #: Op class -> ``perform(op, node, inputs, output_storage)``. Read-only.

@@ -1,11 +1,10 @@
-"""Jacobian and Hessian matrices, built by unrolling :func:`grad` over a static length.
+"""Jacobian and Hessian matrices: one :func:`grad` per element of a vector.
 
-PyTensor builds these with ``scan`` over the rows. opweave has no ``scan``: the
-rows are unrolled in Python, one :func:`~opweave.gradient.grad` per element of
-the expression, and stacked. This needs the expression's length *when the graph
-is built*: its Type's static shape (``TensorType(..., shape=(3,))``), or a length
-``opweave.tensor.basic.get_vector_length`` can infer. Otherwise a ``ValueError``
-asks for a static shape.
+When the vector's length is known when the graph is built (its Type's static shape, or a
+length ``opweave.tensor.basic.get_vector_length`` infers), the rows are unrolled in
+Python, one :func:`~opweave.gradient.grad` per element, and stacked. Otherwise, as in
+PyTensor, the rows are computed by a loop, :func:`opweave.scan.scan` over the indices
+of the vector.
 """
 
 from __future__ import annotations
@@ -25,31 +24,66 @@ from opweave.graph.basic import Variable
 __all__ = ["hessian", "jacobian"]
 
 
+def _tensor_and_scan() -> tuple[Any, Any]:
+    """The packages ``opweave.tensor`` and ``opweave.scan``, imported on first call."""
+    # late: tensor and scan (floor 7) build on gradient; jacobian stacks rows or loops
+    from opweave import scan, tensor
+
+    return tensor, scan
+
+
 def static_length(var: Variable) -> int | None:
     """The length of the vector ``var`` if it is known when the graph is built, else ``None``."""
     shape = getattr(var.type, "shape", None)
     if isinstance(shape, tuple) and shape and isinstance(shape[0], int):
         return shape[0]
-    # late: tensor (floor 7) builds on gradient
-    from opweave.tensor.basic import get_vector_length
-
+    tensor, _ = _tensor_and_scan()
     try:
-        return int(get_vector_length(var))
+        return int(tensor.basic.get_vector_length(var))
     except Exception:
         return None
 
 
 def _require_length(var: Variable, what: str) -> int:
+    """``var``'s static length; ``-1`` for a tensor whose length is known only at run time
+    (its rows are then computed by a scan); an error for other Types."""
     n = static_length(var)
     if n is None:
+        tensor, _ = _tensor_and_scan()
+        if isinstance(var.type, tensor.type.TensorType):
+            return -1  # a tensor: the rows are computed by a scan
         raise ValueError(
             f"{what}: the length of {var} (Type {var.type}) is not known when the graph is "
-            "built; opweave unrolls one gradient per element and needs a static length: give "
-            "the variable a static shape, e.g. TensorType('float64', shape=(3,))"
+            "built; a vector that is not a tensor needs a static length to unroll one gradient "
+            "per element"
         )
     if n == 0:
         raise ValueError(f"{what}: {var} has length 0; there are no rows to compute")
     return n
+
+
+def _rows_scan(
+    expression: Variable,
+    wrt: list[Variable],
+    consider_constant: Sequence[Variable] | None,
+    disconnected_inputs: Literal["ignore", "warn", "raise"],
+) -> list[Variable]:
+    """The rows of :func:`_rows` for a vector of unknown length: a scan over its indices."""
+    tensor, scan = _tensor_and_scan()
+
+    def row(i: Variable, expr: Variable, *ws: Variable) -> list[Variable]:
+        return list(
+            grad(
+                expr[i],  # type: ignore[index]  # a tensor (ndim 1): indexable
+                list(ws),
+                consider_constant=consider_constant,
+                disconnected_inputs=disconnected_inputs,
+            )
+        )
+
+    indices = tensor.basic.arange(expression.shape[0])  # type: ignore[attr-defined]
+    rows, _ = scan.scan(row, sequences=indices, non_sequences=[expression, *wrt], return_list=True)
+    return list(rows)
 
 
 def _rows(
@@ -60,9 +94,7 @@ def _rows(
     disconnected_inputs: Literal["ignore", "warn", "raise"],
 ) -> list[Variable]:
     """``stack([grad(expression[i], w) for i in range(n)])`` for each ``w`` in ``wrt``."""
-    # late: tensor (floor 7) builds on gradient; jacobian stacks tensor rows
-    from opweave.tensor.basic import stack
-
+    tensor, _ = _tensor_and_scan()
     per_row = [
         grad(
             expression[i],  # type: ignore[index]  # a tensor (ndim 1): indexable
@@ -72,7 +104,7 @@ def _rows(
         )
         for i in range(n)
     ]
-    return [stack([row[k] for row in per_row]) for k in range(len(wrt))]
+    return [tensor.basic.stack([row[k] for row in per_row]) for k in range(len(wrt))]
 
 
 def jacobian(
@@ -90,8 +122,8 @@ def jacobian(
     Parameters
     ----------
     expression
-        A scalar or a vector (``ndim`` 0 or 1) whose length is known statically (see
-        the module docstring).
+        A scalar or a vector (``ndim`` 0 or 1); a tensor vector whose length is not
+        static is handled with a scan (see the module docstring).
     wrt
         A variable or a list/tuple of variables; the result has the same form.
     consider_constant, disconnected_inputs
@@ -105,7 +137,8 @@ def jacobian(
     Raises
     ------
     ValueError
-        If ``expression`` has more than one dimension, or its length is not static.
+        If ``expression`` has more than one dimension, or is a non-tensor vector whose
+        length is not static.
     """
     expression = as_variable(expression, "jacobian: expression")
     wrt_list, use_list, use_tuple = as_list(wrt)
@@ -125,6 +158,9 @@ def jacobian(
             f"{ndim}; flatten it first"
         )
     n = _require_length(expression, "jacobian")
+    if n == -1:
+        rows = _rows_scan(expression, wrt_vars, consider_constant, disconnected_inputs)
+        return format_as(use_list, use_tuple, rows)
     rows = _rows(expression, n, wrt_vars, consider_constant, disconnected_inputs)
     return format_as(use_list, use_tuple, rows)
 
@@ -145,7 +181,8 @@ def hessian(
         A scalar variable.
     wrt
         A vector (or scalar) variable, or a list/tuple of them; the result has the
-        same form. A vector's length must be static (see the module docstring).
+        same form (a vector of unknown length is handled with a scan, see the module
+        docstring).
     consider_constant, disconnected_inputs
         As for :func:`~opweave.gradient.grad` (applied to both differentiations).
 
@@ -157,7 +194,8 @@ def hessian(
     Raises
     ------
     ValueError
-        If a ``wrt`` has more than one dimension or its length is not static.
+        If a ``wrt`` has more than one dimension, or is a non-tensor vector whose length is
+        not static.
     TypeError
         If ``cost`` is not a scalar.
     """
@@ -188,5 +226,8 @@ def hessian(
             )
             continue
         n = static_length(w) or static_length(g) or _require_length(w, "hessian")
-        hessians.append(_rows(g, n, [w], consider_constant, disconnected_inputs)[0])
+        if n == -1:
+            hessians.append(_rows_scan(g, [w], consider_constant, disconnected_inputs)[0])
+        else:
+            hessians.append(_rows(g, n, [w], consider_constant, disconnected_inputs)[0])
     return format_as(use_list, use_tuple, hessians)

@@ -1,0 +1,26 @@
+"""``Scan`` (:mod:`opweave.scan`) has no C code: it is a loop calling a compiled function.
+
+It is registered so that the table covers it: the factory answers ``None`` for every node,
+so ``cvm`` runs the node through the Python backend's implementation (whose inner function
+may itself use any linker, ``c`` included, through ``scan(..., mode=...)``), and the
+whole-graph ``c`` linker raises ``MissingCCodeError`` (use ``cvm``).
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Any
+
+from opweave.graph.basic import Apply
+from opweave.scan.op import Scan
+
+__all__ = ["C_OPS"]
+
+
+def _python_only(op: Any, node: Apply) -> None:
+    """No C implementation: the node runs in Python (``cvm``)."""
+    return None
+
+
+#: Op class -> ``factory(op, node)`` giving the C implementation or ``None``. Read-only.
+C_OPS: MappingProxyType[type, Any] = MappingProxyType({Scan: _python_only})

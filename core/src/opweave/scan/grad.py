@@ -1,0 +1,200 @@
+"""Back-propagation through time: the gradient of a :class:`~opweave.scan.op.Scan` node.
+
+The gradient is a second loop, built with :func:`~opweave.scan.scan`, that runs over the
+forward steps from the last to the first (the last ``truncate_gradient`` ones only, when
+it is positive). Its step ``t`` reads the forward step's sequence entries and stored tap
+values, and the gradients of the step's outputs, and carries:
+
+* for each (floating-point) state of depth ``d``, a *window*: the gradient accumulated so
+  far for the ``d`` buffer entries that steps ``t`` and earlier may still read (entry ``p``
+  is the state's value written by forward step ``p - d``). The gradient of step ``t``'s
+  output is that of its buffer entry, ``G[t + d]`` plus the window's last row; the taps'
+  gradients are added to the shifted window;
+* for each (floating-point) non-sequence, the sum of its gradients over the steps.
+
+The sequences' gradients are the loop's per-step outputs, put back in forward order. After
+the first step the window holds the gradient of the initial values (zero when the loop
+was truncated before it). Gradients through shared variables the body updates, and
+through while loops (``until``), are not implemented.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from opweave.gradient import grad
+from opweave.gradient.opsupport import grad_not_implemented
+from opweave.graph.replace import clone_replace
+from opweave.graph.traversal import ancestors
+from opweave.graph.type import DisconnectedType, disconnected_type
+from opweave.scan.builder import build_scan
+from opweave.tensor.basic import stack, switch, zeros_like
+from opweave.tensor.math import ge, minimum
+from opweave.tensor.subtensor import set_subtensor
+
+if TYPE_CHECKING:
+    from opweave.scan.op import Scan
+
+__all__ = ["scan_grad"]
+
+
+def _is_float(v: Any) -> bool:
+    return str(getattr(v.type, "dtype", "")).startswith(("float", "complex"))
+
+
+def _connected(g: Any) -> bool:
+    return not isinstance(g.type, DisconnectedType)
+
+
+def _not_implemented(op: Scan, inputs: list[Any], why: str) -> list[Any]:
+    return [disconnected_type()] + [
+        grad_not_implemented(op, i, x, why) if _is_float(x) else disconnected_type()
+        for i, x in enumerate(inputs)
+        if i > 0
+    ]
+
+
+def scan_grad(
+    op: Scan,
+    inputs: list[Any],
+    outputs: list[Any],
+    output_grads: list[Any],
+) -> list[Any]:
+    """The gradients of ``op``'s node inputs (see the module docstring)."""
+    info = op.info
+    if info.as_while:
+        return _not_implemented(op, inputs, "scan with until (a while loop)")
+    in_inner = op.split_inner_inputs(op.inner_inputs)
+    out_inner = op.split_inner_outputs(op.inner_outputs)
+    body = [*out_inner["states"], *out_inner["nits"]]
+    if info.n_shared and set(in_inner["shared"]) & set(ancestors(body)):
+        return _not_implemented(op, inputs, "the body reads shared variables it updates")
+
+    outer = op.split_outer_inputs(inputs)
+    n_steps = inputs[0]
+    depths = info.depths
+    n_st = info.n_states
+    state_outs = outputs[:n_st]
+    state_grads = [
+        g if _connected(g) else zeros_like(o)
+        for o, g in zip(state_outs, output_grads[:n_st], strict=True)
+    ]
+    nit_grads = output_grads[n_st : n_st + info.n_nit]
+
+    diff_states = [j for j in range(n_st) if _is_float(state_outs[j])]
+    diff_nits = [
+        k for k, g in enumerate(nit_grads) if _connected(g) and _is_float(out_inner["nits"][k])
+    ]
+    diff_seqs = [i for i, x in enumerate(outer["seqs"]) if _is_float(x)]
+    diff_non_seqs = [i for i, x in enumerate(outer["non_seqs"]) if _is_float(x)]
+
+    # forward inner tap inputs, by state
+    tap_inner: list[list[Any]] = []
+    pos = 0
+    for taps in info.state_taps:
+        tap_inner.append(list(in_inner["taps"][pos : pos + len(taps)]))
+        pos += len(taps)
+
+    n_back = n_steps if info.truncate_gradient == -1 else minimum(n_steps, info.truncate_gradient)
+
+    def back(x: Any) -> Any:
+        """The last ``n_back`` forward steps of ``x``, last first."""
+        return x[n_steps - n_back : n_steps][::-1]
+
+    seqs_g = [back(state_grads[j][depths[j] :]) for j in diff_states]
+    seqs_g += [back(nit_grads[k]) for k in diff_nits]
+    seqs_fwd = [back(x) for x in outer["seqs"]]
+    seqs_taps = [
+        back(state_outs[j][depths[j] + k :]) for j in range(n_st) for k in info.state_taps[j]
+    ]
+    windows0 = [zeros_like(state_outs[j][: depths[j]]) for j in diff_states]
+    accs0 = [zeros_like(outer["non_seqs"][i]) for i in diff_non_seqs]
+    non_seqs = list(outer["non_seqs"])
+    n_g, n_fwd, n_taps = len(seqs_g), len(seqs_fwd), len(seqs_taps)
+
+    def step(*args: Any) -> list[Any]:
+        g_t = args[:n_g]
+        fwd_t = args[n_g : n_g + n_fwd]
+        taps_t = args[n_g + n_fwd : n_g + n_fwd + n_taps]
+        rest = args[n_g + n_fwd + n_taps :]
+        n_w = len(diff_states)
+        windows, accs = rest[:n_w], rest[n_w : len(rest) - len(non_seqs)]
+        replace: dict[Any, Any] = dict(zip(in_inner["seqs"], fwd_t, strict=True))
+        replace.update(zip(in_inner["taps"], taps_t, strict=True))
+        replace.update(zip(in_inner["non_seqs"], non_seqs, strict=True))
+        outs = clone_replace(body, replace=replace)
+        known: dict[Any, Any] = {}
+        for n, j in enumerate(diff_states):
+            adj = g_t[n] + windows[n][depths[j] - 1]
+            known[outs[j]] = known[outs[j]] + adj if outs[j] in known else adj
+        for n, k in enumerate(diff_nits):
+            o, adj = outs[n_st + k], g_t[len(diff_states) + n]
+            known[o] = known[o] + adj if o in known else adj
+        tap_map = {v: taps_t[i] for i, v in enumerate(in_inner["taps"])}
+        wrt_taps = [tap_map[v] for j in diff_states for v in tap_inner[j]]
+        wrt = [fwd_t[i] for i in diff_seqs] + wrt_taps + [non_seqs[i] for i in diff_non_seqs]
+        grads = (
+            grad(
+                None,
+                wrt,
+                known_grads=known,
+                disconnected_inputs="ignore",
+                return_disconnected="zero",
+            )
+            if known and wrt
+            else [zeros_like(w) for w in wrt]
+        )
+        g_seqs = grads[: len(diff_seqs)]
+        g_taps = grads[len(diff_seqs) : len(diff_seqs) + len(wrt_taps)]
+        g_non_seqs = grads[len(diff_seqs) + len(wrt_taps) :]
+        new_windows, pos = [], 0
+        for n, j in enumerate(diff_states):
+            d, taps = depths[j], info.state_taps[j]
+            rows = [windows[n][i - 1] if i else zeros_like(windows[n][0]) for i in range(d)]
+            for k, g_k in zip(taps, g_taps[pos : pos + len(taps)], strict=True):
+                rows[d + k] = rows[d + k] + g_k
+            pos += len(taps)
+            new_windows.append(stack(rows))
+        new_accs = [a + g for a, g in zip(accs, g_non_seqs, strict=True)]
+        return [*new_windows, *new_accs, *g_seqs]
+
+    results, _ = build_scan(
+        type(op),
+        step,
+        sequences=[*seqs_g, *seqs_fwd, *seqs_taps],
+        outputs_info=[*windows0, *accs0, *([None] * len(diff_seqs))],
+        non_sequences=non_seqs,
+        n_steps=n_back,
+        mode=op.mode,
+        name=f"grad_of_{op.name}" if op.name else "grad_of_scan",
+        return_list=True,
+    )
+    n_w, n_a = len(diff_states), len(diff_non_seqs)
+    windows_out, accs_out, gseq_out = results[:n_w], results[n_w : n_w + n_a], results[n_w + n_a :]
+
+    grads_out: list[Any] = [disconnected_type()]
+    for i, x in enumerate(outer["seqs"]):
+        if i in diff_seqs:
+            g_rev = gseq_out[diff_seqs.index(i)]
+            grads_out.append(set_subtensor(zeros_like(x)[n_steps - n_back : n_steps], g_rev[::-1]))
+        else:
+            grads_out.append(disconnected_type())
+    complete = ge(n_back, n_steps)
+    for j in range(n_st):
+        if j in diff_states:
+            w = windows_out[diff_states.index(j)][-1]
+            through = w if info.truncate_gradient == -1 else switch(complete, w, zeros_like(w))
+            grads_out.append(state_grads[j][: depths[j]] + through)
+        else:
+            grads_out.append(disconnected_type())
+    for i, x in enumerate(outer["shared"]):
+        grads_out.append(
+            grad_not_implemented(op, 1 + info.n_seqs + n_st + i, x, "shared variables updated")
+            if _is_float(x)
+            else disconnected_type()
+        )
+    for i, _x in enumerate(outer["non_seqs"]):
+        grads_out.append(
+            accs_out[diff_non_seqs.index(i)][-1] if i in diff_non_seqs else disconnected_type()
+        )
+    return grads_out
