@@ -65,3 +65,21 @@ def test_summary_prints_the_memory_profile() -> None:
     text = out.getvalue()
     assert "Memory profile" in text and "Peak memory" in text
     assert "(10, 5)" in text and "400" in text  # Dot's 10x5 float64 output, with its flops
+
+
+def test_the_lazy_loop_records_sizes_of_what_ran_only() -> None:
+    from opweave.ifelse import ifelse
+
+    c, x = ot.dscalar("c"), ot.dvector("x")
+    out = ifelse(c > 0, ot.exp(x) * 2, ot.log(x) * 3)
+    f = _profiled(out, [c, x])
+    f(1.0, np.ones(6))
+    ran = {
+        type(k[1].op.scalar_op).__name__
+        for k in f.profile.output_size
+        if hasattr(k[1].op, "scalar_op")
+    }
+    recorded = {str(k[1].op) for k in f.profile.output_size}
+    assert any("exp" in r.lower() for r in recorded | ran)
+    assert not any("log" in r.lower() for r in recorded)  # the branch not taken
+    assert all(sum(sizes) >= 0 for sizes in f.profile.output_size.values())

@@ -294,23 +294,36 @@ def run_lazy_loop(
 
 
 def timed_thunks(
-    thunks: Sequence[Callable[[], Any]], profile: Any, keys: Sequence[Any]
+    thunks: Sequence[Callable[[], Any]],
+    profile: Any,
+    keys: Sequence[Any],
+    storage_map: dict[Variable, list[Any]] | None = None,
 ) -> list[Callable[[], Any]]:
     """``thunks``, each timed into ``profile`` (a
     :class:`~opweave.compile.profiling.ProfileStats`: ``apply_time``,
-    ``apply_callcount``), under ``keys``; a lazy thunk counts each of its calls."""
+    ``apply_callcount``), under ``keys``; a lazy thunk counts each of its calls. With
+    ``storage_map``, a node that computed its outputs has their shapes and sizes recorded
+    (``record_node``)."""
     apply_time = profile.apply_time
     apply_callcount = profile.apply_callcount
     clock = time.perf_counter
 
     def timed(thunk: Callable[[], Any], key: Any) -> Callable[[], Any]:
+        node = key[1]
+        cells = None
+        if storage_map is not None:
+            cells = ([storage_map[v] for v in node.inputs], [storage_map[v] for v in node.outputs])
+
         def run() -> Any:
             t0 = clock()
             try:
-                return thunk()
+                needed = thunk()
             finally:
                 apply_time[key] += clock() - t0
                 apply_callcount[key] += 1
+            if cells is not None and not needed:  # it ran (a lazy thunk may only ask)
+                profile.record_node(key, *cells)
+            return needed
 
         run.lazy = is_lazy(thunk)  # type: ignore[attr-defined]
         return run

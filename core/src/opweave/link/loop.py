@@ -354,7 +354,10 @@ class LoopLinker(Linker):
         origins = [thunk_origin(t, self.impls[0]) for t in linked.thunks]
         keys = profile.register_nodes(fgraph, linked.order, origins)
         run = run_lazy_loop(
-            linked.order, timed_thunks(linked.thunks, profile, keys), schedule, on_failure
+            linked.order,
+            timed_thunks(linked.thunks, profile, keys, linked.storage_map),
+            schedule,
+            on_failure,
         )
         clock = time.perf_counter
 
