@@ -5,6 +5,9 @@
   and ``assemble`` runs ``ptxas`` on that PTX (what the driver does when it loads a module).
 * ``@pytest.mark.cuda`` tests run only where ``pycuda`` imports and sees a GPU (checked once,
   lazily); elsewhere they skip with the reason "needs an NVIDIA GPU and pycuda".
+* Without a GPU, when a C++ compiler is found and ``OPWEAVE_CUDA_EMULATOR`` is not ``"0"``,
+  the ``cuda`` tests run on the emulated device (``emulator/``: a pycuda stand-in put first on
+  ``sys.path``); the session header says which. A real GPU always wins.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import functools
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -20,6 +24,56 @@ import pytest
 
 #: Architectures every generated kernel is compiled for.
 ARCHS = ("sm_80", "sm_90")
+
+#: The pycuda stand-in of the emulated device.
+EMULATOR_PATH = Path(__file__).parent / "emulator" / "fake"
+
+
+def _real_gpu_name() -> str | None:
+    """The name of the GPU the real pycuda sees, or ``None``."""
+    try:
+        import pycuda
+        import pycuda.driver as drv
+
+        if getattr(pycuda, "EMULATED", False):  # the stand-in, inherited through PYTHONPATH
+            return None
+        drv.init()
+        if drv.Device.count() > 0:
+            return str(drv.Device(0).name())
+    except Exception:
+        pass
+    return None
+
+
+def _select_cuda_device() -> str:
+    """Choose the device of the ``cuda`` tests, once, before any test imports pycuda: the
+    real GPU, else the emulated device (when allowed and a C++ compiler exists). Returns the
+    session header's line."""
+    name = _real_gpu_name()
+    if name is not None:
+        return f"cuda tests: real GPU {name}"
+    if os.environ.get("OPWEAVE_CUDA_EMULATOR", "1") == "0":
+        return "cuda tests: skipped (no GPU; emulator turned off by OPWEAVE_CUDA_EMULATOR=0)"
+    if not any(shutil.which(c) for c in (os.environ.get("CXX") or "g++", "g++", "c++")):
+        return "cuda tests: skipped (no GPU, no C++ compiler for the emulated device)"
+    for module in [m for m in sys.modules if m == "pycuda" or m.startswith("pycuda.")]:
+        del sys.modules[module]
+    sys.path.insert(0, str(EMULATOR_PATH))
+    # Subprocesses the tests start (a clean interpreter exit, ...) get the stand-in too.
+    paths = [str(EMULATOR_PATH), os.environ.get("PYTHONPATH", "")]
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+    availability = sys.modules.get("opweave_cuda.availability")
+    if availability is not None:
+        availability.cuda_problem.cache_clear()
+    return "cuda tests: EMULATED device (no GPU)"
+
+
+CUDA_DEVICE_LINE = _select_cuda_device()
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    """Say where the ``cuda`` tests run: a real GPU or the emulated device."""
+    return CUDA_DEVICE_LINE
 
 
 def find_nvcc() -> str | None:
@@ -37,8 +91,11 @@ def find_nvcc() -> str | None:
 def gpu_unavailable_reason() -> str | None:
     """Why GPU tests cannot run here (``None``: they can). Checked once per session."""
     try:
+        import pycuda
         import pycuda.driver as drv
 
+        if getattr(pycuda, "EMULATED", False):  # the stand-in, inherited through PYTHONPATH
+            return None
         drv.init()
         if drv.Device.count() > 0:
             return None

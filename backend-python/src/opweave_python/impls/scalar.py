@@ -32,9 +32,10 @@ import numpy as np
 from opweave.graph.basic import Apply, Constant
 from opweave.scalar import basic as sb
 from opweave.scalar import math as sm
+from opweave.scalar import special as ssp
 from opweave.scalar.basic import Cast, ScalarOp
 from opweave.scalar.composite import Composite
-from opweave_python import special_math
+from opweave_python import special_math, special_math_extra
 
 try:  # SciPy is optional: it only makes erf/erfc faster.
     from scipy import special as _special  # type: ignore[import-not-found]
@@ -323,6 +324,18 @@ _IMPLS: MappingProxyType[type, Impl] = MappingProxyType(
         sm.Erfcx: _special_function(special_math.erfcx),
         sm.GammaInc: _special_function(special_math.gammainc),
         sm.GammaIncC: _special_function(special_math.gammaincc),
+        # more special functions (opweave_python.special_math_extra)
+        ssp.Erfcinv: _special_function(special_math_extra.erfcinv),
+        ssp.NdtriExp: _special_function(special_math_extra.ndtri_exp),
+        ssp.I0: _special_function(special_math_extra.i0),
+        ssp.I1: _special_function(special_math_extra.i1),
+        ssp.Iv: _special_function(special_math_extra.iv),
+        ssp.Ive: _special_function(special_math_extra.ive),
+        ssp.J0: _special_function(special_math_extra.j0),
+        ssp.J1: _special_function(special_math_extra.j1),
+        ssp.BetaInc: _special_function(special_math_extra.betainc),
+        ssp.GammaIncInv: _special_function(special_math_extra.gammaincinv),
+        ssp.GammaIncCInv: _special_function(special_math_extra.gammainccinv),
     }
 )
 

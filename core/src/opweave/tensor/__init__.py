@@ -16,6 +16,8 @@ from opweave.gradient import grad, hessian, jacobian  # PyTensor's re-exports
 from opweave.tensor import linalg, nlinalg, random, slinalg  # noqa: F401 - ``ot.linalg``, ``ot.random``
 from opweave.tensor.basic import *  # noqa: F403
 from opweave.tensor.basic import __all__ as _basic_all
+from opweave.tensor.basic_extra import *  # noqa: F403
+from opweave.tensor.basic_extra import __all__ as _basic_extra_all
 from opweave.tensor.constructors import *  # noqa: F403 - the constructors' __all__
 from opweave.tensor.constructors import __all__ as _constructors_all
 from opweave.tensor.einsum import einsum
@@ -24,12 +26,16 @@ from opweave.tensor.extra_ops import *  # noqa: F403
 from opweave.tensor.extra_ops import __all__ as _extra_ops_all
 from opweave.tensor.math import *  # noqa: F403 (elementwise math, reductions, blas)
 from opweave.tensor.math import __all__ as _math_all
+from opweave.tensor.math_extra import *  # noqa: F403
+from opweave.tensor.math_extra import __all__ as _math_extra_all
 from opweave.tensor.shape import *  # noqa: F403
 from opweave.tensor.shape import __all__ as _shape_all
 from opweave.tensor.sharedvar import TensorSharedVariable, shared
 from opweave.tensor.sort import argsort, sort
 from opweave.tensor.special import *  # noqa: F403
 from opweave.tensor.special import __all__ as _special_all
+from opweave.tensor.special_extra import *  # noqa: F403
+from opweave.tensor.special_extra import __all__ as _special_extra_all
 from opweave.tensor.subtensor import *  # noqa: F403
 from opweave.tensor.subtensor import __all__ as _subtensor_all
 from opweave.tensor.type import TensorType, values_eq_approx
@@ -64,11 +70,14 @@ __all__ = [
     "values_eq_approx",
     "transfer",
     *_basic_all,
+    *_basic_extra_all,
     *_constructors_all,
     *_extra_ops_all,
     *_math_all,
+    *_math_extra_all,
     *_shape_all,
     *_special_all,
+    *_special_extra_all,
     *_subtensor_all,
 ]
 __all__ = list(dict.fromkeys(__all__))  # modules re-export a few shared names

@@ -1,0 +1,308 @@
+"""More of ``pytensor.tensor.math``: comparisons with tolerances, finiteness tests,
+``nan_to_num``, ``cov``, the batched products ``matvec``/``vecmat``/``vecdot`` and
+PyTensor's small helpers (``sgn``, ``iround``, ``ceil_intdiv``, ``largest``, ``smallest``,
+``conjugate``).
+
+Each is a composition of the elementwise Ops, reductions and products of
+:mod:`opweave.tensor.math`, so gradients, shape inference and kernels come with them.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from opweave.tensor import math as tm
+from opweave.tensor.basic import cast, concatenate, ones_like, stack, switch
+from opweave.tensor.basic_extra import atleast_2d
+from opweave.tensor.constructors import as_tensor_variable
+from opweave.tensor.extra_ops import squeeze
+from opweave.tensor.type import discrete_dtypes
+from opweave.tensor.variable import TensorVariable
+
+__all__ = [
+    "allclose",
+    "ceil_intdiv",
+    "conjugate",
+    "cov",
+    "iround",
+    "isclose",
+    "isfinite",
+    "isneginf",
+    "isposinf",
+    "largest",
+    "matvec",
+    "nan_to_num",
+    "sgn",
+    "smallest",
+    "vecdot",
+    "vecmat",
+]
+
+conjugate = tm.conj
+
+
+# ====================================================================== comparisons
+
+
+def isposinf(x: Any) -> TensorVariable:
+    """True where ``x`` is ``+inf``."""
+    return tm.eq(x, np.inf)  # type: ignore[no-any-return]
+
+
+def isneginf(x: Any) -> TensorVariable:
+    """True where ``x`` is ``-inf``."""
+    return tm.eq(x, -np.inf)  # type: ignore[no-any-return]
+
+
+def isfinite(a: Any) -> TensorVariable:
+    """True where ``a`` is neither NaN nor infinite (always, for integer and bool tensors)."""
+    a = as_tensor_variable(a)
+    if a.dtype in discrete_dtypes:
+        return ones_like(a, dtype="bool")
+    return tm.and_(tm.invert(tm.isnan(a)), tm.invert(tm.isinf(a)))  # type: ignore[no-any-return]
+
+
+def _check_tol(value: Any, what: str, who: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float | np.number):
+        raise TypeError(f"{who}: {what} must be a real number, got {value!r}")
+    return float(value)
+
+
+def isclose(
+    a: Any, b: Any, rtol: float = 1.0e-5, atol: float = 1.0e-8, equal_nan: bool = False
+) -> TensorVariable:
+    """``numpy.isclose``: ``abs(a - b) <= atol + rtol * abs(b)`` elementwise (a bool tensor).
+
+    Infinities are close to infinities of the same sign only; NaN is close to NaN only
+    when ``equal_nan``. Not symmetric in ``a`` and ``b``, as in NumPy.
+
+    Parameters
+    ----------
+    a, b
+        Tensors (broadcast together).
+    rtol, atol
+        The relative and absolute tolerances.
+    equal_nan
+        Whether NaNs in the same place compare close.
+    """
+    rtol = _check_tol(rtol, "rtol", "isclose")
+    atol = _check_tol(atol, "atol", "isclose")
+    a = as_tensor_variable(a)
+    b = as_tensor_variable(b)
+    close = tm.le(tm.abs(tm.sub(a, b)), tm.add(atol, tm.mul(rtol, tm.abs(b))))
+    a_nan, b_nan = tm.isnan(a), tm.isnan(b)
+    a_inf, b_inf = tm.isinf(a), tm.isinf(b)
+    finite_close = tm.and_(close, tm.invert(tm.or_(tm.or_(a_nan, b_nan), tm.or_(a_inf, b_inf))))
+    inf_eq = tm.and_(tm.and_(a_inf, b_inf), tm.eq(tm.sign(a), tm.sign(b)))
+    out = tm.or_(finite_close, inf_eq)
+    if equal_nan:
+        out = tm.or_(out, tm.and_(a_nan, b_nan))
+    return out  # type: ignore[no-any-return]
+
+
+def allclose(
+    a: Any, b: Any, rtol: float = 1.0e-5, atol: float = 1.0e-8, equal_nan: bool = False
+) -> TensorVariable:
+    """``numpy.allclose``: whether :func:`isclose` holds for every element (a bool scalar)."""
+    return tm.all(isclose(a, b, rtol, atol, equal_nan))  # type: ignore[no-any-return]
+
+
+def nan_to_num(x: Any, nan: Any = 0.0, posinf: Any = None, neginf: Any = None) -> TensorVariable:
+    """``numpy.nan_to_num``: NaN, ``+inf`` and ``-inf`` replaced by finite numbers.
+
+    Parameters
+    ----------
+    x
+        A tensor (integer tensors are returned unchanged).
+    nan
+        The value replacing NaN.
+    posinf, neginf
+        The values replacing ``+inf`` and ``-inf`` (default: the largest and the most
+        negative finite numbers of ``x``'s dtype).
+    """
+    x = as_tensor_variable(x)
+    if x.dtype in discrete_dtypes:
+        return x
+    info = np.finfo(x.dtype)
+    posinf = info.max if posinf is None else posinf
+    neginf = info.min if neginf is None else neginf
+    out = switch(tm.isnan(x), cast(nan, x.dtype), x)
+    out = switch(isposinf(x), cast(posinf, x.dtype), out)
+    return switch(isneginf(x), cast(neginf, x.dtype), out)
+
+
+# ====================================================================== statistics
+
+
+def cov(
+    m: Any,
+    y: Any = None,
+    rowvar: bool = True,
+    bias: bool = False,
+    ddof: int | None = None,
+    fweights: Any = None,
+    aweights: Any = None,
+) -> TensorVariable:
+    """``numpy.cov``: the covariance matrix of the variables of ``m`` (and ``y``).
+
+    Parameters
+    ----------
+    m
+        A matrix (or a vector: one variable): each row a variable, each column an
+        observation (the other way round when ``rowvar`` is false).
+    y
+        More variables, of the same form as ``m``.
+    rowvar
+        Whether rows (the default) or columns are the variables.
+    bias
+        Normalize by ``N`` instead of ``N - 1``.
+    ddof
+        Overrides the normalization chosen by ``bias``: ``N - ddof``.
+    fweights, aweights
+        Not implemented (``NotImplementedError`` unless ``None``).
+
+    Returns
+    -------
+    TensorVariable
+        The covariance matrix, with dimensions of static length 1 dropped (a scalar for
+        one variable), as NumPy.
+    """
+    if fweights is not None:
+        raise NotImplementedError("cov: fweights are not implemented")
+    if aweights is not None:
+        raise NotImplementedError("cov: aweights are not implemented")
+    m = as_tensor_variable(m)
+    if m.ndim > 2:
+        raise ValueError(f"cov: m must have at most 2 dimensions, got {m.ndim}")
+    m = atleast_2d(m)
+    if not rowvar and m.type.shape[0] != 1:
+        m = m.T
+    if y is not None:
+        y = as_tensor_variable(y)
+        if y.ndim > 2:
+            raise ValueError(f"cov: y must have at most 2 dimensions, got {y.ndim}")
+        y = atleast_2d(y)
+        if not rowvar and y.type.shape[0] != 1:
+            y = y.T
+        m = concatenate([m, y], axis=0)
+    if ddof is None:
+        ddof = 0 if bias else 1
+    elif isinstance(ddof, bool) or not isinstance(ddof, int | np.integer):
+        raise TypeError(f"cov: ddof must be an int or None, got {ddof!r}")
+    if m.dtype in discrete_dtypes:
+        m = cast(m, "float64")
+    fact = cast(tm.sub(m.shape[1], ddof), m.dtype)
+    centered = tm.sub(m, tm.mean(m, axis=1, keepdims=True))
+    c = tm.true_div(tm.dot(centered, centered.T), fact)
+    return squeeze(c)  # type: ignore[no-any-return]
+
+
+# ====================================================================== batched products
+
+
+def _with_dtype(out: TensorVariable, dtype: Any) -> TensorVariable:
+    return out if dtype is None else cast(out, dtype)
+
+
+def _at_least_1d(x: Any, what: str, who: str, ndim: int) -> TensorVariable:
+    x = as_tensor_variable(x)
+    if x.ndim < ndim:
+        raise ValueError(f"{who}: {what} needs at least {ndim} dimension(s), got {x.ndim}")
+    return x
+
+
+def vecdot(x1: Any, x2: Any, dtype: Any = None) -> TensorVariable:
+    """``numpy.vecdot``: dot products of the vectors along the last axes (batch axes
+    broadcast).
+
+    Parameters
+    ----------
+    x1, x2
+        Tensors with at least one dimension, of one length along the last.
+    dtype
+        The dtype of the result (default: the upcast of the inputs').
+    """
+    x1 = _at_least_1d(x1, "x1", "vecdot", 1)
+    x2 = _at_least_1d(x2, "x2", "vecdot", 1)
+    out = tm.matmul(x1[..., None, :], x2[..., :, None])
+    return _with_dtype(squeeze(out, axis=(-2, -1)), dtype)
+
+
+def matvec(x1: Any, x2: Any, dtype: Any = None) -> TensorVariable:
+    """``numpy.matvec``: matrix-vector products, ``(..., M, K) x (..., K) -> (..., M)``.
+
+    Parameters
+    ----------
+    x1
+        Matrices, shape ``(..., M, K)``.
+    x2
+        Vectors, shape ``(..., K)``.
+    dtype
+        The dtype of the result (default: the upcast of the inputs').
+    """
+    x1 = _at_least_1d(x1, "x1", "matvec", 2)
+    x2 = _at_least_1d(x2, "x2", "matvec", 1)
+    return _with_dtype(squeeze(tm.matmul(x1, x2[..., None]), axis=-1), dtype)
+
+
+def vecmat(x1: Any, x2: Any, dtype: Any = None) -> TensorVariable:
+    """``numpy.vecmat``: vector-matrix products, ``(..., K) x (..., K, N) -> (..., N)``.
+
+    Parameters
+    ----------
+    x1
+        Vectors, shape ``(..., K)``.
+    x2
+        Matrices, shape ``(..., K, N)``.
+    dtype
+        The dtype of the result (default: the upcast of the inputs').
+    """
+    x1 = _at_least_1d(x1, "x1", "vecmat", 1)
+    x2 = _at_least_1d(x2, "x2", "vecmat", 2)
+    return _with_dtype(squeeze(tm.matmul(x2.mT, x1[..., None]), axis=-1), dtype)
+
+
+# ====================================================================== PyTensor's helpers
+
+
+def sgn(a: Any) -> TensorVariable:
+    """Deprecated alias of :func:`~opweave.tensor.math.sign`."""
+    warnings.warn(
+        "sgn is deprecated and will stop working in the future, use sign instead.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    return tm.sign(a)  # type: ignore[no-any-return]
+
+
+def iround(a: Any, mode: str | None = None) -> TensorVariable:
+    """``cast(round(a, mode), "int64")``."""
+    return cast(tm.round(a, mode), "int64")
+
+
+def ceil_intdiv(a: Any, b: Any) -> TensorVariable:
+    """``ceil(a / b)`` computed with integer arithmetic (exact for int64)."""
+    div = tm.int_div(a, b)
+    return tm.add(cast(tm.neq(tm.mod(a, b), 0), div.dtype), div)  # type: ignore[no-any-return]
+
+
+def _extreme(args: tuple[Any, ...], who: str, pick: Any, reduce: Any) -> TensorVariable:
+    if not args:
+        raise TypeError(f"{who}() needs at least one argument")
+    if len(args) == 2:
+        a, b = (as_tensor_variable(v) for v in args)
+        return switch(pick(a, b), a, b)
+    return reduce(stack(args), axis=0)  # type: ignore[no-any-return]
+
+
+def smallest(*args: Any) -> TensorVariable:
+    """The elementwise smallest of the arguments (Python's ``min``)."""
+    return _extreme(args, "smallest", tm.lt, tm.min)
+
+
+def largest(*args: Any) -> TensorVariable:
+    """The elementwise largest of the arguments (Python's ``max``)."""
+    return _extreme(args, "largest", tm.gt, tm.max)
