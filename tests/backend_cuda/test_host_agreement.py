@@ -67,3 +67,15 @@ def test_process_exits_cleanly_with_device_arrays_alive() -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.strip() == "ok"
     assert "terminate called" not in proc.stderr
+
+
+def test_fused_float16_rounds_after_every_operation_as_numpy() -> None:
+    """``a * b + a`` fused into one kernel rounds ``a * b`` to float16 before the addition,
+    as NumPy (and the CPU backends, one operation at a time) do."""
+    rng = np.random.default_rng(4)
+    a, b = (rng.uniform(0.5, 2.0, size=100_000).astype("float16") for _ in range(2))
+    x, y = ot.vector("x", dtype="float16"), ot.vector("y", dtype="float16")
+    f = opweave.function([x, y], x * y + x, mode=opweave.Mode(linker="cuda"))
+    fused = [n for n in f.maker.fgraph.apply_nodes if "Composite" in str(n.op)]
+    assert fused, "the graph is fused into one elementwise kernel"
+    np.testing.assert_array_equal(np.asarray(f(a, b)), a * b + a)

@@ -10,8 +10,11 @@ declared requirement); scalar Ops the C backend does not know are asked of the p
 ``opweave_implementation`` hook (``backend="c"``).
 
 ``float16`` has no C code: values of that dtype are computed as ``float32`` (the scalar graph
-is rebuilt on ``float32``, a cast to ``float16`` becoming a cast to ``float32``) and only
-loads and stores convert. That is NumPy's own float16 loop strategy for most functions.
+is rebuilt on ``float32``, a cast to ``float16`` becoming a cast to ``float32``) and loads and
+stores convert. That is NumPy's own float16 loop strategy for one function. In a fused
+graph every inner result of dtype ``float16`` is rounded to ``float16`` where it is computed
+(:class:`RoundToHalf`), so a fused ``a * b + a`` rounds twice, as NumPy and the CPU backends,
+which run one operation at a time, do.
 """
 
 from __future__ import annotations
@@ -20,15 +23,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from opweave.graph.basic import Apply, Constant, Variable
 from opweave.plugins import get_plugin_manager
 from opweave.scalar import basic as sb
 from opweave.scalar.composite import Composite
+from opweave.scalar.rules import specific_out
 from opweave.scalar.type import get_scalar_type
 from opweave_c import c_code_for
 from opweave_cuda.kernels.source import CUDA_DTYPES
 
-__all__ = ["ScalarCode", "scalar_code"]
+__all__ = ["RoundToHalf", "ScalarCode", "scalar_code"]
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,29 @@ def _has_float16(op: Any) -> bool:
     return any(str(t.dtype) == "float16" for t in op.inputs_type)
 
 
+class RoundToHalf(sb.UnaryScalarOp):
+    """A ``float32`` value rounded to the nearest ``float16`` (ties to even), still as a
+    ``float32``: what storing a ``float16`` result and loading it back gives, so that
+    fused ``float16`` code rounds after each operation."""
+
+    def __init__(self) -> None:
+        super().__init__(specific_out(get_scalar_type("float32")), name="round_to_half")
+
+    def impl(self, x: Any) -> Any:
+        """NumPy's rounding of ``x`` to float16, as float32."""
+        return np.float32(np.float16(x))
+
+    def c_code(
+        self, node: Apply, name: str, inputs: Sequence[str], outputs: Sequence[str], sub: Any
+    ) -> str:
+        """Device code (CUDA's ``__float2half_rn``)."""
+        return f"{outputs[0]} = __half2float(__float2half_rn({inputs[0]}));"
+
+    def c_code_cache_version(self) -> tuple[int, ...]:
+        """Version of :meth:`c_code`."""
+        return (1,)
+
+
 def _without_float16(op: Any, in_dtypes: Sequence[str]) -> Apply:
     """A scalar node of ``op`` (or of an equivalent Op without ``float16``) on the compute
     dtypes of ``in_dtypes``."""
@@ -88,7 +117,9 @@ def _without_float16(op: Any, in_dtypes: Sequence[str]) -> Apply:
                     names[var] = sb.constant(var.data, dtype=dtype)
                 args.append(names[var])
             new = _without_float16_apply(inner.op, args)
-            names.update(zip(inner.outputs, new.outputs, strict=True))
+            for old_out, new_out in zip(inner.outputs, new.outputs, strict=True):
+                half = str(old_out.type.dtype) == "float16"  # type: ignore[attr-defined]
+                names[old_out] = _round_to_half(new_out) if half else new_out
         fresh = [v.type() for v in inputs]
         composite = Composite(inputs, [names[v] for v in op.outputs])
         node = composite.make_node(*fresh)
@@ -96,6 +127,11 @@ def _without_float16(op: Any, in_dtypes: Sequence[str]) -> Apply:
         if str(var.type.dtype) == "float16":  # type: ignore[attr-defined]
             raise NotImplementedError(f"scalar Op {op} computes float16 from float32 values")
     return node
+
+
+def _round_to_half(var: Variable) -> Variable:
+    """``var`` (a float32 scalar) rounded to float16 (a no-op on float32 inputs aside)."""
+    return RoundToHalf().make_node(var).outputs[0]
 
 
 def _without_float16_apply(op: Any, inputs: Sequence[Variable]) -> Apply:
