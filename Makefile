@@ -8,7 +8,7 @@ DISTS := core backend-python backend-c backend-cuda plugins/opweave-double
 STAMP := $(VENV)/.installed
 PYPROJECTS := pyproject.toml $(addsuffix /pyproject.toml,$(DISTS))
 
-.PHONY: setup demo test test-long lint format clean
+.PHONY: setup demo test test-long lint format clean docs
 
 setup: $(STAMP)
 
@@ -24,6 +24,12 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The documentation site (Sphinx, MyST pages, furo theme) into docs/_build/html; every
+# warning is an error. The API reference, the capability matrix and the flags page are
+# generated from the installed distributions at build time (docs/_ext/).
+docs: $(STAMP)
+	$(BIN)/python -m sphinx -j auto -W --keep-going -q -b html docs docs/_build/html
 
 # The reliability suite's long run: many more generated inputs, graphs and seeds.
 test-long: $(STAMP)

@@ -7,7 +7,9 @@
   lazily); elsewhere they skip with the reason "needs an NVIDIA GPU and pycuda".
 * Without a GPU, when a C++ compiler is found and ``OPWEAVE_CUDA_EMULATOR`` is not ``"0"``,
   the ``cuda`` tests run on the emulated device (``emulator/``: a pycuda stand-in put first on
-  ``sys.path``); the session header says which. A real GPU always wins.
+  ``sys.path``); the session header says which. A real GPU always wins. The stand-in is in
+  place only while this directory's tests run (from its first test's setup to its last
+  test's teardown): the rest of the suite sees the machine as it is, without pycuda.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -45,30 +47,69 @@ def _real_gpu_name() -> str | None:
     return None
 
 
-def _select_cuda_device() -> str:
+def _select_cuda_device() -> tuple[str, bool]:
     """Choose the device of the ``cuda`` tests, once, before any test imports pycuda: the
     real GPU, else the emulated device (when allowed and a C++ compiler exists). Returns the
-    session header's line."""
+    session header's line and whether the emulated device is used."""
     name = _real_gpu_name()
     if name is not None:
-        return f"cuda tests: real GPU {name}"
+        return f"cuda tests: real GPU {name}", False
     if os.environ.get("OPWEAVE_CUDA_EMULATOR", "1") == "0":
-        return "cuda tests: skipped (no GPU; emulator turned off by OPWEAVE_CUDA_EMULATOR=0)"
+        line = "cuda tests: skipped (no GPU; emulator turned off by OPWEAVE_CUDA_EMULATOR=0)"
+        return line, False
     if not any(shutil.which(c) for c in (os.environ.get("CXX") or "g++", "g++", "c++")):
-        return "cuda tests: skipped (no GPU, no C++ compiler for the emulated device)"
+        return "cuda tests: skipped (no GPU, no C++ compiler for the emulated device)", False
+    return "cuda tests: EMULATED device (no GPU)", True
+
+
+CUDA_DEVICE_LINE, EMULATED = _select_cuda_device()
+#: ``PYTHONPATH`` as the session found it (restored when the stand-in is removed).
+_PYTHONPATH = os.environ.get("PYTHONPATH")
+HERE = Path(__file__).parent
+
+
+def _forget_pycuda() -> None:
+    """Drop the imported pycuda modules and every cache holding what they gave."""
     for module in [m for m in sys.modules if m == "pycuda" or m.startswith("pycuda.")]:
         del sys.modules[module]
-    sys.path.insert(0, str(EMULATOR_PATH))
-    # Subprocesses the tests start (a clean interpreter exit, ...) get the stand-in too.
-    paths = [str(EMULATOR_PATH), os.environ.get("PYTHONPATH", "")]
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
     availability = sys.modules.get("opweave_cuda.availability")
     if availability is not None:
-        availability.cuda_problem.cache_clear()
-    return "cuda tests: EMULATED device (no GPU)"
+        for name in ("cuda_problem", "_context_module", "memory_pool"):
+            _clear(getattr(availability, name, None))
+    runtime = sys.modules.get("opweave_cuda.kernels.runtime")
+    if runtime is not None:
+        _clear(runtime.compile_module)
+        _clear(runtime.prepared_function)
+    gpu_unavailable_reason.cache_clear()
 
 
-CUDA_DEVICE_LINE = _select_cuda_device()
+def _clear(fn: object) -> None:
+    """Empty ``fn``'s cache (a test may have replaced it by a function without one)."""
+    clear = getattr(fn, "cache_clear", None)
+    if clear is not None:
+        clear()
+
+
+def _use_emulator(on: bool) -> None:
+    """Put the pycuda stand-in first on ``sys.path`` (and ``PYTHONPATH``, for the
+    subprocesses tests start), or take it away; idempotent."""
+    path = str(EMULATOR_PATH)
+    if on == (path in sys.path):
+        return
+    _forget_pycuda()
+    if on:
+        sys.path.insert(0, path)
+        os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (path, _PYTHONPATH) if p)
+        return
+    sys.path.remove(path)
+    if _PYTHONPATH is None:
+        os.environ.pop("PYTHONPATH", None)
+    else:
+        os.environ["PYTHONPATH"] = _PYTHONPATH
+
+
+def _in_this_directory(item: pytest.Item | None) -> bool:
+    return item is not None and HERE in Path(str(item.path)).parents
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -104,12 +145,33 @@ def gpu_unavailable_reason() -> str | None:
     return "needs an NVIDIA GPU and pycuda"
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    """Skip ``cuda``-marked tests where no GPU is usable."""
+    """Put the emulated device in place (when it is used), and skip ``cuda``-marked tests
+    where no GPU is usable."""
+    if EMULATED:
+        _use_emulator(True)
     if item.get_closest_marker("cuda") is not None:
         reason = gpu_unavailable_reason()
         if reason is not None:
             pytest.skip(reason)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """Take the emulated device away after this directory's last test (once its fixtures,
+    and what they patched, are gone)."""
+    if EMULATED and not _in_this_directory(nextitem):
+        _use_emulator(False)
+
+
+@pytest.fixture
+def machine_without_pycuda() -> Iterator[None]:
+    """The test sees the machine as it is: the emulated device is taken away for it (the
+    next test's setup puts it back)."""
+    if EMULATED:
+        _use_emulator(False)
+    yield
 
 
 @pytest.fixture(scope="session")

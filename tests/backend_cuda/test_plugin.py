@@ -79,7 +79,7 @@ def test_backend_info_without_a_driver(monkeypatch, fresh_availability) -> None:
 
 
 @pytest.mark.skipif(HAS_PYCUDA, reason="checks the machine without pycuda")
-def test_opweave_info_reports_the_backend_unavailable() -> None:
+def test_opweave_info_reports_the_backend_unavailable(machine_without_pycuda: None) -> None:
     out = subprocess.run(
         [sys.executable, "-m", "opweave", "info"], capture_output=True, text=True, check=True
     ).stdout

@@ -75,7 +75,7 @@ def test_host_checks_happen_before_any_upload() -> None:
 
 
 @pytest.mark.skipif(HAS_PYCUDA, reason="checks the message given when pycuda is missing")
-def test_upload_without_pycuda_names_pycuda_and_the_extra() -> None:
+def test_upload_without_pycuda_names_pycuda_and_the_extra(machine_without_pycuda: None) -> None:
     t = GpuArrayType("float32", shape=(None,))
     with pytest.raises(
         CudaUnavailableError, match=r"pycuda is not installed.*opweave-cuda\[pycuda\]"

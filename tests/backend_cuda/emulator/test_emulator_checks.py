@@ -14,17 +14,34 @@ from typing import Any
 import numpy as np
 import pytest
 
-pycuda = pytest.importorskip("pycuda")
-if not getattr(pycuda, "EMULATED", False):
-    pytest.skip(
-        "the cuda tests use a real GPU here, not the emulated device", allow_module_level=True
+#: The stand-in's modules, bound by :func:`_emulated_pycuda` for each test: the conftest puts
+#: the emulated device in place only while this directory's tests run, so they are imported
+#: then, not when the module is collected.
+drv: Any = None
+gpuarray: Any = None
+_emulator: Any = None
+SourceModule: Any = None
+
+
+@pytest.fixture(autouse=True)
+def _emulated_pycuda() -> None:
+    global drv, gpuarray, _emulator, SourceModule
+    pycuda = pytest.importorskip("pycuda")
+    if not getattr(pycuda, "EMULATED", False):
+        pytest.skip("the cuda tests use a real GPU here, not the emulated device")
+    import pycuda.autoprimaryctx
+    import pycuda.compiler
+    import pycuda.driver
+    import pycuda.gpuarray
+    from pycuda import _emulator as emulator
+
+    drv, gpuarray, _emulator, SourceModule = (
+        pycuda.driver,
+        pycuda.gpuarray,
+        emulator,
+        pycuda.compiler.SourceModule,
     )
 
-import pycuda.autoprimaryctx  # noqa: E402
-import pycuda.driver as drv  # noqa: E402
-import pycuda.gpuarray as gpuarray  # noqa: E402
-from pycuda import _emulator  # noqa: E402
-from pycuda.compiler import SourceModule  # noqa: E402
 
 ORDERS = ("forward", "reverse", "random:7")
 

@@ -127,6 +127,10 @@ class DoubleVector(gof.Type):
             raise TypeError(f"cannot safely cast {arr.dtype} to float64")
         return arr.astype(np.float64)
 
+    def values_eq(self, a: np.ndarray, b: np.ndarray) -> bool:
+        """Equal shapes and equal elements (NaN differs from everything, as in NumPy)."""
+        return a.shape == b.shape and bool(np.array_equal(a, b))
+
     def values_eq_approx(self, a: np.ndarray, b: np.ndarray) -> bool:
         """``numpy.allclose`` on equal shapes."""
         return a.shape == b.shape and bool(np.allclose(a, b))

@@ -37,6 +37,14 @@ class Double(gof.Type):
             return True
         return abs(x - y) / (abs(x) + abs(y)) < tolerance
 
+    def __eq__(self, other: object) -> bool:
+        """Every ``Double`` is the same Type (a pickled copy included), as the tutorial's
+        final version defines it."""
+        return type(self) is Double and type(other) is Double
+
+    def __hash__(self) -> int:
+        return hash(Double)
+
     def __str__(self) -> str:
         return "double"
 

@@ -86,9 +86,10 @@ def function_dump(
     ----------
     filename
         Where to write.
-    inputs, outputs, mode, updates, givens, no_default_updates, accept_inplace, name,
-    rebuild_strict, allow_input_downcast, profile, on_unused_input, trust_input
-        The arguments of :func:`~opweave.compile.maker.function`.
+    inputs, outputs, mode, updates, givens, no_default_updates
+        The arguments of :func:`~opweave.compile.maker.function` of the same names, as are
+        ``accept_inplace``, ``name``, ``rebuild_strict``, ``allow_input_downcast``,
+        ``profile``, ``on_unused_input`` and ``trust_input``.
     extra_tag_to_remove
         Names of ``var.tag`` annotations to leave out of the pickle (for annotations that
         do not pickle).

@@ -94,10 +94,11 @@ class NodeRewriter:
 
         Returns
         -------
-        ``False`` or ``None`` to leave the node alone; a list with one variable per
-        output of ``node`` (``None`` keeps that output); or a dict ``{old variable:
-        new variable}``, optionally with a ``"remove"`` key listing nodes that must be
-        gone after the replacement.
+        TransformResult
+            ``False`` or ``None`` to leave the node alone; a list with one variable per
+            output of ``node`` (``None`` keeps that output); or a dict
+            ``{old variable: new variable}``, optionally with a ``"remove"`` key listing
+            nodes that must be gone after the replacement.
         """
         raise NotImplementedError(f"{type(self).__name__}.transform is not defined")
 
@@ -183,7 +184,9 @@ def node_rewriter(
     requirements
         Feature classes or callables ``req(fgraph)`` attached before rewriting.
 
-    Example::
+    Examples
+    --------
+    ::
 
         @node_rewriter([neg])
         def local_neg_neg(fgraph, node):

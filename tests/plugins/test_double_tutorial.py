@@ -41,11 +41,23 @@ def test_values_eq_approx_uses_tolerance() -> None:
     assert double.values_eq_approx(0.0, 0.0)
 
 
-def test_str_and_instances_of_plain_subclass_differ() -> None:
-    double1 = Double()
-    double2 = Double()
+def test_str_and_equality_of_instances() -> None:
+    """A plain subclass of ``Type`` compares by identity (the tutorial's first version); the
+    plugin's ``Double`` is the final version, whose instances are all equal and hash alike."""
+
+    class PlainDouble(gof.Type):
+        def filter(self, x, strict=False, allow_downcast=None):
+            return float(x)
+
+    assert (PlainDouble() == PlainDouble()) is False
+    double1, double2 = Double(), Double()
     assert str(double1) == "double"
-    assert (double1 == double2) is False
+    assert double1 == double2 and hash(double1) == hash(double2) == hash(double)
+
+    class SubDouble(Double):
+        pass
+
+    assert SubDouble() != double  # ``type(self) is Double``: subclasses are other Types
 
 
 def test_type_instance_with_fields_set() -> None:
