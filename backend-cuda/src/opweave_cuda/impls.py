@@ -38,8 +38,11 @@ __all__ = ["FACTORIES", "gpu_op_classes", "perform_for"]
 
 
 def gpu_op_classes() -> list[type]:
-    """The Op classes this backend defines (its implementations' scope), less its base."""
-    return [cls for cls in op_classes_of("opweave_cuda") if cls is not GpuOp]
+    """The Op classes this backend defines (its implementations' scope), less its base and
+    the scalar Ops of the kernel generator (``opweave_cuda.kernels``: parts of generated
+    device code, such as ``RoundToHalf``, never nodes of a graph)."""
+    classes = op_classes_of("opweave_cuda", exclude=("opweave_cuda.kernels",))
+    return [cls for cls in classes if cls is not GpuOp]
 
 
 Perform = Callable[[Apply, Sequence[Any], list[list[Any]]], None]
