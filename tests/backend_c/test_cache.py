@@ -33,7 +33,7 @@ SCRIPT = textwrap.dedent(
     if len(sys.argv) > 1 and sys.argv[1] == "unversioned":
         from opweave import graph as gof
 
-        class SeedDouble(gof.Type):
+        class TutorialDouble(gof.Type):
             # the C tutorial's final version: no c_code_cache_version
             def filter(self, x, strict=False, allow_downcast=None):
                 return float(x)
@@ -62,7 +62,7 @@ SCRIPT = textwrap.dedent(
             def c_code(self, node, name, inputs, outputs, sub):
                 return "%s = -%s;" % (outputs[0], inputs[0])
 
-        t = SeedDouble()
+        t = TutorialDouble()
         x = t("x")
         f = opweave.function([x], Neg()(x), mode=Mode(linker="c"))
         print("RESULT", f(2.0))

@@ -38,7 +38,7 @@ needs_chown = pytest.mark.skipif(
     not hasattr(os, "geteuid") or os.geteuid() != 0, reason="chown to another uid needs root"
 )
 
-#: Compiles the graphs named on its command line (``seed`` = the tutorial's ``(x + y) * z``) and
+#: Compiles the graphs named on its command line (``tutorial`` = the tutorial's ``(x + y) * z``) and
 #: prints ``RESULT <name> <value>`` for each. ``OPWEAVE_TEST_GO=<file>``: wait for the file
 #: before compiling; ``OPWEAVE_TEST_READ_ONLY=<dir>``: every write under ``<dir>`` fails with
 #: EROFS, as on a read-only mount; ``OPWEAVE_TEST_DROP_UID=<uid>``: become that user (after
@@ -119,13 +119,13 @@ SCRIPT = textwrap.dedent(
     while go and not os.path.exists(go):
         time.sleep(0.01)
     x, y, z = double("x"), double("y"), double("z")
-    graphs = {"seed": mul(add(x, y), z), "other": add(mul(x, y), z), "third": mul(mul(x, y), z)}
+    graphs = {"tutorial": mul(add(x, y), z), "other": add(mul(x, y), z), "third": mul(mul(x, y), z)}
     for name in sys.argv[1:]:
         f = opweave.function([x, y, z], graphs[name], mode=Mode(linker="c"))
         print("RESULT", name, f(1.0, 2.0, 3.0), flush=True)
     """
 )
-RESULTS = {"seed": "9.0", "other": "5.0", "third": "6.0"}
+RESULTS = {"tutorial": "9.0", "other": "5.0", "third": "6.0"}
 
 
 def _env(compiledir: Path, **extra: str) -> dict[str, str]:
@@ -138,9 +138,9 @@ def _env(compiledir: Path, **extra: str) -> dict[str, str]:
 def compile_in(
     compiledir: Path, *graphs: str, check: bool = True, **env: str
 ) -> subprocess.CompletedProcess:
-    """Compile ``graphs`` (default: the seed graph) in a fresh process using ``compiledir``."""
+    """Compile ``graphs`` (default: the tutorial graph) in a fresh process using ``compiledir``."""
     proc = subprocess.run(
-        [sys.executable, "-W", "always", "-c", SCRIPT, *(graphs or ("seed",))],
+        [sys.executable, "-W", "always", "-c", SCRIPT, *(graphs or ("tutorial",))],
         capture_output=True,
         text=True,
         env=_env(compiledir, **env),
@@ -148,7 +148,7 @@ def compile_in(
     )
     if check:
         assert proc.returncode == 0, proc.stderr
-        for name in graphs or ("seed",):
+        for name in graphs or ("tutorial",):
             assert f"RESULT {name} {RESULTS[name]}" in proc.stdout
     return proc
 
@@ -165,7 +165,7 @@ def warned(proc: subprocess.CompletedProcess, category: str) -> int:
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A compile directory holding the seed graph's module (built once for the module)."""
+    """A compile directory holding the tutorial graph's module (built once for the module)."""
     compiledir = tmp_path_factory.mktemp("template") / "compiledir"
     assert builds(compile_in(compiledir)) == 1
     return compiledir
@@ -440,7 +440,7 @@ def test_a_read_only_file_system_is_read_and_builds_go_elsewhere(compiledir) -> 
     cached modules load; a module the cache lacks is built in a private temporary
     directory, with one warning for the process, and nothing is written to the cache."""
     before = snapshot(compiledir)
-    proc = compile_in(compiledir, "seed", OPWEAVE_TEST_READ_ONLY=str(compiledir))
+    proc = compile_in(compiledir, "tutorial", OPWEAVE_TEST_READ_ONLY=str(compiledir))
     assert builds(proc) == 0 and "Warning" not in proc.stderr
     proc = compile_in(compiledir, "other", "third", OPWEAVE_TEST_READ_ONLY=str(compiledir))
     assert builds(proc) == 2
@@ -492,7 +492,7 @@ def test_a_shared_cache_the_user_cannot_write_to_is_read(compiledir) -> None:
 
 def _check_read_only_cache(shared: Path, private_tmp: Path | None, env: dict[str, str]) -> None:
     before = snapshot(shared)
-    proc = compile_in(shared, "seed", **env)
+    proc = compile_in(shared, "tutorial", **env)
     assert builds(proc) == 0 and "Warning" not in proc.stderr
     proc = compile_in(shared, "other", "third", **env)
     assert builds(proc) == 2
@@ -597,7 +597,7 @@ def test_concurrent_compiles_of_one_key_build_it_once(tmp_path) -> None:
     env = _env(compiledir, cxx=str(cxx), OPWEAVE_TEST_GO=str(go))
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", SCRIPT, "seed"],
+            [sys.executable, "-c", SCRIPT, "tutorial"],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -608,7 +608,7 @@ def test_concurrent_compiles_of_one_key_build_it_once(tmp_path) -> None:
     go.touch()  # all of them start compiling at once
     results = [p.communicate(timeout=240) for p in procs]
     assert all(p.returncode == 0 for p in procs), [err for _, err in results]
-    assert all("RESULT seed 9.0" in out for out, _ in results)
+    assert all("RESULT tutorial 9.0" in out for out, _ in results)
     assert len(log.read_text().split()) == 1  # the compiler ran once
     assert sum(err.count("opweave_c.cache compiling") for _, err in results) == 1
     assert_sound(compiledir)
@@ -616,7 +616,7 @@ def test_concurrent_compiles_of_one_key_build_it_once(tmp_path) -> None:
 
 def _start_and_kill_mid_compile(compiledir: Path, cxx: Path, started: Path) -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-c", SCRIPT, "seed"],
+        [sys.executable, "-c", SCRIPT, "tutorial"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env=_env(compiledir, cxx=str(cxx)),
@@ -663,7 +663,7 @@ def test_kill_9_at_random_moments_never_breaks_the_cache(tmp_path) -> None:
     rng = random.Random(0)
     for _ in range(12):
         proc = subprocess.Popen(
-            [sys.executable, "-c", SCRIPT, "seed"],
+            [sys.executable, "-c", SCRIPT, "tutorial"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             env=_env(compiledir),
