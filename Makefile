@@ -8,7 +8,7 @@ DISTS := core backend-python backend-c backend-cuda plugins/opweave-double
 STAMP := $(VENV)/.installed
 PYPROJECTS := pyproject.toml $(addsuffix /pyproject.toml,$(DISTS))
 
-.PHONY: setup demo test test-long lint format clean docs
+.PHONY: setup demo test test-long test-cuda-orders lint format clean docs
 
 setup: $(STAMP)
 
@@ -24,6 +24,13 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The cuda-marked tests again on the emulated device (no GPU here) with its threads resumed in
+# reverse and in a seeded random order: results must not depend on the order threads run in
+# (a real GPU, when present, runs them instead, and the orders do not apply).
+test-cuda-orders: $(STAMP)
+	OPWEAVE_CUDA_EMULATOR_ORDER=reverse $(BIN)/python -m pytest -q -m cuda tests/backend_cuda
+	OPWEAVE_CUDA_EMULATOR_ORDER=random:1 $(BIN)/python -m pytest -q -m cuda tests/backend_cuda
 
 # The documentation site (Sphinx, MyST pages, furo theme) into docs/_build/html; every
 # warning is an error. The API reference, the capability matrix and the flags page are
