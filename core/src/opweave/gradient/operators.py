@@ -58,24 +58,41 @@ def Lop(
     Variable or list or tuple
         One product per ``wrt``.
     """
+    return _vector_jacobian(
+        "Lop", "eval_points", f, wrt, eval_points, consider_constant, disconnected_inputs, "zero"
+    )
+
+
+def _vector_jacobian(
+    who: str,
+    vectors_name: str,
+    f: Variable | Sequence[Variable],
+    wrt: Variable | Sequence[Variable],
+    vectors: Variable | Sequence[Variable],
+    consider_constant: Sequence[Variable] | None,
+    disconnected_inputs: Literal["ignore", "warn", "raise"],
+    return_disconnected: Literal["none", "zero", "disconnected"],
+) -> Any:
+    """What :func:`Lop` and :func:`pullback` compute; ``who`` and ``vectors_name`` name the
+    function and its third argument in error messages."""
     f_list, _, _ = as_list(f)
-    ev_list, _, _ = as_list(eval_points)
-    if len(f_list) != len(ev_list):
+    vec_list, _, _ = as_list(vectors)
+    if len(f_list) != len(vec_list):
         raise ValueError(
-            f"Lop: f has {len(f_list)} variables but eval_points has {len(ev_list)}; they must "
-            "match one to one"
+            f"{who}: f has {len(f_list)} variables but {vectors_name} has {len(vec_list)}; "
+            "they must match one to one"
         )
-    f_vars = [as_variable(x, f"Lop: f[{i}]") for i, x in enumerate(f_list)]
-    evs = [as_variable(x, f"Lop: eval_points[{i}]") for i, x in enumerate(ev_list)]
+    f_vars = [as_variable(x, f"{who}: f[{i}]") for i, x in enumerate(f_list)]
+    vecs = [as_variable(x, f"{who}: {vectors_name}[{i}]") for i, x in enumerate(vec_list)]
     wrt_list, use_list, use_tuple = as_list(wrt)
-    wrt_vars = [as_variable(x, f"Lop: wrt[{i}]") for i, x in enumerate(wrt_list)]
-    known = _merge_known(f_vars, evs)
+    wrt_vars = [as_variable(x, f"{who}: wrt[{i}]") for i, x in enumerate(wrt_list)]
     result = grad(
         None,
         wrt_vars,
         consider_constant=consider_constant,
         disconnected_inputs=disconnected_inputs,
-        known_grads=known,
+        known_grads=_merge_known(f_vars, vecs),
+        return_disconnected=return_disconnected,
     )
     return format_as(use_list, use_tuple, result)
 
@@ -339,26 +356,16 @@ def pullback(
     Variable or list or tuple
         One product per ``wrt``.
     """
-    f_list, _, _ = as_list(f)
-    ct_list, _, _ = as_list(cotangents)
-    if len(f_list) != len(ct_list):
-        raise ValueError(
-            f"pullback: f has {len(f_list)} variables but cotangents has {len(ct_list)}; they "
-            "must match one to one"
-        )
-    f_vars = [as_variable(x, f"pullback: f[{i}]") for i, x in enumerate(f_list)]
-    cts = [as_variable(x, f"pullback: cotangents[{i}]") for i, x in enumerate(ct_list)]
-    wrt_list, use_list, use_tuple = as_list(wrt)
-    wrt_vars = [as_variable(x, f"pullback: wrt[{i}]") for i, x in enumerate(wrt_list)]
-    result = grad(
-        None,
-        wrt_vars,
-        consider_constant=consider_constant,
-        disconnected_inputs=disconnected_inputs,
-        known_grads=_merge_known(f_vars, cts),
-        return_disconnected=return_disconnected,
+    return _vector_jacobian(
+        "pullback",
+        "cotangents",
+        f,
+        wrt,
+        cotangents,
+        consider_constant,
+        disconnected_inputs,
+        return_disconnected,
     )
-    return format_as(use_list, use_tuple, result)
 
 
 def pushforward(
