@@ -33,7 +33,7 @@ from opweave.tensor.basic import (  # tril, triu: re-exported for the linalg mod
     where,
 )
 from opweave.tensor.elemwise import _broadcast_shape, left_pad, zeros_like_float
-from opweave.tensor.type import complex_dtypes, discrete_dtypes
+from opweave.tensor.type import TensorType, complex_dtypes, discrete_dtypes
 from opweave.tensor.variable import TensorVariable
 
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
     "linalg_real_output_dtype",
     "mT",
     "matrix_input",
+    "square_matrix_apply",
     "square_shape",
     "symmetrized_grad",
     "tril",
@@ -135,6 +136,15 @@ def matrix_input(
                 f"{x.type.shape} has {rows} rows and {cols} columns"
             )
     return x
+
+
+def square_matrix_apply(op: Op, x: Any, arg: str) -> Apply:
+    """``op`` applied to a (batch of) square matrix ``x`` (checked by :func:`matrix_input`,
+    errors naming ``op`` and the argument ``arg``), with one output of its square shape in the
+    working dtype: the node of every such Op (an inverse, a factor, an exponential)."""
+    x = matrix_input(x, type(op).__name__, arg, square=True)
+    dtype = linalg_output_dtype(x.dtype)
+    return Apply(op, [x], [TensorType(dtype, shape=square_shape(x))()])
 
 
 def square_shape(x: TensorVariable) -> tuple[int | None, ...]:

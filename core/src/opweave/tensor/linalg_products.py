@@ -16,13 +16,10 @@ from opweave.graph.basic import Apply, Variable
 from opweave.graph.op import Op
 from opweave.tensor._linalg_support import (
     complex_nulls,
-    linalg_output_dtype,
-    matrix_input,
     mT,
-    square_shape,
+    square_matrix_apply,
 )
 from opweave.tensor.basic import cast, join, zeros_like
-from opweave.tensor.type import TensorType
 from opweave.tensor.variable import TensorVariable
 
 __all__ = ["Expm", "expm"]
@@ -48,9 +45,7 @@ class Expm(Op):
         ValueError
             For a statically non-square input.
         """
-        A = matrix_input(A, "Expm", "A", square=True)
-        dtype = linalg_output_dtype(A.dtype)
-        return Apply(self, [A], [TensorType(dtype, shape=square_shape(A))()])
+        return square_matrix_apply(self, A, "A")
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
         """The input's shape."""

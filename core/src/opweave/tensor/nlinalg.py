@@ -36,6 +36,7 @@ from opweave.tensor._linalg_support import (
     linalg_real_output_dtype,
     matrix_input,
     mT,
+    square_matrix_apply,
     square_shape,
     symmetrized_grad,
     tril,
@@ -128,9 +129,7 @@ class MatrixInverse(Op):
         ValueError
             For a statically non-square input.
         """
-        x = matrix_input(x, "MatrixInverse", "x", square=True)
-        dtype = linalg_output_dtype(x.dtype)
-        return Apply(self, [x], [TensorType(dtype, shape=square_shape(x))()])
+        return square_matrix_apply(self, x, "x")
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
         """The input's shape."""

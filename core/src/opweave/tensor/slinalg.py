@@ -36,7 +36,7 @@ from opweave.tensor._linalg_support import (
     linalg_output_dtype,
     matrix_input,
     mT,
-    square_shape,
+    square_matrix_apply,
     symmetrized_grad,
     tril,
     triu,
@@ -99,9 +99,7 @@ class Cholesky(Op):
         ValueError
             For a statically non-square input.
         """
-        x = matrix_input(x, "Cholesky", "x", square=True)
-        dtype = linalg_output_dtype(x.dtype)
-        return Apply(self, [x], [TensorType(dtype, shape=square_shape(x))()])
+        return square_matrix_apply(self, x, "x")
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
         """The input's shape."""
