@@ -1,9 +1,12 @@
 """The emulated device itself: correct kernels run, faults are reported, never hang.
 
-Negative controls: a barrier inside a divergent branch, a write one element past the end,
-shuffle divergence, out-of-bounds copies. Every kernel test runs under several thread resume
-orders (``OPWEAVE_CUDA_EMULATOR_ORDER``). These tests run only where the ``cuda`` tests use
-the emulated device (see ``tests/backend_cuda/conftest.py``).
+Negative controls: a barrier inside a divergent branch, a write one element past the end
+(through the checked pointer parameter, and through a raw pointer the guard zones catch),
+shuffle divergence, out-of-bounds copies. The memory checks (shared-memory races, unwritten
+shared memory, global reads out of bounds, two threads writing one global element, 32-bit
+index overflow) are in ``test_emulator_memory_checks.py``. Every kernel test runs under
+several thread resume orders (``OPWEAVE_CUDA_EMULATOR_ORDER``). These tests run only where
+the ``cuda`` tests use the emulated device (see ``tests/backend_cuda/conftest.py``).
 """
 
 from __future__ import annotations
@@ -168,7 +171,31 @@ extern "C" __global__ void past_end(float* y, long long n)
 """
     f = _function(source, "past_end", [np.uintp, np.int64])
     y = gpuarray.empty(100, np.float32)
-    with pytest.raises(drv.LaunchError, match=r"past_end.*out-of-bounds write past allocation"):
+    pattern = (
+        r"kernel past_end, block \(0, 0, 0\): global write past the end of allocation \d+ "
+        r"\(400 bytes\) through parameter y by thread \(100, 0, 0\): 4 byte\(s\) at byte "
+        r"offset 400$"
+    )
+    with pytest.raises(drv.LaunchError, match=pattern):
+        f.prepared_call((1, 1, 1), (128, 1, 1), _ptr(y), np.int64(100))
+    # the faulty write was not done: a correct launch on the same array passes afterwards
+    f.prepared_call((1, 1, 1), (128, 1, 1), _ptr(y), np.int64(99))
+    np.testing.assert_array_equal(y.get(), np.full(100, 2.0, np.float32))
+
+
+def test_raw_pointer_write_past_the_end_is_caught_by_the_guard_zone(order: str) -> None:
+    # a raw pointer taken from the parameter escapes the pointer check; the guard zone remains
+    source = r"""
+extern "C" __global__ void raw_past_end(float* y, long long n)
+{
+    float* raw = y;
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i <= n) raw[i] = 2.0f;
+}
+"""
+    f = _function(source, "raw_past_end", [np.uintp, np.int64])
+    y = gpuarray.empty(100, np.float32)
+    with pytest.raises(drv.LaunchError, match=r"raw_past_end.*out-of-bounds write past allocation"):
         f.prepared_call((1, 1, 1), (128, 1, 1), _ptr(y), np.int64(100))
     # the guard zone is restored: a correct launch on the same array passes afterwards
     f.prepared_call((1, 1, 1), (128, 1, 1), _ptr(y), np.int64(99))
@@ -181,17 +208,24 @@ extern "C" __global__ void before_start(float* y) { y[(int)threadIdx.x - 1] = 0.
 """
     f = _function(source, "before_start", [np.uintp])
     y = gpuarray.empty(8, np.float32)
-    with pytest.raises(drv.LaunchError, match=r"out-of-bounds write before allocation"):
+    with pytest.raises(
+        drv.LaunchError,
+        match=r"global write before the start of allocation \d+ \(32 bytes\) through "
+        r"parameter y by thread \(0, 0, 0\): 4 byte\(s\) at byte offset -4",
+    ):
         f.prepared_call((1, 1, 1), (8, 1, 1), _ptr(y))
 
 
 def test_resume_order_is_applied(order: str) -> None:
     source = r"""
-extern "C" __global__ void last_writer(int* y) { y[0] = threadIdx.x; }
+extern "C" __global__ void last_arrival(int* y, int* counter)
+{
+    if (atomicAdd(counter, 1) == 63) y[0] = threadIdx.x;
+}
 """
-    f = _function(source, "last_writer", [np.uintp])
-    y = gpuarray.empty(1, np.int32)
-    f.prepared_call((1, 1, 1), (64, 1, 1), _ptr(y))
+    f = _function(source, "last_arrival", [np.uintp, np.uintp])
+    y, counter = gpuarray.empty(1, np.int32), gpuarray.zeros(1, np.int32)
+    f.prepared_call((1, 1, 1), (64, 1, 1), _ptr(y), _ptr(counter))
     last = int(y.get()[0])
     if order == "forward":
         assert last == 63

@@ -6,6 +6,10 @@
  * the bit-cast intrinsics, and the execution model: the threads of a block run as cooperative
  * fibers (ucontext) switched at every barrier and shuffle, blocks run one after another, and
  * barrier or shuffle divergence ends the launch with an error naming the kernel.
+ * `opw_emu_checks.h` (included at the end) adds the memory checks: shared-memory races and
+ * reads of unwritten shared memory, global accesses outside their allocation, and two threads
+ * writing one global element (the stand-in rewrites `__shared__` declarations and kernel
+ * pointer parameters into its checked types before compiling).
  */
 #ifndef OPW_EMU_CUDA_FP16_H
 #define OPW_EMU_CUDA_FP16_H
@@ -28,7 +32,9 @@
 #define __noinline__
 #define __restrict__ __restrict
 /* Shared memory: one static object per kernel; blocks run one after another, so each block
-   has it to itself (its content at block start is whatever the previous block left). */
+   has it to itself (its content at block start is whatever the previous block left). The
+   stand-in rewrites `__shared__ T name[...];` into checked elements (opw_emu_checks.h); this
+   definition serves what it does not rewrite. */
 #define __shared__ static
 
 struct uint3 {
@@ -183,7 +189,7 @@ __asm__(".text\n"
 
 namespace opw_emu {
 
-enum State { READY = 0, AT_BARRIER = 1, AT_SHUFFLE = 2, DONE = 3 };
+enum State { READY = 0, AT_BARRIER = 1, AT_SHUFFLE = 2, DONE = 3, FAILED = 4 };
 enum { SHFL_DOWN = 0, SHFL_UP = 1, SHFL_XOR = 2, SHFL_IDX = 3 };
 
 struct Fiber {
@@ -193,11 +199,19 @@ struct Fiber {
     ucontext_t ctx;
 #endif
     uint3 tid;
+    unsigned int lin;          /* linear thread index in the block */
     int state;
     int line;                  /* source line of the barrier / shuffle it waits at */
     int shfl_kind, shfl_arg, shfl_width;
     unsigned int shfl_mask;
     unsigned long long value;  /* the value it offers at a shuffle, then the one it gets */
+};
+
+/* A `__shared__` array the kernel declared (for naming it in reports). */
+struct SharedArray {
+    const void *base;
+    size_t bytes, elem;
+    const char *name;
 };
 
 struct Runtime {
@@ -214,6 +228,18 @@ struct Runtime {
     dim3 bdim, gdim;
     void (*body)(void *) = nullptr;
     void *body_arg = nullptr;
+    /* The memory checks (opw_emu_checks.h): where a fiber reports, whether it did, the block
+       generation (one number per block run, so shared-memory shadows reset per block) and the
+       epoch (barriers the block has passed). */
+    char *err = nullptr;
+    int errlen = 0;
+    const char *kernel = "";
+    int failed = 0;
+    unsigned long long block_gen = 0;
+    unsigned long long block_lin = 0; /* linear index of the running block in the grid */
+    unsigned int epoch = 0;
+    SharedArray shared[32];
+    int nshared = 0;
 };
 static Runtime rt;
 static const size_t STACK = 256 * 1024;
@@ -365,15 +391,22 @@ static int run_block(unsigned int n, const unsigned int *order, char *err, int e
         f.tid.x = i % rt.bdim.x;
         f.tid.y = (i / rt.bdim.x) % rt.bdim.y;
         f.tid.z = i / (rt.bdim.x * rt.bdim.y);
+        f.lin = i;
         start_fiber(f, rt.stacks + (size_t)i * STACK);
     }
     unsigned long long steps = 0;
+    ++rt.block_gen;
+    rt.epoch = 0;
     for (;;) {
         for (unsigned int k = 0; k < n; ++k) {
             Fiber &f = rt.fibers[order[k]];
             if (f.state != READY) continue;
             rt.cur = &f;
             resume(f);
+            if (rt.failed) { /* a memory check reported (the message is in err) */
+                rt.cur = nullptr;
+                return 1;
+            }
         }
         rt.cur = nullptr;
         if (++steps > max_steps)
@@ -428,12 +461,19 @@ static int run_block(unsigned int n, const unsigned int *order, char *err, int e
                         "%d thread(s) of the block have finished",
                         (int)at_barrier, line0, (int)done);
         for (unsigned int i = 0; i < n; ++i) rt.fibers[i].state = READY;
+        ++rt.epoch;
     }
 }
 
-/* order: 0 forward, 1 reverse, 2 random (seeded). Returns 0, or 1 with a message in err. */
+/* order: 0 forward, 1 reverse, 2 random (seeded). blocks: the linear indices of the blocks to
+   run (nblocks < 0: every block of the grid, in order). Returns 0, or 1 with a message in err. */
 static int launch(void (*body)(void *), void *arg, const unsigned int *dims, int order_kind,
-                  unsigned long long seed, const char *kernel, char *err, int errlen) {
+                  unsigned long long seed, const long long *blocks, long long nblocks,
+                  const char *kernel, char *err, int errlen) {
+    rt.err = err;
+    rt.errlen = errlen;
+    rt.kernel = kernel;
+    rt.failed = 0;
     rt.gdim = dim3{dims[0], dims[1], dims[2]};
     rt.bdim = dim3{dims[3], dims[4], dims[5]};
     const unsigned int n = dims[3] * dims[4] * dims[5];
@@ -458,19 +498,24 @@ static int launch(void (*body)(void *), void *arg, const unsigned int *dims, int
     rt.body_arg = arg;
     const double deadline = now() + time_limit();
     int status = 0;
-    for (unsigned int bz = 0; bz < rt.gdim.z && !status; ++bz)
-        for (unsigned int by = 0; by < rt.gdim.y && !status; ++by)
-            for (unsigned int bx = 0; bx < rt.gdim.x && !status; ++bx) {
-                rt.bidx = uint3{bx, by, bz};
-                if (order_kind == 2)
-                    for (unsigned int i = n - 1; i > 0; --i) {
-                        const unsigned int j = (unsigned int)(rng_next(s) % (i + 1));
-                        const unsigned int t = perm[i];
-                        perm[i] = perm[j];
-                        perm[j] = t;
-                    }
-                status = run_block(n, perm, err, errlen, kernel, 100000000ull, deadline);
+    const unsigned long long gx = rt.gdim.x, gxy = gx * rt.gdim.y;
+    const unsigned long long total = gxy * rt.gdim.z;
+    const unsigned long long count = nblocks < 0 ? total : (unsigned long long)nblocks;
+    for (unsigned long long b = 0; b < count && !status; ++b) {
+        const unsigned long long lin = nblocks < 0 ? b : (unsigned long long)blocks[b];
+        if (lin >= total) continue;
+        rt.block_lin = lin;
+        rt.bidx = uint3{(unsigned int)(lin % gx), (unsigned int)(lin % gxy / gx),
+                        (unsigned int)(lin / gxy)};
+        if (order_kind == 2)
+            for (unsigned int i = n - 1; i > 0; --i) {
+                const unsigned int j = (unsigned int)(rng_next(s) % (i + 1));
+                const unsigned int t = perm[i];
+                perm[i] = perm[j];
+                perm[j] = t;
             }
+        status = run_block(n, perm, err, errlen, kernel, 100000000ull, deadline);
+    }
     std::free(perm);
     return status;
 }
@@ -501,5 +546,7 @@ static inline T atomicAdd(T *address, T val) {
     *address = old + val;
     return old;
 }
+
+#include "opw_emu_checks.h"
 
 #endif

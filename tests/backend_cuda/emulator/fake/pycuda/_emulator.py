@@ -3,7 +3,8 @@
 One :class:`EmulatedContext` exists per process (:func:`context`); it owns every device
 allocation (a NumPy byte buffer with a guard zone on each side), the compile cache and the
 launch lock. Kernels dereference raw host addresses, so an allocation's address is the
-address of its buffer's first usable byte.
+address of its buffer's first usable byte. Sources are compiled with the memory checks of
+``_instrument.py``: each launch passes, per pointer parameter, the allocation it points into.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
+from pycuda._instrument import instrument, pointee
+
 #: Directory of the emulation header (first on the compiler's include path).
 INCLUDE_DIR = Path(__file__).resolve().parents[2] / "include"
 #: Flags of every kernel build (``-ffp-contract=off``: as ``nvcc --fmad=false``).
@@ -38,6 +41,11 @@ GUARD = 256
 ALIGN = 256
 #: Environment variable choosing the order in which a block's threads are resumed.
 ORDER_VARIABLE = "OPWEAVE_CUDA_EMULATOR_ORDER"
+#: Environment variable naming the only blocks of each launch to run (see :func:`launch_blocks`).
+BLOCKS_VARIABLE = "OPWEAVE_CUDA_EMULATOR_BLOCKS"
+#: Allocations of at least this many bytes are not poisoned: their pages stay unmapped until a
+#: kernel or a copy touches them, so that a huge launch can run on a few selected blocks.
+LAZY_BYTES = 1 << 30
 
 _KERNEL_RE = re.compile(r"__global__\s+void\s+(\w+)\s*\(([^)]*)\)", re.S)
 _PARAM_RE = re.compile(r"^(.*?)\b(\w+)\s*$", re.S)
@@ -72,6 +80,27 @@ def launch_order() -> tuple[int, int]:
     raise ValueError(
         f"{ORDER_VARIABLE}={text!r}: expected 'forward', 'reverse', 'random' or 'random:<int>'"
     )
+
+
+def launch_blocks(total: int) -> list[int] | None:
+    """The linear indices of the blocks a launch of ``total`` blocks runs, from
+    ``$OPWEAVE_CUDA_EMULATOR_BLOCKS`` (comma-separated integers, negative ones counting from
+    the end; out-of-range ones are dropped), or ``None`` (unset: every block)."""
+    text = os.environ.get(BLOCKS_VARIABLE, "").strip()
+    if not text:
+        return None
+    chosen = []
+    for item in text.split(","):
+        try:
+            number = int(item)
+        except ValueError:
+            raise ValueError(
+                f"{BLOCKS_VARIABLE}={text!r}: expected comma-separated block numbers"
+            ) from None
+        number = number + total if number < 0 else number
+        if 0 <= number < total and number not in chosen:
+            chosen.append(number)
+    return chosen
 
 
 @dataclass
@@ -122,7 +151,8 @@ class EmulatedContext:
         base = buffer.ctypes.data
         offset = GUARD + (-(base + GUARD) % ALIGN)
         buffer[:offset] = GUARD_BYTE
-        buffer[offset : offset + nbytes] = POISON
+        if nbytes < LAZY_BYTES:
+            buffer[offset : offset + nbytes] = POISON
         buffer[offset + nbytes :] = GUARD_BYTE
         with self._lock:
             self._count += 1
@@ -138,6 +168,15 @@ class EmulatedContext:
                 i = bisect.bisect_left(self._starts, start)
                 if i < len(self._starts) and self._starts[i] == start:
                     del self._starts[i]
+
+    def regions(self, pointers: list[int]) -> list[int]:
+        """``(start, size, number)`` of the allocation each of ``pointers`` points into
+        (``(0, 0, 2**64 - 1)``: none), flattened, for the kernels' pointer checks."""
+        out: list[int] = []
+        for pointer in pointers:
+            block = self.find(pointer) if pointer else None
+            out += [0, 0, 2**64 - 1] if block is None else [block.start, block.size, block.number]
+        return out
 
     def find(self, address: int) -> _Block | None:
         """The allocation whose usable bytes (or one-past-the-end) hold ``address``."""
@@ -206,7 +245,7 @@ class EmulatedContext:
         for name, params in _KERNEL_RE.findall(_strip_comments(source)):
             decls = tuple(p.strip() for p in params.split(",") if p.strip() and p.strip() != "void")
             kernels[name] = KernelInfo(name, decls)
-        full = source + "\n" + "".join(_launcher(k) for k in kernels.values())
+        full = instrument(source) + "\n" + "".join(_launcher(k) for k in kernels.values())
         return _load(full), kernels
 
 
@@ -222,34 +261,49 @@ def _strip_comments(source: str) -> str:
 
 
 def _launcher(kernel: KernelInfo) -> str:
-    """C++ that unpacks a pycuda-style argument buffer and runs ``kernel`` on the fibers."""
+    """C++ that unpacks a pycuda-style argument buffer and runs ``kernel`` on the fibers,
+    each pointer parameter wrapped in a checked ``opw_emu::gptr`` (its allocation's
+    ``(start, size, number)`` come from the stand-in in ``regions``)."""
     name = kernel.name
     members, names = [], []
+    n_regions = 0
     for i, decl in enumerate(kernel.params):
         match = _PARAM_RE.match(decl)
         if match is None or not match.group(1).strip():
             raise EmulatorError(f"kernel {name}: cannot read parameter {decl!r}")
         members.append(f"    {match.group(1).strip()} p{i};\n")
-        names.append(f"a->p{i}")
+        found = pointee(decl)
+        if found is None:
+            names.append(f"c->a.p{i}")
+            continue
+        kind, param = found
+        names.append(f'opw_emu::gptr<{kind}>{{c->a.p{i}, &c->regs[{n_regions}], "{param}"}}')
+        n_regions += 1
+    last = len(kernel.params) - 1
     size = (
-        f"offsetof(opw_args_{name}, p{len(names) - 1}) + sizeof(((opw_args_{name}*)0)->p"
-        f"{len(names) - 1})"
-        if names
+        f"offsetof(opw_args_{name}, p{last}) + sizeof(((opw_args_{name}*)0)->p{last})"
+        if kernel.params
         else "0"
     )
     body = "".join(members) or "    char unused;\n"
+    regs = max(n_regions, 1)
     return (
         f"struct opw_args_{name} {{\n{body}}};\n"
+        f"struct opw_call_{name} {{ opw_args_{name} a; opw_emu::Region regs[{regs}]; }};\n"
         f'extern "C" size_t opw_argsize_{name}(void) {{ return {size}; }}\n'
         f"static void opw_body_{name}(void* p) {{\n"
-        f"    opw_args_{name}* a = (opw_args_{name}*)p; (void)a;\n"
+        f"    opw_call_{name}* c = (opw_call_{name}*)p; (void)c;\n"
         f"    {name}({', '.join(names)});\n}}\n"
         f'extern "C" int opw_launch_{name}(const void* buf, const unsigned int* dims, '
-        f"int order, unsigned long long state, char* err, int errlen) {{\n"
-        f"    opw_args_{name} a;\n"
-        f"    std::memcpy((void*)&a, buf, opw_argsize_{name}());\n"
-        f'    return opw_emu::launch(opw_body_{name}, &a, dims, order, state, "{name}", err, '
-        f"errlen);\n}}\n"
+        f"int order, unsigned long long state, const unsigned long long* regions, "
+        f"const long long* blocks, long long nblocks, char* err, int errlen) {{\n"
+        f"    opw_call_{name} c;\n"
+        f"    std::memcpy((void*)&c.a, buf, opw_argsize_{name}());\n"
+        f"    opw_emu::set_regions(c.regs, {n_regions}, regions);\n"
+        f"    const int status = opw_emu::launch(opw_body_{name}, &c, dims, order, state, "
+        f'blocks, nblocks, "{name}", err, errlen);\n'
+        f"    opw_emu::free_regions(c.regs, {n_regions});\n"
+        f"    return status;\n}}\n"
     )
 
 
@@ -274,7 +328,7 @@ def cache_dir() -> Path:
 
 def _load(full: str) -> ctypes.CDLL:
     compiler, version = _compiler_identity()
-    header = (INCLUDE_DIR / "cuda_fp16.h").read_bytes()
+    header = b"".join(p.read_bytes() for p in sorted(INCLUDE_DIR.glob("*.h")))
     key = hashlib.sha256(
         b"\0".join([full.encode(), header, " ".join(CXX_FLAGS).encode(), version.encode()])
     ).hexdigest()[:32]

@@ -25,7 +25,8 @@ class LogicError(Error):
 
 
 class LaunchError(Error):
-    """A kernel failed: out-of-bounds write, barrier or shuffle divergence."""
+    """A kernel failed: an out-of-bounds access, a shared-memory race or read of unwritten
+    shared memory, two threads writing one global element, barrier or shuffle divergence."""
 
 
 class MemoryError(Error):
@@ -215,6 +216,9 @@ class Function:
             ctypes.POINTER(ctypes.c_uint),
             ctypes.c_int,
             ctypes.c_ulonglong,
+            ctypes.POINTER(ctypes.c_ulonglong),
+            ctypes.POINTER(ctypes.c_longlong),
+            ctypes.c_longlong,
             ctypes.c_char_p,
             ctypes.c_int,
         ]
@@ -267,13 +271,27 @@ class Function:
                 f"kernel {name}: {len(buffer)} bytes of arguments, the kernel takes {self.arg_size}"
             )
         order, state = _emulator.launch_order()
+        chosen = _emulator.launch_blocks(g[0] * g[1] * g[2])
+        blocks = (ctypes.c_longlong * max(len(chosen or ()), 1))(*(chosen or ()))
         ctx = context()
         dims = (ctypes.c_uint * 6)(*g, *b)
         err = ctypes.create_string_buffer(1024)
+        pointers = [self._pointer(fmt, buffer, i) for i in self.info.pointer_params()]
+        info = ctx.regions(pointers)
+        regions = (ctypes.c_ulonglong * max(len(info), 1))(*info)
         with ctx.launch_lock:
             ctx.launches += 1
-            status = self._launch(buffer, dims, order, state + ctx.launches, err, len(err))
-        pointers = [self._pointer(fmt, buffer, i) for i in self.info.pointer_params()]
+            status = self._launch(
+                buffer,
+                dims,
+                order,
+                state + ctx.launches,
+                regions,
+                blocks,
+                -1 if chosen is None else len(chosen),
+                err,
+                len(err),
+            )
         if status:
             raise LaunchError(f"emulated device: {err.value.decode(errors='replace')}")
         try:
