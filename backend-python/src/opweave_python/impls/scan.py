@@ -6,7 +6,9 @@ The inner graph is compiled once per Op, the first time a node of it runs, with
 calls it with the step's sequence entries, the states' tap entries, the shared states'
 current values and the non-sequences. The states' outputs are preallocated buffers of
 ``depth + n_steps`` entries; per-step outputs are allocated after the first step, when
-their shape is known. A while loop (``until``) returns only the steps it ran.
+their shape is known. A while loop (``until``) returns only the steps it ran. An output
+whose node keeps only its last ``k`` entries (``info.keep``, set by the rewrite
+``scan_save_mem``) lives in a circular buffer of ``max(k, depth)`` rows.
 """
 
 from __future__ import annotations
@@ -68,7 +70,9 @@ def scan_perform(
                 f"{op}: state {j} needs {depth} initial values (taps {info.state_taps[j]}), "
                 f"got {init.shape[0]}"
             )
-        buf = np.empty((depth + n_steps, *init.shape[1:]), dtype=init.dtype)
+        keep = info.kept(j)
+        rows = depth + n_steps if not keep else min(max(keep, depth), depth + n_steps)
+        buf = np.empty((max(rows, 1), *init.shape[1:]), dtype=init.dtype)
         buf[:depth] = init[:depth]
         buffers.append(buf)
     nits: list[np.ndarray | None] = [None] * info.n_nit
@@ -78,32 +82,47 @@ def scan_perform(
         (buf, depth + k) for buf, depth, ks in zip(buffers, depths, info.state_taps) for k in ks
     ]
     n_states, n_nit = info.n_states, info.n_nit
+    nit_rows = [min(info.kept(n_states + k) or n_steps, n_steps) for k in range(n_nit)]
     steps_run = n_steps
     for t in range(n_steps):
         args = [seq[t] for seq in seqs]
-        args += [buf[t + offset] for buf, offset in taps]
+        args += [buf[(t + offset) % len(buf)] for buf, offset in taps]
         outs = fn(*args, *shared, *non_seqs)
         for j in range(n_states):
-            buffers[j][t + depths[j]] = outs[j]
+            buffers[j][(t + depths[j]) % len(buffers[j])] = outs[j]
         for k in range(n_nit):
             value = np.asarray(outs[n_states + k])
             if nits[k] is None:
-                nits[k] = np.empty((n_steps, *value.shape), dtype=value.dtype)
-            nits[k][t] = value  # type: ignore[index]
+                nits[k] = np.empty((nit_rows[k], *value.shape), dtype=value.dtype)
+            nits[k][t % nit_rows[k]] = value  # type: ignore[index]
         shared = list(outs[n_states + n_nit : n_states + n_nit + info.n_shared])
         if info.as_while and bool(outs[-1]):
             steps_run = t + 1
             break
-    results: list[Any] = [buf[: depth + steps_run] for buf, depth in zip(buffers, depths)]
+    results: list[Any] = [
+        _tail(buf, depth + steps_run, info.kept(j))
+        for j, (buf, depth) in enumerate(zip(buffers, depths))
+    ]
     for k, stacked in enumerate(nits):
         if stacked is None:  # no step ran: an empty stack
             inner = op.split_inner_outputs(op.inner_outputs)["nits"][k]
             shape = tuple(0 if s is None else s for s in inner.type.shape)
             stacked = np.empty((0, *shape), dtype=inner.type.dtype)
-        results.append(stacked[:steps_run])
+        results.append(_tail(stacked, steps_run, info.kept(n_states + k)))
     results += shared
     for cell, value in zip(output_storage, results, strict=True):
         cell[0] = value
+
+
+def _tail(buf: np.ndarray, total: int, keep: int) -> np.ndarray:
+    """The last ``keep`` (``0``: all) of the ``total`` entries written into ``buf``, oldest
+    first; entry ``p`` lives in row ``p % len(buf)``."""
+    if not keep:
+        return buf[:total]
+    start = max(total - keep, 0)
+    if total <= len(buf):
+        return buf[start:total]
+    return buf[np.arange(start, total) % len(buf)]
 
 
 #: Op class -> ``perform(op, node, inputs, output_storage)``. Read-only.

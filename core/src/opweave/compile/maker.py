@@ -231,6 +231,8 @@ class FunctionMaker:
             warnings.warn(msg, stacklevel=4)
 
     def _rewrite(self) -> None:
+        # Ops with an inner graph (scan) compile it in the mode of the graph they are in.
+        self.fgraph.compile_mode = self.mode  # type: ignore[attr-defined]
         query = self.mode.rewrite_query()
         if query is None:
             return

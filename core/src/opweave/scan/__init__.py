@@ -3,7 +3,10 @@
 :func:`scan` builds a :class:`~opweave.scan.op.Scan` node from a Python function run once
 on placeholders; :func:`map`, :func:`reduce`, :func:`foldl` and :func:`foldr` are its
 common special cases, and :class:`until` makes a while loop. Gradients flow back through
-time (:mod:`opweave.scan.grad`).
+time (:mod:`opweave.scan.grad`), forward-mode derivatives (``Rop``) through a loop of the
+tangents (:mod:`opweave.scan.rop`), and compiled graphs get the loop rewrites of
+:mod:`opweave.scan.rewriting` (``scan_push_out_non_seq``, ``scan_merge``,
+``scan_save_mem``, ...).
 
 As ``pytensor.scan`` is both the function and its package, this package can be called:
 ``opweave.scan(fn, ...)`` is ``opweave.scan.scan(fn, ...)``, and ``opweave.scan.until``

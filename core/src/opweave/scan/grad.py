@@ -64,6 +64,8 @@ def scan_grad(
     info = op.info
     if info.as_while:
         return _not_implemented(op, inputs, "scan with until (a while loop)")
+    if any(info.keep):
+        return _not_implemented(op, inputs, "a loop keeping only its last steps (scan_save_mem)")
     in_inner = op.split_inner_inputs(op.inner_inputs)
     out_inner = op.split_inner_outputs(op.inner_outputs)
     body = [*out_inner["states"], *out_inner["nits"]]

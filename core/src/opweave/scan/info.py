@@ -27,6 +27,11 @@ class ScanInfo:
         Whether the last inner output is the stopping condition.
     truncate_gradient
         Number of steps back-propagated through (``-1``: all).
+    keep
+        Empty (the default: every output holds all its entries), or one count per state
+        then per per-step output: how many of the output's last entries the node returns
+        (``0``: all). The rewrite ``scan_save_mem`` sets it when only the last entries of an
+        output are read; the loop then stores no more than that (a circular buffer).
     """
 
     n_seqs: int
@@ -36,6 +41,22 @@ class ScanInfo:
     n_non_seqs: int
     as_while: bool = False
     truncate_gradient: int = -1
+    keep: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        n_keep = len(self.state_taps) + self.n_nit
+        if self.keep and (
+            len(self.keep) != n_keep or any(not isinstance(k, int) or k < 0 for k in self.keep)
+        ):
+            raise ValueError(
+                f"ScanInfo: keep must be empty or {n_keep} non-negative integers (one per "
+                f"state then per-step output), got {self.keep!r}"
+            )
+
+    def kept(self, i: int) -> int:
+        """How many last entries output ``i`` (a state or per-step output) holds (``0``:
+        all)."""
+        return self.keep[i] if self.keep else 0
 
     @property
     def n_states(self) -> int:

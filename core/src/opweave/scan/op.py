@@ -33,7 +33,9 @@ from opweave.graph.basic import Apply, Variable
 from opweave.graph.op import Op
 from opweave.scan.grad import scan_grad
 from opweave.scan.info import ScanInfo
+from opweave.scan.rop import scan_rop
 from opweave.tensor.constructors import as_tensor_variable
+from opweave.tensor.math import minimum
 from opweave.tensor.type import TensorType
 
 __all__ = ["Scan", "ScanInfo"]
@@ -111,6 +113,24 @@ class Scan(Op):
         state.pop("_inner_function", None)  # a compiled function: rebuilt on demand
         return state
 
+    def clone_with(
+        self,
+        inner_inputs: Sequence[Variable],
+        inner_outputs: Sequence[Variable],
+        info: ScanInfo,
+    ) -> Scan:
+        """A Scan of the same class, mode, name and compilation options over another
+        inner graph and layout (what the rewrites of :mod:`opweave.scan.rewriting` build)."""
+        return type(self)(
+            inner_inputs,
+            inner_outputs,
+            info,
+            mode=self.mode,
+            name=self.name,
+            profile=self.profile,
+            allow_gc=self.allow_gc,
+        )
+
     # ------------------------------------------------------------------ layout helpers
 
     def split_outer_inputs(self, inputs: Sequence[Any]) -> dict[str, list[Any]]:
@@ -180,6 +200,9 @@ class Scan(Op):
         parts = self.split_outer_inputs(shapes)
         out: list[Any] = [(shape[0] + n_steps, *shape[1:]) for shape in parts["states"]]
         out += [(n_steps, *o.type.shape) for o in nits]
+        for i, keep in enumerate(info.keep):
+            if keep:
+                out[i] = (minimum(out[i][0], keep), *out[i][1:])
         out += list(parts["shared"])
         return out
 
@@ -198,6 +221,13 @@ class Scan(Op):
         """Back-propagation through time: a second Scan over the stored states, backwards
         (see :mod:`opweave.scan.grad`)."""
         return scan_grad(self, list(inputs), list(outputs), list(output_grads))
+
+    def R_op(
+        self, inputs: Sequence[Variable], eval_points: Sequence[Variable | None]
+    ) -> list[Variable | None]:
+        """Forward mode: a loop running the body and its tangents side by side (see
+        :mod:`opweave.scan.rop`)."""
+        return scan_rop(self, list(inputs), list(eval_points))
 
 
 def _split(items: Sequence[Any], sizes: Sequence[int]) -> list[list[Any]]:

@@ -85,6 +85,10 @@ class Shape(_TypeDispatchedCOp):
         """The input's elements do not affect the shape."""
         return [disconnected_type()]
 
+    def R_op(self, inputs: Any, eval_points: Any) -> list[Any]:
+        """The input's elements do not affect the shape: no tangent."""
+        return [None]
+
 
 _shape = Shape()
 
@@ -137,6 +141,10 @@ class Shape_i(_TypeDispatchedCOp):  # noqa: N801 - PyTensor's name
     def grad(self, inputs: Any, output_grads: Any) -> list[Any]:
         """The input's elements do not affect the shape."""
         return [disconnected_type()]
+
+    def R_op(self, inputs: Any, eval_points: Any) -> list[Any]:
+        """The input's elements do not affect the shape: no tangent."""
+        return [None]
 
 
 def shape(x: Any) -> TensorVariable:

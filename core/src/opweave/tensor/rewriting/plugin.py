@@ -28,6 +28,8 @@ entry                           where               tags
 ``elemwise_fusion``             own phase, 3        fast_run, fusion
 ``careduce_fusion``             own phase, 3.5      fast_run, fusion
 ``inplace_elemwise``            ``inplace``         fast_run, inplace
+``scan_push_out_non_seq``, ...  own entries, 0.01   fast_run, scan
+``scan_merge``, ``scan_save_mem`` to 1.61           (:mod:`opweave.scan.rewriting`)
 =============================== =================== ===================================
 
 Every entry is also tagged with its own name and the name of the database holding it.
@@ -38,6 +40,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from opweave.compile.builders_rewrites import register_inline_ofg
+from opweave.scan.rewriting import register_scan_rewrites
 from opweave.tensor.rewriting.canonicalize import register_canonicalize
 from opweave.tensor.rewriting.constant_folding import register_constant_folding
 from opweave.tensor.rewriting.fusion import register_fusion
@@ -69,3 +72,4 @@ def register_standard_rewrites(db: RewriteDatabase) -> None:
     register_fusion(db)
     register_reduce_fusion(db)
     register_inplace(db)
+    register_scan_rewrites(db)
