@@ -1,7 +1,7 @@
 """The Ops of :mod:`opweave.tensor.slinalg` have no C code: they call LAPACK through NumPy.
 Nor have those of the modules built on it that :mod:`opweave.tensor.linalg` re-exports
 (``linalg_products``, ``linalg_constructors``, ``linalg_lu``, ``linalg_eigen``,
-``linalg_control``): NumPy factorizations and solves, covered here too.
+``linalg_control``, ``slinalg_riccati``): NumPy factorizations and solves, covered here too.
 
 They are registered so that the table covers them: the factory answers ``None`` for
 every node, so ``cvm`` runs these nodes with the Python backend's implementations and
@@ -20,6 +20,7 @@ from opweave.tensor.linalg_eigen import Eigvalsh
 from opweave.tensor.linalg_lu import LU, LUFactor, PivotToPermutations
 from opweave.tensor.linalg_products import Expm
 from opweave.tensor.slinalg import Cholesky, CholeskySolve, Solve, SolveBase, SolveTriangular
+from opweave.tensor.slinalg_riccati import SolveDiscreteARE
 
 __all__ = ["C_OPS"]
 
@@ -46,6 +47,7 @@ C_OPS: MappingProxyType[type, Any] = MappingProxyType(
             PivotToPermutations,
             Eigvalsh,
             SolveSylvester,
+            SolveDiscreteARE,
         )
     }
 )

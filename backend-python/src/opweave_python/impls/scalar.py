@@ -31,16 +31,20 @@ import numpy as np
 
 from opweave.graph.basic import Apply, Constant
 from opweave.scalar import basic as sb
+from opweave.scalar import bessel as sbes
+from opweave.scalar import hyp2f1 as shyp
 from opweave.scalar import math as sm
+from opweave.scalar import probability as sprob
 from opweave.scalar import special as ssp
 from opweave.scalar.basic import Cast, ScalarOp
 from opweave.scalar.composite import Composite
-from opweave_python import special_math, special_math_extra
-
-try:  # SciPy is optional: it only makes erf/erfc faster.
-    from scipy import special as _special  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover - depends on the environment
-    _special = None
+from opweave_python import (
+    special_bessel,
+    special_hyp2f1,
+    special_math,
+    special_math_extra,
+    special_probability,
+)
 
 Impl = Callable[..., Any]
 Perform = Callable[[Any, Apply, Sequence[Any], list[list[Any]]], None]
@@ -200,15 +204,11 @@ _erfc_vec = np.vectorize(math.erfc, otypes=[np.float64])
 
 def _erf(x: Any) -> Any:
     x = _to_float(x)
-    if _special is not None:
-        return _special.erf(x)
     return finish(_erf_vec(x), x.dtype)
 
 
 def _erfc(x: Any) -> Any:
     x = _to_float(x)
-    if _special is not None:
-        return _special.erfc(x)
     return finish(_erfc_vec(x), x.dtype)
 
 
@@ -336,6 +336,12 @@ _IMPLS: MappingProxyType[type, Impl] = MappingProxyType(
         ssp.BetaInc: _special_function(special_math_extra.betainc),
         ssp.GammaIncInv: _special_function(special_math_extra.gammaincinv),
         ssp.GammaIncCInv: _special_function(special_math_extra.gammainccinv),
+        # Bessel functions of real order, 2F1, distribution functions
+        sbes.Jv: _special_function(special_bessel.jv),
+        sbes.Kve: _special_function(special_bessel.kve),
+        shyp.Hyp2F1: _special_function(special_hyp2f1.hyp2f1),
+        sprob.BetaIncInv: _special_function(special_probability.betaincinv),
+        sprob.OwensT: _special_function(special_probability.owens_t),
     }
 )
 

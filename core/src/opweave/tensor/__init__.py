@@ -36,6 +36,8 @@ from opweave.tensor.special import *  # noqa: F403
 from opweave.tensor.special import __all__ as _special_all
 from opweave.tensor.special_extra import *  # noqa: F403
 from opweave.tensor.special_extra import __all__ as _special_extra_all
+from opweave.tensor.special_functions import *  # noqa: F403
+from opweave.tensor.special_functions import __all__ as _special_functions_all
 from opweave.tensor.subtensor import *  # noqa: F403
 from opweave.tensor.subtensor import __all__ as _subtensor_all
 from opweave.tensor.type import TensorType, values_eq_approx
@@ -78,6 +80,7 @@ __all__ = [
     *_shape_all,
     *_special_all,
     *_special_extra_all,
+    *_special_functions_all,
     *_subtensor_all,
 ]
 __all__ = list(dict.fromkeys(__all__))  # modules re-export a few shared names

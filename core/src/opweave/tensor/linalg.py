@@ -71,6 +71,7 @@ from opweave.tensor.slinalg import (
     solve,
     solve_triangular,
 )
+from opweave.tensor.slinalg_riccati import SolveDiscreteARE, solve_discrete_are
 
 __all__ = [
     "LU",
@@ -92,6 +93,7 @@ __all__ = [
     "SLogDet",
     "Solve",
     "SolveBase",
+    "SolveDiscreteARE",
     "SolveSylvester",
     "SolveTriangular",
     "TensorInv",
@@ -121,6 +123,7 @@ __all__ = [
     "slogdet",
     "solve",
     "solve_continuous_lyapunov",
+    "solve_discrete_are",
     "solve_discrete_lyapunov",
     "solve_sylvester",
     "solve_triangular",

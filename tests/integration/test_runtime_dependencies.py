@@ -1,0 +1,29 @@
+"""The runtime needs NumPy only: SciPy, installed for the tests' reference values, is
+never imported by opweave or its backends, so results do not depend on whether a user
+happens to have it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+SCRIPT = """
+import sys
+import numpy as np
+import opweave
+import opweave.tensor as ot
+x = ot.dvector("x")
+fns = [ot.erf(x), ot.erfc(x), ot.gammaln(x), ot.jv(2.5, x), ot.owens_t(x, 0.5)]
+for linker in ("vm", "cvm"):
+    f = opweave.function([x], fns, mode=opweave.Mode(linker=linker))
+    f(np.linspace(0.1, 2.0, 5))
+print(sorted(name for name in sys.modules if name == "scipy" or name.startswith("scipy.")))
+"""
+
+
+def test_compiling_and_running_special_functions_imports_no_scipy() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, check=False, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
