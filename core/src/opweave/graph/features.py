@@ -825,12 +825,18 @@ class DestroyHandler(Bookkeeper):
         orderings = fgraph.orderings()
         if hint is None or not _respects(hint, orderings):
             try:
-                io_toposort(fgraph.inputs, fgraph.outputs, orderings)
+                schedule = io_toposort(fgraph.inputs, fgraph.outputs, orderings)
             except ValueError as exc:
                 raise InconsistencyError(
                     "the destroyers cannot be scheduled after the readers of what they "
                     f"destroy ({exc})"
                 ) from None
+            if hint is not None:
+                # The graph is valid, but in another order than the hint: from now on the
+                # hint is that order, so that every constraint accepted so far goes forward
+                # in it (the premise of the check of touched nodes alone).
+                hint.clear()
+                hint.update((node, at) for at, node in enumerate(schedule))
         self._validated()
 
     def _validated(self) -> None:
@@ -853,47 +859,49 @@ class DestroyHandler(Bookkeeper):
         impact: dict[Variable, set[Variable]],
         root_destroyer: dict[Variable, Apply],
     ) -> bool:
-        """Check only what the nodes changed since the last validation can have broken.
+        """Check only the alias sets the nodes changed since the last validation touch.
 
-        Every rule of the class docstring, for the touched nodes: as destroyers (what they
-        destroy is not protected, they do not read it through another input, its other
-        readers come before them in ``order``) and as readers (they come before the
-        destroyer of what they read). ``False`` sends :meth:`validate` to the full check,
-        which then names the broken rule.
+        A touched node can break a rule of the class docstring only for a destroyed alias
+        set it reads, writes or extends (a new view of a destroyed value makes the view's
+        readers readers of that value, though they were not touched themselves). For each
+        such set, every rule is checked as :meth:`validate` would: what is destroyed is
+        not protected, its destroyer does not read it through another input, and all its
+        other readers come before the destroyer in ``order``. ``False`` sends
+        :meth:`validate` to the full check, which then names the broken rule.
         """
+        roots: dict[Variable, None] = {}
         for node in self._touched:
             if node not in fgraph.apply_nodes:
                 continue
-            at = order.get(node)
-            if at is None:
+            if order.get(node) is None:
                 return False
             if node in self.destroyers_set:
                 for idx in self._destroyed_inputs(node):
                     root = droot.get(node.inputs[idx])
                     if root is None or root_destroyer.get(root) is not node:
                         return False
-                    aliases = {root} | impact[root]
-                    if any(self._protected_reason(fgraph, var) for var in aliases):
-                        return False
-                    try:
-                        self._check_input_aliasing(node, aliases)
-                    except InconsistencyError:
-                        return False
-                    for var in aliases:
-                        for client, _ in fgraph.clients.get(var, ()):
-                            if isinstance(client, Apply) and client is not node:
-                                before = order.get(client)
-                                if before is None or before >= at:
-                                    return False
-            for inp in node.inputs:
-                root = droot.get(inp)
-                if root is None:
-                    continue
-                destroyer = root_destroyer[root]
-                if destroyer is not node:
-                    after = order.get(destroyer)
-                    if after is None or after <= at:
-                        return False
+            for var in (*node.inputs, *node.outputs):
+                root = droot.get(var)
+                if root is not None:
+                    roots[root] = None
+        for root in roots:
+            destroyer = root_destroyer.get(root)
+            at = order.get(destroyer) if destroyer is not None else None
+            if at is None:
+                return False
+            aliases = {root} | impact[root]
+            if any(self._protected_reason(fgraph, var) for var in aliases):
+                return False
+            try:
+                self._check_input_aliasing(destroyer, aliases)
+            except InconsistencyError:
+                return False
+            for var in aliases:
+                for client, _ in fgraph.clients.get(var, ()):
+                    if isinstance(client, Apply) and client is not destroyer:
+                        before = order.get(client)
+                        if before is None or before >= at:
+                            return False
         return True
 
 
