@@ -886,7 +886,9 @@ class DestroyHandler(Bookkeeper):
                     roots[root] = None
         for root in roots:
             destroyer = root_destroyer.get(root)
-            at = order.get(destroyer) if destroyer is not None else None
+            if destroyer is None:
+                return False
+            at = order.get(destroyer)
             if at is None:
                 return False
             aliases = {root} | impact[root]

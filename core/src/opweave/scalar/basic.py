@@ -15,14 +15,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
 from opweave.gradient.opsupport import grad_not_implemented
-from opweave.graph.basic import Apply, Constant, Variable
+from opweave.graph.basic import Apply, Constant, OptionalApplyType, Variable
 from opweave.graph.op import Op
 from opweave.graph.type import DisconnectedType, NullType
+from opweave.scalar._typing import scalar_out, scalar_var
 from opweave.scalar.autocast import NumpyAutocaster as NumpyAutocaster
 from opweave.scalar.autocast import autocast_float as autocast_float
 from opweave.scalar.autocast import autocast_float_as as autocast_float_as
@@ -80,7 +81,7 @@ def _binary(op: Callable[..., Any], a: Any, b: Any) -> Any:
     return op(a, b)
 
 
-class ScalarVariable(Variable):
+class ScalarVariable(Variable["ScalarType", OptionalApplyType]):
     """A Variable of a :class:`~opweave.scalar.type.ScalarType`, with Python operators.
 
     ``+ - * / // % **``, unary ``-``, ``abs()``, ``< <= > >=`` and the bitwise
@@ -94,7 +95,7 @@ class ScalarVariable(Variable):
     @property
     def dtype(self) -> str:
         """The dtype of the values."""
-        return str(self.type.dtype)  # type: ignore[attr-defined]
+        return str(self.type.dtype)
 
     def __bool__(self) -> bool:
         raise TypeError(
@@ -103,16 +104,16 @@ class ScalarVariable(Variable):
         )
 
     def __abs__(self) -> ScalarVariable:
-        return abs_(self)  # type: ignore[return-value]
+        return scalar_out(abs_(self))
 
     def __neg__(self) -> ScalarVariable:
-        return neg(self)  # type: ignore[return-value]
+        return scalar_out(neg(self))
 
-    def __pos__(self) -> ScalarVariable:
+    def __pos__(self) -> Self:
         return self
 
     def __invert__(self) -> ScalarVariable:
-        return invert(self)  # type: ignore[return-value]
+        return scalar_out(invert(self))
 
     def __and__(self, other: Any) -> Any:
         return _binary(and_, self, other)
@@ -188,11 +189,11 @@ class ScalarVariable(Variable):
 
     # No __eq__/__hash__: variables keep identity semantics (they are dict keys).
 
-    def zeros_like(self, dtype: str | None = None) -> ScalarVariable:
+    def zeros_like(self: ScalarVariable, dtype: str | None = None) -> ScalarVariable:
         """A scalar of ``dtype`` (default: this one's) equal to 0, tied to this variable."""
         return zeros_like(self, dtype)
 
-    def ones_like(self, dtype: str | None = None) -> ScalarVariable:
+    def ones_like(self: ScalarVariable, dtype: str | None = None) -> ScalarVariable:
         """A scalar of ``dtype`` (default: this one's) equal to 1, tied to this variable."""
         return ones_like(self, dtype)
 
@@ -201,7 +202,7 @@ class ScalarVariable(Variable):
         return cast(self, dtype)
 
 
-class ScalarConstant(ScalarVariable, Constant):
+class ScalarConstant(ScalarVariable[None], Constant["ScalarType"]):
     """A :class:`ScalarVariable` with a fixed value (a NumPy scalar)."""
 
 
@@ -265,12 +266,12 @@ def as_scalar(x: Any, name: str | None = None) -> ScalarVariable:
         x = x.outputs[0]
     if isinstance(x, Variable):
         if isinstance(x.type, ScalarType):
-            return x  # type: ignore[return-value]
+            return scalar_var(x)
         if getattr(x.type, "ndim", None) == 0:
             # late: tensor (floor 7) builds on scalar; a 0-d tensor converts through it
             from opweave.tensor.basic import scalar_from_tensor
 
-            return scalar_from_tensor(x)  # type: ignore[no-any-return]
+            return scalar_var(scalar_from_tensor(x))
         raise TypeError(f"cannot use {x} (of type {x.type}) as a scalar")
     return constant(x, name=name)
 
@@ -280,19 +281,19 @@ def as_scalar(x: Any, name: str | None = None) -> ScalarVariable:
 
 def zeros_like(x: Variable, dtype: Any = None) -> ScalarVariable:
     """``second(x, 0)``: a zero of ``dtype`` (default ``x``'s) that depends on ``x``."""
-    dtype = x.type.dtype if dtype is None else normalize_dtype(dtype)  # type: ignore[attr-defined]
-    return second(x, constant(0, dtype=dtype))  # type: ignore[return-value]
+    dtype = scalar_var(x).type.dtype if dtype is None else normalize_dtype(dtype)
+    return scalar_out(second(x, constant(0, dtype=dtype)))
 
 
 def ones_like(x: Variable, dtype: Any = None) -> ScalarVariable:
     """``second(x, 1)``: a one of ``dtype`` (default ``x``'s) that depends on ``x``."""
-    dtype = x.type.dtype if dtype is None else normalize_dtype(dtype)  # type: ignore[attr-defined]
-    return second(x, constant(1, dtype=dtype))  # type: ignore[return-value]
+    dtype = scalar_var(x).type.dtype if dtype is None else normalize_dtype(dtype)
+    return scalar_out(second(x, constant(1, dtype=dtype)))
 
 
 def zero_grad(x: Variable) -> ScalarVariable:
     """The zero gradient of ``x``: continuous ``x``'s dtype, else ``floatX``."""
-    dtype = x.type.dtype if x.type in continuous_types else floatX()  # type: ignore[attr-defined]
+    dtype = scalar_var(x).type.dtype if x.type in continuous_types else floatX()
     return zeros_like(x, dtype)
 
 
@@ -303,12 +304,12 @@ def disconnected_grad() -> Variable:
 
 def _const(value: Any, like: Variable) -> ScalarConstant:
     """A constant of ``like``'s dtype."""
-    return constant(value, dtype=like.type.dtype)  # type: ignore[attr-defined]
+    return constant(value, dtype=scalar_var(like).type.dtype)
 
 
-def _as_float(x: Variable, dtype: str) -> Variable:
+def _as_float(x: Variable, dtype: str) -> ScalarVariable:
     """``x`` cast to ``dtype`` if it is discrete (so gradient formulas never overflow)."""
-    return cast(x, dtype) if x.type in discrete_types else x
+    return cast(x, dtype) if x.type in discrete_types else scalar_var(x)
 
 
 # ====================================================================== Op base classes
@@ -357,6 +358,11 @@ class ScalarOp(Op):
     associative: bool = False
     infix_symbol: str | None = None
     prefix_symbol: str | None = None
+    #: ``grad_formula(inputs, output, gz)``: the gradient terms of a continuous Op (see
+    #: above); declared for type checkers only, the Ops that have one define it.
+    grad_formula: Callable[
+        [Sequence[ScalarVariable], ScalarVariable, ScalarVariable], Sequence[Any]
+    ]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         own_str = "__str__" in cls.__dict__
@@ -465,13 +471,13 @@ class ScalarOp(Op):
                 if isinstance(g.type, NullType):
                     terms = [g]
                     break
-                terms.append(mul(g, ev))  # type: ignore[arg-type]
+                terms.append(scalar_out(mul(g, ev)))
             if not terms:
                 results.append(None)
             elif isinstance(terms[0].type, NullType):
                 results.append(terms[0])
             else:
-                results.append(terms[0] if len(terms) == 1 else add(*terms))  # type: ignore[arg-type]
+                results.append(terms[0] if len(terms) == 1 else scalar_out(add(*terms)))
         return results
 
     # ------------------------------------------------------------------ misc
@@ -509,9 +515,9 @@ def _formula_grads(
             grad_not_implemented(op, i, x, "gradients of complex values are not implemented")
             for i, x in enumerate(inputs)
         ]
-    dtype = out.type.dtype  # type: ignore[attr-defined]
+    dtype = scalar_var(out).type.dtype
     floats = [_as_float(x, dtype) for x in inputs]
-    grads = list(op.grad_formula(floats, out, gz))  # type: ignore[attr-defined]
+    grads = list(op.grad_formula(floats, scalar_var(out), scalar_var(gz)))
     if len(grads) != len(inputs):
         raise ValueError(f"{op}.grad_formula returned {len(grads)} terms for {len(inputs)} inputs")
     return grads
@@ -696,7 +702,11 @@ class Switch(ScalarOp):
         if outputs[0].type in discrete_types:
             return [zero_grad(cond), zero_grad(ift), zero_grad(iff)]
         zero = _const(0, gz)
-        return [zero_grad(cond), switch(cond, gz, zero), switch(cond, zero, gz)]
+        return [
+            zero_grad(cond),
+            scalar_out(switch(cond, gz, zero)),
+            scalar_out(switch(cond, zero, gz)),
+        ]
 
 
 switch = Switch(_switch_out, name="switch")
@@ -774,7 +784,7 @@ class Cast(UnaryScalarOp):
         if (x.type in complex_types) != (self.o_type in complex_types):
             return [grad_not_implemented(self, 0, x, "casts between real and complex")]
         if x.type in continuous_types:
-            return [cast(gz, x.type.dtype)]  # type: ignore[attr-defined]
+            return [cast(gz, scalar_var(x).type.dtype)]
         return [gz]
 
     def c_code_cache_version(self) -> tuple[Any, ...]:
@@ -832,11 +842,11 @@ def cast(x: Any, dtype: Any) -> ScalarVariable:
     """
     dtype = normalize_dtype(dtype)
     var = as_scalar(x)
-    if var.type.dtype == dtype:  # type: ignore[attr-defined]
+    if var.type.dtype == dtype:
         return var
     if var.type in complex_types and dtype not in ("complex64", "complex128"):
         raise TypeError(f"casting {var} from complex to {dtype} is ambiguous")
-    return _CASTS[dtype](var)  # type: ignore[return-value]
+    return scalar_out(_CASTS[dtype](var))
 
 
 # ====================================================================== arithmetic
@@ -852,7 +862,9 @@ class Add(ScalarOp):
     nfunc_variadic = "sum"
     infix_symbol = "+"
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> list[Any]:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> list[Any]:
         """``gz`` for every input."""
         return [gz] * len(inputs)
 
@@ -867,9 +879,11 @@ class Mul(ScalarOp):
     nfunc_variadic = "prod"
     infix_symbol = "*"
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> list[Any]:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> list[Any]:
         """``gz`` times the product of the other inputs."""
-        return [mul(gz, *(inputs[:i] + inputs[i + 1 :])) for i in range(len(inputs))]
+        return [mul(gz, *inputs[:i], *inputs[i + 1 :]) for i in range(len(inputs))]
 
 
 class MulWithoutZeros(BinaryScalarOp):
@@ -892,7 +906,9 @@ class Sub(BinaryScalarOp):
     nfunc_spec = ("subtract", 2, 1)
     infix_symbol = "-"
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> list[Any]:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> list[Any]:
         """``gz, -gz``."""
         return [gz, neg(gz)]
 
@@ -909,10 +925,12 @@ class TrueDiv(BinaryScalarOp):
     nfunc_spec = ("true_divide", 2, 1)
     infix_symbol = "/"
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> list[Any]:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> list[Any]:
         """``gz / y`` and ``-gz * x / y**2``."""
         x, y = inputs
-        return [gz / y, neg(gz * x) / (y * y)]
+        return [gz / y, scalar_out(neg(gz * x)) / (y * y)]
 
 
 class IntDiv(ZeroGradMixin, BinaryScalarOp):
@@ -928,10 +946,12 @@ class Mod(BinaryScalarOp):
     nfunc_spec = ("mod", 2, 1)
     infix_symbol = "%"
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> list[Any]:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> list[Any]:
         """``gz`` and ``-(x // y) * gz``."""
         x, y = inputs
-        return [gz, neg(int_div(x, y)) * gz]
+        return [gz, scalar_out(neg(int_div(x, y))) * gz]
 
 
 class Pow(BinaryScalarOp):
@@ -940,7 +960,9 @@ class Pow(BinaryScalarOp):
     nfunc_spec = ("power", 2, 1)
     infix_symbol = "**"
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> list[Any]:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> list[Any]:
         """``gz * y * x**(y-1)`` and ``gz * log(x) * x**y`` (0 where ``x == 0``)."""
         # late: scalar.math builds on this module (its Ops subclass these)
         from opweave.scalar.math import log
@@ -957,7 +979,9 @@ class Neg(UnaryScalarOp):
     nfunc_spec = ("negative", 1, 1)
     prefix_symbol = "-"
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> list[Any]:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> list[Any]:
         """``-gz``."""
         return [neg(gz)]
 
@@ -967,7 +991,9 @@ class Abs(UnaryScalarOp):
 
     nfunc_spec = ("abs", 1, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> list[Any]:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> list[Any]:
         """``gz * sign(x)``."""
         (x,) = inputs
         return [gz * sign(x)]
@@ -984,7 +1010,9 @@ class Sqr(UnaryScalarOp):
 
     nfunc_spec = ("square", 1, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> list[Any]:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> list[Any]:
         """``2 * x * gz``."""
         (x,) = inputs
         return [gz * x * _const(2, x)]
@@ -995,10 +1023,12 @@ class Reciprocal(UnaryScalarOp):
 
     nfunc_spec = ("reciprocal", 1, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> list[Any]:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> list[Any]:
         """``-gz / x**2``."""
         (x,) = inputs
-        return [neg(gz) / (x * x)]
+        return [scalar_out(neg(gz)) / (x * x)]
 
 
 class _Extremum(BinaryScalarOp):
@@ -1007,10 +1037,12 @@ class _Extremum(BinaryScalarOp):
     commutative = True
     associative = True
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> list[Any]:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> list[Any]:
         """``gz`` goes to the selected input (the first one on ties)."""
         x, _ = inputs
-        chosen = eq(out, x)
+        chosen = scalar_out(eq(out, x))
         return [chosen * gz, (_const(1, gz) - chosen) * gz]
 
 
@@ -1035,13 +1067,15 @@ class Clip(ScalarOp):
 
     nin = 3
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> list[Any]:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> list[Any]:
         """``gz`` goes to ``x`` inside ``[lo, hi]``, to ``lo`` below, to ``hi`` above."""
         x, lo, hi = inputs
-        below = lt(x, lo)
-        above = gt(x, hi)
-        inside = and_(invert(below), invert(above))
-        return [inside * gz, below * gz, and_(invert(below), above) * gz]
+        below = scalar_out(lt(x, lo))
+        above = scalar_out(gt(x, hi))
+        inside = scalar_out(and_(invert(below), invert(above)))
+        return [inside * gz, below * gz, scalar_out(and_(invert(below), above)) * gz]
 
 
 class Floor(ZeroGradMixin, UnaryScalarOp):

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from opweave.graph.basic import Apply, Constant, Variable, clone_replace, io_toposort
 from opweave.graph.fg import FunctionGraph
 from opweave.graph.type import DisconnectedType, NullType
+from opweave.scalar._typing import scalar_out, scalar_var
 from opweave.scalar.basic import (
     ScalarOp,
     add,
@@ -64,11 +65,12 @@ def _copy_graph(
         if not isinstance(node.op, ScalarOp):
             raise TypeError(f"a Composite may only contain scalar Ops, got {node.op} in {node}")
         args = [lookup(v) for v in node.inputs]
+        outs: list[Variable] | None
         if isinstance(node.op, Composite):
             outs = _copy_graph(node.op.inputs, node.op.outputs, args, state)
         else:
             key = (node.op, tuple(id(a) for a in args))
-            outs = state.nodes.get(key)  # type: ignore[assignment]
+            outs = state.nodes.get(key)
             if outs is None:
                 outs = node.clone_with_new_inputs(args, strict=True).outputs
                 state.nodes[key] = outs
@@ -83,7 +85,8 @@ def _signature(inputs: Sequence[Variable], outputs: Sequence[Variable]) -> tuple
     entries = []
     for n, node in enumerate(io_toposort(inputs, outputs)):
         args = tuple(
-            refs[v] if v in refs else ("c", *_constant_key(v))  # type: ignore[arg-type]
+            # an input that is not computed inside the graph is a constant
+            refs[v] if v in refs else ("c", *_constant_key(cast(Constant, v)))
             for v in node.inputs
         )
         entries.append((node.op, args))
@@ -169,15 +172,15 @@ class Composite(ScalarOp):
         seen: set[Variable] = set()
         for k, out in enumerate(new_outputs):
             if out.owner is None or out in seen:
-                new_outputs[k] = identity(out)  # type: ignore[assignment]
+                new_outputs[k] = scalar_out(identity(out))
             seen.add(new_outputs[k])
         super().__init__(None, name)
         self.inputs: list[Variable] = new_inputs
         self.outputs: list[Variable] = new_outputs
         self.nin = len(new_inputs)
         self.nout = len(new_outputs)
-        self.inputs_type: tuple[ScalarType, ...] = tuple(v.type for v in new_inputs)  # type: ignore[misc]
-        self.outputs_type: tuple[ScalarType, ...] = tuple(v.type for v in new_outputs)  # type: ignore[misc]
+        self.inputs_type: tuple[ScalarType, ...] = tuple(scalar_var(v).type for v in new_inputs)
+        self.outputs_type: tuple[ScalarType, ...] = tuple(scalar_var(v).type for v in new_outputs)
         self._signature = _signature(new_inputs, new_outputs)
         self._hash = hash((Composite, self._signature))
 
@@ -188,8 +191,8 @@ class Composite(ScalarOp):
             return True
         return (
             type(self) is type(other)
-            and self._hash == other._hash  # type: ignore[attr-defined]
-            and self._signature == other._signature  # type: ignore[attr-defined]
+            and self._hash == other._hash
+            and self._signature == other._signature
         )
 
     def __hash__(self) -> int:
@@ -262,6 +265,7 @@ class Composite(ScalarOp):
             raise TypeError(f"{self} takes {self.nin} input(s), got {len(inputs)}")
         args: list[Variable] = []
         for k, (x, t) in enumerate(zip(inputs, self.inputs_type, strict=True)):
+            var: Variable
             if isinstance(x, Variable | Apply):
                 var = as_scalar(x)
                 if var.type != t:
@@ -269,7 +273,9 @@ class Composite(ScalarOp):
             else:
                 var = t.make_constant(t.filter(x))
             args.append(var)
-        return Apply(self, args, [t() for t in self.output_types([a.type for a in args])])  # type: ignore[misc]
+        return Apply(
+            self, args, [t() for t in self.output_types([scalar_var(a).type for a in args])]
+        )
 
     # ------------------------------------------------------------------ gradients
 
@@ -297,7 +303,7 @@ class Composite(ScalarOp):
             )
             for (k, _), g in zip(pending, rebuilt, strict=True):
                 result[k] = g
-        return result  # type: ignore[return-value]
+        return cast("list[Variable]", result)  # every input got its gradient above
 
     # ------------------------------------------------------------------ C
 
@@ -317,7 +323,7 @@ def _accumulate(grads: dict[Variable, Variable], var: Variable, term: Variable) 
     if old is None or isinstance(term.type, NullType):
         grads[var] = term
     elif not isinstance(old.type, NullType):
-        grads[var] = add(old, term)  # type: ignore[assignment]
+        grads[var] = scalar_out(add(old, term))
 
 
 def _backprop(

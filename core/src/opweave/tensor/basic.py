@@ -27,6 +27,7 @@ the constant value a variable always holds, as PyTensor's functions of those nam
 from __future__ import annotations
 
 import math
+import typing
 from collections.abc import Sequence
 from typing import Any
 
@@ -42,6 +43,7 @@ from opweave.graph.utils import MethodNotDefined
 from opweave.scalar import ScalarType, as_scalar, get_scalar_type, grad_undefined
 from opweave.scalar.type import floatX, normalize_dtype, upcast
 from opweave.tensor import math as tm
+from opweave.tensor._typing import tensor_out, tensor_outs, tensor_type_of, tensor_var, tensor_vars
 from opweave.tensor.constructors import as_tensor, as_tensor_variable, constant
 from opweave.tensor.elemwise import DimShuffle, Elemwise
 from opweave.tensor.exceptions import EmptyConstantError
@@ -208,13 +210,15 @@ def _computed(v: Variable, values: Sequence[np.ndarray]) -> np.ndarray:
 
     node = v.owner
     assert node is not None
+    assert v.index is not None
     op = node.op
+    types: list[TensorType | ScalarType]
     if isinstance(op, Elemwise):
         op = Elemwise(op.scalar_op)  # never in place: the inputs are fresh constants
-        types = [TensorType(i.type.dtype, shape=()) for i in node.inputs]  # type: ignore[attr-defined]
-    else:
-        types = [i.type for i in node.inputs]
-    consts = [t.make_constant(np.asarray(val, dtype=t.dtype)) for t, val in zip(types, values)]  # type: ignore[attr-defined]
+        types = [TensorType(tensor_type_of(i).dtype, shape=()) for i in node.inputs]
+    else:  # a scalar Op: scalar inputs
+        types = [typing.cast(ScalarType, i.type) for i in node.inputs]
+    consts = [t.make_constant(np.asarray(val, dtype=t.dtype)) for t, val in zip(types, values)]
     results = compute_constant_node(op.make_node(*consts))
     if results is None:
         raise NotScalarConstantError(f"{v} could not be computed from its constant inputs")
@@ -230,18 +234,18 @@ def _indexed_value(
     from opweave.tensor.subtensor import Subtensor, get_idx_list
 
     node = v.owner
-    if node is None or not isinstance(node.op, Subtensor) or v.type.ndim != 0:  # type: ignore[attr-defined]
+    if node is None or not isinstance(node.op, Subtensor) or tensor_type_of(v).ndim != 0:
         return None
-    base = node.inputs[0]
+    base = tensor_var(node.inputs[0])
     try:
         idx = [int(_underlying_value(i, elemwise, False, max_recur)) for i in node.inputs[1:]]
     except (NotScalarConstantError, TypeError, ValueError):
         return None
     key = get_idx_list([base, *idx], node.op.idx_list)
-    dtype = v.type.dtype  # type: ignore[attr-defined]
+    dtype = tensor_type_of(v).dtype
     if isinstance(base, Constant):
         return np.asarray(np.asarray(base.data)[key], dtype=dtype)
-    if len(key) != 1 or not isinstance(key[0], int) or base.type.ndim != 1:  # type: ignore[attr-defined]
+    if len(key) != 1 or not isinstance(key[0], int) or base.type.ndim != 1:
         return None
     (i,) = key
     owner = base.owner
@@ -249,13 +253,14 @@ def _indexed_value(
         n = len(owner.inputs)
         return (owner.inputs[i % n], dtype) if -n <= i < n else None
     if owner is not None and isinstance(owner.op, Join) and owner.op.axis == 0:
-        lengths = [t.type.shape[0] for t in owner.inputs]  # type: ignore[attr-defined]
-        if None in lengths or not -sum(lengths) <= i < sum(lengths):
+        lengths = [tensor_type_of(t).shape[0] for t in owner.inputs]
+        known = [n for n in lengths if n is not None]
+        if len(known) < len(lengths) or not -sum(known) <= i < sum(known):
             return None
-        i %= sum(lengths)
-        for part, length in zip(owner.inputs, lengths):
+        i %= sum(known)
+        for part, length in zip(tensor_vars(owner.inputs), known):
             if i < length:
-                return (part[i], dtype)  # type: ignore[index]
+                return (part[i], dtype)
             i -= length
     entries = _static_vector(base)
     if entries is not None and -len(entries) <= i < len(entries) and entries[i] is not None:
@@ -453,42 +458,41 @@ def _static_vector(v: Variable) -> list[int | None] | None:
         static = getattr(owner.inputs[0].type, "shape", None)
         if static is not None:
             return list(static)
-    length = v.type.shape[0]  # type: ignore[attr-defined]
+    length = tensor_type_of(v).shape[0]
     return None if length is None else [None] * length
 
 
 def _grad_undefined(op: Op, x_pos: int, x: Variable, comment: str = "") -> Variable:
-    return grad_undefined(op, x_pos, x, comment)  # type: ignore[no-any-return]
+    undefined: Variable = grad_undefined(op, x_pos, x, comment)
+    return undefined
 
 
 def _is_disconnected(g: Any) -> bool:
     return isinstance(getattr(g, "type", None), DisconnectedType)
 
 
-def _sum_to(g: Variable, target: TensorType) -> Variable:
+def _sum_to(g: Variable, target: TensorType) -> TensorVariable:
     """Sum ``g`` over the dimensions that broadcasting added or stretched to reach ``target``.
 
     Leading dimensions beyond ``target.ndim`` are summed away; dimensions where
     ``target`` has static length 1 and ``g`` does not are summed with ``keepdims``.
     """
-    extra = g.ndim - target.ndim  # type: ignore[attr-defined]
+    g = tensor_var(g)
+    extra = g.ndim - target.ndim
     if extra > 0:
         g = tm.sum(g, axis=tuple(range(extra)))
-    axes = tuple(
-        i
-        for i, (t, s) in enumerate(zip(target.shape, g.type.shape))  # type: ignore[attr-defined]
-        if t == 1 and s != 1
-    )
+    axes = tuple(i for i, (t, s) in enumerate(zip(target.shape, g.type.shape)) if t == 1 and s != 1)
     if axes:
         g = tm.sum(g, axis=axes, keepdims=True)
-    if g.dtype != target.dtype and target.dtype in continuous_dtypes:  # type: ignore[attr-defined]
+    if g.dtype != target.dtype and target.dtype in continuous_dtypes:
         g = cast(g, target.dtype)
     return g
 
 
-def _float_zeros_like(x: Variable) -> Variable:
+def _float_zeros_like(x: Variable) -> TensorVariable:
     """The zero gradient of ``x``: its dtype when continuous, ``floatX`` otherwise."""
-    dtype = x.dtype if x.dtype in continuous_dtypes else floatX()  # type: ignore[attr-defined]
+    x_dtype = tensor_type_of(x).dtype
+    dtype = x_dtype if x_dtype in continuous_dtypes else floatX()
     return zeros_like(x, dtype=dtype)
 
 
@@ -513,20 +517,20 @@ def cast(x: Any, dtype: Any) -> TensorVariable:
     dtype = normalize_dtype(dtype)
     if not isinstance(x, Variable):
         return constant(x, dtype=dtype)
-    x = as_tensor_variable(x)
-    if x.dtype == dtype:
-        return x
-    if x.dtype.startswith("complex") and not dtype.startswith("complex"):
+    xt = as_tensor_variable(x)
+    if xt.dtype == dtype:
+        return xt
+    if xt.dtype.startswith("complex") and not dtype.startswith("complex"):
         raise TypeError(
-            f"casting {x} from {x.dtype} to {dtype} is ambiguous: take the real part or the "
+            f"casting {xt} from {xt.dtype} to {dtype} is ambiguous: take the real part or the "
             "absolute value explicitly"
         )
-    return Elemwise(getattr(ps, f"convert_to_{dtype}"))(x)  # type: ignore[no-any-return]
+    return tensor_out(Elemwise(getattr(ps, f"convert_to_{dtype}"))(xt))
 
 
 def second(a: Any, b: Any) -> TensorVariable:
     """``b`` broadcast to the shape of ``a`` and ``b`` (``Elemwise(scalar.second)``)."""
-    return Elemwise(ps.second)(a, b)  # type: ignore[no-any-return]
+    return tensor_out(Elemwise(ps.second)(a, b))
 
 
 def fill(model: Any, value: Any) -> TensorVariable:
@@ -536,7 +540,7 @@ def fill(model: Any, value: Any) -> TensorVariable:
 
 def where(cond: Any, ift: Any, iff: Any) -> TensorVariable:
     """Elementwise ``ift if cond else iff``, with broadcasting (``Elemwise(scalar.switch)``)."""
-    return Elemwise(ps.switch)(cond, ift, iff)  # type: ignore[no-any-return]
+    return tensor_out(Elemwise(ps.switch)(cond, ift, iff))
 
 
 def switch(cond: Any, ift: Any, iff: Any) -> TensorVariable:
@@ -546,7 +550,7 @@ def switch(cond: Any, ift: Any, iff: Any) -> TensorVariable:
 
 def tensor_copy(x: Any) -> TensorVariable:
     """A copy of ``x`` (``Elemwise(scalar.identity)``)."""
-    return Elemwise(ps.identity)(x)  # type: ignore[no-any-return]
+    return tensor_out(Elemwise(ps.identity)(x))
 
 
 # ====================================================================== axis permutations
@@ -554,20 +558,20 @@ def tensor_copy(x: Any) -> TensorVariable:
 
 def _dimshuffle(x: TensorVariable, order: Sequence[Any]) -> TensorVariable:
     op = DimShuffle(input_ndim=x.ndim, new_order=tuple(order))
-    return op(x)  # type: ignore[no-any-return]
+    return tensor_out(op(x))
 
 
 def transpose(x: Any, axes: Sequence[int] | None = None) -> TensorVariable:
     """Permute the axes of ``x`` (reverse them when ``axes`` is ``None``)."""
-    x = as_tensor_variable(x)
+    xt = as_tensor_variable(x)
     if axes is None:
-        axes = tuple(range(x.ndim - 1, -1, -1))
-    axes = tuple(int(a) + x.ndim if int(a) < 0 else int(a) for a in axes)
-    if sorted(axes) != list(range(x.ndim)):
-        raise ValueError(f"transpose: axes {axes} are not a permutation of the {x.ndim} axes")
-    if axes == tuple(range(x.ndim)):
-        return x
-    return _dimshuffle(x, axes)
+        axes = tuple(range(xt.ndim - 1, -1, -1))
+    axes = tuple(int(a) + xt.ndim if int(a) < 0 else int(a) for a in axes)
+    if sorted(axes) != list(range(xt.ndim)):
+        raise ValueError(f"transpose: axes {axes} are not a permutation of the {xt.ndim} axes")
+    if axes == tuple(range(xt.ndim)):
+        return xt
+    return _dimshuffle(xt, axes)
 
 
 def swapaxes(x: Any, axis1: int, axis2: int) -> TensorVariable:
@@ -622,7 +626,7 @@ class MakeVector(Op):
 
     def make_node(self, *inputs: Any) -> Apply:
         """Any number of 0-d inputs; a vector output of static length ``len(inputs)``."""
-        converted = []
+        converted: list[TensorVariable] = []
         for i, inp in enumerate(inputs):
             if not isinstance(inp, Variable):
                 arr = np.asarray(inp)
@@ -658,7 +662,8 @@ class MakeVector(Op):
         (gz,) = output_grads
         if self.dtype in discrete_dtypes:
             return [_float_zeros_like(x) for x in inputs]
-        return [cast(gz[i], x.dtype) for i, x in enumerate(inputs)]  # type: ignore[index,attr-defined]
+        gz_t = tensor_var(gz)
+        return [cast(gz_t[i], tensor_type_of(x).dtype) for i, x in enumerate(inputs)]
 
     def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Any]) -> list[Any]:
         """A vector of the evaluation points."""
@@ -688,7 +693,7 @@ def make_vector(*inputs: Any, dtype: Any = None) -> TensorVariable:
             dtype = upcast(*[as_tensor_variable(i).dtype for i in inputs])
         else:
             dtype = "int64"
-    return MakeVector(dtype)(*inputs)  # type: ignore[return-value]
+    return tensor_out(MakeVector(dtype)(*inputs))
 
 
 def get_vector_length(v: Any) -> int:
@@ -758,9 +763,9 @@ class Alloc(Op):
         value = inputs[0]
         (gz,) = output_grads
         rest = [disconnected_type() for _ in inputs[1:]]
-        if value.dtype not in continuous_dtypes:  # type: ignore[attr-defined]
+        if tensor_type_of(value).dtype not in continuous_dtypes:
             return [_float_zeros_like(value), *rest]
-        return [_sum_to(gz, value.type), *rest]  # type: ignore[arg-type]
+        return [_sum_to(gz, tensor_type_of(value)), *rest]
 
     def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Any]) -> list[Any]:
         """``alloc`` of the value's evaluation point."""
@@ -779,7 +784,7 @@ def alloc(value: Any, *shape: Any) -> TensorVariable:
     *shape
         Ints or 0-d integer tensors.
     """
-    return Alloc()(value, *shape)  # type: ignore[return-value]
+    return tensor_out(Alloc()(value, *shape))
 
 
 def _shape_entries(shape: Any) -> list[Any]:
@@ -793,7 +798,7 @@ def _shape_entries(shape: Any) -> list[Any]:
         entries = _static_vector(var)
         if entries is None:
             raise ValueError(f"the length of the shape {var} is not known statically")
-        return [e if e is not None else var[i] for i, e in enumerate(entries)]  # type: ignore[index]
+        return [e if e is not None else var[i] for i, e in enumerate(entries)]
     if isinstance(shape, int | np.integer):
         return [shape]
     if isinstance(shape, np.ndarray) and shape.ndim == 0:
@@ -901,8 +906,9 @@ class ARange(Op):
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
         """``max(ceil((stop - start) / step), 0)``."""
-        if node.outputs[0].type.shape[0] is not None:
-            return [(node.outputs[0].type.shape[0],)]
+        length = tensor_type_of(node.outputs[0]).shape[0]
+        if length is not None:
+            return [(length,)]
         start, stop, step = node.inputs
         n = tm.ceil(tm.true_div(tm.sub(stop, start), step))
         return [(cast(tm.maximum(n, 0), "int64"),)]
@@ -918,7 +924,7 @@ class ARange(Op):
         output_grads: Sequence[Variable],
     ) -> list[Any]:
         """``sum(gz)`` for start, ``sum(gz * arange(n))`` for step; stop disconnected."""
-        start, _, step = inputs
+        start, _, step = tensor_vars(inputs)
         (gz,) = output_grads
         if self.dtype in discrete_dtypes:
             return [_float_zeros_like(start), disconnected_type(), _float_zeros_like(step)]
@@ -955,7 +961,9 @@ def _arange_dtype(start: TensorVariable, stop: TensorVariable, step: TensorVaria
         dtype = "uint64"
     if config.cast_policy == "numpy+floatX" and all(np.dtype(d).kind in "iuf" for d in dtypes):
         numpy_dtype = np.arange(
-            np.array(0, dtype=dtypes[0]), np.array(1, dtype=dtypes[1]), np.array(1, dtype=dtypes[2])
+            np.dtype(dtypes[0]).type(0),
+            np.dtype(dtypes[1]).type(1),
+            np.dtype(dtypes[2]).type(1),
         ).dtype.name
         if numpy_dtype != dtype:
             if floatX() == "float32" and numpy_dtype == "float64" and "float64" not in dtypes:
@@ -991,7 +999,7 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> Te
         start, stop = 0, start
     ins = [as_tensor_variable(v) for v in (start, stop, step)]
     out_dtype = _arange_dtype(*ins) if dtype is None else normalize_dtype(dtype)
-    return ARange(out_dtype)(*ins)  # type: ignore[return-value]
+    return tensor_out(ARange(out_dtype)(*ins))
 
 
 # ====================================================================== Eye
@@ -1051,7 +1059,7 @@ def eye(n: Any, m: Any = None, k: Any = 0, dtype: Any = None) -> TensorVariable:
     """
     if m is None:
         m = n
-    return Eye(dtype)(n, m, k)  # type: ignore[return-value]
+    return tensor_out(Eye(dtype)(n, m, k))
 
 
 # ====================================================================== Join and Split
@@ -1132,7 +1140,8 @@ class Join(Op):
         for d in range(ndim):
             if d == ax:
                 lengths = [t.type.shape[d] for t in ts]
-                static[d] = None if None in lengths else sum(lengths)  # type: ignore[arg-type]
+                known = [n for n in lengths if n is not None]
+                static[d] = sum(known) if len(known) == len(lengths) else None
             else:
                 for t in ts:
                     static[d] = _merge_static(static[d], t.type.shape[d], "Join", d)
@@ -1147,18 +1156,20 @@ class Join(Op):
 
     def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list[Any]:
         """The output gradient split back into the inputs' pieces (zeros for discrete ones)."""
-        (gz,) = output_grads
-        if gz.dtype not in continuous_dtypes:  # type: ignore[attr-defined]
+        gz = tensor_var(output_grads[0])
+        inputs = tensor_vars(inputs)
+        if gz.dtype not in continuous_dtypes:
             return [_float_zeros_like(t) for t in inputs]
+        pieces: list[TensorVariable]
         if len(inputs) == 1:
             pieces = [gz]
         else:
-            sizes = make_vector(*[t.shape[self.axis] for t in inputs])  # type: ignore[attr-defined]
+            sizes = make_vector(*[t.shape[self.axis] for t in inputs])
             pieces = split(gz, sizes, len(inputs), self.axis)
         grads: list[Any] = []
         for t, piece in zip(inputs, pieces):
-            if t.dtype in continuous_dtypes:  # type: ignore[attr-defined]
-                grads.append(cast(piece, t.dtype))  # type: ignore[attr-defined]
+            if t.dtype in continuous_dtypes:
+                grads.append(cast(piece, t.dtype))
             else:
                 grads.append(_float_zeros_like(t))
         return grads
@@ -1226,7 +1237,7 @@ def join(axis: Any, *tensors: Any) -> TensorVariable:
     ndim = as_tensor_variable(tensors[0]).ndim
     axis = _join_axis(axis, ndim)
     # 0-d tensors cannot be joined: Join says so (and points to stack), whatever the axis.
-    return Join(axis if ndim else 0)(*tensors)  # type: ignore[return-value]
+    return tensor_out(Join(axis if ndim else 0)(*tensors))
 
 
 def concatenate(tensor_list: Sequence[Any], axis: Any = 0) -> TensorVariable:
@@ -1256,7 +1267,7 @@ def stack(tensors: Sequence[Any], axis: int = 0) -> TensorVariable:
     # late: opweave.tensor.shape builds on this module (same floor, above it)
     from opweave.tensor.shape import shape_padaxis
 
-    return Join(axis)(*[shape_padaxis(t, axis) for t in ts])  # type: ignore[return-value]
+    return tensor_out(Join(axis)(*[shape_padaxis(t, axis) for t in ts]))
 
 
 class Split(Op):
@@ -1277,7 +1288,8 @@ class Split(Op):
         if isinstance(len_splits, bool) or not isinstance(len_splits, int) or len_splits < 1:
             raise TypeError(f"Split: len_splits must be a positive int, got {len_splits!r}")
         self.len_splits = len_splits
-        self.view_map = {i: [0] for i in range(len_splits)}
+        # Per instance: the number of outputs is a parameter (as in PyTensor's Split).
+        self.view_map = {i: [0] for i in range(len_splits)}  # type: ignore[misc]
 
     def make_node(self, x: Any, axis: Any, splits: Any) -> Apply:
         """Check the inputs; each output is like ``x``, with the split axis' length from
@@ -1300,7 +1312,8 @@ class Split(Op):
                 raise ValueError(f"Split: axis {ax} is out of range for {x.ndim}-d {x}")
             ax %= x.ndim
             length = x.type.shape[ax]
-            if length is not None and None not in entries and sum(entries) != length:  # type: ignore[arg-type]
+            known = [e for e in entries if e is not None]
+            if length is not None and len(known) == len(entries) and sum(known) != length:
                 raise ValueError(
                     f"Split: the split sizes {entries} do not sum to the length {length} of "
                     f"axis {ax}"
@@ -1315,15 +1328,15 @@ class Split(Op):
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
         """``x``'s shape with the split axis' length replaced by each split size."""
-        x, axis, splits = node.inputs
+        x, axis, splits = tensor_vars(node.inputs)
         ax = _const_int(axis)
         xshape = shapes[0]
         entries = _static_vector(splits) or [None] * self.len_splits
         out = []
         for i, e in enumerate(entries):
-            size = e if e is not None else splits[i]  # type: ignore[index]
+            size = e if e is not None else splits[i]
             if ax is not None:
-                out.append(tuple(size if d == ax % x.ndim else s for d, s in enumerate(xshape)))  # type: ignore[attr-defined]
+                out.append(tuple(size if d == ax % x.ndim else s for d, s in enumerate(xshape)))
             else:
                 dims = []
                 for d, s in enumerate(xshape):
@@ -1344,11 +1357,11 @@ class Split(Op):
         output_grads: Sequence[Variable],
     ) -> list[Any]:
         """The pieces' gradients joined back (zeros for disconnected pieces)."""
-        x, axis, _ = inputs
+        x, axis, _ = tensor_vars(inputs)
         if all(_is_disconnected(g) for g in output_grads):
             return [disconnected_type(), disconnected_type(), disconnected_type()]
         g_axis = _grad_undefined(self, 1, axis, "axis is an integer")
-        if x.dtype not in continuous_dtypes:  # type: ignore[attr-defined]
+        if x.dtype not in continuous_dtypes:
             return [_float_zeros_like(x), g_axis, disconnected_type()]
         pieces = [
             zeros_like(out) if _is_disconnected(g) else g for g, out in zip(output_grads, outputs)
@@ -1376,7 +1389,7 @@ def split(x: Any, splits_size: Any, n_splits: int, axis: Any = 0) -> list[Tensor
     axis
         An int or 0-d integer tensor.
     """
-    return Split(n_splits).make_node(x, axis, splits_size).outputs  # type: ignore[return-value]
+    return tensor_outs(Split(n_splits).make_node(x, axis, splits_size).outputs)
 
 
 # ====================================================================== Nonzero and diagonals
@@ -1412,16 +1425,16 @@ def nonzero(a: Any, return_matrix: bool = False) -> Any:
         One int64 vector per dimension (``numpy.nonzero``), or the ``(ndim, n)`` matrix
         when ``return_matrix`` is true.
     """
-    matrix = Nonzero()(a)
+    matrix = tensor_out(Nonzero()(a))
     if return_matrix:
         return matrix
-    return tuple(matrix[i] for i in range(as_tensor_variable(a).ndim))  # type: ignore[index]
+    return tuple(matrix[i] for i in range(as_tensor_variable(a).ndim))
 
 
 def flatnonzero(a: Any) -> TensorVariable:
     """The indices of the non-zero elements of ``a`` flattened."""
     a = as_tensor_variable(a)
-    return nonzero(flatten(a, 1))[0]  # type: ignore[no-any-return]
+    return tensor_var(nonzero(flatten(a, 1))[0])
 
 
 def nonzero_values(a: Any) -> TensorVariable:
@@ -1485,7 +1498,7 @@ class ExtractDiag(Op):
         """Zeros with the output gradient written on the diagonal."""
         (x,) = inputs
         (gz,) = output_grads
-        if x.dtype not in continuous_dtypes:  # type: ignore[attr-defined]
+        if tensor_type_of(x).dtype not in continuous_dtypes:
             return [_float_zeros_like(x)]
         return [DiagGrad(self.offset, self.axis1, self.axis2)(zeros_like(x), gz)]
 
@@ -1521,7 +1534,7 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> TensorV
     a = as_tensor_variable(a)
     a1 = _normalize_axis(axis1, a.ndim, "diagonal")
     a2 = _normalize_axis(axis2, a.ndim, "diagonal")
-    return ExtractDiag(offset, a1, a2)(a)  # type: ignore[return-value]
+    return tensor_out(ExtractDiag(offset, a1, a2)(a))
 
 
 # ====================================================================== triangles and diagonals
@@ -1571,7 +1584,8 @@ def _triangle_mask(x: TensorVariable, k: Any, who: str) -> TensorVariable:
         raise ValueError(f"{who}: m must have at least 1 dimension, got the 0-d {x}")
     static = x.type.shape[-2:]
     dims = [s if s is not None else d for s, d in zip(static, _dims_of(x)[-2:], strict=True)]
-    return tri(*dims, k=_as_int_scalar(k, f"{who}: k"), dtype="bool")
+    n_cols = dims[1] if len(dims) > 1 else None
+    return tri(dims[0], n_cols, k=_as_int_scalar(k, f"{who}: k"), dtype="bool")
 
 
 def tril(m: Any, k: Any = 0) -> TensorVariable:
@@ -1705,7 +1719,7 @@ class AllocDiag(Op):
         """The diagonal of the output gradient (:class:`ExtractDiag`)."""
         (diag,) = inputs
         (gz,) = output_grads
-        if diag.dtype not in continuous_dtypes:  # type: ignore[attr-defined]
+        if tensor_type_of(diag).dtype not in continuous_dtypes:
             return [_float_zeros_like(diag)]
         return [ExtractDiag(self.offset, self.axis1, self.axis2)(gz)]
 
@@ -1748,7 +1762,7 @@ def alloc_diag(diag: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Te
     if isinstance(offset, bool) or not isinstance(offset, int | np.integer):
         raise TypeError(f"alloc_diag: offset must be an int, got {offset!r}")
     a1, a2 = min(a1, a2), max(a1, a2)
-    return AllocDiag(axis1=a1, axis2=a2, offset=int(offset))(diag)  # type: ignore[return-value]
+    return tensor_out(AllocDiag(axis1=a1, axis2=a2, offset=int(offset))(diag))
 
 
 def diag(v: Any, k: int = 0) -> TensorVariable:
@@ -1803,7 +1817,7 @@ class TensorFromScalar(Op):
         """The output gradient as a scalar (zero for a discrete input)."""
         (s,) = inputs
         (gz,) = output_grads
-        if s.type.dtype in continuous_dtypes:  # type: ignore[attr-defined]
+        if typing.cast(ScalarType, s.type).dtype in continuous_dtypes:
             return [scalar_from_tensor(gz)]
         return [ps.zero_grad(s)]
 
@@ -1832,9 +1846,10 @@ class ScalarFromTensor(Op):
         """The output gradient as a 0-d tensor."""
         (t,) = inputs
         (gz,) = output_grads
-        if t.dtype not in continuous_dtypes:  # type: ignore[attr-defined]
+        t_dtype = tensor_type_of(t).dtype
+        if t_dtype not in continuous_dtypes:
             return [_float_zeros_like(t)]
-        return [cast(tensor_from_scalar(gz), t.dtype)]  # type: ignore[attr-defined]
+        return [cast(tensor_from_scalar(gz), t_dtype)]
 
     def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Any]) -> list[Any]:
         """The evaluation point as a scalar."""
@@ -1843,12 +1858,14 @@ class ScalarFromTensor(Op):
 
 def tensor_from_scalar(s: Any) -> TensorVariable:
     """A 0-d tensor holding the scalar ``s``."""
-    return TensorFromScalar()(s)  # type: ignore[return-value]
+    return tensor_out(TensorFromScalar()(s))
 
 
 def scalar_from_tensor(t: Any) -> Variable:
     """The scalar held by the 0-d tensor ``t``."""
-    return ScalarFromTensor()(t)  # type: ignore[return-value]
+    out = ScalarFromTensor()(t)
+    assert isinstance(out, Variable)  # one output
+    return out
 
 
 # ====================================================================== tile and choose
@@ -1895,25 +1912,25 @@ def tile(A: Any, reps: Any) -> TensorVariable:
                     f"tile: the length of reps {reps_var} is not known statically; state it "
                     "with specify_shape(reps, (n,))"
                 )
-            reps = [e if e is not None else reps_var[i] for i, e in enumerate(entries)]  # type: ignore[index]
+            reps = [e if e is not None else reps_var[i] for i, e in enumerate(entries)]
         else:
             raise ValueError(f"tile: reps must be a scalar or a vector, got {reps_var.ndim} dims")
     reps_t = [_as_int_scalar(r, f"tile: reps[{i}]") for i, r in enumerate(reps)]
     out_ndim = max(len(reps_t), A.ndim)
     reps_t = [_as_int_scalar(1, "tile")] * (out_ndim - len(reps_t)) + reps_t
     if A.ndim < out_ndim:
-        A = A.dimshuffle(["x"] * (out_ndim - A.ndim) + list(range(A.ndim)))  # type: ignore[attr-defined]
+        A = tensor_var(A.dimshuffle(["x"] * (out_ndim - A.ndim) + list(range(A.ndim))))
     dims = _dims_of(A)
-    spread = A.dimshuffle([d for k in range(out_ndim) for d in ("x", k)])  # type: ignore[attr-defined]
+    spread = A.dimshuffle([d for k in range(out_ndim) for d in ("x", k)])
     replicated = alloc(spread, *[d for pair in zip(reps_t, dims) for d in pair])
-    tiled = []
+    tiled: list[Any] = []
     for r, d in zip(reps_t, dims):
         known_r, known_d = _const_int(r), _const_int(d)
         if known_r is not None and known_d is not None:
             tiled.append(known_r * known_d)
         else:
             tiled.append(tm.mul(cast(r, "int64"), d))
-    return replicated.reshape(tiled)  # type: ignore[no-any-return,attr-defined]
+    return tensor_var(replicated.reshape(tiled))
 
 
 #: ``Choose``'s modes and the NumPy clip mode each stands for.
@@ -1937,7 +1954,7 @@ def _choices_tensor(choices: Sequence[Any]) -> TensorVariable:
         raise ValueError("Choose: choices must not be empty")
     ts = [as_tensor_variable(c) for c in choices]
     ndim = max(t.ndim for t in ts)
-    ts = [t.dimshuffle(["x"] * (ndim - t.ndim) + list(range(t.ndim))) for t in ts]  # type: ignore[attr-defined]
+    ts = [tensor_var(t.dimshuffle(["x"] * (ndim - t.ndim) + list(range(t.ndim)))) for t in ts]
     if len({t.type.shape for t in ts}) > 1 or any(None in t.type.shape for t in ts):
         model = ts[0]
         for t in ts[1:]:
@@ -2009,11 +2026,11 @@ class Choose(Op):
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
         """The broadcast shape of ``a`` and one choice."""
         a_shape, c_shape = shapes[0], shapes[1][1:]
-        out = node.outputs[0].type.shape  # type: ignore[attr-defined]
+        out = tensor_type_of(node.outputs[0]).shape
         ndim = len(out)
         a_full = [1] * (ndim - len(a_shape)) + list(a_shape)
         c_full = [1] * (ndim - len(c_shape)) + list(c_shape)
-        dims = []
+        dims: list[Any] = []
         for d, (x, y) in enumerate(zip(a_full, c_full)):
             if out[d] is not None:
                 dims.append(out[d])
@@ -2033,30 +2050,31 @@ class Choose(Op):
         """``gz`` sent to the choice each position took (after ``wrap``/``clip``), summed
         over the dimensions that broadcasting added to ``choices`` or that have static
         length 1 there (as for Elemwise, broadcasting must be known statically)."""
-        a, choices = inputs
-        (gz,) = output_grads
-        if choices.dtype not in continuous_dtypes:  # type: ignore[attr-defined]
+        a, choices = tensor_vars(inputs)
+        gz = tensor_var(output_grads[0])
+        if choices.dtype not in continuous_dtypes:
             return [disconnected_type(), _float_zeros_like(choices)]
-        n = choices.shape[0]  # type: ignore[attr-defined]
+        n = choices.shape[0]
         if self.mode == "wrap":
-            a = tm.mod(a, n)
+            a = tensor_out(tm.mod(a, n))
         elif self.mode == "clip":
-            a = tm.clip(a, 0, tm.sub(n, 1))
-        ndim = gz.type.ndim  # type: ignore[attr-defined]
-        which = arange(n).dimshuffle([0] + ["x"] * ndim)  # type: ignore[attr-defined]
-        picked = tm.eq(a.dimshuffle(["x"] * (ndim - a.ndim + 1) + list(range(a.ndim))), which)  # type: ignore[attr-defined]
-        g = where(picked, gz.dimshuffle(["x", *range(ndim)]), constant(0, dtype=gz.dtype))  # type: ignore[attr-defined]
-        extra = ndim + 1 - choices.ndim  # type: ignore[attr-defined]
+            a = tensor_var(tm.clip(a, 0, tm.sub(n, 1)))
+        ndim = gz.type.ndim
+        which = arange(n).dimshuffle([0] + ["x"] * ndim)
+        a_pattern: list[Any] = ["x"] * (ndim - a.ndim + 1) + list(range(a.ndim))
+        picked = tm.eq(a.dimshuffle(a_pattern), which)
+        g = where(picked, gz.dimshuffle(["x", *range(ndim)]), constant(0, dtype=gz.dtype))
+        extra = ndim + 1 - choices.ndim
         if extra:
             g = tm.sum(g, axis=tuple(range(1, 1 + extra)))
         axes = tuple(
             i
-            for i, (c, s) in enumerate(zip(choices.type.shape, g.type.shape))  # type: ignore[attr-defined]
+            for i, (c, s) in enumerate(zip(choices.type.shape, g.type.shape))
             if i > 0 and c == 1 and s != 1
         )
         if axes:
             g = tm.sum(g, axis=axes, keepdims=True)
-        return [disconnected_type(), cast(g, choices.dtype)]  # type: ignore[attr-defined]
+        return [disconnected_type(), cast(g, choices.dtype)]
 
 
 def choose(a: Any, choices: Any, mode: str = "raise") -> TensorVariable:
@@ -2078,4 +2096,4 @@ def choose(a: Any, choices: Any, mode: str = "raise") -> TensorVariable:
     TensorVariable
         Of the broadcast shape of ``a`` and one choice, in the choices' dtype.
     """
-    return Choose(mode)(a, choices)  # type: ignore[return-value]
+    return tensor_out(Choose(mode)(a, choices))

@@ -28,6 +28,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from opweave.scalar.type import floatX
 from opweave.tensor import math as tm
+from opweave.tensor._typing import tensor_out
 from opweave.tensor.basic import (
     alloc,
     arange,
@@ -100,11 +101,11 @@ def atleast_Nd(arry: Any, *, n: int = 1, left: bool = True) -> TensorVariable:
         Add the missing dimensions on the left (the default) or on the right.
     """
     n = _check_int(n, "n", "atleast_Nd")
-    arry = as_tensor_variable(arry)
-    if arry.ndim >= n:
-        return arry
+    var = as_tensor_variable(arry)
+    if var.ndim >= n:
+        return var
     pad = shape_padleft if left else shape_padright
-    return pad(arry, n - arry.ndim)
+    return pad(var, n - var.ndim)
 
 
 def atleast_1d(arry: Any, *, left: bool = True) -> TensorVariable:
@@ -133,16 +134,16 @@ def expand_dims(a: Any, axis: Sequence[int] | int) -> TensorVariable:
         A position or positions in the result (negative ones count from its end); an empty
         sequence returns ``a``.
     """
-    a = as_tensor_variable(a)
+    var = as_tensor_variable(a)
     axes = tuple(axis) if isinstance(axis, Sequence) else (axis,)
     for ax in axes:
         _check_int(ax, "axis", "expand_dims")
-    out_ndim = len(axes) + a.ndim
+    out_ndim = len(axes) + var.ndim
     axes = normalize_axis_tuple(axes, out_ndim)
     if not axes:
-        return a
-    dims = iter(range(a.ndim))
-    return _dimshuffle(a, ["x" if ax in axes else next(dims) for ax in range(out_ndim)])
+        return var
+    dims = iter(range(var.ndim))
+    return _dimshuffle(var, ["x" if ax in axes else next(dims) for ax in range(out_ndim)])
 
 
 def moveaxis(
@@ -157,20 +158,20 @@ def moveaxis(
     source, destination
         Distinct axes (ints or sequences of ints of one length).
     """
-    a = as_tensor_variable(a)
-    src = normalize_axis_tuple(source, a.ndim, "source")
-    dst = normalize_axis_tuple(destination, a.ndim, "destination")
+    var = as_tensor_variable(a)
+    src = normalize_axis_tuple(source, var.ndim, "source")
+    dst = normalize_axis_tuple(destination, var.ndim, "destination")
     if len(src) != len(dst):
         raise ValueError(
             "moveaxis: `source` and `destination` arguments must have the same number of "
             f"elements, got {len(src)} and {len(dst)}"
         )
     if src == dst:
-        return a
-    order = [d for d in range(a.ndim) if d not in src]
+        return var
+    order = [d for d in range(var.ndim) if d not in src]
     for dest, s in sorted(zip(dst, src, strict=True)):
         order.insert(dest, s)
-    return _dimshuffle(a, order)
+    return _dimshuffle(var, order)
 
 
 def is_flat(var: Any, ndim: int = 1) -> bool:
@@ -310,7 +311,7 @@ class _NdGrid:
             grid = ranges[i]
             for j in range(ndim):
                 if j != i:
-                    grid = tm.mul(grid, ones_like(ranges[j]))
+                    grid = tensor_out(tm.mul(grid, ones_like(ranges[j])))
             grids.append(grid)
         return grids
 
@@ -357,7 +358,8 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None = 0) -> TensorVaria
         else:
             pattern = ["x"] * d + [0] + ["x"] * (arr.ndim - 1 - d)
             index.append(_dimshuffle(arange(arr.shape[d]), pattern))
-    return arr[tuple(index)]  # type: ignore[no-any-return]
+    picked: TensorVariable = arr[tuple(index)]
+    return picked
 
 
 def inverse_permutation(perm: Any) -> TensorVariable:
@@ -400,7 +402,8 @@ def permute_row_elements(x: Any, y: Any, inverse: bool = False) -> TensorVariabl
         pattern = ["x"] * d + [0] + ["x"] * (ndim - 1 - d)
         index.append(_dimshuffle(arange(x.shape[d]), pattern))
     index.append(y)
-    return x[tuple(index)]  # type: ignore[no-any-return]
+    picked: TensorVariable = x[tuple(index)]
+    return picked
 
 
 # ====================================================================== diagonals and triangles
@@ -408,7 +411,8 @@ def permute_row_elements(x: Any, y: Any, inverse: bool = False) -> TensorVariabl
 
 def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> TensorVariable:
     """``numpy.trace``: the sums along the diagonal ``offset`` of the plane ``(axis1, axis2)``."""
-    return diagonal(a, offset=offset, axis1=axis1, axis2=axis2).sum(-1)  # type: ignore[no-any-return]
+    total: TensorVariable = diagonal(a, offset=offset, axis1=axis1, axis2=axis2).sum(-1)
+    return total
 
 
 def extract_diag(x: Any) -> TensorVariable:
@@ -433,7 +437,8 @@ def tril_indices(n: Any, k: Any = 0, m: Any = None) -> tuple[TensorVariable, Ten
     m
         The number of columns (default ``n``).
     """
-    return tri(n, m, k, dtype="bool").nonzero()  # type: ignore[no-any-return]
+    indices: tuple[TensorVariable, TensorVariable] = tri(n, m, k, dtype="bool").nonzero()
+    return indices
 
 
 def triu_indices(n: Any, k: Any = 0, m: Any = None) -> tuple[TensorVariable, TensorVariable]:
@@ -449,14 +454,15 @@ def triu_indices(n: Any, k: Any = 0, m: Any = None) -> tuple[TensorVariable, Ten
         The number of columns (default ``n``).
     """
     lower = tri(n, m, tm.sub(k, 1), dtype="bool")
-    return tm.invert(lower).nonzero()  # type: ignore[no-any-return]
+    indices: tuple[TensorVariable, TensorVariable] = tensor_out(tm.invert(lower)).nonzero()
+    return indices
 
 
 def _matrix(a: Any, who: str) -> TensorVariable:
-    a = as_tensor_variable(a)
-    if a.ndim != 2:
-        raise ValueError(f"{who}: the input array must be two dimensional, got {a.ndim} dims")
-    return a
+    var = as_tensor_variable(a)
+    if var.ndim != 2:
+        raise ValueError(f"{who}: the input array must be two dimensional, got {var.ndim} dims")
+    return var
 
 
 def tril_indices_from(a: Any, k: Any = 0) -> tuple[TensorVariable, TensorVariable]:

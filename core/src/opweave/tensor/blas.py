@@ -5,13 +5,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 import opweave.scalar as ps
 from opweave.graph.basic import Apply, Variable
 from opweave.graph.op import Op
+from opweave.tensor._typing import tensor_out, tensor_vars
 from opweave.tensor.dimshuffle import DimShuffle
 from opweave.tensor.elemwise import (
     Elemwise,
@@ -24,35 +25,36 @@ from opweave.tensor.elemwise import (
     zeros_like_float,
 )
 from opweave.tensor.type import TensorType, discrete_dtypes
+from opweave.tensor.variable import TensorVariable
 
 __all__ = ["Dot", "MatMul", "dot", "matmul", "outer", "tensordot"]
 
 
-def _discrete(x: Variable) -> bool:
-    return x.type.dtype in discrete_dtypes  # type: ignore[attr-defined]
+def _discrete(x: TensorVariable) -> bool:
+    return x.type.dtype in discrete_dtypes
 
 
-def _match_dtype(g: Variable, x: Variable) -> Variable:
+def _match_dtype(g: TensorVariable, x: TensorVariable) -> TensorVariable:
     if _discrete(x) or _discrete(g):
         return g
-    return cast_to(g, x.type.dtype)  # type: ignore[attr-defined]
+    return cast_to(g, x.type.dtype)
 
 
-def _transpose(x: Variable) -> Variable:
+def _transpose(x: TensorVariable) -> TensorVariable:
     """Swap the last two axes."""
-    n = x.type.ndim  # type: ignore[attr-defined]
+    n = x.type.ndim
     if n < 2:
         return x
     order = [*range(n - 2), n - 1, n - 2]
-    return DimShuffle(n, order)(x)  # type: ignore[return-value]
+    return tensor_out(DimShuffle(n, order)(x))
 
 
-def _check_contraction(what: str, x: Variable, y: Variable, kx: int, ky: int) -> None:
-    nx, ny = x.type.shape[kx], y.type.shape[ky]  # type: ignore[attr-defined]
+def _check_contraction(what: str, x: TensorVariable, y: TensorVariable, kx: int, ky: int) -> None:
+    nx, ny = x.type.shape[kx], y.type.shape[ky]
     if nx is not None and ny is not None and nx != ny:
         raise ValueError(
             f"{what}: the contracted axes do not match: {x} has static shape "
-            f"{x.type.shape} and {y} has {y.type.shape} ({nx} != {ny})"  # type: ignore[attr-defined]
+            f"{x.type.shape} and {y} has {y.type.shape} ({nx} != {ny})"
         )
 
 
@@ -105,24 +107,24 @@ class Dot(Op):
         output_grads: Sequence[Variable],
     ) -> list[Variable]:
         """``gz . y^T`` and ``x^T . gz`` (outer products and scalings for vectors)."""
-        x, y = inputs
+        x, y = tensor_vars(inputs)
         (gz,) = output_grads
-        if _discrete(outputs[0]):
+        if _discrete(tensor_vars(outputs)[0]):
             return [zeros_like_float(x), zeros_like_float(y)]
         gz = _as_tensor(gz)
         mul = Elemwise(ps.mul)
-        xd, yd = x.type.ndim, y.type.ndim  # type: ignore[attr-defined]
+        xd, yd = x.type.ndim, y.type.ndim
         if xd == 1 and yd == 1:
-            gx, gy = mul(gz, y), mul(gz, x)
+            gx, gy = tensor_out(mul(gz, y)), tensor_out(mul(gz, x))
         elif xd == 2 and yd == 1:
-            gx, gy = outer(gz, y), self(_transpose(x), gz)
+            gx, gy = outer(gz, y), tensor_out(self(_transpose(x), gz))
         elif xd == 1 and yd == 2:
-            gx, gy = self(gz, _transpose(y)), outer(x, gz)
+            gx, gy = tensor_out(self(gz, _transpose(y))), outer(x, gz)
         else:
-            gx, gy = self(gz, _transpose(y)), self(_transpose(x), gz)
-        return [_match_dtype(gx, x), _match_dtype(gy, y)]  # type: ignore[arg-type]
+            gx, gy = tensor_out(self(gz, _transpose(y))), tensor_out(self(_transpose(x), gz))
+        return [_match_dtype(gx, x), _match_dtype(gy, y)]
 
-    def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Variable]) -> list[Any]:
+    def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Any]) -> list[Any]:
         """``dot(ex, y) + dot(x, ey)``."""
         return [_bilinear_rop(self, inputs, eval_points)]
 
@@ -187,14 +189,14 @@ class MatMul(Op):
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]) -> list[Any]:
         """Broadcast batch axes, then ``(x.shape[-2], y.shape[-1])``."""
-        x = node.inputs[0]
+        x = tensor_vars(node.inputs)[0]
         xs, ys = shapes
-        static = node.outputs[0].type.shape  # type: ignore[attr-defined]
+        static = tensor_vars(node.outputs)[0].type.shape
         batch: list[Any] = []
         for axis in range(len(xs) - 2):
             if static[axis] is not None:
                 batch.append(static[axis])
-            elif x.type.shape[axis] != 1:  # type: ignore[attr-defined]
+            elif x.type.shape[axis] != 1:
                 batch.append(xs[axis])
             else:
                 batch.append(ys[axis])
@@ -207,18 +209,18 @@ class MatMul(Op):
         output_grads: Sequence[Variable],
     ) -> list[Variable]:
         """``gz @ y^T`` and ``x^T @ gz``, summed over the batch axes each input broadcast on."""
-        x, y = inputs
+        x, y = tensor_vars(inputs)
         (gz,) = output_grads
-        out = outputs[0]
+        out = tensor_vars(outputs)[0]
         if _discrete(out):
             return [zeros_like_float(x), zeros_like_float(y)]
         gz = _as_tensor(gz)
-        batch = out.type.shape[:-2]  # type: ignore[attr-defined]
-        gx = sum_to_broadcast(self(gz, _transpose(y)), x, batch + x.type.shape[-2:])  # type: ignore[arg-type,attr-defined]
-        gy = sum_to_broadcast(self(_transpose(x), gz), y, batch + y.type.shape[-2:])  # type: ignore[arg-type,attr-defined]
+        batch = out.type.shape[:-2]
+        gx = sum_to_broadcast(tensor_out(self(gz, _transpose(y))), x, batch + x.type.shape[-2:])
+        gy = sum_to_broadcast(tensor_out(self(_transpose(x), gz)), y, batch + y.type.shape[-2:])
         return [_match_dtype(gx, x), _match_dtype(gy, y)]
 
-    def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Variable]) -> list[Any]:
+    def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Any]) -> list[Any]:
         """``ex @ y + x @ ey``."""
         return [_bilinear_rop(self, inputs, eval_points)]
 
@@ -236,22 +238,22 @@ _matmul = MatMul()
 # ====================================================================== functions
 
 
-def dot(a: Any, b: Any) -> Variable:
+def dot(a: Any, b: Any) -> TensorVariable:
     """NumPy's ``dot``: a product of scalars, an inner, matrix-vector or matrix product, or
     for higher ranks a sum over the last axis of ``a`` and the second-to-last of ``b``.
     """
     if _is_weak(a) or _is_weak(b):
-        return Elemwise(ps.mul)(a, b)  # type: ignore[return-value]
+        return tensor_out(Elemwise(ps.mul)(a, b))
     a, b = _as_tensor(a), _as_tensor(b)
     if a.type.ndim == 0 or b.type.ndim == 0:
-        return Elemwise(ps.mul)(a, b)  # type: ignore[return-value]
+        return tensor_out(Elemwise(ps.mul)(a, b))
     if a.type.ndim <= 2 and b.type.ndim <= 2:
-        return _dot(a, b)  # type: ignore[return-value]
+        return tensor_out(_dot(a, b))
     b_axis = b.type.ndim - 2 if b.type.ndim >= 2 else 0
     return tensordot(a, b, [[a.type.ndim - 1], [b_axis]])
 
 
-def matmul(a: Any, b: Any) -> Variable:
+def matmul(a: Any, b: Any) -> TensorVariable:
     """NumPy's ``matmul`` (the ``@`` operator): a 1-d operand is promoted to a matrix and
     the added axis removed from the result; leading axes broadcast.
 
@@ -264,42 +266,45 @@ def matmul(a: Any, b: Any) -> Variable:
     if a.type.ndim == 0 or b.type.ndim == 0:
         raise ValueError("matmul: operands must have at least one dimension (use mul for scalars)")
     if a.type.ndim <= 2 and b.type.ndim <= 2:
-        return _dot(a, b)  # type: ignore[return-value]
+        return tensor_out(_dot(a, b))
     a_vec, b_vec = a.type.ndim == 1, b.type.ndim == 1
     if a_vec:
-        a = DimShuffle(1, ["x", 0])(a)  # type: ignore[assignment]
+        a = DimShuffle(1, ["x", 0])(a)
     if b_vec:
-        b = DimShuffle(1, [0, "x"])(b)  # type: ignore[assignment]
-    out = _matmul(a, b)
+        b = DimShuffle(1, [0, "x"])(b)
+    out = tensor_out(_matmul(a, b))
     if a_vec or b_vec:
-        nd = out.type.ndim  # type: ignore[union-attr]
+        nd = out.type.ndim
         remove = {nd - 2} if a_vec else set()
         if b_vec:
             remove.add(nd - 1)
-        out = DimShuffle(nd, [i for i in range(nd) if i not in remove])(out)
-    return out  # type: ignore[return-value]
+        out = tensor_out(DimShuffle(nd, [i for i in range(nd) if i not in remove])(out))
+    return out
 
 
-def outer(x: Any, y: Any) -> Variable:
+def outer(x: Any, y: Any) -> TensorVariable:
     """The outer product of two vectors (other ranks are flattened first, as in NumPy)."""
     x, y = _as_tensor(x), _as_tensor(y)
     if x.type.ndim != 1:
         x = _flatten(x)
     if y.type.ndim != 1:
         y = _flatten(y)
-    return Elemwise(ps.mul)(DimShuffle(1, [0, "x"])(x), DimShuffle(1, ["x", 0])(y))  # type: ignore[return-value]
+    return tensor_out(Elemwise(ps.mul)(DimShuffle(1, [0, "x"])(x), DimShuffle(1, ["x", 0])(y)))
 
 
-def _flatten(x: Variable) -> Variable:
-    if x.type.ndim == 0:  # type: ignore[attr-defined]
-        return DimShuffle(0, ["x"])(x)  # type: ignore[return-value]
-    from opweave.tensor.shape import reshape  # type: ignore[import-not-found]
+def _flatten(x: TensorVariable) -> TensorVariable:
+    if x.type.ndim == 0:
+        return tensor_out(DimShuffle(0, ["x"])(x))
+    # late: opweave.tensor.shape builds on this module (same floor, above it)
+    from opweave.tensor.shape import reshape
 
-    return reshape(x, (-1,), ndim=1)  # type: ignore[no-any-return]
+    return reshape(x, (-1,), ndim=1)
 
 
-def _normalize_tensordot_axes(a: Variable, b: Variable, axes: Any) -> tuple[list[int], list[int]]:
-    na, nb = a.type.ndim, b.type.ndim  # type: ignore[attr-defined]
+def _normalize_tensordot_axes(
+    a: TensorVariable, b: TensorVariable, axes: Any
+) -> tuple[list[int], list[int]]:
+    na, nb = a.type.ndim, b.type.ndim
     if isinstance(axes, int | np.integer):
         n = int(axes)
         if n < 0 or n > na or n > nb:
@@ -318,7 +323,8 @@ def _normalize_tensordot_axes(a: Variable, b: Variable, axes: Any) -> tuple[list
     b_axes = [b_axes] if isinstance(b_axes, int | np.integer) else list(b_axes)
     if len(a_axes) != len(b_axes):
         raise ValueError(f"tensordot: the axis lists {a_axes} and {b_axes} have different lengths")
-    norm_a, norm_b = [], []
+    norm_a: list[int] = []
+    norm_b: list[int] = []
     for ax, n, out in ((a_axes, na, norm_a), (b_axes, nb, norm_b)):
         for i in ax:
             i = int(i)
@@ -330,11 +336,11 @@ def _normalize_tensordot_axes(a: Variable, b: Variable, axes: Any) -> tuple[list
     return norm_a, norm_b
 
 
-def _length(x: Variable, axes: Sequence[int]) -> Any:
+def _length(x: TensorVariable, axes: Sequence[int]) -> Any:
     """The product of ``x``'s lengths over ``axes``: an int when static, else a variable."""
-    static = [x.type.shape[i] for i in axes]  # type: ignore[attr-defined]
+    static = [x.type.shape[i] for i in axes]
     if all(n is not None for n in static):
-        return int(np.prod(static, dtype=np.int64))
+        return int(np.prod(cast("list[int]", static), dtype=np.int64))
     # late: opweave.tensor.shape (Shape_i) builds on this module (same floor, above it)
     from opweave.tensor.shape import Shape_i
 
@@ -345,7 +351,7 @@ def _length(x: Variable, axes: Sequence[int]) -> Any:
     return terms[0] if len(terms) == 1 else Elemwise(ps.mul)(*terms)
 
 
-def tensordot(a: Any, b: Any, axes: Any = 2) -> Variable:
+def tensordot(a: Any, b: Any, axes: Any = 2) -> TensorVariable:
     """Sum products over the given axes (NumPy's ``tensordot``).
 
     Parameters
@@ -381,8 +387,8 @@ def tensordot(a: Any, b: Any, axes: Any = 2) -> Variable:
     k = _length(a, a_axes) if a_axes else 1
     a2 = reshape(at, [_length(a, free_a), k] if free_a else [k], ndim=2 if free_a else 1)
     b2 = reshape(bt, [k, _length(b, free_b)] if free_b else [k], ndim=2 if free_b else 1)
-    out = _dot(a2, b2)
+    out = tensor_out(_dot(a2, b2))
     if len(free_a) <= 1 and len(free_b) <= 1:
-        return out  # type: ignore[return-value]
+        return out
     shape = [_length(a, [i]) for i in free_a] + [_length(b, [j]) for j in free_b]
-    return reshape(out, shape, ndim=len(shape))  # type: ignore[no-any-return]
+    return reshape(out, shape, ndim=len(shape))

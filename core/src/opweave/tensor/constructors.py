@@ -15,6 +15,7 @@ import numpy as np
 
 from opweave.graph.basic import Apply, Variable
 from opweave.scalar.autocast import convert
+from opweave.tensor._typing import tensor_out, tensor_var
 from opweave.tensor.type import (  # the constructors' primary location, re-exported
     TensorType,
     bcol,
@@ -486,7 +487,7 @@ def as_tensor_variable(
 
 def _tensor_of_variable(x: Variable) -> TensorVariable:
     if isinstance(x.type, TensorType):
-        return x  # type: ignore[return-value]
+        return tensor_var(x)
     convert = getattr(x, "_as_TensorVariable", None)
     if convert is None:
         raise TypeError(
@@ -496,7 +497,7 @@ def _tensor_of_variable(x: Variable) -> TensorVariable:
     out = convert()
     if not isinstance(out, Variable) or not isinstance(out.type, TensorType):
         raise TypeError(f"{type(x).__name__}._as_TensorVariable returned a non-tensor: {out!r}")
-    return out  # type: ignore[return-value]
+    return tensor_var(out)
 
 
 def _variable_with_ndim(x: TensorVariable, ndim: int | None) -> TensorVariable:
@@ -509,8 +510,9 @@ def _variable_with_ndim(x: TensorVariable, ndim: int | None) -> TensorVariable:
                 f"{x} of type {x.type!r} has {x.ndim} dimensions and cannot be used as a "
                 f"{ndim}-d tensor: only leading broadcastable dimensions can be dropped"
             )
-        return x.dimshuffle(list(range(extra, x.ndim)))
-    return x.dimshuffle(["x"] * (ndim - x.ndim) + list(range(x.ndim)))  # leading new axes
+        return tensor_out(x.dimshuffle(list(range(extra, x.ndim))))
+    # leading new axes
+    return tensor_out(x.dimshuffle(["x"] * (ndim - x.ndim) + list(range(x.ndim))))
 
 
 #: Short alias of :func:`as_tensor_variable`.

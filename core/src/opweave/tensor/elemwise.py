@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -28,12 +28,14 @@ from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.op import Op
 from opweave.graph.replace import _vectorize_node
 from opweave.graph.type import DisconnectedType, NullType
-from opweave.scalar import Cast, ScalarOp, get_scalar_type
+from opweave.scalar import Cast, ScalarOp, ScalarType, get_scalar_type
 from opweave.scalar import second as scalar_second
 from opweave.scalar.basic import grad_not_implemented
+from opweave.tensor._typing import tensor_out, tensor_outs, tensor_type_of, tensor_var
 from opweave.tensor.constructors import as_tensor_variable, constant
 from opweave.tensor.dimshuffle import DimShuffle
 from opweave.tensor.type import TensorType, continuous_dtypes, discrete_dtypes, float_dtypes
+from opweave.tensor.variable import TensorVariable
 
 __all__ = [
     "CAReduce",
@@ -85,7 +87,7 @@ class FrozenDict(Mapping[int, int]):
         return repr(self._items)
 
 
-def _as_tensor(x: Any) -> Variable:
+def _as_tensor(x: Any) -> TensorVariable:
     return as_tensor_variable(x)
 
 
@@ -98,7 +100,7 @@ def _is_weak(x: Any) -> bool:
     return isinstance(x, bool | int | float | complex) and not isinstance(x, np.generic)
 
 
-def as_elemwise_inputs(inputs: Sequence[Any]) -> list[Variable]:
+def as_elemwise_inputs(inputs: Sequence[Any]) -> list[TensorVariable]:
     """Convert Elemwise inputs to tensor variables (:func:`as_tensor_variable`), as PyTensor does.
 
     Parameters
@@ -117,27 +119,28 @@ def as_elemwise_inputs(inputs: Sequence[Any]) -> list[Variable]:
     return [_as_tensor(x) for x in inputs]
 
 
-def fill_as(model: Variable, value: Any) -> Variable:
+def fill_as(model: Variable, value: Any) -> TensorVariable:
     """``second(model, value)``: ``value`` broadcast to ``model``'s shape (PyTensor's ``fill``)."""
-    return Elemwise(scalar_second)(model, value)  # type: ignore[return-value]
+    return tensor_out(Elemwise(scalar_second)(model, value))
 
 
-def cast_to(x: Any, dtype: str) -> Variable:
+def cast_to(x: Any, dtype: str) -> TensorVariable:
     """``x`` converted elementwise to ``dtype`` (``x`` itself if it has that dtype already)."""
-    x = _as_tensor(x)
+    xt = _as_tensor(x)
     dtype = np.dtype(dtype).name if dtype != "floatX" else _floatX()
-    if x.type.dtype == dtype:
-        return x
-    return Elemwise(Cast(get_scalar_type(dtype), name=f"convert_to_{dtype}"))(x)  # type: ignore[return-value]
+    if xt.type.dtype == dtype:
+        return xt
+    return tensor_out(Elemwise(Cast(get_scalar_type(dtype), name=f"convert_to_{dtype}"))(xt))
 
 
-def zeros_like_float(x: Variable, dtype: str | None = None) -> Variable:
+def zeros_like_float(x: Variable, dtype: str | None = None) -> TensorVariable:
     """Zeros shaped like ``x``: of ``x``'s dtype when continuous, else of ``floatX``.
 
     This is the gradient of an input that does not change the output locally.
     """
     if dtype is None:
-        dtype = x.type.dtype if x.type.dtype in continuous_dtypes else _floatX()  # type: ignore[attr-defined]
+        x_dtype = tensor_type_of(x).dtype
+        dtype = x_dtype if x_dtype in continuous_dtypes else _floatX()
     return fill_as(x, constant(0, dtype=dtype))
 
 
@@ -166,28 +169,25 @@ def _broadcast_shape(shapes: Sequence[tuple[int | None, ...]], what: object) -> 
     return tuple(out)
 
 
-def left_pad(x: Variable, ndim: int) -> Variable:
+def left_pad(x: TensorVariable, ndim: int) -> TensorVariable:
     """``x`` with new broadcastable axes in front, up to ``ndim`` dimensions."""
-    missing = ndim - x.type.ndim  # type: ignore[attr-defined]
+    missing = ndim - x.type.ndim
     if missing <= 0:
         return x
-    order: list[int | str] = ["x"] * missing + list(range(x.type.ndim))  # type: ignore[attr-defined]
-    return DimShuffle(x.type.ndim, order)(x)  # type: ignore[attr-defined,return-value]
+    order: list[int | str] = ["x"] * missing
+    order += range(x.type.ndim)
+    return tensor_out(DimShuffle(x.type.ndim, order)(x))
 
 
-def sum_to_broadcast(term: Variable, like: Variable, out_shape: tuple[Any, ...]) -> Variable:
+def sum_to_broadcast(term: Variable, like: Variable, out_shape: tuple[Any, ...]) -> TensorVariable:
     """Sum ``term`` (shaped like the broadcast output) over the axes ``like`` broadcast on."""
-    axes = [
-        j
-        for j, n in enumerate(like.type.shape)
-        if n == 1 and out_shape[j] != 1  # type: ignore[attr-defined]
-    ]
+    axes = [j for j, n in enumerate(tensor_type_of(like).shape) if n == 1 and out_shape[j] != 1]
     if not axes:
-        return term
+        return tensor_var(term)
     # late: opweave.tensor.reductions builds on this module (same floor, above it)
     from opweave.tensor.reductions import sum as tensor_sum
 
-    return tensor_sum(term, axis=axes, keepdims=True)  # type: ignore[no-any-return]
+    return tensor_sum(term, axis=axes, keepdims=True)
 
 
 # ====================================================================== Elemwise
@@ -227,7 +227,8 @@ class Elemwise(Op):
             raise TypeError(f"Elemwise needs a scalar Op, got {scalar_op!r}")
         self.scalar_op = scalar_op
         self.inplace_pattern = FrozenDict(inplace_pattern)
-        self.destroy_map = {o: [i] for o, i in self.inplace_pattern.items()}
+        # Per instance: which outputs overwrite which inputs is a parameter.
+        self.destroy_map = {o: [i] for o, i in self.inplace_pattern.items()}  # type: ignore[misc]
         self.name = name
         self.nout = getattr(scalar_op, "nout", 1)
         self.nin = getattr(scalar_op, "nin", -1)
@@ -260,17 +261,17 @@ class Elemwise(Op):
         if not inputs:
             raise TypeError(f"{self} needs at least one input")
         tensors = as_elemwise_inputs(inputs)
-        ndim = max(t.type.ndim for t in tensors)  # type: ignore[attr-defined]
+        ndim = max(t.type.ndim for t in tensors)
         padded = [left_pad(t, ndim) for t in tensors]
-        dtypes = [t.type.dtype for t in padded]  # type: ignore[attr-defined]
+        dtypes = [t.type.dtype for t in padded]
         try:
             shadow = self.scalar_op.make_node(*[get_scalar_type(d)() for d in dtypes])
         except TypeError as exc:
             raise TypeError(
                 f"{self} cannot be applied to inputs of dtypes ({', '.join(dtypes)}): {exc}"
             ) from exc
-        out_shape = _broadcast_shape([t.type.shape for t in padded], self)  # type: ignore[attr-defined]
-        out_dtypes = [o.type.dtype for o in shadow.outputs]  # type: ignore[attr-defined]
+        out_shape = _broadcast_shape([t.type.shape for t in padded], self)
+        out_dtypes = [cast(ScalarType, o.type).dtype for o in shadow.outputs]
         for o, i in self.inplace_pattern.items():
             if not (0 <= o < len(out_dtypes) and 0 <= i < len(padded)):
                 raise ValueError(f"{self}: inplace_pattern refers to a missing output or input")
@@ -279,7 +280,7 @@ class Elemwise(Op):
                     f"{self}: output {o} (dtype {out_dtypes[o]}) cannot be computed in place in "
                     f"input {i} of dtype {dtypes[i]}"
                 )
-            in_shape = padded[i].type.shape  # type: ignore[attr-defined]
+            in_shape = padded[i].type.shape
             if any(s == 1 and n != 1 for s, n in zip(in_shape, out_shape)):
                 raise ValueError(
                     f"{self}: input {i} (static shape {in_shape}) is broadcast to the output's "
@@ -291,13 +292,13 @@ class Elemwise(Op):
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]) -> list[Any]:
         """Each output axis: a known static length, else the first non-broadcast input's."""
         out_shape: list[Any] = []
-        static = node.outputs[0].type.shape  # type: ignore[attr-defined]
+        static = tensor_type_of(node.outputs[0]).shape
         for axis, length in enumerate(static):
             if length is not None:
                 out_shape.append(length)
                 continue
             for inp, shp in zip(node.inputs, shapes):
-                if inp.type.shape[axis] != 1:  # type: ignore[attr-defined]
+                if tensor_type_of(inp).shape[axis] != 1:
                     out_shape.append(shp[axis])
                     break
             else:
@@ -308,7 +309,8 @@ class Elemwise(Op):
         """The scalar Op's connection pattern when it has one, else all connected."""
         pattern = getattr(self.scalar_op, "connection_pattern", None)
         if pattern is not None:
-            return pattern(node)  # type: ignore[no-any-return]
+            connections: list[list[bool]] = pattern(node)
+            return connections
         return [[True] * len(node.outputs) for _ in node.inputs]
 
     # ------------------------------------------------------------------ gradients
@@ -331,20 +333,21 @@ class Elemwise(Op):
         """
         rval = self._bgrad(inputs, outputs, output_grads)
         carried = [
-            o.type.dtype in continuous_dtypes and not _is_special_grad(g)  # type: ignore[attr-defined]
+            tensor_type_of(o).dtype in continuous_dtypes and not _is_special_grad(g)
             for o, g in zip(outputs, output_grads)
         ]
         if not any(carried):
             return [g if _is_special_grad(g) else zeros_like_float(x) for g, x in zip(rval, inputs)]
-        out_shape = outputs[0].type.shape  # type: ignore[attr-defined]
+        out_shape = tensor_type_of(outputs[0]).shape
         result: list[Variable] = []
         for g, x in zip(rval, inputs):
             if _is_special_grad(g):
                 result.append(g)
                 continue
             g = sum_to_broadcast(g, x, out_shape)
-            if x.type.dtype in float_dtypes and g.type.dtype in float_dtypes:  # type: ignore[attr-defined]
-                g = cast_to(g, x.type.dtype)  # type: ignore[attr-defined]
+            x_dtype = tensor_type_of(x).dtype
+            if x_dtype in float_dtypes and g.type.dtype in float_dtypes:
+                g = cast_to(g, x_dtype)
             result.append(g)
         return result
 
@@ -359,7 +362,7 @@ class Elemwise(Op):
         def as_scalar(t: Variable) -> Variable:
             if isinstance(t.type, NullType | DisconnectedType):
                 return t
-            return get_scalar_type(t.type.dtype)()  # type: ignore[attr-defined]
+            return get_scalar_type(tensor_type_of(t).dtype)()
 
         scalar_inputs = [as_scalar(x) for x in inputs]
         scalar_ograds = [as_scalar(g) for g in output_grads]
@@ -386,23 +389,27 @@ class Elemwise(Op):
             if node is None:
                 if not isinstance(r, Constant):
                     raise ValueError(f"{self.scalar_op}'s gradient uses the free variable {r}")
-                res: Variable = constant(np.asarray(r.data), dtype=r.type.dtype)  # type: ignore[attr-defined]
+                # a constant of the scalar gradient graph
+                scalar_type = cast(ScalarType, r.type)
+                res: Variable = constant(np.asarray(r.data), dtype=scalar_type.dtype)
             else:
                 args = [transform(i) for i in node.inputs]
-                res = Elemwise(node.op)(*args, return_list=True)[r.index]  # type: ignore[index]
+                # an output of a scalar Op of the scalar gradient graph
+                scalar_op, index = cast(ScalarOp, node.op), cast(int, r.index)
+                res = tensor_outs(Elemwise(scalar_op)(*args, return_list=True))[index]
             known[r] = res
             return res
 
         return [None if g is None else transform(g) for g in scalar_igrads]
 
-    def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Variable]) -> list[Any]:
+    def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Variable | None]) -> list[Any]:
         """``sum_j d out / d in_j * eval_point_j`` for each output."""
-        outs = self(*inputs, return_list=True)
+        outs = tensor_outs(self(*inputs, return_list=True))
         rval: list[Any] = []
-        for idx, out in enumerate(outs):  # type: ignore[arg-type]
-            ograds = [zeros_like_float(o) for o in outs]  # type: ignore[union-attr]
+        for idx, out in enumerate(outs):
+            ograds = [zeros_like_float(o) for o in outs]
             ograds[idx] = fill_as(out, constant(1, dtype=ograds[idx].type.dtype))
-            bgrads = self._bgrad(inputs, outs, ograds)  # type: ignore[arg-type]
+            bgrads = self._bgrad(inputs, outs, ograds)
             total: Any = None
             for g, ev in zip(bgrads, eval_points):
                 if ev is None or _is_special_grad(g):
@@ -480,7 +487,7 @@ class CAReduce(Op):
     resolved (sorted non-negative axes, concrete dtypes), so backends never guess them.
     """
 
-    __props__ = ("scalar_op", "axis", "dtype", "acc_dtype")
+    __props__: tuple[str, ...] = ("scalar_op", "axis", "dtype", "acc_dtype")
 
     def __init__(
         self,
@@ -532,7 +539,8 @@ class CAReduce(Op):
     def _output_dtype(self, idtype: str) -> str:
         """The default output dtype for an input of ``idtype``."""
         t = get_scalar_type(idtype)
-        return str(self.scalar_op.make_node(t(), t()).outputs[0].type.dtype)  # type: ignore[attr-defined]
+        out_type = cast(ScalarType, self.scalar_op.make_node(t(), t()).outputs[0].type)
+        return str(out_type.dtype)
 
     def _acc_dtype(self, idtype: str, out_dtype: str) -> str:
         """The default accumulation dtype."""
@@ -615,7 +623,7 @@ class CAReduce(Op):
             else:
                 order.append(k)
                 k += 1
-        return DimShuffle(g.type.ndim, order)(g)  # type: ignore[attr-defined,return-value]
+        return tensor_out(DimShuffle(tensor_type_of(g).ndim, order)(g))
 
     def c_code_cache_version(self) -> tuple[Any, ...]:
         """The reduction's version combined with the scalar Op's."""
@@ -626,12 +634,12 @@ class CAReduce(Op):
 def _dtype_name(dtype: Any) -> str:
     if isinstance(dtype, str) and dtype == "floatX":
         return _floatX()
-    return np.dtype(dtype).name
+    return str(np.dtype(dtype).name)
 
 
 def is_discrete(x: Variable) -> bool:
     """True if ``x`` has a bool or integer dtype."""
-    return x.type.dtype in discrete_dtypes  # type: ignore[attr-defined]
+    return tensor_type_of(x).dtype in discrete_dtypes
 
 
 # ====================================================================== vectorization
@@ -639,7 +647,7 @@ def is_discrete(x: Variable) -> bool:
 
 
 def _batch_ndim(core: Variable, batched: Variable) -> int:
-    return int(batched.type.ndim - core.type.ndim)  # type: ignore[attr-defined]
+    return int(tensor_type_of(batched).ndim - tensor_type_of(core).ndim)
 
 
 @_vectorize_node.register(Elemwise)
@@ -661,13 +669,13 @@ def vectorize_dimshuffle(op: DimShuffle, node: Apply, x: Variable) -> Apply:
     if not batch:
         return op.make_node(x)
     order = [*range(batch), *("x" if a == "x" else int(a) + batch for a in op.new_order)]
-    return DimShuffle(x.type.ndim, order).make_node(x)  # type: ignore[attr-defined]
+    return DimShuffle(tensor_type_of(x).ndim, order).make_node(x)
 
 
 @_vectorize_node.register(CAReduce)
 def vectorize_careduce(op: CAReduce, node: Apply, x: Variable) -> Apply:
     """The same reduction over the core axes, moved past the batch dimensions."""
-    core_ndim = node.inputs[0].type.ndim  # type: ignore[attr-defined]
+    core_ndim = tensor_type_of(node.inputs[0]).ndim
     batch = _batch_ndim(node.inputs[0], x)
     if not batch:
         return op.make_node(x)

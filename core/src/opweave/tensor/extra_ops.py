@@ -30,6 +30,7 @@ from opweave.graph.op import Op
 from opweave.graph.type import disconnected_type
 from opweave.scalar.type import floatX, upcast
 from opweave.tensor import math as tm
+from opweave.tensor._typing import tensor_out, tensor_outs, tensor_vars
 from opweave.tensor.basic import (
     _float_zeros_like,
     alloc,
@@ -114,7 +115,7 @@ def _int_tensor(x: Any, what: str, who: str, ndim: int | None = None) -> TensorV
 def _moveaxis(x: TensorVariable, source: int, destination: int) -> TensorVariable:
     order = [i for i in range(x.ndim) if i != source]
     order.insert(destination, source)
-    return x.dimshuffle(order)  # type: ignore[no-any-return]
+    return tensor_out(x.dimshuffle(order))
 
 
 def _reversed_along(x: Any, axis: int) -> Any:
@@ -179,9 +180,9 @@ class CumOp(Op):
     ) -> list[Any]:
         """The reversed cumulative sum of the output gradient (times ``cumprod / x`` for
         ``mul``, which is not defined where ``x`` is 0), as in PyTensor."""
-        (x,) = inputs
+        (x,) = tensor_vars(inputs)
         (gz,) = output_grads
-        if x.dtype not in continuous_dtypes:  # type: ignore[attr-defined]
+        if x.dtype not in continuous_dtypes:
             return [_float_zeros_like(x)]
         if self.mode == "add":
             return [_reversed_along(cumsum(_reversed_along(gz, self.axis), self.axis), self.axis)]
@@ -210,7 +211,7 @@ def _cum(x: Any, axis: int | None, mode: str) -> TensorVariable:
         x, axis = x.flatten(), 0
     else:
         axis = _axis_of(axis, x.ndim, "cumsum" if mode == "add" else "cumprod")
-    return CumOp(axis, mode)(x)  # type: ignore[return-value]
+    return tensor_out(CumOp(axis, mode)(x))
 
 
 def cumsum(x: Any, axis: int | None = None) -> TensorVariable:
@@ -270,10 +271,10 @@ def diff(x: Any, n: int = 1, axis: int = -1) -> TensorVariable:
     earlier = [slice(None)] * x.ndim
     later[axis] = slice(1, None)
     earlier[axis] = slice(None, -1)
-    out: Any = x
+    out: TensorVariable = x
     for _ in range(n):
-        out = tm.sub(out[tuple(later)], out[tuple(earlier)])
-    return out  # type: ignore[no-any-return]
+        out = tensor_out(tm.sub(out[tuple(later)], out[tuple(earlier)]))
+    return out
 
 
 # ====================================================================== searchsorted
@@ -349,7 +350,7 @@ def searchsorted(x: Any, v: Any, side: str = "left", sorter: Any = None) -> Tens
     TensorVariable
         ``int64``, with ``v``'s shape.
     """
-    return SearchsortedOp(side=side)(x, v, sorter)  # type: ignore[return-value]
+    return tensor_out(SearchsortedOp(side=side)(x, v, sorter))
 
 
 # ====================================================================== repeat
@@ -430,13 +431,13 @@ class Repeat(Op):
         output_grads: Sequence[Variable],
     ) -> list[Any]:
         """The output gradient summed over the copies of each element; counts disconnected."""
-        x, repeats = inputs
-        (gz,) = output_grads
-        if x.dtype not in continuous_dtypes:  # type: ignore[attr-defined]
+        x, repeats = tensor_vars(inputs)
+        (gz,) = tensor_vars(output_grads)
+        if x.dtype not in continuous_dtypes:
             return [_float_zeros_like(x), disconnected_type()]
         axis = self.axis
         origin = Repeat(0)(arange(shape_i(x, axis)), repeats)
-        gx_front = zeros_like(_moveaxis(x, axis, 0))[origin].inc(_moveaxis(gz, axis, 0))  # type: ignore[arg-type,index]
+        gx_front = zeros_like(_moveaxis(x, axis, 0))[origin].inc(_moveaxis(gz, axis, 0))
         return [_moveaxis(gx_front, 0, axis), disconnected_type()]
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
@@ -491,14 +492,14 @@ def repeat(a: Any, repeats: Any, axis: int | None = None) -> TensorVariable:
     if repeats.type.shape == (1,):
         repeats = repeats[0]
     if repeats.ndim == 1:
-        return Repeat(axis)(a, repeats)  # type: ignore[return-value]
+        return tensor_out(Repeat(axis)(a, repeats))
     # One count for all: a new axis after ``axis``, broadcast to the count, merged back.
     dims = [shape_i(a, i) for i in range(a.ndim)]
     pattern: list[Any] = list(range(a.ndim))
     pattern.insert(axis + 1, "x")
     count = cast(repeats, "int64")
-    wide = alloc(a.dimshuffle(pattern), *dims[: axis + 1], count, *dims[axis + 1 :])  # type: ignore[attr-defined]
-    dims[axis] = tm.mul(dims[axis], count)
+    wide = alloc(a.dimshuffle(pattern), *dims[: axis + 1], count, *dims[axis + 1 :])
+    dims[axis] = tensor_out(tm.mul(dims[axis], count))
     return reshape(wide, dims, ndim=a.ndim)
 
 
@@ -666,16 +667,16 @@ class FillDiagonal(Op):
     def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list[Any]:
         """The output gradient with a zero diagonal for ``a``; its diagonal's sum for
         ``val``."""
-        a, _ = inputs
-        (gz,) = output_grads
-        if a.dtype not in continuous_dtypes:  # type: ignore[attr-defined]
+        a, _ = tensor_vars(inputs)
+        (gz,) = tensor_vars(output_grads)
+        if a.dtype not in continuous_dtypes:
             return [_float_zeros_like(a), _float_zeros_like(inputs[1])]
-        ndim = a.ndim  # type: ignore[attr-defined]
+        ndim = a.ndim
         n = shape_i(gz, 0)
         for d in range(1, ndim):
-            n = tm.minimum(n, shape_i(gz, d))
+            n = tensor_out(tm.minimum(n, shape_i(gz, d)))
         i = arange(n)
-        return [fill_diagonal(gz, 0), tm.sum(gz[(i,) * ndim])]  # type: ignore[index]
+        return [fill_diagonal(gz, 0), tm.sum(gz[(i,) * ndim])]
 
 
 _fill_diagonal = FillDiagonal()
@@ -691,7 +692,7 @@ def fill_diagonal(a: Any, val: Any) -> TensorVariable:
     val
         A scalar whose dtype fits in ``a``'s.
     """
-    return _fill_diagonal(a, val)  # type: ignore[return-value]
+    return tensor_out(_fill_diagonal(a, val))
 
 
 class FillDiagonalOffset(Op):
@@ -731,17 +732,17 @@ class FillDiagonalOffset(Op):
 
     def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list[Any]:
         """As :class:`FillDiagonal`'s, along the offset diagonal; undefined for ``offset``."""
-        a, val, offset = inputs
-        (gz,) = output_grads
+        a, val, offset = tensor_vars(inputs)
+        (gz,) = tensor_vars(output_grads)
         why = "the offset is an integer"
         g_offset = grad_undefined(self, 2, offset, why)
-        if a.dtype not in continuous_dtypes:  # type: ignore[attr-defined]
+        if a.dtype not in continuous_dtypes:
             return [_float_zeros_like(a), _float_zeros_like(val), g_offset]
         height, width = shape_i(gz, 0), shape_i(gz, 1)
         rows = arange(height)
         cols = tm.add(rows, offset)
         inside = tm.and_(tm.ge(cols, 0), tm.lt(cols, width))
-        picked = gz[rows, tm.clip(cols, 0, tm.maximum(tm.sub(width, 1), 0))]  # type: ignore[index]
+        picked = gz[rows, tm.clip(cols, 0, tm.maximum(tm.sub(width, 1), 0))]
         g_val = tm.sum(where(inside, picked, 0))
         return [fill_diagonal_offset(gz, 0, offset), g_val, g_offset]
 
@@ -761,7 +762,7 @@ def fill_diagonal_offset(a: Any, val: Any, offset: Any) -> TensorVariable:
     offset
         The diagonal: 0 the main one, positive above it, negative below (an integer).
     """
-    return _fill_diagonal_offset(a, val, offset)  # type: ignore[return-value]
+    return tensor_out(_fill_diagonal_offset(a, val, offset))
 
 
 # ====================================================================== flat indices
@@ -824,7 +825,7 @@ def unravel_index(indices: Any, dims: Any, order: str = "C") -> tuple[TensorVari
         One int64 tensor per dimension, shaped like ``indices``.
     """
     res = UnravelIndex(order=order)(indices, dims)
-    return tuple(res) if isinstance(res, list | tuple) else (res,)  # type: ignore[arg-type]
+    return tuple(tensor_outs(res)) if isinstance(res, list | tuple) else (tensor_out(res),)
 
 
 class RavelMultiIndex(Op):
@@ -898,7 +899,7 @@ def ravel_multi_index(
     """
     if not isinstance(multi_index, tuple | list):
         raise TypeError("multi_index must be a tuple or a list.")
-    return RavelMultiIndex(mode=mode, order=order)(*multi_index, dims)  # type: ignore[return-value]
+    return tensor_out(RavelMultiIndex(mode=mode, order=order)(*multi_index, dims))
 
 
 # ====================================================================== built from other Ops
@@ -935,7 +936,7 @@ def bincount(
         raise TypeError("Inputs must be of dimension 1.")
     bins = cast(tm.add(tm.max(x), 1), "int64")
     if minlength is not None:
-        bins = tm.maximum(bins, minlength)
+        bins = tensor_out(tm.maximum(bins, minlength))
     if assert_nonneg:  # a negative value becomes an index past the end
         x = where(tm.ge(x, 0), x, bins)
     if weights is None:
@@ -962,23 +963,23 @@ def squeeze(x: Any, axis: Any = None) -> TensorVariable:
     ValueError
         If a given axis is out of range, repeated, or not known to have length 1.
     """
-    x = as_tensor_variable(x)
+    xt = as_tensor_variable(x)
     if axis is None:
-        axes = [i for i, s in enumerate(x.type.shape) if s == 1]
+        axes = [i for i, s in enumerate(xt.type.shape) if s == 1]
     else:
         seq = axis if isinstance(axis, list | tuple) else [axis]
-        axes = [_axis_of(a, x.ndim, "squeeze") for a in seq]
+        axes = [_axis_of(a, xt.ndim, "squeeze") for a in seq]
         if len(set(axes)) != len(axes):
             raise ValueError(f"squeeze: repeated axis in {axis!r}")
         for a in axes:
-            if x.type.shape[a] != 1:
+            if xt.type.shape[a] != 1:
                 raise ValueError(
-                    f"squeeze: cannot drop axis {a} of {x} (static shape {x.type.shape}): it is "
+                    f"squeeze: cannot drop axis {a} of {xt} (static shape {xt.type.shape}): it is "
                     "not known to have length 1 (use specify_shape to state it)"
                 )
     if not axes:
-        return x
-    return x.dimshuffle([i for i in range(x.ndim) if i not in axes])  # type: ignore[no-any-return]
+        return xt
+    return tensor_out(xt.dimshuffle([i for i in range(xt.ndim) if i not in axes]))
 
 
 def compress(condition: Any, x: Any, axis: int | None = None) -> TensorVariable:
@@ -994,7 +995,7 @@ def compress(condition: Any, x: Any, axis: int | None = None) -> TensorVariable:
         The axis, or ``None`` for the flattened ``x``.
     """
     x = as_tensor_variable(x)
-    return x.take(flatnonzero(condition), axis=axis)  # type: ignore[no-any-return]
+    return tensor_out(x.take(flatnonzero(condition), axis=axis))
 
 
 def broadcast_to(x: Any, shape: Any) -> TensorVariable:
@@ -1059,7 +1060,7 @@ def roll(x: Any, shift: Any, axis: Any = None) -> TensorVariable:
         axes = axes * len(shifts)
     if len(shifts) != len(axes):
         raise ValueError("roll: shift and axis must have the same length")
-    out = x
+    out: TensorVariable = x
     for s, a in zip(shifts, axes, strict=True):
         a = _axis_of(a, x.ndim, "roll")
         length = shape_i(x, a)
@@ -1068,7 +1069,7 @@ def roll(x: Any, shift: Any, axis: Any = None) -> TensorVariable:
         back = [slice(None)] * x.ndim
         front[a] = slice(tm.sub(length, s), None)
         back[a] = slice(None, tm.sub(length, s))
-        out = join(a, out[tuple(front)], out[tuple(back)])  # type: ignore[index]
+        out = join(a, out[tuple(front)], out[tuple(back)])
     return out
 
 
@@ -1087,7 +1088,7 @@ def to_one_hot(y: Any, nb_class: Any, dtype: Any = None) -> TensorVariable:
     y = _int_tensor(y, "y", "to_one_hot", ndim=1)
     rows = shape_i(y, 0)
     out = zeros((rows, nb_class), dtype=dtype)
-    return set_subtensor(out[arange(rows), y], 1)  # type: ignore[index]
+    return set_subtensor(out[arange(rows), y], 1)
 
 
 def broadcast_shape(*arrays: Any, arrays_are_shapes: bool = False) -> tuple[TensorVariable, ...]:
@@ -1182,10 +1183,12 @@ def _linspace_core(
 ) -> tuple[TensorVariable, TensorVariable]:
     """``(samples, step)`` with the samples along a new first axis (NumPy's formula)."""
     div = tm.sub(num, 1) if endpoint else num
-    delta = tm.sub(stop, start)
-    index = arange(num).dimshuffle([0] + ["x"] * delta.ndim)  # type: ignore[attr-defined]
-    step = tm.true_div(delta, div)
-    samples = tm.add(where(tm.gt(div, 0), tm.mul(index, step), tm.mul(index, delta)), start)
+    delta = tensor_out(tm.sub(stop, start))
+    index = arange(num).dimshuffle([0, *(["x"] * delta.ndim)])
+    step = tensor_out(tm.true_div(delta, div))
+    samples = tensor_out(
+        tm.add(where(tm.gt(div, 0), tm.mul(index, step), tm.mul(index, delta)), start)
+    )
     if endpoint:
         last = tm.and_(tm.eq(index, tm.sub(num, 1)), tm.gt(num, 1))
         samples = where(last, stop, samples)
@@ -1244,7 +1247,7 @@ def _padded_base(
     start, stop, base = (shape_padleft(a, ndim - a.ndim) for a in (start, stop, base))
     pattern: list[Any] = list(range(ndim))
     pattern.insert(_axis_of(axis, ndim + 1, "logspace"), "x")
-    return start, stop, base.dimshuffle(pattern)  # type: ignore[attr-defined]
+    return start, stop, base.dimshuffle(pattern)
 
 
 def logspace(
@@ -1305,11 +1308,11 @@ def geomspace(
         raise TypeError(f"geomspace: base must be a scalar, got {base} ({base.ndim}-d)")
     sign = tm.sign(start)
     log_base = tm.log(base)
-    log_start = tm.true_div(tm.log(tm.mul(start, sign)), log_base)
-    log_stop = tm.true_div(tm.log(tm.mul(stop, sign)), log_base)
+    log_start = tensor_out(tm.true_div(tm.log(tm.mul(start, sign)), log_base))
+    log_stop = tensor_out(tm.true_div(tm.log(tm.mul(stop, sign)), log_base))
     exponents, _ = _linspace_core(log_start, log_stop, num, endpoint)
     samples = tm.mul(tm.pow(base, exponents), sign)
-    index = arange(num).dimshuffle([0] + ["x"] * start.ndim)  # type: ignore[attr-defined]
+    index = arange(num).dimshuffle([0] + ["x"] * start.ndim)
     samples = where(tm.eq(index, 0), start, samples)  # the ends exactly
     if endpoint:
         samples = where(tm.and_(tm.eq(index, tm.sub(num, 1)), tm.gt(num, 1)), stop, samples)

@@ -23,7 +23,7 @@ clipped or wrapped index.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -33,7 +33,7 @@ from opweave.scalar.type import int64 as scalar_int64
 from opweave.tensor.basic import ScalarFromTensor, get_scalar_constant_value
 from opweave.tensor.constructors import as_tensor_variable
 from opweave.tensor.type import TensorType, integer_dtypes
-from opweave.tensor.variable import NotScalarConstantError, TensorConstant
+from opweave.tensor.variable import NotScalarConstantError, TensorConstant, TensorVariable
 
 __all__ = [
     "INT64_MAX",
@@ -87,7 +87,7 @@ def index_literal(value: Any, what: str = "index") -> int:
     return v
 
 
-def is_placeholder(e: Any) -> bool:
+def is_placeholder(e: Any) -> TypeGuard[TensorType]:
     """Whether the ``idx_list`` entry (or slice component) ``e`` stands for an input."""
     return isinstance(e, TensorType)
 
@@ -164,7 +164,7 @@ def hashable(idx_list: Sequence[IdxEntry]) -> tuple[Any, ...]:
 
 def placeholders(idx_list: Sequence[IdxEntry]) -> list[TensorType]:
     """The placeholders of ``idx_list``, in the order of the node's index inputs."""
-    out = []
+    out: list[TensorType] = []
     for e in idx_list:
         comps = (e.start, e.stop, e.step) if isinstance(e, slice) else (e,)
         out.extend(c for c in comps if is_placeholder(c))
@@ -351,7 +351,7 @@ def _scalar_from_tensor(c: Any) -> bool:
     )
 
 
-def as_index_array(idx: Any) -> Any:
+def as_index_array(idx: Any) -> TensorVariable:
     """``idx`` (an index array, mask or scalar; a variable or a value) as a tensor variable.
 
     Empty lists become ``int64`` vectors; lists holding variables are stacked.
@@ -384,9 +384,9 @@ def as_index_array(idx: Any) -> Any:
     return var
 
 
-def _tensor_of_scalar(s: ScalarVariable) -> Any:
-    if _scalar_from_tensor(s):
-        return s.owner.inputs[0]  # type: ignore[union-attr]
+def _tensor_of_scalar(s: ScalarVariable) -> Variable:
+    if s.owner is not None and _scalar_from_tensor(s):
+        return s.owner.inputs[0]
     return as_tensor_variable(s)
 
 
@@ -451,7 +451,7 @@ def as_index_literal(idx: Any) -> Any:
     if isinstance(idx, ScalarConstant):
         return idx.data.item() if isinstance(idx.data, np.generic) else idx.data
     if _scalar_from_tensor(idx):
-        return as_index_literal(idx.owner.inputs[0])  # type: ignore[union-attr]
+        return as_index_literal(idx.owner.inputs[0])
     if isinstance(idx, TensorConstant) and np.ndim(idx.data) == 0:
         return np.asarray(idx.data).item()
     raise NotScalarConstantError(f"{idx} is not a constant index")

@@ -25,6 +25,7 @@ import numpy as np
 
 from opweave.graph.basic import Constant, Variable
 from opweave.tensor import math as tm
+from opweave.tensor._typing import tensor_var
 from opweave.tensor.basic import cast, get_vector_length, where
 from opweave.tensor.constructors import as_tensor_variable
 from opweave.tensor.index_list import as_index_literal, is_placeholder
@@ -401,7 +402,8 @@ def assemble_indexed_shape(
 
 def _vector_entries(array_shape: Any) -> list[Any]:
     if isinstance(array_shape, Variable):
-        return [array_shape[i] for i in range(get_vector_length(array_shape))]  # type: ignore[index]
+        vector = tensor_var(array_shape)
+        return [vector[i] for i in range(get_vector_length(vector))]
     return list(array_shape)
 
 

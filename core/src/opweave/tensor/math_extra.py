@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from opweave.tensor import math as tm
+from opweave.tensor._typing import tensor_out
 from opweave.tensor.basic import cast, concatenate, ones_like, stack, switch
 from opweave.tensor.basic_extra import atleast_2d
 from opweave.tensor.constructors import as_tensor_variable
@@ -49,12 +50,12 @@ conjugate = tm.conj
 
 def isposinf(x: Any) -> TensorVariable:
     """True where ``x`` is ``+inf``."""
-    return tm.eq(x, np.inf)  # type: ignore[no-any-return]
+    return tensor_out(tm.eq(x, np.inf))
 
 
 def isneginf(x: Any) -> TensorVariable:
     """True where ``x`` is ``-inf``."""
-    return tm.eq(x, -np.inf)  # type: ignore[no-any-return]
+    return tensor_out(tm.eq(x, -np.inf))
 
 
 def isfinite(a: Any) -> TensorVariable:
@@ -62,7 +63,7 @@ def isfinite(a: Any) -> TensorVariable:
     a = as_tensor_variable(a)
     if a.dtype in discrete_dtypes:
         return ones_like(a, dtype="bool")
-    return tm.and_(tm.invert(tm.isnan(a)), tm.invert(tm.isinf(a)))  # type: ignore[no-any-return]
+    return tensor_out(tm.and_(tm.invert(tm.isnan(a)), tm.invert(tm.isinf(a))))
 
 
 def _check_tol(value: Any, what: str, who: str) -> float:
@@ -97,17 +98,17 @@ def isclose(
     a_inf, b_inf = tm.isinf(a), tm.isinf(b)
     finite_close = tm.and_(close, tm.invert(tm.or_(tm.or_(a_nan, b_nan), tm.or_(a_inf, b_inf))))
     inf_eq = tm.and_(tm.and_(a_inf, b_inf), tm.eq(tm.sign(a), tm.sign(b)))
-    out = tm.or_(finite_close, inf_eq)
+    out = tensor_out(tm.or_(finite_close, inf_eq))
     if equal_nan:
-        out = tm.or_(out, tm.and_(a_nan, b_nan))
-    return out  # type: ignore[no-any-return]
+        out = tensor_out(tm.or_(out, tm.and_(a_nan, b_nan)))
+    return out
 
 
 def allclose(
     a: Any, b: Any, rtol: float = 1.0e-5, atol: float = 1.0e-8, equal_nan: bool = False
 ) -> TensorVariable:
     """``numpy.allclose``: whether :func:`isclose` holds for every element (a bool scalar)."""
-    return tm.all(isclose(a, b, rtol, atol, equal_nan))  # type: ignore[no-any-return]
+    return tensor_out(tm.all(isclose(a, b, rtol, atol, equal_nan)))
 
 
 def nan_to_num(x: Any, nan: Any = 0.0, posinf: Any = None, neginf: Any = None) -> TensorVariable:
@@ -123,15 +124,15 @@ def nan_to_num(x: Any, nan: Any = 0.0, posinf: Any = None, neginf: Any = None) -
         The values replacing ``+inf`` and ``-inf`` (default: the largest and the most
         negative finite numbers of ``x``'s dtype).
     """
-    x = as_tensor_variable(x)
-    if x.dtype in discrete_dtypes:
-        return x
-    info = np.finfo(x.dtype)
+    xt = as_tensor_variable(x)
+    if xt.dtype in discrete_dtypes:
+        return xt
+    info = np.finfo(xt.dtype)
     posinf = info.max if posinf is None else posinf
     neginf = info.min if neginf is None else neginf
-    out = switch(tm.isnan(x), cast(nan, x.dtype), x)
-    out = switch(isposinf(x), cast(posinf, x.dtype), out)
-    return switch(isneginf(x), cast(neginf, x.dtype), out)
+    out = switch(tm.isnan(xt), cast(nan, xt.dtype), xt)
+    out = switch(isposinf(xt), cast(posinf, xt.dtype), out)
+    return switch(isneginf(xt), cast(neginf, xt.dtype), out)
 
 
 # ====================================================================== statistics
@@ -196,8 +197,8 @@ def cov(
         m = cast(m, "float64")
     fact = cast(tm.sub(m.shape[1], ddof), m.dtype)
     centered = tm.sub(m, tm.mean(m, axis=1, keepdims=True))
-    c = tm.true_div(tm.dot(centered, centered.T), fact)
-    return squeeze(c)  # type: ignore[no-any-return]
+    c = tm.true_div(tm.dot(centered, tensor_out(centered).T), fact)
+    return squeeze(c)
 
 
 # ====================================================================== batched products
@@ -208,10 +209,10 @@ def _with_dtype(out: TensorVariable, dtype: Any) -> TensorVariable:
 
 
 def _at_least_1d(x: Any, what: str, who: str, ndim: int) -> TensorVariable:
-    x = as_tensor_variable(x)
-    if x.ndim < ndim:
-        raise ValueError(f"{who}: {what} needs at least {ndim} dimension(s), got {x.ndim}")
-    return x
+    xt = as_tensor_variable(x)
+    if xt.ndim < ndim:
+        raise ValueError(f"{who}: {what} needs at least {ndim} dimension(s), got {xt.ndim}")
+    return xt
 
 
 def vecdot(x1: Any, x2: Any, dtype: Any = None) -> TensorVariable:
@@ -275,7 +276,7 @@ def sgn(a: Any) -> TensorVariable:
         FutureWarning,
         stacklevel=2,
     )
-    return tm.sign(a)  # type: ignore[no-any-return]
+    return tensor_out(tm.sign(a))
 
 
 def iround(a: Any, mode: str | None = None) -> TensorVariable:
@@ -285,8 +286,8 @@ def iround(a: Any, mode: str | None = None) -> TensorVariable:
 
 def ceil_intdiv(a: Any, b: Any) -> TensorVariable:
     """``ceil(a / b)`` computed with integer arithmetic (exact for int64)."""
-    div = tm.int_div(a, b)
-    return tm.add(cast(tm.neq(tm.mod(a, b), 0), div.dtype), div)  # type: ignore[no-any-return]
+    div = tensor_out(tm.int_div(a, b))
+    return tensor_out(tm.add(cast(tm.neq(tm.mod(a, b), 0), div.dtype), div))
 
 
 def _extreme(args: tuple[Any, ...], who: str, pick: Any, reduce: Any) -> TensorVariable:
@@ -295,7 +296,7 @@ def _extreme(args: tuple[Any, ...], who: str, pick: Any, reduce: Any) -> TensorV
     if len(args) == 2:
         a, b = (as_tensor_variable(v) for v in args)
         return switch(pick(a, b), a, b)
-    return reduce(stack(args), axis=0)  # type: ignore[no-any-return]
+    return tensor_out(reduce(stack(args), axis=0))
 
 
 def smallest(*args: Any) -> TensorVariable:

@@ -12,10 +12,10 @@ integer (as in PyTensor).
 
 from __future__ import annotations
 
-import builtins
 import typing as t
 from collections.abc import Sequence
 from types import MappingProxyType
+from typing import cast as typing_cast
 
 import numpy as np
 
@@ -24,6 +24,7 @@ from opweave.gradient.opsupport import grad_not_implemented
 from opweave.graph.basic import Apply, Variable
 from opweave.graph.op import Op
 from opweave.scalar.type import normalize_dtype
+from opweave.tensor._typing import tensor_out, tensor_type_of, tensor_var
 from opweave.tensor.constructors import constant
 from opweave.tensor.dimshuffle import DimShuffle
 from opweave.tensor.elemwise import (
@@ -36,6 +37,7 @@ from opweave.tensor.elemwise import (
     zeros_like_float,
 )
 from opweave.tensor.type import TensorType, discrete_dtypes
+from opweave.tensor.variable import TensorVariable
 
 __all__ = [
     "All",
@@ -79,19 +81,19 @@ _ACC_DTYPE: MappingProxyType[str, str] = MappingProxyType(
 )
 
 
-def _const(value: t.Any, dtype: str) -> Variable:
+def _const(value: t.Any, dtype: str) -> TensorVariable:
     return constant(value, dtype=dtype)
 
 
 def _discrete(x: Variable) -> bool:
-    return x.type.dtype in discrete_dtypes  # type: ignore[attr-defined]
+    return tensor_type_of(x).dtype in discrete_dtypes
 
 
 def _match_dtype(g: Variable, x: Variable) -> Variable:
     """``g`` cast to ``x``'s dtype when both are floats of different precision."""
     if _discrete(x) or _discrete(g):
         return g
-    return cast_to(g, x.type.dtype)  # type: ignore[attr-defined]
+    return cast_to(g, tensor_type_of(x).dtype)
 
 
 # ====================================================================== CAReduce subclasses
@@ -127,15 +129,17 @@ class Sum(_SumLike):
         output_grads: Sequence[Variable],
     ) -> list[Variable]:
         """``gz`` broadcast back over the reduced axes (zero if the output is discrete)."""
-        (x,) = inputs
-        (out,) = outputs
+        x = tensor_var(inputs[0])
+        out = tensor_var(outputs[0])
         (gz,) = output_grads
         if _discrete(out):
             return [zeros_like_float(x)]
-        gx = fill_as(x, self.expand_reduced(_as_tensor(gz), x.type.ndim))  # type: ignore[attr-defined]
+        gx = fill_as(x, self.expand_reduced(_as_tensor(gz), x.type.ndim))
         return [_match_dtype(gx, x)]
 
-    def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Variable]) -> list[t.Any]:
+    def R_op(
+        self, inputs: Sequence[Variable], eval_points: Sequence[Variable | None]
+    ) -> list[t.Any]:
         """Linear: the sum of the evaluation point."""
         if eval_points[0] is None:
             return [None]
@@ -175,33 +179,37 @@ class Prod(_SumLike):
         output_grads: Sequence[Variable],
     ) -> list[Variable]:
         """See the class docstring."""
-        (x,) = inputs
-        (out,) = outputs
+        x = tensor_var(inputs[0])
+        out = tensor_var(outputs[0])
         (gz,) = output_grads
         if _discrete(out):
             return [zeros_like_float(x)]
-        dtype = out.type.dtype  # type: ignore[attr-defined]
-        ndim = x.type.ndim  # type: ignore[attr-defined]
+        dtype = out.type.dtype
+        ndim = x.type.ndim
         xf = cast_to(x, dtype)
         if self.no_zeros_in_input:
-            ratio = Elemwise(ps.true_div)(self.expand_reduced(out, ndim), xf)
-            gx = Elemwise(ps.mul)(self.expand_reduced(_as_tensor(gz), ndim), ratio)
+            ratio = tensor_out(Elemwise(ps.true_div)(self.expand_reduced(out, ndim), xf))
+            gx = tensor_out(Elemwise(ps.mul)(self.expand_reduced(_as_tensor(gz), ndim), ratio))
             return [_match_dtype(gx, x)]
-        is_zero = Elemwise(ps.eq)(xf, _const(0, dtype))
-        n_zeros = self.expand_reduced(Sum(axis=self.axis)(is_zero), ndim)  # type: ignore[arg-type]
-        x_nz = Elemwise(ps.switch)(is_zero, _const(1, dtype), xf)
+        is_zero = tensor_out(Elemwise(ps.eq)(xf, _const(0, dtype)))
+        n_zeros = self.expand_reduced(tensor_out(Sum(axis=self.axis)(is_zero)), ndim)
+        x_nz = tensor_out(Elemwise(ps.switch)(is_zero, _const(1, dtype), xf))
         prod_nz = self.expand_reduced(
-            Prod(axis=self.axis, dtype=dtype, acc_dtype=self.acc_dtype)(x_nz),  # type: ignore[arg-type]
+            tensor_out(Prod(axis=self.axis, dtype=dtype, acc_dtype=self.acc_dtype)(x_nz)),
             ndim,
         )
-        no_zero = Elemwise(ps.eq)(n_zeros, _const(0, "int64"))
-        single = Elemwise(ps.and_)(is_zero, Elemwise(ps.eq)(n_zeros, _const(1, "int64")))
-        factor = Elemwise(ps.switch)(
-            no_zero,
-            Elemwise(ps.true_div)(prod_nz, x_nz),
-            Elemwise(ps.switch)(single, prod_nz, _const(0, dtype)),
+        no_zero = tensor_out(Elemwise(ps.eq)(n_zeros, _const(0, "int64")))
+        single = tensor_out(
+            Elemwise(ps.and_)(is_zero, Elemwise(ps.eq)(n_zeros, _const(1, "int64")))
         )
-        gx = Elemwise(ps.mul)(self.expand_reduced(_as_tensor(gz), ndim), factor)
+        factor = tensor_out(
+            Elemwise(ps.switch)(
+                no_zero,
+                Elemwise(ps.true_div)(prod_nz, x_nz),
+                Elemwise(ps.switch)(single, prod_nz, _const(0, dtype)),
+            )
+        )
+        gx = tensor_out(Elemwise(ps.mul)(self.expand_reduced(_as_tensor(gz), ndim), factor))
         return [_match_dtype(gx, x)]
 
 
@@ -257,30 +265,32 @@ class _Extremum(CAReduce):
         output_grads: Sequence[Variable],
     ) -> list[Variable]:
         """See the class docstring (zero for discrete inputs)."""
-        (x,) = inputs
-        (out,) = outputs
+        x = tensor_var(inputs[0])
+        out = tensor_var(outputs[0])
         (gz,) = output_grads
         if _discrete(out):
             return [zeros_like_float(x)]
-        ndim = x.type.ndim  # type: ignore[attr-defined]
-        mask = Elemwise(ps.eq)(self.expand_reduced(out, ndim), x)
+        ndim = x.type.ndim
+        mask = tensor_out(Elemwise(ps.eq)(self.expand_reduced(out, ndim), x))
         gz_e = self.expand_reduced(_as_tensor(gz), ndim)
-        gx = Elemwise(ps.switch)(mask, gz_e, _const(0, gz_e.type.dtype))  # type: ignore[attr-defined]
+        gx = tensor_out(Elemwise(ps.switch)(mask, gz_e, _const(0, tensor_type_of(gz_e).dtype)))
         return [_match_dtype(gx, x)]
 
-    def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Variable]) -> list[t.Any]:
+    def R_op(
+        self, inputs: Sequence[Variable], eval_points: Sequence[Variable | None]
+    ) -> list[t.Any]:
         """The mean of the evaluation point over the elements equal to the result."""
-        (x,) = inputs
+        x = tensor_var(inputs[0])
         (ev,) = eval_points
         if ev is None:
             return [None]
-        out = self(x)
-        ndim = x.type.ndim  # type: ignore[attr-defined]
-        dtype = out.type.dtype  # type: ignore[union-attr]
-        mask = cast_to(Elemwise(ps.eq)(self.expand_reduced(out, ndim), x), dtype)  # type: ignore[arg-type]
-        num = Sum(axis=self.axis, dtype=dtype)(Elemwise(ps.mul)(mask, ev))
+        out = tensor_out(self(x))
+        ndim = x.type.ndim
+        dtype = out.type.dtype
+        mask = cast_to(tensor_out(Elemwise(ps.eq)(self.expand_reduced(out, ndim), x)), dtype)
+        num = Sum(axis=self.axis, dtype=dtype)(tensor_out(Elemwise(ps.mul)(mask, ev)))
         den = Sum(axis=self.axis, dtype=dtype)(mask)
-        return [Elemwise(ps.true_div)(num, den)]
+        return [tensor_out(Elemwise(ps.true_div)(num, den))]
 
 
 class Max(_Extremum):
@@ -305,9 +315,10 @@ class _Logical(CAReduce):
     """Shared behaviour of ``All`` and ``Any``: non-boolean inputs are compared with 0."""
 
     def _prepare_input(self, x: Variable) -> Variable:
-        if x.type.dtype == "bool":  # type: ignore[attr-defined]
+        x_dtype = tensor_type_of(x).dtype
+        if x_dtype == "bool":
             return x
-        return Elemwise(ps.neq)(x, _const(0, x.type.dtype))  # type: ignore[attr-defined,return-value]
+        return tensor_out(Elemwise(ps.neq)(x, _const(0, x_dtype)))
 
     def _output_dtype(self, idtype: str) -> str:
         return "bool"
@@ -398,7 +409,9 @@ class Argmax(Op):
         """Zero (see the class notes)."""
         return [zeros_like_float(inputs[0])]
 
-    def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Variable]) -> list[t.Any]:
+    def R_op(
+        self, inputs: Sequence[Variable], eval_points: Sequence[Variable | None]
+    ) -> list[t.Any]:
         """The output is piecewise constant: no R-op term."""
         return [None]
 
@@ -414,32 +427,33 @@ class Argmin(Argmax):
 # ====================================================================== functions
 
 
-def _axis_param(axis: t.Any, x: Variable, what: str) -> tuple[int, ...] | None:
+def _axis_param(axis: t.Any, x: TensorVariable, what: str) -> tuple[int, ...] | None:
     if axis is None:
         return None
-    return normalize_axis(axis, x.type.ndim, what)  # type: ignore[attr-defined]
+    return normalize_axis(axis, x.type.ndim, what)
 
 
-def _finish(out: Variable, x: Variable, keepdims: bool) -> Variable:
+def _finish(out: TensorVariable, x: TensorVariable, keepdims: bool) -> TensorVariable:
     if not keepdims:
         return out
-    op = out.owner.op  # type: ignore[union-attr]
-    axes = normalize_axis(op.axis, x.type.ndim, str(op))  # type: ignore[attr-defined]
+    assert out.owner is not None
+    op = typing_cast(CAReduce, out.owner.op)  # a reduction (or an Argmax: same ``axis``)
+    axes = normalize_axis(op.axis, x.type.ndim, str(op))
     order: list[int | str] = []
     k = 0
-    for i in range(x.type.ndim):  # type: ignore[attr-defined]
+    for i in range(x.type.ndim):
         if i in axes:
             order.append("x")
         else:
             order.append(k)
             k += 1
-    return DimShuffle(out.type.ndim, order)(out)  # type: ignore[attr-defined,return-value]
+    return tensor_out(DimShuffle(out.type.ndim, order)(out))
 
 
-def _reduce(cls: type, x: t.Any, axis: t.Any, keepdims: bool, **kwargs: t.Any) -> Variable:
-    x = _as_tensor(x)
-    op = cls(axis=_axis_param(axis, x, cls.__name__.lower()), **kwargs)
-    return _finish(op(x), x, keepdims)
+def _reduce(cls: type, x: t.Any, axis: t.Any, keepdims: bool, **kwargs: t.Any) -> TensorVariable:
+    xt = _as_tensor(x)
+    op = cls(axis=_axis_param(axis, xt, cls.__name__.lower()), **kwargs)
+    return _finish(tensor_out(op(xt)), xt, keepdims)
 
 
 def sum(
@@ -448,7 +462,7 @@ def sum(
     dtype: t.Any = None,
     keepdims: bool = False,
     acc_dtype: t.Any = None,
-) -> Variable:
+) -> TensorVariable:
     """Sum of ``input`` over ``axis``.
 
     Parameters
@@ -478,7 +492,7 @@ def prod(
     keepdims: bool = False,
     acc_dtype: t.Any = None,
     no_zeros_in_input: bool = False,
-) -> Variable:
+) -> TensorVariable:
     """Product of ``input`` over ``axis`` (parameters as for :func:`sum`).
 
     ``no_zeros_in_input=True`` promises that ``input`` holds no zero: the gradient is then
@@ -495,62 +509,63 @@ def prod(
     )
 
 
-def max(x: t.Any, axis: t.Any = None, keepdims: bool = False) -> Variable:
+def max(x: t.Any, axis: t.Any = None, keepdims: bool = False) -> TensorVariable:
     """Maximum of ``x`` over ``axis`` (``None``: all axes)."""
     return _reduce(Max, x, axis, keepdims)
 
 
-def min(x: t.Any, axis: t.Any = None, keepdims: bool = False) -> Variable:
+def min(x: t.Any, axis: t.Any = None, keepdims: bool = False) -> TensorVariable:
     """Minimum of ``x`` over ``axis`` (``None``: all axes)."""
     return _reduce(Min, x, axis, keepdims)
 
 
-def all(x: t.Any, axis: t.Any = None, keepdims: bool = False) -> Variable:
+def all(x: t.Any, axis: t.Any = None, keepdims: bool = False) -> TensorVariable:
     """True where every element over ``axis`` is non-zero (a bool tensor)."""
     return _reduce(All, x, axis, keepdims)
 
 
-def any(x: t.Any, axis: t.Any = None, keepdims: bool = False) -> Variable:
+def any(x: t.Any, axis: t.Any = None, keepdims: bool = False) -> TensorVariable:
     """True where some element over ``axis`` is non-zero (a bool tensor)."""
     return _reduce(Any, x, axis, keepdims)
 
 
-def ptp(x: t.Any, axis: t.Any = None, keepdims: bool = False) -> Variable:
+def ptp(x: t.Any, axis: t.Any = None, keepdims: bool = False) -> TensorVariable:
     """Range (maximum minus minimum) over ``axis``."""
-    return Elemwise(ps.sub)(max(x, axis, keepdims), min(x, axis, keepdims))  # type: ignore[return-value]
+    return tensor_out(Elemwise(ps.sub)(max(x, axis, keepdims), min(x, axis, keepdims)))
 
 
-def _arg(cls: type, x: t.Any, axis: t.Any, keepdims: bool) -> Variable:
-    x = _as_tensor(x)
-    out = cls(_axis_param(axis, x, cls.__name__.lower()))(x)
+def _arg(cls: type, x: t.Any, axis: t.Any, keepdims: bool) -> TensorVariable:
+    xt = _as_tensor(x)
+    out = tensor_out(cls(_axis_param(axis, xt, cls.__name__.lower()))(xt))
     if not keepdims:
-        return out  # type: ignore[no-any-return]
-    return _finish(out, x, keepdims)
+        return out
+    return _finish(out, xt, keepdims)
 
 
-def argmax(x: t.Any, axis: t.Any = None, keepdims: bool = False) -> Variable:
+def argmax(x: t.Any, axis: t.Any = None, keepdims: bool = False) -> TensorVariable:
     """Index (int64) of the maximum over ``axis``; ``None`` indexes the flattened input."""
     return _arg(Argmax, x, axis, keepdims)
 
 
-def argmin(x: t.Any, axis: t.Any = None, keepdims: bool = False) -> Variable:
+def argmin(x: t.Any, axis: t.Any = None, keepdims: bool = False) -> TensorVariable:
     """Index (int64) of the minimum over ``axis``; ``None`` indexes the flattened input."""
     return _arg(Argmin, x, axis, keepdims)
 
 
-def _count(x: Variable, axes: Sequence[int]) -> Variable:
+def _count(x: TensorVariable, axes: Sequence[int]) -> TensorVariable:
     """The number of elements over ``axes`` of ``x``, as an int64 scalar."""
-    static = [x.type.shape[i] for i in axes]  # type: ignore[attr-defined]
-    if builtins.all(n is not None for n in static):
-        return _const(int(np.prod(static, dtype=np.int64)), "int64")
-    known = int(np.prod([n for n in static if n is not None], dtype=np.int64))
+    static = [x.type.shape[i] for i in axes]
+    lengths = [n for n in static if n is not None]
+    known = int(np.prod(lengths, dtype=np.int64))
+    if len(lengths) == len(static):
+        return _const(known, "int64")
     # late: opweave.tensor.shape (Shape_i) builds on this module (same floor, above it)
     from opweave.tensor.shape import Shape_i
 
-    terms: list[Variable] = [Shape_i(i)(x) for i, n in zip(axes, static) if n is None]  # type: ignore[misc]
+    terms = [tensor_out(Shape_i(i)(x)) for i, n in zip(axes, static) if n is None]
     if known != 1:
         terms.append(_const(known, "int64"))
-    return terms[0] if len(terms) == 1 else Elemwise(ps.mul)(*terms)  # type: ignore[return-value]
+    return terms[0] if len(terms) == 1 else tensor_out(Elemwise(ps.mul)(*terms))
 
 
 def mean(
@@ -559,7 +574,7 @@ def mean(
     dtype: t.Any = None,
     keepdims: bool = False,
     acc_dtype: t.Any = None,
-) -> Variable:
+) -> TensorVariable:
     """Mean of ``input`` over ``axis``: the :func:`sum`, divided by the element count.
 
     Parameters
@@ -597,13 +612,13 @@ def mean(
         # float16 sums overflow too easily: sum in float32, cast the mean back below.
         sum_dtype = "float32" if x.type.dtype == "float16" else None
     s = sum(x, axis=axes, dtype=sum_dtype, keepdims=keepdims, acc_dtype=acc_dtype)
-    fdtype = "float32" if s.type.dtype in ("float16", "float32", "complex64") else "float64"  # type: ignore[attr-defined]
-    res = Elemwise(ps.true_div)(s, cast_to(_count(x, axes), fdtype))
-    if res.type.dtype in discrete_dtypes:  # type: ignore[attr-defined]
+    fdtype = "float32" if s.type.dtype in ("float16", "float32", "complex64") else "float64"
+    res = tensor_out(Elemwise(ps.true_div)(s, cast_to(_count(x, axes), fdtype)))
+    if res.type.dtype in discrete_dtypes:
         res = cast_to(res, fdtype)
     if dtype == "float16" or (dtype is None and x.type.dtype == "float16"):
         res = cast_to(res, "float16")
-    return res  # type: ignore[return-value]
+    return res
 
 
 def var(
@@ -612,7 +627,7 @@ def var(
     ddof: int = 0,
     keepdims: bool = False,
     corrected: bool = False,
-) -> Variable:
+) -> TensorVariable:
     """Variance of ``input`` over ``axis``, dividing by ``n - ddof``.
 
     ``corrected=True`` uses the compensated two-pass formula
@@ -620,15 +635,17 @@ def var(
     """
     x = _as_tensor(input)
     axes = normalize_axis(axis, x.type.ndim, "var")
-    centered = Elemwise(ps.sub)(x, mean(x, axis=axes, keepdims=True))
-    ss = sum(Elemwise(ps.sqr)(centered), axis=axes, keepdims=keepdims)
-    dtype = ss.type.dtype  # type: ignore[attr-defined]
+    centered = tensor_out(Elemwise(ps.sub)(x, mean(x, axis=axes, keepdims=True)))
+    ss = sum(tensor_out(Elemwise(ps.sqr)(centered)), axis=axes, keepdims=keepdims)
+    dtype = ss.type.dtype
     n = _count(x, axes)
     if corrected:
         sc = sum(centered, axis=axes, keepdims=keepdims)
-        ss = Elemwise(ps.sub)(ss, Elemwise(ps.true_div)(Elemwise(ps.sqr)(sc), cast_to(n, dtype)))
-    denom = Elemwise(ps.sub)(n, _const(int(ddof), "int64")) if ddof else n
-    return Elemwise(ps.true_div)(ss, cast_to(denom, dtype))  # type: ignore[return-value]
+        ss = tensor_out(
+            Elemwise(ps.sub)(ss, Elemwise(ps.true_div)(Elemwise(ps.sqr)(sc), cast_to(n, dtype)))
+        )
+    denom = tensor_out(Elemwise(ps.sub)(n, _const(int(ddof), "int64"))) if ddof else n
+    return tensor_out(Elemwise(ps.true_div)(ss, cast_to(denom, dtype)))
 
 
 def std(
@@ -637,8 +654,8 @@ def std(
     ddof: int = 0,
     keepdims: bool = False,
     corrected: bool = False,
-) -> Variable:
+) -> TensorVariable:
     """Standard deviation: the square root of :func:`var` (same parameters)."""
-    return Elemwise(ps.sqrt)(
-        var(input, axis=axis, ddof=ddof, keepdims=keepdims, corrected=corrected)
-    )  # type: ignore[return-value]
+    return tensor_out(
+        Elemwise(ps.sqrt)(var(input, axis=axis, ddof=ddof, keepdims=keepdims, corrected=corrected))
+    )

@@ -15,7 +15,7 @@ for gradients.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -24,6 +24,7 @@ from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.op import Op
 from opweave.graph.type import Generic, disconnected_type, generic
 from opweave.tensor import math as tm
+from opweave.tensor._typing import tensor_out, tensor_type_of, tensor_var, tensor_vars
 from opweave.tensor.basic import (
     MakeVector,
     _as_int_scalar,
@@ -126,6 +127,8 @@ class Shape_i(_TypeDispatchedCOp):  # noqa: N801 - PyTensor's name
         self, node: Apply, name: str, inputs: list[str], outputs: list[str], sub: dict[str, str]
     ) -> str:
         """The registered CHECK_INPUT followed by the registered code."""
+        code: str
+        check_input: str
         _, code, check_input, _ = self._entry(node)
         template = dict(sub, iname=inputs[0], oname=outputs[0], i=self.i)
         return (check_input % template) + (code % template)
@@ -149,7 +152,7 @@ class Shape_i(_TypeDispatchedCOp):  # noqa: N801 - PyTensor's name
 
 def shape(x: Any) -> TensorVariable:
     """The symbolic shape of ``x``: an int64 vector of static length ``x.ndim``."""
-    return Shape()(as_tensor_variable(x))  # type: ignore[return-value]
+    return tensor_out(Shape()(as_tensor_variable(x)))
 
 
 def shape_i(x: Any, i: int) -> TensorVariable:
@@ -166,7 +169,7 @@ def shape_i(x: Any, i: int) -> TensorVariable:
     static = x.type.shape[i]
     if static is not None:
         return constant(static, dtype="int64")
-    return Shape_i(i)(x)  # type: ignore[return-value]
+    return tensor_out(Shape_i(i)(x))
 
 
 # ====================================================================== padding
@@ -174,23 +177,23 @@ def shape_i(x: Any, i: int) -> TensorVariable:
 
 def _dimshuffle(x: TensorVariable, order: Sequence[Any]) -> TensorVariable:
     op = DimShuffle(input_ndim=x.ndim, new_order=tuple(order))
-    return op(x)  # type: ignore[no-any-return]
+    return tensor_out(op(x))
 
 
 def shape_padleft(t: Any, n_ones: int = 1) -> TensorVariable:
     """``t`` with ``n_ones`` broadcastable dimensions added on the left."""
-    t = as_tensor_variable(t)
+    var = as_tensor_variable(t)
     if n_ones == 0:
-        return t
-    return _dimshuffle(t, ["x"] * n_ones + list(range(t.ndim)))
+        return var
+    return _dimshuffle(var, ["x"] * n_ones + list(range(var.ndim)))
 
 
 def shape_padright(t: Any, n_ones: int = 1) -> TensorVariable:
     """``t`` with ``n_ones`` broadcastable dimensions added on the right."""
-    t = as_tensor_variable(t)
+    var = as_tensor_variable(t)
     if n_ones == 0:
-        return t
-    return _dimshuffle(t, list(range(t.ndim)) + ["x"] * n_ones)
+        return var
+    return _dimshuffle(var, list(range(var.ndim)) + ["x"] * n_ones)
 
 
 def shape_padaxis(t: Any, axis: int) -> TensorVariable:
@@ -220,7 +223,7 @@ def _static_int(v: Variable) -> int | None:
     return int(value)
 
 
-def _dim_of(v: Variable, x: Variable) -> int | None:
+def _dim_of(v: Variable, x: TensorVariable) -> int | None:
     """``i`` when ``v`` is the length of dimension ``i`` of ``x`` (``x.shape[i]`` or
     ``Shape_i(i)(x)``), else ``None``."""
     owner = v.owner
@@ -236,11 +239,11 @@ def _dim_of(v: Variable, x: Variable) -> int | None:
     if source is None or not isinstance(source.op, Shape) or source.inputs[0] is not x:
         return None
     (i,) = idx
-    return int(i) if isinstance(i, int | np.integer) and 0 <= i < x.ndim else None  # type: ignore[attr-defined]
+    return int(i) if isinstance(i, int | np.integer) and 0 <= i < x.ndim else None
 
 
 def _new_shape_entries(
-    x: Variable, shp: Variable, ndim: int
+    x: TensorVariable, shp: TensorVariable, ndim: int
 ) -> tuple[list[int | None], list[int | None]]:
     """Per entry of the new shape ``shp``: its constant value (``None`` where unknown), and
     the dimension of ``x`` whose length it is (``None`` where it is none)."""
@@ -250,7 +253,7 @@ def _new_shape_entries(
     if owner is not None and isinstance(owner.op, MakeVector):
         entries = list(owner.inputs)
     elif owner is not None and not isinstance(owner.op, Shape):
-        entries = [shp[i] for i in range(ndim)]  # type: ignore[index]
+        entries = [shp[i] for i in range(ndim)]
     else:
         static = _static_vector(shp)
         return (static or [None] * ndim), [None] * ndim
@@ -278,7 +281,7 @@ def _reshape_static(
     prod = int(np.prod(known, dtype=np.int64))
     unknown = [k for k, e in enumerate(entries) if e is None or e == -1]
     if None not in in_shape:
-        size = int(np.prod(in_shape, dtype=np.int64))
+        size = int(np.prod(cast("Sequence[int]", in_shape), dtype=np.int64))
         if not unknown and prod != size:
             raise ValueError(
                 f"Reshape: cannot reshape a tensor of static shape {tuple(in_shape)} (size "
@@ -360,15 +363,15 @@ class Reshape(Op):
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
         """The new shape's entries, with a ``-1`` replaced by the size left over."""
-        shp = node.inputs[1]
-        static = node.outputs[0].type.shape
+        shp = tensor_var(node.inputs[1])
+        static = tensor_type_of(node.outputs[0]).shape
         if None not in static:
             return [tuple(static)]
         entries = _static_vector(shp) or [None] * self.ndim
         size = _product(shapes[0])
         # With a -1 entry, -prod(shp) is the product of the other entries.
         missing = tm.int_div(size, tm.maximum(tm.neg(tm.prod(shp)), 1))
-        out = []
+        out: list[Any] = []
         for i, (s, e) in enumerate(zip(static, entries)):
             if s is not None:
                 out.append(s)
@@ -377,7 +380,7 @@ class Reshape(Op):
             elif e == -1:
                 out.append(missing)
             else:
-                entry = shp[i]  # type: ignore[index]
+                entry = shp[i]
                 out.append(_switch(tm.eq(entry, -1), missing, entry))
         return [tuple(out)]
 
@@ -387,9 +390,9 @@ class Reshape(Op):
 
     def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list[Any]:
         """The output gradient reshaped to ``x``'s shape; the shape is disconnected."""
-        x, _ = inputs
+        x, _ = tensor_vars(inputs)
         (gz,) = output_grads
-        return [reshape(gz, shape(x), ndim=x.ndim), disconnected_type()]  # type: ignore[attr-defined]
+        return [reshape(gz, shape(x), ndim=x.ndim), disconnected_type()]
 
     def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Any]) -> list[Any]:
         """The evaluation point reshaped the same way."""
@@ -438,6 +441,7 @@ def reshape(x: Any, newshape: Any, ndim: int | None = None) -> TensorVariable:
         newshape = (int(newshape),)
     elif isinstance(newshape, Variable) and getattr(newshape.type, "ndim", None) == 0:
         newshape = (newshape,)
+    n: int | None
     if isinstance(newshape, list | tuple):
         n = len(newshape)
         if any(isinstance(e, Variable) for e in newshape):
@@ -455,7 +459,7 @@ def reshape(x: Any, newshape: Any, ndim: int | None = None) -> TensorVariable:
             n = ndim
     if ndim is not None and ndim != n:
         raise ValueError(f"reshape: ndim={ndim} but the new shape has {n} entries")
-    return Reshape(n)(x, shp)  # type: ignore[return-value]
+    return tensor_out(Reshape(n)(x, shp))
 
 
 def flatten(x: Any, ndim: int = 1) -> TensorVariable:
@@ -468,15 +472,17 @@ def flatten(x: Any, ndim: int = 1) -> TensorVariable:
     ndim
         The number of dimensions of the result, between 1 and ``max(x.ndim, 1)``.
     """
-    x = as_tensor_variable(x)
-    if isinstance(ndim, bool) or not isinstance(ndim, int) or not 1 <= ndim <= max(x.ndim, 1):
-        raise ValueError(f"flatten: ndim must be between 1 and {max(x.ndim, 1)}, got {ndim!r}")
-    if x.ndim == ndim:
-        return x
-    dims: list[Any] = [shape_i(x, i) for i in range(ndim - 1)]
-    tail = x.type.shape[ndim - 1 :]
-    dims.append(int(np.prod(tail, dtype=np.int64)) if None not in tail else -1)
-    return reshape(x, dims, ndim=ndim)
+    xt = as_tensor_variable(x)
+    if isinstance(ndim, bool) or not isinstance(ndim, int) or not 1 <= ndim <= max(xt.ndim, 1):
+        raise ValueError(f"flatten: ndim must be between 1 and {max(xt.ndim, 1)}, got {ndim!r}")
+    if xt.ndim == ndim:
+        return xt
+    dims: list[Any] = [shape_i(xt, i) for i in range(ndim - 1)]
+    tail = xt.type.shape[ndim - 1 :]
+    dims.append(
+        int(np.prod(cast("Sequence[int]", tail), dtype=np.int64)) if None not in tail else -1
+    )
+    return reshape(xt, dims, ndim=ndim)
 
 
 # ====================================================================== SpecifyShape
@@ -534,9 +540,9 @@ class SpecifyShape(Op):
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
         """The specified entries, ``x``'s dimensions elsewhere."""
         xshape = shapes[0]
-        out = []
+        out: list[Any] = []
         for i, d in enumerate(node.inputs[1:]):
-            static = node.outputs[0].type.shape[i]
+            static = tensor_type_of(node.outputs[0]).shape[i]
             if static is not None:
                 out.append(static)
             elif _is_none(d):
@@ -579,7 +585,7 @@ def specify_shape(x: Any, shape: Any) -> TensorVariable:
         ``x`` itself when nothing new is specified, else a ``SpecifyShape`` output whose
         static shape includes the constant entries.
     """
-    x = as_tensor_variable(x)
+    xt = as_tensor_variable(x)
     if shape is None or isinstance(shape, int | np.integer):
         shape = (shape,)
     elif isinstance(shape, Variable) and getattr(shape.type, "ndim", None) == 0:
@@ -589,16 +595,16 @@ def specify_shape(x: Any, shape: Any) -> TensorVariable:
         entries = _static_vector(vec)
         if entries is None:
             raise ValueError(f"specify_shape: the length of the shape {vec} is not known")
-        shape = tuple(e if e is not None else vec[i] for i, e in enumerate(entries))  # type: ignore[index]
+        shape = tuple(e if e is not None else vec[i] for i, e in enumerate(entries))
     shape = tuple(shape)
-    if len(shape) != x.ndim:
+    if len(shape) != xt.ndim:
         raise ValueError(
-            f"specify_shape: {x} has {x.ndim} dimensions but the shape {shape} has {len(shape)}"
+            f"specify_shape: {xt} has {xt.ndim} dimensions but the shape {shape} has {len(shape)}"
         )
     redundant = all(
-        _is_none(s) or (x.type.shape[i] is not None and _const_int(s) == x.type.shape[i])
+        _is_none(s) or (xt.type.shape[i] is not None and _const_int(s) == xt.type.shape[i])
         for i, s in enumerate(shape)
     )
     if redundant:
-        return x
-    return SpecifyShape()(x, *shape)  # type: ignore[return-value]
+        return xt
+    return tensor_out(SpecifyShape()(xt, *shape))

@@ -13,7 +13,7 @@ The kernels live in the backends.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal, get_args
+from typing import Any, Literal, cast, get_args
 
 import numpy as np
 
@@ -21,6 +21,7 @@ from opweave.graph.basic import Apply, Variable
 from opweave.graph.op import Op
 from opweave.graph.type import disconnected_type
 from opweave.tensor import math as tm
+from opweave.tensor._typing import tensor_out, tensor_var, tensor_vars
 from opweave.tensor.basic import (
     _const_int,
     _float_zeros_like,
@@ -40,21 +41,22 @@ KIND = Literal["quicksort", "mergesort", "heapsort", "stable"]
 KIND_VALUES: tuple[str, ...] = get_args(KIND)
 
 
-def _parse_sort_args(kind: Any, order: Any, stable: bool | None) -> str:
-    """The ``kind`` that :func:`sort`'s arguments ask for (PyTensor's rules)."""
+def _parse_sort_args(kind: Any, order: Any, stable: bool | None) -> KIND:
+    """The ``kind`` that :func:`sort`'s arguments ask for (PyTensor's rules); the Op
+    checks it."""
     if order is not None:
         raise ValueError("sort: the order argument (for structured arrays) does not apply here")
     if stable is not None and kind is not None:
         raise ValueError("sort: give either kind or stable, not both")
     if stable:
         return "stable"
-    return "quicksort" if kind is None else kind
+    return "quicksort" if kind is None else cast(KIND, kind)
 
 
-def _check_kind(kind: Any, who: str) -> str:
+def _check_kind(kind: Any, who: str) -> KIND:
     if kind not in KIND_VALUES:
         raise ValueError(f"{who}: kind must be one of {KIND_VALUES}, got {kind!r}")
-    return str(kind)
+    return cast(KIND, str(kind))
 
 
 def _axis_input(axis: Any, x: TensorVariable, who: str) -> TensorVariable:
@@ -124,25 +126,25 @@ class SortOp(Op):
         output_grads: Sequence[Variable],
     ) -> list[Any]:
         """The output gradient put back where each value came from."""
-        x, axis = inputs
+        x, axis = tensor_vars(inputs)
         (gz,) = output_grads
-        if x.dtype not in continuous_dtypes:  # type: ignore[attr-defined]
+        if x.dtype not in continuous_dtypes:
             return [_float_zeros_like(x), disconnected_type()]
         # Position i of x holds the value that sorting sends to rev[i]: gx[i] = gz[rev[i]].
         rev = argsort(argsort(x, axis, kind=self.kind), axis, kind=self.kind)
-        return [_take_along(gz, rev, axis, x.ndim), disconnected_type()]  # type: ignore[attr-defined]
+        return [_take_along(gz, rev, axis, x.ndim), disconnected_type()]
 
     def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Any]) -> list[Any]:
         """The evaluation point permuted as ``x`` is."""
-        x, axis = inputs
+        x, axis = tensor_vars(inputs)
         if eval_points[0] is None:
             return [None]
-        ndim = x.ndim  # type: ignore[attr-defined]
+        ndim = x.ndim
         order = argsort(x, axis, kind=self.kind)
         return [_take_along(eval_points[0], order, axis, ndim)]
 
 
-def _take_along(v: Variable, order: Variable, axis: Variable, ndim: int) -> Variable:
+def _take_along(v: Variable, order: Variable, axis: Variable, ndim: int) -> TensorVariable:
     """``numpy.take_along_axis(v, order, axis)`` for an ``order`` shaped like ``v``: the flat
     index of each picked element (``order`` along ``axis``, the position elsewhere) into
     the flattened ``v``."""
@@ -150,11 +152,12 @@ def _take_along(v: Variable, order: Variable, axis: Variable, ndim: int) -> Vari
     normalized = (
         known % ndim if known is not None else where(tm.lt(axis, 0), tm.add(axis, ndim), axis)
     )
-    shape = [v.shape[i] for i in range(ndim)]  # type: ignore[attr-defined]
+    v = tensor_var(v)
+    shape = [v.shape[i] for i in range(ndim)]
     flat: Any = None
     stride: Any = None
     for i in reversed(range(ndim)):
-        grid = arange(shape[i]).dimshuffle(["x"] * i + [0] + ["x"] * (ndim - 1 - i))  # type: ignore[attr-defined]
+        grid = arange(shape[i]).dimshuffle(["x"] * i + [0] + ["x"] * (ndim - 1 - i))
         if known is not None:
             index = order if i == normalized else grid
         else:
@@ -162,7 +165,7 @@ def _take_along(v: Variable, order: Variable, axis: Variable, ndim: int) -> Vari
         term = index if stride is None else tm.mul(index, stride)
         flat = term if flat is None else tm.add(flat, term)
         stride = shape[i] if stride is None else tm.mul(stride, shape[i])
-    return advanced_subtensor1(v.flatten(), flat.flatten()).reshape(shape)  # type: ignore[attr-defined,no-any-return]
+    return tensor_var(advanced_subtensor1(v.flatten(), flat.flatten()).reshape(shape))
 
 
 class ArgSortOp(Op):
@@ -227,8 +230,8 @@ def sort(
     """
     kind_ = _parse_sort_args(kind, order, stable)
     if axis is None:
-        a, axis = as_tensor_variable(a).flatten(), 0  # type: ignore[attr-defined]
-    return SortOp(kind_)(a, axis)  # type: ignore[arg-type,return-value]
+        a, axis = as_tensor_variable(a).flatten(), 0
+    return tensor_out(SortOp(kind_)(a, axis))
 
 
 def argsort(
@@ -242,5 +245,5 @@ def argsort(
     """``numpy.argsort``: the int64 indices that sort ``a`` (parameters as for :func:`sort`)."""
     kind_ = _parse_sort_args(kind, order, stable)
     if axis is None:
-        a, axis = as_tensor_variable(a).flatten(), 0  # type: ignore[attr-defined]
-    return ArgSortOp(kind_)(a, axis)  # type: ignore[arg-type,return-value]
+        a, axis = as_tensor_variable(a).flatten(), 0
+    return tensor_out(ArgSortOp(kind_)(a, axis))

@@ -33,6 +33,7 @@ from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.op import Op
 from opweave.graph.type import disconnected_type
 from opweave.tensor import math as tm
+from opweave.tensor._typing import tensor_out, tensor_type_of, tensor_var, tensor_vars
 from opweave.tensor.basic import (
     _as_int_scalar,
     _as_tensor_or_scalar,
@@ -135,7 +136,7 @@ def _static_out_shape(x_shape: Sequence[int | None], idx_list: Sequence[IdxEntry
 
 def _check_index_inputs(
     who: str, idx_list: Sequence[IdxEntry], inputs: Sequence[Any]
-) -> list[Variable]:
+) -> list[TensorVariable]:
     """The index inputs as variables, each of the Type its placeholder asks for."""
     types = placeholders(idx_list)
     if len(inputs) != len(types):
@@ -143,7 +144,7 @@ def _check_index_inputs(
             f"{who}: idx_list has {len(types)} symbolic entries but {len(inputs)} index inputs "
             "were given"
         )
-    converted = []
+    converted: list[TensorVariable] = []
     for i, (inp, t) in enumerate(zip(inputs, types)):
         if t.ndim == 0:
             var = _as_int_scalar(inp, f"{who}: index input {i}")
@@ -184,12 +185,12 @@ class _IndexedRead(Op):
     def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list[Any]:
         """Zeros with the output gradient added at the indexed positions (repeated
         positions, for an advanced index, add up)."""
-        x, *rest = inputs
+        x, *rest = tensor_vars(inputs)
         (gz,) = output_grads
-        if x.dtype not in continuous_dtypes:  # type: ignore[attr-defined]
+        if x.dtype not in continuous_dtypes:
             first = _float_zeros_like(x)
         else:
-            first = self._increment()(zeros_like(x), gz, *rest)
+            first = tensor_out(self._increment()(zeros_like(x), gz, *rest))
         return [first, *[disconnected_type() for _ in rest]]
 
     def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Any]) -> list[Any]:
@@ -237,7 +238,7 @@ class Subtensor(_IndexedRead):
         """The sliced dimensions' lengths and the untouched dimensions."""
         xshape = shapes[0]
         entries = get_idx_list(node.inputs, self.idx_list)
-        static = node.outputs[0].type.shape
+        static = tensor_type_of(node.outputs[0]).shape
         out: list[Any] = []
         for d, e in enumerate(entries):
             if isinstance(e, slice):
@@ -269,13 +270,13 @@ def basic_subtensor(x: Any, *index_variables: Any) -> TensorVariable:
         For an index array (use :func:`advanced_subtensor`) or a constant outside ``int64``.
     """
     idx_list, flat = flatten_index_variables(index_variables)
-    arrays = [v for v in flat if v.type.ndim > 0]  # type: ignore[attr-defined]
+    arrays = [v for v in flat if tensor_type_of(v).ndim > 0]
     if arrays:
         raise TypeError(
             f"basic_subtensor: {arrays[0]} is an index array; basic indices are ints, slices "
             "and 0-d integer tensors (use advanced_subtensor for index arrays)"
         )
-    return Subtensor(idx_list)(x, *flat)  # type: ignore[return-value]
+    return tensor_out(Subtensor(idx_list)(x, *flat))
 
 
 class IncSubtensor(Op):
@@ -304,7 +305,7 @@ class IncSubtensor(Op):
         self.idx_list = check_idx_list(idx_list, "IncSubtensor")
         self.inplace = bool(inplace)
         self.set_instead_of_inc = bool(set_instead_of_inc)
-        self.destroy_map = {0: [0]} if self.inplace else {}
+        self.destroy_map = {0: [0]} if self.inplace else {}  # type: ignore[misc]
 
     def __hash__(self) -> int:
         return hash((type(self), hashable(self.idx_list), self.inplace, self.set_instead_of_inc))
@@ -319,7 +320,7 @@ class IncSubtensor(Op):
         x = as_tensor_variable(x)
         sub = Subtensor(self.idx_list).make_node(x, *inputs)
         ins = sub.inputs[1:]
-        target = sub.outputs[0]
+        target = tensor_var(sub.outputs[0])
         y = _value_for(y, x, str(self))
         _check_broadcast(y, target.type.shape, str(self))
         return Apply(self, [x, y, *ins], [x.type()])
@@ -334,18 +335,18 @@ class IncSubtensor(Op):
 
     def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list[Any]:
         """``gz`` (zeroed where set) for ``x``; ``gz[idx]`` summed to ``y``'s shape for ``y``."""
-        x, y, *rest = inputs
-        (gz,) = output_grads
+        x, y, *rest = tensor_vars(inputs)
+        gz = tensor_var(output_grads[0])
         disc = [disconnected_type() for _ in rest]
-        if gz.dtype not in continuous_dtypes:  # type: ignore[attr-defined]
+        if gz.dtype not in continuous_dtypes:
             return [_float_zeros_like(x), _float_zeros_like(y), *disc]
         if self.set_instead_of_inc:
-            zero = constant(0, dtype=gz.dtype)  # type: ignore[attr-defined]
+            zero = constant(0, dtype=gz.dtype)
             gx = IncSubtensor(self.idx_list, set_instead_of_inc=True)(gz, zero, *rest)
         else:
             gx = gz
-        if y.dtype in continuous_dtypes:  # type: ignore[attr-defined]
-            gy = _sum_to(Subtensor(self.idx_list)(gz, *rest), y.type)  # type: ignore[arg-type]
+        if y.dtype in continuous_dtypes:
+            gy = _sum_to(tensor_out(Subtensor(self.idx_list)(gz, *rest)), y.type)
         else:
             gy = _float_zeros_like(y)
         return [gx, gy, *disc]
@@ -371,13 +372,13 @@ def _value_for(y: Any, x: TensorVariable, who: str) -> TensorVariable:
                 same = bool(np.all(cast_arr == arr))
             if same or np.can_cast(arr.dtype, x.dtype, "same_kind"):
                 return constant(cast_arr)
-    y = as_tensor_variable(y)
-    if not np.can_cast(y.dtype, x.dtype, "same_kind"):
+    value = as_tensor_variable(y)
+    if not np.can_cast(value.dtype, x.dtype, "same_kind"):
         raise TypeError(
-            f"{who}: cannot store values of dtype {y.dtype} ({y}) in a tensor of dtype "
+            f"{who}: cannot store values of dtype {value.dtype} ({value}) in a tensor of dtype "
             f"{x.dtype} without changing their kind; cast them first"
         )
-    return y
+    return value
 
 
 def _check_broadcast(y: TensorVariable, target: Sequence[int | None], who: str) -> None:
@@ -402,14 +403,14 @@ def _index_vector(ilist: Any, who: str) -> TensorVariable:
         if arr.size == 0 and arr.dtype.kind == "f":
             arr = arr.astype("int64")
         ilist = constant(arr)
-    ilist = as_tensor_variable(ilist)
-    if ilist.dtype == "bool":
+    var = as_tensor_variable(ilist)
+    if var.dtype == "bool":
         raise TypeError(f"{who}: boolean masks are not supported; use nonzero(mask) as indices")
-    if ilist.dtype not in integer_dtypes:
-        raise TypeError(f"{who}: indices must be integers, got {ilist} of dtype {ilist.dtype}")
-    if ilist.ndim != 1:
-        raise TypeError(f"{who}: indices must be a vector, got {ilist.ndim} dimensions")
-    return ilist
+    if var.dtype not in integer_dtypes:
+        raise TypeError(f"{who}: indices must be integers, got {var} of dtype {var.dtype}")
+    if var.ndim != 1:
+        raise TypeError(f"{who}: indices must be a vector, got {var.ndim} dimensions")
+    return var
 
 
 class AdvancedSubtensor1(Op):
@@ -441,9 +442,9 @@ class AdvancedSubtensor1(Op):
 
     def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list[Any]:
         """Zeros with the output gradient's rows added at the indices (repeats accumulate)."""
-        x, ilist = inputs
+        x, ilist = tensor_vars(inputs)
         (gz,) = output_grads
-        if x.dtype not in continuous_dtypes:  # type: ignore[attr-defined]
+        if x.dtype not in continuous_dtypes:
             return [_float_zeros_like(x), disconnected_type()]
         return [AdvancedIncSubtensor1()(zeros_like(x), gz, ilist), disconnected_type()]
 
@@ -456,7 +457,7 @@ class AdvancedSubtensor1(Op):
 
 def advanced_subtensor1(x: Any, ilist: Any) -> TensorVariable:
     """``x[ilist]`` for an integer vector ``ilist``."""
-    return AdvancedSubtensor1()(x, ilist)  # type: ignore[return-value]
+    return tensor_out(AdvancedSubtensor1()(x, ilist))
 
 
 class AdvancedIncSubtensor1(Op):
@@ -478,7 +479,7 @@ class AdvancedIncSubtensor1(Op):
     def __init__(self, inplace: bool = False, set_instead_of_inc: bool = False) -> None:
         self.inplace = bool(inplace)
         self.set_instead_of_inc = bool(set_instead_of_inc)
-        self.destroy_map = {0: [0]} if self.inplace else {}
+        self.destroy_map = {0: [0]} if self.inplace else {}  # type: ignore[misc]
 
     def __str__(self) -> str:
         name = "AdvancedSetSubtensor1" if self.set_instead_of_inc else "AdvancedIncSubtensor1"
@@ -490,7 +491,7 @@ class AdvancedIncSubtensor1(Op):
         target = AdvancedSubtensor1().make_node(x, ilist)
         ilist = target.inputs[1]
         y = _value_for(y, x, str(self))
-        _check_broadcast(y, target.outputs[0].type.shape, str(self))
+        _check_broadcast(y, tensor_type_of(target.outputs[0]).shape, str(self))
         return Apply(self, [x, y, ilist], [x.type()])
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
@@ -507,16 +508,16 @@ class AdvancedIncSubtensor1(Op):
         When setting, a repeated row takes the value of its last write, so only that
         write's element of ``y`` gets the row's gradient.
         """
-        x, y, ilist = inputs
-        (gz,) = output_grads
-        if gz.dtype not in continuous_dtypes:  # type: ignore[attr-defined]
+        x, y, ilist = tensor_vars(inputs)
+        gz = tensor_var(output_grads[0])
+        if gz.dtype not in continuous_dtypes:
             return [_float_zeros_like(x), _float_zeros_like(y), disconnected_type()]
         if self.set_instead_of_inc:
-            zero = constant(0, dtype=gz.dtype)  # type: ignore[attr-defined]
+            zero = constant(0, dtype=gz.dtype)
             gx = AdvancedIncSubtensor1(set_instead_of_inc=True)(gz, zero, ilist)
         else:
             gx = gz
-        if y.dtype in continuous_dtypes:  # type: ignore[attr-defined]
+        if y.dtype in continuous_dtypes:
             picked = advanced_subtensor1(gz, ilist)
             if self.set_instead_of_inc:
                 picked = _only_last_writes(
@@ -529,7 +530,7 @@ class AdvancedIncSubtensor1(Op):
                     ),
                     lambda t: advanced_subtensor1(t, ilist),
                 )
-            gy = _sum_to(picked, y.type)  # type: ignore[arg-type]
+            gy = _sum_to(picked, y.type)
         else:
             gy = _float_zeros_like(y)
         return [gx, gy, disconnected_type()]
@@ -547,12 +548,12 @@ class AdvancedIncSubtensor1(Op):
 
 def advanced_inc_subtensor1(x: Any, y: Any, ilist: Any) -> TensorVariable:
     """``x`` with ``y`` added to the rows ``ilist`` (repeated rows accumulate)."""
-    return AdvancedIncSubtensor1()(x, y, ilist)  # type: ignore[return-value]
+    return tensor_out(AdvancedIncSubtensor1()(x, y, ilist))
 
 
 def advanced_set_subtensor1(x: Any, y: Any, ilist: Any) -> TensorVariable:
     """``x`` with the rows ``ilist`` replaced by ``y``."""
-    return AdvancedIncSubtensor1(set_instead_of_inc=True)(x, y, ilist)  # type: ignore[return-value]
+    return tensor_out(AdvancedIncSubtensor1(set_instead_of_inc=True)(x, y, ilist))
 
 
 # ====================================================================== take
@@ -660,13 +661,13 @@ def _indices_distinct(
 
 
 def _only_last_writes(
-    x: Variable,
+    x: TensorVariable,
     idx_list: Sequence[IdxEntry],
     index_inputs: Sequence[Any],
-    picked: Variable,
+    picked: TensorVariable,
     scatter: Callable[[Any, Any], Any],
     gather: Callable[[Any], Any],
-) -> Any:
+) -> TensorVariable:
     """``picked`` (shaped like ``x[idx]``) with zeros where a later write hides the element.
 
     With repeated positions in ``idx``, ``x[idx] = v`` keeps the last write to each
@@ -674,9 +675,9 @@ def _only_last_writes(
     scattering the ids (``scatter``) and gathering them back (``gather``) tells which
     element wrote last.
     """
-    if _indices_distinct(x.type.shape, idx_list, index_inputs):  # type: ignore[attr-defined]
+    if _indices_distinct(x.type.shape, idx_list, index_inputs):
         return picked
-    ids = reshape(arange(picked.size, dtype="int64"), picked.shape, ndim=picked.ndim)  # type: ignore[attr-defined]
+    ids = reshape(arange(picked.size, dtype="int64"), picked.shape, ndim=picked.ndim)
     owner = scatter(full_like(x, -1, dtype="int64"), ids)
     return where(tm.eq(gather(owner), ids), picked, zeros_like(picked))
 
@@ -695,7 +696,7 @@ def as_tensor_index_variable(idx: Any) -> TensorVariable:
     var = as_index_array(idx)
     if var.dtype == "bool" and var.ndim == 0:
         raise TypeError(f"boolean scalars are not valid indices, got {idx!r}")
-    return var  # type: ignore[no-any-return]
+    return var
 
 
 def _advanced_entries(
@@ -751,6 +752,7 @@ def _static_index_checks(
     """IndexError for constant indices out of static bounds and masks of the wrong shape."""
     inputs = iter(ins)
     dim = 0
+    values: np.ndarray | None
     for e in idx_list:
         if isinstance(e, slice):
             for c in (e.start, e.stop, e.step):
@@ -827,7 +829,7 @@ class AdvancedSubtensor(_IndexedRead):
         symbolic = assemble_indexed_shape(
             list(shapes[0]), entries, slice_len, broadcast_index_shapes
         )
-        static = node.outputs[0].type.shape  # type: ignore[attr-defined]
+        static = tensor_type_of(node.outputs[0]).shape
         return [tuple(s if s is not None else d for s, d in zip(static, symbolic))]
 
     def _increment(self) -> Op:
@@ -847,7 +849,7 @@ def advanced_subtensor(x: Any, *index_variables: Any) -> TensorVariable:
         boolean masks (variables or values).
     """
     idx_list, flat = flatten_index_variables(index_variables)
-    return AdvancedSubtensor(idx_list)(x, *flat)  # type: ignore[return-value]
+    return tensor_out(AdvancedSubtensor(idx_list)(x, *flat))
 
 
 class AdvancedIncSubtensor(Op):
@@ -882,7 +884,7 @@ class AdvancedIncSubtensor(Op):
         self.inplace = bool(inplace)
         self.set_instead_of_inc = bool(set_instead_of_inc)
         self.ignore_duplicates = bool(ignore_duplicates)
-        self.destroy_map = {0: [0]} if self.inplace else {}
+        self.destroy_map = {0: [0]} if self.inplace else {}  # type: ignore[misc]
 
     def __hash__(self) -> int:
         return hash(
@@ -907,7 +909,7 @@ class AdvancedIncSubtensor(Op):
         target = AdvancedSubtensor(self.idx_list).make_node(x, *index_variables)
         ins = target.inputs[1:]
         y = _value_for(y, x, str(self))
-        _check_broadcast(y, target.outputs[0].type.shape, str(self))  # type: ignore[attr-defined]
+        _check_broadcast(y, tensor_type_of(target.outputs[0]).shape, str(self))
         return Apply(self, [x, y, *ins], [x.type()])
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
@@ -925,19 +927,19 @@ class AdvancedIncSubtensor(Op):
         keeps only its last write, so only that write's element of ``y`` gets the
         position's gradient.
         """
-        x, y, *rest = inputs
-        (gz,) = output_grads
+        x, y, *rest = tensor_vars(inputs)
+        gz = tensor_var(output_grads[0])
         disc = [disconnected_type() for _ in rest]
-        if gz.dtype not in continuous_dtypes:  # type: ignore[attr-defined]
+        if gz.dtype not in continuous_dtypes:
             return [_float_zeros_like(x), _float_zeros_like(y), *disc]
         if self.set_instead_of_inc:
-            zero = constant(0, dtype=gz.dtype)  # type: ignore[attr-defined]
+            zero = constant(0, dtype=gz.dtype)
             gx = AdvancedIncSubtensor(self.idx_list, set_instead_of_inc=True)(gz, zero, *rest)
         else:
             gx = gz
-        if y.dtype not in continuous_dtypes:  # type: ignore[attr-defined]
+        if y.dtype not in continuous_dtypes:
             return [gx, _float_zeros_like(y), *disc]
-        picked = AdvancedSubtensor(self.idx_list)(gz, *rest)
+        picked = tensor_out(AdvancedSubtensor(self.idx_list)(gz, *rest))
         if self.set_instead_of_inc or self.ignore_duplicates:
             setter = AdvancedIncSubtensor(self.idx_list, set_instead_of_inc=True)
             getter = AdvancedSubtensor(self.idx_list)
@@ -949,7 +951,7 @@ class AdvancedIncSubtensor(Op):
                 lambda base, values: setter(base, values, *rest),
                 lambda t: getter(t, *rest),
             )
-        return [gx, _sum_to(picked, y.type), *disc]  # type: ignore[arg-type]
+        return [gx, _sum_to(picked, y.type), *disc]
 
     def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Any]) -> list[Any]:
         """The same update applied to the evaluation points."""
@@ -981,7 +983,7 @@ def advanced_inc_subtensor(x: Any, y: Any, *args: Any, **kwargs: Any) -> TensorV
         ``inplace``, ``set_instead_of_inc``, ``ignore_duplicates`` (see the Op).
     """
     idx_list, flat = flatten_index_variables(args)
-    return AdvancedIncSubtensor(idx_list, **kwargs)(x, y, *flat)  # type: ignore[return-value]
+    return tensor_out(AdvancedIncSubtensor(idx_list, **kwargs)(x, y, *flat))
 
 
 def advanced_set_subtensor(x: Any, y: Any, *args: Any, **kwargs: Any) -> TensorVariable:
@@ -1105,7 +1107,7 @@ def getitem(x: Any, key: Any) -> TensorVariable:
             idx_list.append(entry(k, f"index {d}"))
     while idx_list and idx_list[-1] == slice(None):
         idx_list.pop()
-    return Subtensor(tuple(idx_list))(x, *inputs)  # type: ignore[return-value]
+    return tensor_out(Subtensor(tuple(idx_list))(x, *inputs))
 
 
 #: Alias of :func:`getitem`.
@@ -1192,28 +1194,29 @@ def _advanced(x: TensorVariable, key: tuple[Any, ...], kinds: list[str]) -> Tens
 
 def _inner_update(
     x: TensorVariable, y: Any, inplace: bool, set_: bool, who: str, ignore_duplicates: bool
-) -> Any:
+) -> TensorVariable:
     owner = x.owner
     once = ignore_duplicates and not set_
     if owner is not None and isinstance(owner.op, Subtensor):
         real_x, *idx = owner.inputs
-        op = IncSubtensor(owner.op.idx_list, inplace=inplace, set_instead_of_inc=set_)
-        return op(real_x, y, *idx)
+        op: Op = IncSubtensor(owner.op.idx_list, inplace=inplace, set_instead_of_inc=set_)
+        return tensor_out(op(real_x, y, *idx))
     if owner is not None and isinstance(owner.op, AdvancedSubtensor1):
         real_x, ilist = owner.inputs
         if once:
             op = AdvancedIncSubtensor((index_type(ilist),), inplace=inplace, ignore_duplicates=True)
-            return op(real_x, y, ilist)
-        return AdvancedIncSubtensor1(inplace=inplace, set_instead_of_inc=set_)(real_x, y, ilist)
+            return tensor_out(op(real_x, y, ilist))
+        inc1 = AdvancedIncSubtensor1(inplace=inplace, set_instead_of_inc=set_)
+        return tensor_out(inc1(real_x, y, ilist))
     if owner is not None and isinstance(owner.op, AdvancedSubtensor):
         real_x, *idx = owner.inputs
         op = AdvancedIncSubtensor(
             owner.op.idx_list, inplace=inplace, set_instead_of_inc=set_, ignore_duplicates=once
         )
-        return op(real_x, y, *idx)
+        return tensor_out(op(real_x, y, *idx))
     new_order = getattr(getattr(owner, "op", None), "new_order", None)
     if owner is not None and new_order is not None:
-        inner = owner.inputs[0]
+        inner = tensor_var(owner.inputs[0])
         y = as_tensor_variable(y)
         if y.ndim > x.ndim:
             raise ValueError(f"{who}: cannot use a {y.ndim}-d value to update a {x.ndim}-d tensor")
@@ -1239,7 +1242,7 @@ def _is_permutation(order: Sequence[Any]) -> bool:
     return "x" not in order and sorted(order) == list(range(len(order)))
 
 
-def _undo_base_transpose(result: Variable, outer: tuple[Any, ...]) -> Variable:
+def _undo_base_transpose(result: TensorVariable, outer: tuple[Any, ...]) -> TensorVariable:
     """Transpose ``result`` back when its indexed base was a transposed tensor.
 
     ``take(t, i, axis)`` on an axis other than 0 is ``(t.T')[i].T''`` with ``T''`` the
@@ -1253,7 +1256,7 @@ def _undo_base_transpose(result: Variable, outer: tuple[Any, ...]) -> Variable:
         return result
     if len(order) != len(outer) or any(order[outer[k]] != k for k in range(len(outer))):
         return result
-    return _dimshuffle(result, outer)  # type: ignore[arg-type]
+    return _dimshuffle(result, outer)
 
 
 def set_subtensor(
@@ -1316,7 +1319,7 @@ def inc_subtensor(
     """
     who = "set_subtensor" if set_instead_of_inc else "inc_subtensor"
     x = as_tensor_variable(x)
-    return _inner_update(x, y, inplace, set_instead_of_inc, who, ignore_duplicates)  # type: ignore[no-any-return]
+    return _inner_update(x, y, inplace, set_instead_of_inc, who, ignore_duplicates)
 
 
 # ====================================================================== helpers for callers

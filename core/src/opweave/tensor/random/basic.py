@@ -294,9 +294,10 @@ def choice(
     else:
         size_var = normalize_size_param(size, "choice")
         entries, known_n = _static_vector(size_var) or [], _const_int(n)
-        if known_n is not None and None not in entries and math.prod(entries) > known_n:  # type: ignore[arg-type]
+        known = [e for e in entries if e is not None]
+        if known_n is not None and len(known) == len(entries) and math.prod(known) > known_n:
             raise ValueError(
-                f"choice: cannot draw {math.prod(entries)} distinct entries from {known_n} "  # type: ignore[arg-type]
+                f"choice: cannot draw {math.prod(known)} distinct entries from {known_n} "
                 "without replacement"
             )
         count = prod(size_var)

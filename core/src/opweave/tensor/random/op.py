@@ -24,6 +24,7 @@ from opweave.graph.op import Op
 from opweave.graph.type import generic
 from opweave.scalar.type import floatX
 from opweave.tensor import math as tm
+from opweave.tensor._typing import tensor_type_of, tensor_var
 from opweave.tensor.basic import _const_int, _int_vector, _static_vector, as_tensor_variable
 from opweave.tensor.random.type import RandomType
 from opweave.tensor.random.var import randomgen_constructor
@@ -324,8 +325,8 @@ class RandomVariable(Op):
             ]
             batch = _broadcast_symbolic(batch_shapes)
         else:
-            ndim = node.outputs[1].type.ndim  # type: ignore[attr-defined]
-            batch = [size[i] for i in range(ndim - self.ndim_supp)]  # type: ignore[index]
+            ndim = tensor_type_of(node.outputs[1]).ndim
+            batch = [tensor_var(size)[i] for i in range(ndim - self.ndim_supp)]
         supp = self._supp_shape_from_params(params, param_shapes=param_shapes)
         return [None, (*batch, *supp)]
 

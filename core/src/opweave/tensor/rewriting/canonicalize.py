@@ -39,7 +39,7 @@ Constant arithmetic (``2 * 3``) is left to constant folding
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import numpy as np
 
@@ -47,6 +47,7 @@ import opweave.scalar as ps
 from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.rewriting import node_rewriter
 from opweave.tensor import math as tm
+from opweave.tensor._typing import tensor_out, tensor_type_of, tensor_var
 from opweave.tensor.basic import zeros_like
 from opweave.tensor.blas import Dot
 from opweave.tensor.dimshuffle import DimShuffle
@@ -79,7 +80,7 @@ __all__ = [
 # ====================================================================== helpers
 
 
-def _is_elemwise(node: Apply | None, scalar_class: type) -> bool:
+def _is_elemwise(node: Apply | None, scalar_class: type) -> TypeGuard[Apply]:
     """True if ``node`` is a non-inplace ``Elemwise`` of a ``scalar_class`` scalar Op."""
     return (
         node is not None
@@ -160,8 +161,8 @@ def _drop_neutral(node: Apply, neutral: float, rebuild: Elemwise) -> list[Variab
     kept = [inp for inp in node.inputs if not _is_constant(inp, neutral)]
     if len(kept) == len(node.inputs) or not kept:
         return False  # nothing to drop, or only constants (constant folding's job)
-    new = kept[0] if len(kept) == 1 else rebuild(*kept)
-    return _replace_if_same_type(node.outputs[0], new)  # type: ignore[arg-type]
+    new = kept[0] if len(kept) == 1 else tensor_out(rebuild(*kept))
+    return _replace_if_same_type(node.outputs[0], new)
 
 
 # ====================================================================== canonicalize
@@ -202,7 +203,7 @@ def local_double_neg(fgraph: FunctionGraph, node: Apply) -> list[Variable] | boo
     inner = node.inputs[0].owner
     if not _is_elemwise(inner, ps.Neg):
         return False
-    return _replace_if_same_type(node.outputs[0], inner.inputs[0])  # type: ignore[union-attr]
+    return _replace_if_same_type(node.outputs[0], inner.inputs[0])
 
 
 @node_rewriter([Elemwise])
@@ -214,7 +215,7 @@ def local_sub_self(fgraph: FunctionGraph, node: Apply) -> list[Variable] | bool:
     if x is not y or not isinstance(x.type, TensorType):
         return False
     out = node.outputs[0]
-    return _replace_if_same_type(out, zeros_like(x, dtype=out.type.dtype))  # type: ignore[attr-defined]
+    return _replace_if_same_type(out, zeros_like(x, dtype=tensor_type_of(out).dtype))
 
 
 _ORDER_FREE_REDUCTIONS = (Sum, Prod, Max, Min)
@@ -230,35 +231,32 @@ def local_reduce_of_dimshuffle(fgraph: FunctionGraph, node: Apply) -> list[Varia
     the original output had (dropping the axes the original DimShuffle dropped).
     """
     op = node.op
-    if type(op) not in _ORDER_FREE_REDUCTIONS:
+    # exactly these Ops, not subclasses (the isinstance test only tells the type checker)
+    if type(op) not in _ORDER_FREE_REDUCTIONS or not isinstance(op, _ORDER_FREE_REDUCTIONS):
         return False
     (inp,) = node.inputs
     ds = inp.owner
     if ds is None or not isinstance(ds.op, DimShuffle):
         return False
-    x = ds.inputs[0]
+    x = tensor_var(ds.inputs[0])
     order = ds.op.new_order
-    reduced_positions = set(op.reduced_axes(len(order)))  # type: ignore[attr-defined]
-    axes = sorted(
-        int(order[p])  # type: ignore[arg-type]
-        for p in reduced_positions
-        if order[p] != "x"
-    )
-    remaining = [a for a in range(x.type.ndim) if a not in axes]  # type: ignore[attr-defined]
+    reduced_positions = set(op.reduced_axes(len(order)))
+    axes = sorted(int(order[p]) for p in reduced_positions if order[p] != "x")
+    remaining = [a for a in range(x.type.ndim) if a not in axes]
     rank = {a: k for k, a in enumerate(remaining)}
     new_order: list[int | str] = [
-        "x" if order[p] == "x" else rank[int(order[p])]  # type: ignore[arg-type]
+        "x" if order[p] == "x" else rank[int(order[p])]
         for p in range(len(order))
         if p not in reduced_positions
     ]
     if axes:
-        reduced = op.clone(axis=tuple(axes))(x)  # type: ignore[attr-defined]
-    elif x.type.dtype == node.outputs[0].type.dtype:  # type: ignore[attr-defined]
+        reduced = tensor_out(op.clone(axis=tuple(axes))(x))
+    elif x.type.dtype == tensor_type_of(node.outputs[0]).dtype:
         reduced = x  # only new axes were reduced: nothing to compute
     else:
         return False
     if new_order != list(range(reduced.type.ndim)):
-        reduced = DimShuffle(reduced.type.ndim, new_order)(reduced)
+        reduced = tensor_out(DimShuffle(reduced.type.ndim, new_order)(reduced))
     return _replace_if_same_type(node.outputs[0], reduced)
 
 
@@ -273,15 +271,15 @@ def local_log1p(fgraph: FunctionGraph, node: Apply) -> list[Variable] | bool:
     total = node.inputs[0].owner
     if not _is_elemwise(total, ps.Add):
         return False
-    terms: Sequence[Variable] = total.inputs  # type: ignore[union-attr]
+    terms: Sequence[Variable] = total.inputs
     ones = [k for k, t in enumerate(terms) if _is_constant(t, 1)]
     if not ones:
         return False
     rest = [t for k, t in enumerate(terms) if k != ones[0]]
     if not rest:
         return False
-    arg = rest[0] if len(rest) == 1 else tm.add(*rest)
-    return _replace_if_same_type(node.outputs[0], tm.log1p(arg))  # type: ignore[arg-type]
+    arg = rest[0] if len(rest) == 1 else tensor_out(tm.add(*rest))
+    return _replace_if_same_type(node.outputs[0], tensor_out(tm.log1p(arg)))
 
 
 @node_rewriter([Elemwise])
@@ -303,8 +301,8 @@ def local_expm1(fgraph: FunctionGraph, node: Apply) -> list[Variable] | bool:
         return False
     if not _is_elemwise(e.owner, ps.Exp):
         return False
-    x = e.owner.inputs[0]  # type: ignore[union-attr]
-    return _replace_if_same_type(node.outputs[0], tm.expm1(x))  # type: ignore[arg-type]
+    x = e.owner.inputs[0]
+    return _replace_if_same_type(node.outputs[0], tensor_out(tm.expm1(x)))
 
 
 @node_rewriter([Elemwise])
@@ -315,8 +313,8 @@ def local_log_softmax(fgraph: FunctionGraph, node: Apply) -> list[Variable] | bo
     sm = node.inputs[0].owner
     if sm is None or type(sm.op) is not Softmax:
         return False
-    new = LogSoftmax(sm.op.axis)(sm.inputs[0])  # type: ignore[attr-defined]
-    return _replace_if_same_type(node.outputs[0], new)  # type: ignore[arg-type]
+    new = tensor_out(LogSoftmax(sm.op.axis)(sm.inputs[0]))
+    return _replace_if_same_type(node.outputs[0], new)
 
 
 # ====================================================================== specialize
@@ -338,8 +336,8 @@ def local_dot_transposes(fgraph: FunctionGraph, node: Apply) -> list[Variable] |
     if x is None or y is None:
         return False
     product = Dot()(y, x)
-    new = DimShuffle(2, (1, 0))(product)
-    return _replace_if_same_type(node.outputs[0], new)  # type: ignore[arg-type]
+    new = tensor_out(DimShuffle(2, (1, 0))(product))
+    return _replace_if_same_type(node.outputs[0], new)
 
 
 @node_rewriter([Elemwise])
@@ -349,7 +347,7 @@ def local_pow_specialize(fgraph: FunctionGraph, node: Apply) -> list[Variable] |
         return False
     base, exponent = node.inputs
     if _is_constant(exponent, 2):
-        return _replace_if_same_type(node.outputs[0], tm.sqr(base))
+        return _replace_if_same_type(node.outputs[0], tensor_out(tm.sqr(base)))
     if _is_constant(exponent, 1):
         return _replace_if_same_type(node.outputs[0], base)
     return False

@@ -23,7 +23,7 @@ Excluding the tag ``constant_folding`` turns all three off.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.rewriting import in2out, node_rewriter
@@ -77,7 +77,7 @@ def compute_constant_node(node: Apply) -> list[Any] | None:
     storage_map: dict[Variable, list[Any]] = {}
     compute_map: dict[Variable, list[int]] = {}
     for inp in node.inputs:
-        storage_map[inp] = [inp.data]  # type: ignore[attr-defined]
+        storage_map[inp] = [cast(Constant, inp).data]  # the inputs are constants
         compute_map[inp] = [1]
     for out in node.outputs:
         storage_map[out] = [None]

@@ -23,7 +23,7 @@ before ``merge2``), tags ``fast_run``, ``fusion``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 import numpy as np
 
@@ -32,6 +32,7 @@ from opweave.graph.features import ReplaceValidate
 from opweave.graph.rewriting import GraphRewriter
 from opweave.graph.utils import InconsistencyError
 from opweave.scalar import Composite, ScalarOp, get_scalar_type
+from opweave.tensor._typing import tensor_outs, tensor_type_of
 from opweave.tensor.elemwise import Elemwise
 from opweave.tensor.type import TensorType
 
@@ -81,7 +82,7 @@ def is_fusable(node: Apply) -> bool:
     )
 
 
-def is_inlinable_constant(var: Variable) -> bool:
+def is_inlinable_constant(var: Variable) -> TypeGuard[Constant]:
     """True for a constant with a single element (inlined as a scalar constant)."""
     return (
         isinstance(var, Constant)
@@ -145,7 +146,7 @@ class FusionOptimizer(GraphRewriter):
 
     def _grow(self, fgraph: FunctionGraph, root: Apply) -> tuple[set[Apply], list[Variable]]:
         """Return the cluster rooted at ``root`` and its outer inputs (in first-use order)."""
-        pattern = root.outputs[0].type.broadcastable  # type: ignore[attr-defined]
+        pattern = tensor_type_of(root.outputs[0]).broadcastable
         cluster: set[Apply] = {root}
         outer: dict[Variable, None] = {
             v: None for v in root.inputs if not is_inlinable_constant(v) and v not in root.outputs
@@ -157,7 +158,7 @@ class FusionOptimizer(GraphRewriter):
                 cand = var.owner
                 if cand is None or cand in cluster or not is_fusable(cand):
                     continue
-                if any(o.type.broadcastable != pattern for o in cand.outputs):  # type: ignore[attr-defined]
+                if any(tensor_type_of(o).broadcastable != pattern for o in cand.outputs):
                     continue
                 if not all(
                     isinstance(client, Apply) and client in cluster
@@ -196,8 +197,7 @@ class FusionOptimizer(GraphRewriter):
             first = next(i for n in order for i in n.inputs if is_inlinable_constant(i))
             outer = [first]
         inner: dict[Variable, Variable] = {
-            v: get_scalar_type(v.type.dtype)()  # type: ignore[attr-defined]
-            for v in outer
+            v: get_scalar_type(tensor_type_of(v).dtype)() for v in outer
         }
         inner_inputs = [inner[v] for v in outer]
         for node in order:
@@ -206,23 +206,23 @@ class FusionOptimizer(GraphRewriter):
                 if inp not in inner:
                     if not is_inlinable_constant(inp):
                         return False
-                    stype = get_scalar_type(inp.type.dtype)  # type: ignore[attr-defined]
-                    inner[inp] = stype.make_constant(np.asarray(inp.data).reshape(()))  # type: ignore[attr-defined]
+                    stype = get_scalar_type(tensor_type_of(inp).dtype)
+                    inner[inp] = stype.make_constant(np.asarray(inp.data).reshape(()))
                 args.append(inner[inp])
-            scalar_node = node.op.scalar_op.make_node(*args)  # type: ignore[attr-defined]
+            scalar_node = cast(Elemwise, node.op).scalar_op.make_node(*args)  # is_fusable
             for old, new in zip(node.outputs, scalar_node.outputs, strict=True):
                 inner[old] = new
         try:
             composite = Composite(inner_inputs, [inner[o] for o in root.outputs])
-            new_outputs = Elemwise(composite)(*outer, return_list=True)
+            new_outputs = tensor_outs(Elemwise(composite)(*outer, return_list=True))
         except (TypeError, ValueError):
             return False
-        pairs = list(zip(root.outputs, new_outputs, strict=True))  # type: ignore[arg-type]
+        pairs = list(zip(root.outputs, new_outputs, strict=True))
         for old, new in pairs:
-            if new.type != old.type and not old.type.is_super(new.type):  # type: ignore[attr-defined]
+            if new.type != old.type and not tensor_type_of(old).is_super(new.type):
                 return False
         try:
-            fgraph.replace_all_validate(pairs, reason="elemwise_fusion")  # type: ignore[attr-defined]
+            fgraph.replace_all_validate(pairs, reason="elemwise_fusion")
         except InconsistencyError:
             return False
         return True

@@ -19,7 +19,7 @@ Registered in the ``inplace`` phase (after ``merge2``) as ``inplace_elemwise``, 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.features import DestroyHandler, ReplaceValidate
@@ -78,7 +78,7 @@ class InplaceElemwiseOptimizer(GraphRewriter):
         """Make every ``Elemwise`` node in place where allowed; return how many were."""
         self.replaced = 0
         order = fgraph.toposort()
-        handler: DestroyHandler = fgraph.destroy_handler  # type: ignore[attr-defined]
+        handler: DestroyHandler = fgraph.destroy_handler
         # Each replacement reads the same inputs as the node it replaces and takes its
         # position, so ``order`` stays a topological order of the data dependencies: the
         # handler checks the destroy orderings against it instead of sorting the graph
@@ -100,21 +100,21 @@ class InplaceElemwiseOptimizer(GraphRewriter):
         return self.replaced
 
     def _make_inplace(self, fgraph: FunctionGraph, node: Apply, order: dict[Apply, int]) -> bool:
-        op = node.op
+        op = cast(Elemwise, node.op)  # apply() passes the nodes of Elemwise Ops only
         pattern: dict[int, int] = {}
         current = node
         for o in range(len(node.outputs)):
             for i in _candidates(fgraph, current, current.outputs[o], set(pattern.values())):
                 trial = {**pattern, o: i}
                 try:
-                    new_op = Elemwise(op.scalar_op, trial, name=op.name)  # type: ignore[attr-defined]
+                    new_op = Elemwise(op.scalar_op, trial, name=op.name)
                     new_node = new_op.make_node(*current.inputs)
                 except (TypeError, ValueError):
                     continue
                 pairs = list(zip(current.outputs, new_node.outputs, strict=True))
                 order[new_node] = order[current]
                 try:
-                    fgraph.replace_all_validate(pairs, reason="inplace_elemwise")  # type: ignore[attr-defined]
+                    fgraph.replace_all_validate(pairs, reason="inplace_elemwise")
                 except InconsistencyError:
                     del order[new_node]
                     continue
