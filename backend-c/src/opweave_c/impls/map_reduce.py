@@ -1,8 +1,12 @@
 """C code of :class:`~opweave.tensor.map_reduce.MapReduce`: a reduction of a one-input map.
 
-The reduction loops are those of ``CAReduce`` (:mod:`opweave_c.impls.reduce_loops`); each
-element goes through the map (the Elemwise's scalar code, a ``static inline`` function)
-as it is read, with no intermediate array.
+The reduction loops are those of ``CAReduce`` (:mod:`opweave_c.impls.reduce_loops`). A
+contiguous row is mapped a block of :data:`BLOCK` elements at a time into a small buffer
+(by the Elemwise's own flat loop, blocked and vectorised as in
+:mod:`opweave_c.impls.blocked`), which the reduction then reads: no array of the mapped
+values is made, and the accumulators see the mapped elements in the same order as an
+element-by-element loop, so the results are identical. A strided row passes each element
+through the map (a ``static inline`` function of the scalar code) as it is read.
 """
 
 from __future__ import annotations
@@ -12,7 +16,9 @@ from types import MappingProxyType
 from typing import Any
 
 from opweave.graph.basic import Apply
+from opweave.scalar.composite import Composite
 from opweave.tensor.map_reduce import MapReduce
+from opweave_c.impls.blocked import BLOCK_START, LANE, LANES, blocked_composite
 from opweave_c.impls.common import ctype
 from opweave_c.impls.reduce_loops import VERSION, CAReduceC, ReduceSpec, reduce_name
 from opweave_c.impls.scalar_basic import (
@@ -29,6 +35,48 @@ from opweave_c.vector_math import vector_math_code
 __all__ = ["C_OPS", "MapReduceC"]
 
 
+#: Elements mapped at a time into the buffer the reduction reads (a multiple of 8).
+BLOCK = 128
+
+
+def block_function(name: str, scalar_op: Any, raw_dt: str, mid_dt: str, fn: str) -> str:
+    """``void name(x, n, out)``: ``out[i] = map(x[i])`` for ``i < n``, a contiguous loop
+    (blocked when the map is a Composite with several expensive steps, see
+    :func:`~opweave_c.impls.blocked.blocked_composite`; else a plain loop calling ``fn``)
+    that the compiler vectorises."""
+    raw_t, mid_t = C_TYPE[raw_dt], C_TYPE[mid_dt]
+    head = (
+        f"static OPW_HOT void {name}(const {raw_t}* restrict opw_mx, npy_intp opw_n, "
+        f"{mid_t}* restrict opw_mbuf) {{\n"
+    )
+    blocked = None
+    if isinstance(scalar_op, Composite):
+        blocked = blocked_composite(
+            scalar_op,
+            [f"opw_mx[{BLOCK_START} + {LANE}]"],
+            [False],
+            [f"opw_mbuf[{BLOCK_START} + {LANE}]"],
+            OwnCOps(),
+            {"fail": "return;", "id": "0"},
+        )
+    if blocked is None:
+        return f"""{head}    npy_intp opw_j;
+    for (opw_j = 0; opw_j < opw_n; opw_j++) opw_mbuf[opw_j] = {fn}(opw_mx[opw_j]);
+}}
+"""
+    i0, j, m, b = BLOCK_START, LANE, LANES, blocked.block
+    steps = "\n".join("        " + line for line in blocked.steps.splitlines())
+    prologue = "\n".join("    " + line for line in blocked.prologue.splitlines())
+    return f"""{head}    npy_intp {i0}, {j}, {m};
+{prologue}
+    for ({i0} = 0; {i0} < opw_n; {i0} += {b}) {{
+        {m} = opw_n - {i0} < {b} ? opw_n - {i0} : {b};
+{steps}
+    }}
+}}
+"""
+
+
 class _MappedSpec(ReduceSpec):
     """A reduction of ``fn(x)``: ``x`` of ``raw_dt`` mapped by the C function ``fn`` to
     ``mid_dt``, accumulated in ``acc_dt``."""
@@ -37,7 +85,9 @@ class _MappedSpec(ReduceSpec):
         super().__init__(op, mid_dt, acc_dt)
         self.in_dt = raw_dt
         self.in_t = ctype(raw_dt)
+        self.mid_t = ctype(mid_dt)
         self.fn = fn
+        self.block_fn = f"{fn}_block"
         self.key = f"{self.op}_{raw_dt}_{acc_dt}_{fn}"
 
     def uses_ext(self) -> bool:
@@ -47,6 +97,52 @@ class _MappedSpec(ReduceSpec):
     def load(self, v: str) -> str:
         """The mapped element as a ``cmp`` value."""
         return super().load(f"{self.fn}({v})")
+
+    def _mapped(self, v: str) -> str:
+        """An element of the buffer of mapped values as a ``cmp`` value."""
+        return super().load(v)
+
+    def _contig_loop(self) -> str:
+        """The 8 accumulators of :meth:`ReduceSpec._reduce_loop`, fed a block of mapped
+        elements at a time (:data:`BLOCK`, a multiple of 8, so each element meets the
+        accumulator it meets there: the last few, past the last multiple of 8, go to
+        the first)."""
+        ident, cmp_t = self.identity(), self.cmp_t
+        acc = ", ".join(f"r{k} = ({cmp_t}){ident}" for k in range(8))
+        body = "\n".join(
+            f"                r{k} = {self.combine(f'r{k}', self._mapped(f'opw_buf[j + {k}]'))};"
+            for k in range(8)
+        )
+        tail = self.combine("r0", self._mapped("opw_buf[j]"))
+        total = self.combine(
+            self.combine(self.combine("r0", "r1"), self.combine("r2", "r3")),
+            self.combine(self.combine("r4", "r5"), self.combine("r6", "r7")),
+        )
+        return f"""
+        {cmp_t} {acc};
+        {self.mid_t} opw_buf[{BLOCK}];
+        npy_intp i = 0, j, m;
+        for (; i < n; i += m) {{
+            m = n - i < {BLOCK} ? n - i : {BLOCK};
+            {self.block_fn}(x + i, m, opw_buf);
+            for (j = 0; j + 8 <= m; j += 8) {{
+{body}
+            }}
+            for (; j < m; j++) r0 = {tail};
+        }}
+        return {total};"""
+
+    def _contig_column(self, combine: str) -> str:
+        """The row mapped a block at a time, each mapped element combined into its
+        accumulator."""
+        comb = self.combine("a[i + j]", self._mapped("opw_buf[j]"))
+        return f"""{self.mid_t} opw_buf[{BLOCK}];
+        npy_intp j, m;
+        for (i = 0; i < n; i += m) {{
+            m = n - i < {BLOCK} ? n - i : {BLOCK};
+            {self.block_fn}(x + i, m, opw_buf);
+            for (j = 0; j < m; j++) a[i + j] = {comb};
+        }}"""
 
 
 class MapReduceC(CAReduceC):
@@ -76,6 +172,13 @@ class MapReduceC(CAReduceC):
             f"    {C_TYPE[mid_dt]} opw_r0;\n"
             + "\n".join("    " + line for line in body.splitlines())
             + "\n    return opw_r0;\n}\n"
+            + block_function(
+                f"{self.fn}_block",
+                node.op.elemwise.scalar_op,
+                raw_dt,
+                mid_dt,
+                self.fn,  # type: ignore[attr-defined]
+            )
         )
         super().__init__(node, op_name, careduce=node.op.careduce)  # type: ignore[attr-defined]
 

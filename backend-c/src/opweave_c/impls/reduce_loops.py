@@ -55,7 +55,7 @@ __all__ = [
 ]
 
 #: Bump when the generated C changes.
-VERSION = (2,)
+VERSION = (3,)
 
 #: Scalar Op class of a CAReduce -> the name of its combination in the generated C.
 _REDUCE_OPS: MappingProxyType[type, str] = MappingProxyType(
@@ -215,12 +215,22 @@ class ReduceSpec:
         for (; i < n; i++) r0 = {tail};
         return {total};"""
 
+    def _contig_loop(self) -> str:
+        """The body reducing a contiguous row ``x`` of ``n`` elements (8 accumulators)."""
+        return self._reduce_loop("x[{i}]")
+
+    def _contig_column(self, combine: str) -> str:
+        """The statement combining a contiguous row ``x`` into the accumulators ``a``
+        (``combine`` is the combination of element ``i``)."""
+        return f"for (i = 0; i < n; i++) a[i] = {combine};"
+
     def _pairwise(self, suffix: str, read: str, params: str, args: str) -> str:
         """NumPy's pairwise summation (blocks of at most 128 elements)."""
         name = f"opw_red_pw{suffix}_{self.key}"
+        base = self._contig_loop() if suffix == "c" else self._reduce_loop(read)
         return f"""
 OPW_RED_LOOP static {self.cmp_t} {name}({params}) {{
-    if (n <= 128) {{{self._reduce_loop(read)}
+    if (n <= 128) {{{base}
     }} else {{
         npy_intp n2 = n / 2;
         n2 -= n2 % 8;
@@ -253,7 +263,7 @@ OPW_HOT static void opw_red_r_{k}(const char* p, npy_intp n, npy_intp xs, char* 
     *({cmp_t}*)acc = *({cmp_t}*)acc + r;
 }}"""
         else:
-            loop = self._reduce_loop(contig_read)
+            loop = self._contig_loop()
             if self.uses_ext():
                 loop = f"\n    return opw_red_ext_{self.op}_{self.in_dt}(x, n);"
             contig = f"""
@@ -276,7 +286,7 @@ OPW_HOT static void opw_red_r_{k}(const char* p, npy_intp n, npy_intp xs, char* 
         comb_s = self.combine(
             f"*({cmp_t}*)(acc + i * as)", self.load(f"*(const {in_t}*)(p + i * xs)")
         )
-        col_c = f"for (i = 0; i < n; i++) a[i] = {comb_c};"
+        col_c = self._contig_column(comb_c)
         if self.uses_ext():
             col_c = f"opw_red_col_{self.op}_{self.in_dt}(a, x, n); (void)i;"
         comb = f"""
