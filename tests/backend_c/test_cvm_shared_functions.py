@@ -9,8 +9,9 @@ import pytest
 import opweave
 import opweave.tensor as ot
 from opweave.compile import Mode
+from opweave_c.codegen import Block
 from opweave_c.linkers.cvm import describe_kind, node_block
-from opweave_c.module import MIN_BLOCKS_PER_MODULE, build_modules
+from opweave_c.module import MIN_LINES_PER_MODULE, block_lines, build_modules, split_blocks
 
 
 def block_of(out):
@@ -67,12 +68,8 @@ def test_a_graph_of_repeated_blocks_compiles_each_kind_once() -> None:
 
 
 def test_many_functions_are_split_over_modules_deterministically() -> None:
-    inputs = [ot.dvector(f"x{i}") for i in range(2 * MIN_BLOCKS_PER_MODULE + 3)]
-    outs = [ot.exp(v ** (i + 3.0)) for i, v in enumerate(inputs)]  # exponents stay in the C
-    rewritten = opweave.function(inputs, outs, mode=Mode(linker="cvm")).maker.fgraph
-    blocks = [node_block(node, [], True) for node in rewritten.toposort()]
-    distinct = list({b.fn_name: b for b in blocks}.values())
-    assert len(distinct) == len(outs)
+    distinct = exponent_blocks(35)
+    assert sum(map(block_lines, distinct)) >= 2 * MIN_LINES_PER_MODULE
     modules = build_modules(distinct, "split test", jobs=2)
     assert set(modules) == {b.fn_name for b in distinct}
     assert len({id(m) for m in modules.values()}) == 2
@@ -84,9 +81,34 @@ def test_many_functions_are_split_over_modules_deterministically() -> None:
     assert len({id(m) for m in single.values()}) == 1
 
 
+def exponent_blocks(n: int) -> list[Block]:
+    """The distinct blocks of ``n`` nodes ``exp(x_i ** (i + 3))`` (one kind each)."""
+    inputs = [ot.dvector(f"x{i}") for i in range(n)]
+    outs = [ot.exp(v ** (i + 3.0)) for i, v in enumerate(inputs)]  # exponents stay in the C
+    rewritten = opweave.function(inputs, outs, mode=Mode(linker="cvm")).maker.fgraph
+    blocks = [node_block(node, [], True) for node in rewritten.toposort()]
+    distinct = list({b.fn_name: b for b in blocks}.values())
+    assert len(distinct) == n
+    return distinct
+
+
+def test_modules_are_balanced_by_lines_and_small_sets_stay_whole() -> None:
+    blocks = exponent_blocks(9)
+    groups = split_blocks(blocks, jobs=2)
+    assert sorted(b.fn_name for g in groups for b in g) == sorted(b.fn_name for b in blocks)
+    loads = [sum(map(block_lines, group)) for group in groups]
+    assert len(groups) == 2 and max(loads) - min(loads) <= max(map(block_lines, blocks))
+    assert split_blocks(list(reversed(blocks)), jobs=2) == groups
+    # too little C for two compiler runs: one module, whatever the number of jobs
+    few = blocks[:3]
+    assert sum(map(block_lines, few)) < 2 * MIN_LINES_PER_MODULE
+    assert len(split_blocks(few, jobs=8)) == 1
+    assert len(split_blocks(blocks[:1], jobs=8)) == 1
+
+
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_functions_split_over_modules_compute_the_right_values(jobs: int) -> None:
-    inputs = [ot.dvector(f"x{i}") for i in range(2 * MIN_BLOCKS_PER_MODULE + 1)]
+    inputs = [ot.dvector(f"x{i}") for i in range(12)]
     outs = [ot.exp(v ** (i + 3.0)) for i, v in enumerate(inputs)]
     with opweave.config.change_flags(c__build_jobs=jobs):
         f = opweave.function(inputs, outs, mode=Mode(linker="cvm"))

@@ -309,10 +309,43 @@ def build_module(blocks: list[Block], what: str, cache: ModuleCache | None = Non
 
 
 #: A graph's functions are split over several modules (built in parallel) only when each
-#: gets at least this many: a module has a fixed cost (headers, runtime) of its own.
-MIN_BLOCKS_PER_MODULE = 16
-#: And no module gets more than this many, so no compiler run grows without bound.
+#: module gets at least this many lines of generated C: a module has a fixed cost of its own
+#: (Python's and NumPy's headers, the runtime), worth paying on another core only when the
+#: compiler has enough to optimise besides.
+MIN_LINES_PER_MODULE = 300
+#: And no module gets more than this many functions, so no compiler run grows without bound.
 MAX_BLOCKS_PER_MODULE = 64
+
+
+def block_lines(block: Block) -> int:
+    """How many lines of C ``block`` adds to a module (its function, support and init
+    code): the measure by which :func:`build_modules` balances its modules."""
+    parts = (block.code, *block.support_apply, *block.init_apply)
+    return sum(part.count("\n") + 1 for part in parts)
+
+
+def split_blocks(blocks: list[Block], jobs: int) -> list[list[Block]]:
+    """Split ``blocks`` into the modules :func:`build_modules` builds.
+
+    As many modules as there are ``jobs``, each with at least :data:`MIN_LINES_PER_MODULE`
+    lines of C and none with more than :data:`MAX_BLOCKS_PER_MODULE` functions; the
+    functions go, largest first, to the module with the fewest lines so far, so the
+    modules take about as long to compile. The same set of blocks always gives the same
+    modules (and cache entries), in whatever order it comes.
+    """
+    by_name = {block.fn_name: block for block in blocks}
+    lines = {name: block_lines(block) for name, block in by_name.items()}
+    n = len(by_name)
+    wanted = min(jobs, n, sum(lines.values()) // MIN_LINES_PER_MODULE)
+    groups_wanted = max(-(-n // MAX_BLOCKS_PER_MODULE), wanted, 1)
+    groups: list[list[str]] = [[] for _ in range(groups_wanted)]
+    loads = [0] * groups_wanted
+    for name in sorted(by_name, key=lambda name: (-lines[name], name)):
+        open_groups = [g for g in range(groups_wanted) if len(groups[g]) < MAX_BLOCKS_PER_MODULE]
+        target = min(open_groups, key=lambda g: (loads[g], g))
+        groups[target].append(name)
+        loads[target] += lines[name]
+    return [[by_name[name] for name in sorted(group)] for group in groups if group]
 
 
 def build_jobs() -> int:
@@ -331,13 +364,12 @@ def build_jobs() -> int:
 def build_modules(
     blocks: list[Block], what: str, cache: ModuleCache | None = None, jobs: int | None = None
 ) -> dict[str, ModuleType]:
-    """Build ``blocks`` into one module or, when there are many, into several at once.
+    """Build ``blocks`` into one module or, when there is much C, into several at once.
 
-    The blocks are split (in the order of their names, so the same set of blocks always
-    gives the same modules and cache entries) into as many modules as there are jobs,
-    each with at least :data:`MIN_BLOCKS_PER_MODULE` and at most
-    :data:`MAX_BLOCKS_PER_MODULE` blocks; each module is built (or found in the cache) by
-    :func:`build_module`, in a pool of ``jobs`` threads (default :func:`build_jobs`).
+    The blocks are split by :func:`split_blocks` (as many modules as jobs, when each gets
+    enough C to be worth a compiler run of its own) and each module is built (or found in
+    the cache) by :func:`build_module`, in a pool of ``jobs`` threads (default
+    :func:`build_jobs`).
 
     Returns
     -------
@@ -348,11 +380,7 @@ def build_modules(
         return {}
     jobs = jobs or build_jobs()
     cache = cache or cache_for_config()
-    ordered = sorted(blocks, key=lambda block: block.fn_name)
-    n = len(ordered)
-    groups_wanted = max(-(-n // MAX_BLOCKS_PER_MODULE), min(jobs, n // MIN_BLOCKS_PER_MODULE), 1)
-    size = -(-n // groups_wanted)
-    groups = [ordered[i : i + size] for i in range(0, n, size)]
+    groups = split_blocks(blocks, jobs)
     label = "compiling C modules" if len(groups) > 1 else "compiling C module"
     with current_progress().steps(f"{label} ({len(blocks)} functions)", len(groups)) as steps:
         if len(groups) == 1 or jobs == 1:

@@ -141,6 +141,11 @@ class Scratchpad:
         return new
 
 
+def _copy_tag(tag: Any) -> Any:
+    """A shallow copy of a node's or variable's ``tag`` (fast for a :class:`Scratchpad`)."""
+    return tag.__copy__() if type(tag) is Scratchpad else _copy.copy(tag)
+
+
 def _hashable(value: Any) -> Any:
     """``value`` with its dicts, lists and tuples turned into tuples (for cache keys)."""
     if isinstance(value, dict):
@@ -249,10 +254,14 @@ class Apply(AbstractApply[OpType]):
 
     def clone(self, clone_inner_graph: bool = False) -> Apply[OpType]:
         """Return a copy with the same inputs and fresh (cloned) outputs."""
-        new_node = _copy.copy(self)
+        if type(self) is Apply:  # the common case, without copy's generic protocol
+            new_node = Apply.__new__(Apply)
+            new_node.__dict__.update(self.__dict__)
+        else:
+            new_node = _copy.copy(self)
         new_node.inputs = list(self.inputs)
         new_node.outputs = []
-        new_node.tag = _copy.copy(self.tag)
+        new_node.tag = _copy_tag(self.tag)
         for i, out in enumerate(self.outputs):
             new_out: Variable = out.clone()
             new_out.owner = new_node
@@ -343,7 +352,7 @@ class Variable(Node, Generic[_TypeType, OptionalApplyType]):
         """
         name = kwargs.pop("name", self.name)
         cp = self.__class__(self.type, None, None, name)
-        cp.tag = _copy.copy(self.tag)
+        cp.tag = _copy_tag(self.tag)
         return cp
 
     def eval(self, inputs_to_values: dict[Variable | str, Any] | None = None, **kwargs: Any) -> Any:

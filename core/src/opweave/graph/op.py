@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from opweave.graph.basic import Apply, Variable
 from opweave.graph.c_interface import CLinkerOp
-from opweave.graph.trace import add_tag_trace, traces_off
+from opweave.graph.trace import add_tag_trace, pause_traces, resume_traces
 from opweave.graph.utils import MethodNotDefined
 
 #: A storage cell: a one-element list holding a value.
@@ -101,8 +101,11 @@ class Op(CLinkerOp):
         the only output if there is one, otherwise the list of outputs.
         """
         return_list = kwargs.pop("return_list", False)
-        with traces_off():  # the outputs' Types record none: the node's outputs get one below
+        paused = pause_traces()  # the outputs' Types record none: the node's outputs get one below
+        try:
             node = self.make_node(*inputs, **kwargs)
+        finally:
+            resume_traces(paused)
         add_tag_trace(node.outputs)
         if return_list:
             return list(node.outputs)

@@ -20,7 +20,7 @@ import linecache
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from types import FrameType
 from typing import Any
 
@@ -72,6 +72,18 @@ def user_frames(limit: int, skip: int = 1) -> list[Frame]:
         frame = frame.f_back
     frames.reverse()
     return frames
+
+
+def pause_traces() -> Token[bool]:
+    """Stop recording traces until :func:`resume_traces` is called with the returned token
+    (what :func:`traces_off` does, without a context manager's cost: ``Op.__call__`` runs
+    it around every ``make_node``)."""
+    return _RECORDING.set(False)
+
+
+def resume_traces(token: Token[bool]) -> None:
+    """Undo the :func:`pause_traces` that returned ``token``."""
+    _RECORDING.reset(token)
 
 
 @contextmanager

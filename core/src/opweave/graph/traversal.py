@@ -329,7 +329,9 @@ def toposort_with_orderings(
     ValueError
         If the graph and the orderings form a cycle.
     """
-    given = frozenset(blockers or ())
+    # A set is used as it is: a graph importing a node passes all its variables, and
+    # copying them for every import would make building a graph quadratic.
+    given = blockers if isinstance(blockers, set | frozenset) else frozenset(blockers or ())
     orderings = orderings or {}
     done: set[Apply] = set()
     visiting: set[Apply] = set()

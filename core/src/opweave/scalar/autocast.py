@@ -33,7 +33,6 @@ one is ``floatX``), and an explicit ``dtype`` casts the value (possibly losing p
 from __future__ import annotations
 
 import builtins
-import warnings
 from collections.abc import Iterable
 from types import TracebackType
 from typing import Any
@@ -60,10 +59,11 @@ def _numpy_int(x: int) -> np.ndarray:
 
 
 def _holds(value: np.ndarray, candidate: np.ndarray) -> bool:
-    """True if ``candidate`` (a cast of ``value``) compares equal to ``value``."""
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return bool(value == candidate)
+    """True if ``candidate`` (a cast of ``value``) compares equal to ``value``.
+
+    Compared as Python numbers (exact for every int and float dtype, and warning-free).
+    """
+    return bool(value.item() == candidate.item())
 
 
 class NumpyAutocaster:
@@ -136,12 +136,11 @@ class NumpyAutocaster:
         value = _numpy_int(x) if isinstance(x, builtins.int) else np.asarray(x, dtype="float64")
         candidates = [d for d in self.dtypes if fx == "float16" or d != "float16"]
         cast = value
-        for dtype in candidates:
-            with np.errstate(all="ignore"), warnings.catch_warnings():
-                warnings.simplefilter("ignore")
+        with np.errstate(all="ignore"):  # an out-of-range cast is detected, not reported
+            for dtype in candidates:
                 cast = value.astype(dtype)
-            if _holds(value, cast):
-                return cast
+                if _holds(value, cast):
+                    return cast
         if isinstance(x, builtins.int):
             return value
         return cast

@@ -72,7 +72,10 @@ def _copy_graph(
             key = (node.op, tuple(id(a) for a in args))
             outs = state.nodes.get(key)
             if outs is None:
-                outs = node.clone_with_new_inputs(args, strict=True).outputs
+                # ``args`` have the Types of ``node.inputs`` (the copies of the inputs, shared
+                # constants, copied outputs), so the node is rebuilt without checking them.
+                fresh = [o.type.make_variable(o.name) for o in node.outputs]
+                outs = Apply(node.op, args, fresh).outputs
                 state.nodes[key] = outs
         for old, new in zip(node.outputs, outs, strict=True):
             memo[old] = new

@@ -269,8 +269,11 @@ def _short(value: Any, limit: int = 60) -> str:
 def _parse_dtype(dtype: Any) -> str:
     if dtype is None:
         raise TypeError("TensorType: dtype is required (e.g. 'float64', or 'floatX')")
-    if isinstance(dtype, str) and dtype == "floatX":
-        return _config_floatX()
+    if isinstance(dtype, str):
+        if dtype in dtype_specs_map:  # already a supported dtype's name: the common case
+            return dtype
+        if dtype == "floatX":
+            return _config_floatX()
     try:
         name: str = np.dtype(dtype).name
     except TypeError as exc:

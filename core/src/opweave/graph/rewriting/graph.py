@@ -31,7 +31,6 @@ from opweave.graph.rewriting.node import (
     NodeRewriter,
     SequentialNodeRewriter,
     attach_requirements,
-    op_matches,
 )
 from opweave.graph.traversal import apply_ancestors, io_toposort
 from opweave.graph.utils import InconsistencyError
@@ -253,12 +252,47 @@ class _NodeQueue(Feature):
         self.on_new(node)
 
 
-def _rewrite_node(fgraph: FunctionGraph, node: Apply, rewriters: Sequence[NodeRewriter]) -> Any:
+class _RewritersByOp:
+    """The node rewriters that may apply to an Op, in their order, found once per Op class.
+
+    A rewriter tracking every Op, or an Op class the node's Op is an instance of, applies
+    to every Op of that class; one tracking Op instances is kept with them, and checked
+    against each node's Op (instances match Ops equal to them).
+    """
+
+    def __init__(self, rewriters: Sequence[NodeRewriter]) -> None:
+        self.rewriters = list(rewriters)
+        self._tracks = [rw.tracks() for rw in self.rewriters]
+        self._by_class: dict[type, list[tuple[NodeRewriter, list[Any] | None]]] = {}
+
+    def candidates(self, op: Any) -> list[tuple[NodeRewriter, list[Any] | None]]:
+        """``(rewriter, instances to compare the Op with, or None)`` pairs for ``op``."""
+        cls = type(op)
+        found = self._by_class.get(cls)
+        if found is None:
+            found = []
+            for rw, tracks in zip(self.rewriters, self._tracks, strict=True):
+                if tracks is None or any(
+                    isinstance(t, type) and issubclass(cls, t) for t in tracks
+                ):
+                    found.append((rw, None))
+                    continue
+                instances = [t for t in tracks if not isinstance(t, type)]
+                if instances:
+                    found.append((rw, instances))
+            self._by_class[cls] = found
+        return found
+
+
+def _rewrite_node(fgraph: FunctionGraph, node: Apply, rewriters: _RewritersByOp) -> Any:
     """Try ``rewriters`` on ``node`` in order; return the one that changed it, or None."""
-    for rw in rewriters:
+    op = node.op
+    for rw, instances in rewriters.candidates(op):
         if node not in fgraph.apply_nodes:
             return None
-        if op_matches(rw.tracks(), node.op) and apply_node_rewrite(fgraph, node, rw):
+        if instances is not None and not any(op == t for t in instances):
+            continue
+        if apply_node_rewrite(fgraph, node, rw):
             return rw
     return None
 
@@ -307,6 +341,9 @@ class WalkingGraphRewriter(GraphRewriter):
 
     def apply(self, fgraph: FunctionGraph) -> int:
         """Walk the graph once; return the number of rewrites applied."""
+        rewriters = _RewritersByOp(self.node_rewriters)
+        if not any(rewriters.candidates(node.op) for node in fgraph.apply_nodes):
+            return 0  # no node is of a kind the rewriters look at (e.g. no Scan at all)
         if self.order == "dfs":
             queue: deque[Apply] = deque(apply_ancestors(fgraph.outputs))
         else:
@@ -331,7 +368,7 @@ class WalkingGraphRewriter(GraphRewriter):
                 if node not in fgraph.apply_nodes:
                     continue
                 current[0] = node
-                if _rewrite_node(fgraph, node, self.node_rewriters) is not None:
+                if _rewrite_node(fgraph, node, rewriters) is not None:
                     count += 1
         finally:
             if watcher is not None:
@@ -594,13 +631,14 @@ class EquilibriumGraphRewriter(GraphRewriter):
         watcher = _NodeQueue(on_new)
         fgraph.attach_feature(watcher)
         applied = 0
+        rewriters = _RewritersByOp(self.node_rewriters)
         try:
             while queue:
                 node = queue.popleft()
                 if node not in fgraph.apply_nodes:
                     continue
                 current[0] = node
-                rw = _rewrite_node(fgraph, node, self.node_rewriters)
+                rw = _rewrite_node(fgraph, node, rewriters)
                 if rw is not None:
                     applied += 1
                     counts[rw] = counts.get(rw, 0) + 1

@@ -209,8 +209,13 @@ class FusionOptimizer(GraphRewriter):
                     stype = get_scalar_type(tensor_type_of(inp).dtype)
                     inner[inp] = stype.make_constant(np.asarray(inp.data).reshape(()))
                 args.append(inner[inp])
-            scalar_node = cast(Elemwise, node.op).scalar_op.make_node(*args)  # is_fusable
-            for old, new in zip(node.outputs, scalar_node.outputs, strict=True):
+            # The scalar node computes what the Elemwise node does, on scalars of its
+            # dtypes: its output Types are the node's (no need to infer them again).
+            scalar_op = cast(Elemwise, node.op).scalar_op  # is_fusable
+            outputs = [
+                get_scalar_type(tensor_type_of(o).dtype).make_variable() for o in node.outputs
+            ]
+            for old, new in zip(node.outputs, Apply(scalar_op, args, outputs).outputs, strict=True):
                 inner[old] = new
         try:
             composite = Composite(inner_inputs, [inner[o] for o in root.outputs])

@@ -34,6 +34,7 @@ from opweave.graph.rewriting import node_rewriter
 from opweave.scalar import ScalarType
 from opweave.tensor.basic import MakeVector, cast, tensor_from_scalar
 from opweave.tensor.constructors import constant
+from opweave.tensor.elemwise import Elemwise
 from opweave.tensor.subtensor import Subtensor
 from opweave.tensor.type import TensorType
 
@@ -131,6 +132,17 @@ def _inferred_shapes(fgraph: FunctionGraph | None, node: Apply) -> list[Any] | N
     return list(out_shapes)
 
 
+def _elemwise_dim(node: Apply, i: int) -> Variable:
+    """Axis ``i`` of an ``Elemwise`` node's outputs, as ``Elemwise.infer_shape`` answers it
+    (the first input not broadcast on the axis gives it), without building the shapes of
+    all the inputs first: a chain of elementwise nodes is walked once per length asked."""
+    for inp in node.inputs:
+        length = inp.type.shape[i]  # type: ignore[attr-defined]
+        if length != 1:
+            return _int64_constant(length) if length is not None else Shape_i(i)(inp)  # type: ignore[return-value]
+    return _int64_constant(1)
+
+
 def infer_dim(fgraph: FunctionGraph | None, var: Variable, i: int) -> Variable | None:
     """The length of dimension ``i`` of ``var`` without computing ``var``, or ``None``.
 
@@ -157,14 +169,17 @@ def infer_dim(fgraph: FunctionGraph | None, var: Variable, i: int) -> Variable |
     node = var.owner
     if node is None:
         return None
-    out_shapes = _inferred_shapes(fgraph, node)
-    if out_shapes is None:
-        return None
-    out_shape = out_shapes[var.index]  # type: ignore[attr-defined]
-    try:
-        entry = out_shape[i]
-    except (TypeError, IndexError, KeyError):
-        return None
+    if type(node.op).infer_shape is Elemwise.infer_shape:
+        entry: Any = _elemwise_dim(node, i)
+    else:
+        out_shapes = _inferred_shapes(fgraph, node)
+        if out_shapes is None:
+            return None
+        out_shape = out_shapes[var.index]  # type: ignore[attr-defined]
+        try:
+            entry = out_shape[i]
+        except (TypeError, IndexError, KeyError):
+            return None
     dim = _as_int64_scalar(entry)
     if dim is None:
         return None
