@@ -38,7 +38,8 @@ def test_info_lists_backends_and_config_sources(capsys) -> None:
     out = capsys.readouterr().out
     assert "opweave-python: linkers py, vm; available" in out
     assert "opweave-c: linkers c, cvm; available" in out
-    assert "linkers: c, cvm, py, vm" in out
+    usable = next(line for line in out.splitlines() if line.startswith("linkers: "))
+    assert {"c", "cvm", "py", "vm"} <= set(usable.removeprefix("linkers: ").split(", "))
     assert "linker = " in out and "mode = 'FAST_RUN'" in out
 
 

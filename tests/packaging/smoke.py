@@ -1,7 +1,7 @@
 """What one install combination of the built wheels promises, run inside its own venv.
 
 ``python smoke.py COMBINATION`` with COMBINATION one of ``core``, ``python``, ``c``,
-``all``. It is run by ``test_installed_wheels.py`` with the interpreter of a fresh venv
+``all``, ``dask``. It is run by ``test_installed_wheels.py`` with the interpreter of a fresh venv
 into which only the built wheels (never the source tree) were installed, from a working
 directory outside the repository. It prints what it checked and exits non-zero on the
 first broken promise.
@@ -30,6 +30,7 @@ PLUGINS = {
     "python": ["python"],
     "c": ["c", "python"],
     "all": ["c", "cuda", "double", "python"],
+    "dask": ["dask", "python"],
 }
 #: The linkers each combination can run here (the build machine has a C compiler, no GPU).
 RUNNABLE = {
@@ -37,6 +38,7 @@ RUNNABLE = {
     "python": ["py", "vm"],
     "c": ["c", "cvm", "py", "vm"],
     "all": ["c", "cvm", "py", "vm"],
+    "dask": ["py", "vm"],
 }
 
 
@@ -161,6 +163,19 @@ def check_all() -> None:
         check(f(1.0, 2.0, 3.0) == 9.0, f"the double plugin runs on {linker}")
 
 
+def check_dask() -> None:
+    """The plugins loaded without importing Dask; the dask linker computes over one."""
+    loaded = sorted(name for name in sys.modules if name == "dask" or name.startswith("dask."))
+    check(loaded == [], f"loading the plugins and compiling imported no Dask module: {loaded}")
+    import dask.array as da
+
+    x = ot.dvector("x")
+    f = opweave.function([x], ot.sum(ot.exp(x) * 2), mode=opweave.Mode(linker="dask"))
+    out = f(da.ones(10, chunks=3))
+    check(isinstance(out, da.Array), "the dask linker returns a lazy Dask array")
+    check(np.allclose(out.compute(), np.exp(1.0) * 20), "the dask linker computes over chunks")
+
+
 class Terminal(io.StringIO):
     def isatty(self) -> bool:
         return True
@@ -188,12 +203,14 @@ def main(combination: str) -> None:
         check_core_alone()
         return
     run_everywhere(combination)
-    if combination == "python":
+    if combination in ("python", "dask"):
         check_missing_c(combination)
     else:
         check_c(combination)
     if combination == "all":
         check_all()
+    if combination == "dask":
+        check_dask()
 
 
 if __name__ == "__main__":

@@ -2,10 +2,10 @@
 
 Every distribution is built into an sdist and a wheel *from that sdist* (``python -m
 build``), so a file missing from the sdist breaks the wheel too. Their contents are
-checked, then four combinations are installed into fresh venvs, offline from the built
+checked, then five combinations are installed into fresh venvs, offline from the built
 wheels and a wheelhouse of their third-party requirements, and ``smoke.py`` runs in each
 from a directory outside the repository: core alone; core + opweave-python;
-core + opweave-c; everything.
+core + opweave-c; everything but Dask; core + opweave-dask.
 
 The wheelhouse (``build/wheelhouse`` under the repository) is filled by ``pip download``
 with the third-party requirements the distributions' ``pyproject.toml`` files name, and
@@ -38,6 +38,7 @@ DISTRIBUTIONS = {
     "backend-python": ("opweave-python", "opweave_python"),
     "backend-c": ("opweave-c", "opweave_c"),
     "backend-cuda": ("opweave-cuda", "opweave_cuda"),
+    "backend-dask": ("opweave-dask", "opweave_dask"),
     "plugins/opweave-double": ("opweave-double", "opweave_double"),
 }
 #: What each combination asks pip for (pip resolves the rest from the built wheels).
@@ -46,6 +47,7 @@ COMBINATIONS = {
     "python": ["opweave-python"],
     "c": ["opweave-c"],
     "all": ["opweave-c", "opweave-cuda", "opweave-double"],
+    "dask": ["opweave-dask"],
 }
 
 

@@ -28,7 +28,8 @@ def _run(case: Case, linker: Any, fn: Any = None) -> list[list[Any]]:
     for args in case.calls:
         outs = fn(*[copy_value(a) for a in args])
         outs = outs if isinstance(outs, list) else [outs]
-        results.append([copy_value(o) for o in outs] + [s.get_value() for s in case.shared])
+        host = fn.maker.linker.host_values([*outs, *(s.get_value() for s in case.shared)])
+        results.append([copy_value(v) for v in host])
     return results
 
 

@@ -157,7 +157,7 @@ def _check_linkers(
             continue
         try:
             fn = _compile(op, list(node.inputs), list(node.outputs), linker)
-            got = fn(*[copy_value(v) for v in values])
+            got = fn.maker.linker.host_values(fn(*[copy_value(v) for v in values]))
         except Exception as exc:
             raise ContractViolation(
                 f"linker_{linker}",
