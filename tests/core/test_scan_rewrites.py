@@ -218,8 +218,10 @@ def test_save_mem_keeps_only_the_last_state_of_an_rnn(linker: str) -> None:
     xs, w, h0 = pt.matrix("xs"), pt.matrix("w"), pt.vector("h0")
     f, ref = compile_both([xs, w, h0], rnn(xs, w, h0)[-1], linker, "scan_save_mem")
     (node,) = scan_nodes(f)
-    assert node.op.info.keep == (1,)
-    assert output_length(f, node, (XS, W0, H0)) == 1
+    # ``hs[-1]`` is ``out[1:][-1]`` of the state's buffer: its last entry and the one before,
+    # so that indexing past the start still raises as on the full buffer
+    assert node.op.info.keep == (2,)
+    assert output_length(f, node, (XS, W0, H0)) == 2
     (ref_node,) = scan_nodes(ref)
     assert ref_node.op.info.keep == ()
     assert output_length(ref, ref_node, (XS, W0, H0)) == len(XS) + 1
@@ -235,8 +237,8 @@ def test_save_mem_keeps_the_last_k_entries_of_a_two_tap_state(linker: str) -> No
     outs = [fib[-1], fib[-3], fib[-2] * 2]
     f, ref = compile_both([x0], outs, linker, "scan_save_mem")
     (node,) = scan_nodes(f)
-    assert node.op.info.keep == (3,)
-    assert output_length(f, node, (np.array([1.0, 1.0]),)) == 3
+    assert node.op.info.keep == (5,)  # fib[-3] is out[2:][-3]: the last 3 after 2 initial
+    assert output_length(f, node, (np.array([1.0, 1.0]),)) == 5
     seq = [1.0, 1.0]
     for _ in range(10):
         seq.append(seq[-1] + seq[-2])
@@ -254,7 +256,7 @@ def test_save_mem_on_a_per_step_output_and_a_reduce(linker: str) -> None:
     )
     f, ref = compile_both([xs], [squares[-2], total], linker, "scan_save_mem")
     (node,) = scan_nodes(f)  # merged, then both kept short
-    assert sorted(node.op.info.keep) == [1, 2]
+    assert sorted(node.op.info.keep) == [2, 2]
     x = np.arange(1.0, 6.0)
     for fn in (f, ref):
         got_sq, got_total = fn(x)
@@ -277,8 +279,20 @@ def test_save_mem_on_a_while_loop() -> None:
     x0 = pt.scalar("x0")
     xs, _ = scan(lambda x: (2 * x, until(x > 40)), outputs_info=x0, n_steps=100)
     f, ref = compile_both([x0], xs[-1], "vm", "scan_save_mem")
-    assert scan_nodes(f)[0].op.info.keep == (1,)
+    assert scan_nodes(f)[0].op.info.keep == (2,)
     assert f(1.0) == ref(1.0) == 128.0
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_save_mem_still_raises_for_an_entry_before_the_first_step(linker: str) -> None:
+    n, x0 = pt.iscalar("n"), pt.vector("x0")
+    xs, _ = scan(lambda x: 2.0 * x, outputs_info=x0, n_steps=n)
+    f, ref = compile_both([n, x0], xs[-1], linker, "scan_save_mem")
+    assert scan_nodes(f)[0].op.info.keep == (2,)
+    np.testing.assert_allclose(f(3, np.ones(2)), [8.0, 8.0])
+    for fn in (f, ref):  # no step: xs is empty, xs[-1] does not exist
+        with pytest.raises(IndexError):
+            fn(0, np.ones(2))
 
 
 # ---------------------------------------------------------------------- gradients

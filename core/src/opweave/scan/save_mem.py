@@ -3,11 +3,14 @@
 An output of a :class:`~opweave.scan.op.Scan` node (a state's buffer, initial values
 first, or a per-step output's stack) whose every reader takes one entry counted from the
 end, ``out[-i]`` or ``out[d:][-i]`` (a constant ``i``; the entry may be indexed further,
-``out[-1, 2]``), needs only its last ``k = max(i)`` entries. The rewrite replaces the node
-with one whose ``info.keep`` says so, and the readers with the same indexing of the new,
-``k``-entry output; the loop then stores its values in a circular buffer of ``k`` entries
-(at least the state's depth) instead of one entry per step. The values read are those of
-the full output.
+``out[-1, 2]``), needs only its last ``k`` entries: ``i`` for ``out[-i]``, ``d + i`` for
+``out[d:][-i]``. The rewrite replaces the node with one whose ``info.keep`` says so, and the
+readers with the same indexing of the new output, which holds the last ``k`` entries (all
+of them when there are fewer); the loop then stores its values in a circular buffer of
+``k`` entries (at least the state's depth) instead of one entry per step. The values read
+are those of the full output, and a reader that would index past the start of the full
+output (``out[1:][-1]`` after no step) still raises: ``out[d:]`` is kept in the rebuilt
+reader, on ``d + i`` entries.
 """
 
 from __future__ import annotations
@@ -25,8 +28,9 @@ if TYPE_CHECKING:
 
 __all__ = ["scan_save_mem"]
 
-#: A reader to rebuild on the short output: (the variable it computes, the Subtensor node).
-_Reader = tuple[Variable, Apply]
+#: A reader to rebuild on the short output: the variable it computes, the Subtensor node
+#: taking the entry, and the ``out[d:]`` node in between (or ``None``).
+_Reader = tuple[Variable, Apply, Apply | None]
 
 
 def _from_end(client: Any, idx: int) -> int | None:
@@ -50,7 +54,7 @@ def _tail_readers(fgraph: FunctionGraph, out: Variable) -> tuple[int, list[_Read
         i = _from_end(client, idx)
         if i is not None:
             need = max(need, i)
-            readers.append((client.outputs[0], client))
+            readers.append((client.outputs[0], client, None))
             continue
         if client == "output" or idx != 0 or not isinstance(client.op, Subtensor):
             return None
@@ -72,8 +76,8 @@ def _tail_readers(fgraph: FunctionGraph, out: Variable) -> tuple[int, list[_Read
             i2 = _from_end(c2, idx2)
             if i2 is None:
                 return None
-            need = max(need, i2)
-            readers.append((c2.outputs[0], c2))
+            need = max(need, first.start + i2)
+            readers.append((c2.outputs[0], c2, client))
     return need, readers
 
 
@@ -101,6 +105,7 @@ def scan_save_mem(fgraph: FunctionGraph, node: Apply) -> Any:
         if i not in found:
             pairs[old] = new
             continue
-        for var, reader in found[i]:
-            pairs[var] = reader.op(new, *reader.inputs[1:])
+        for var, reader, sliced in found[i]:
+            short = new if sliced is None else sliced.op(new, *sliced.inputs[1:])
+            pairs[var] = reader.op(short, *reader.inputs[1:])
     return pairs
