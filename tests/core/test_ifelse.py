@@ -444,3 +444,16 @@ def test_debugmode_runs_the_implementation_eagerly() -> None:
     f = opweave.function([c, x], ifelse(c, ot.exp(x), x * 2), mode="DebugMode")
     np.testing.assert_allclose(f(1, np.ones(2)), np.exp(np.ones(2)))
     np.testing.assert_allclose(f(0, np.ones(2)), [2.0, 2.0])
+
+
+@pytest.mark.parametrize("linker", ["vm", "cvm"])
+def test_ifelse_of_scalar_typed_branches(linker: str) -> None:
+    import opweave.scalar as ps
+
+    c = ot.iscalar("c")
+    a, b = ps.float64("a"), ps.float64("b")
+    out = ifelse(c, a * 2.0, b + 1.0)
+    assert out.type == a.type
+    f = opweave.function([c, a, b], out, mode=opweave.Mode(linker=linker))
+    assert f(1, 1.0, 2.0) == 2.0
+    assert f(0, 1.0, 2.0) == 3.0

@@ -15,14 +15,16 @@ branch, or the branch itself with ``as_view``) is the backends' implementation.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from opweave.configdefaults import config
 from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.op import Op
 from opweave.graph.type import DisconnectedType
+from opweave.tensor._typing import tensor_var
 from opweave.tensor.basic import cast, zeros_like
 from opweave.tensor.constructors import as_tensor_variable
+from opweave.tensor.type import ShapedType
 
 __all__ = ["IfElse", "ifelse"]
 
@@ -73,10 +75,21 @@ class IfElse(Op):
         if isinstance(n_outs, bool) or not isinstance(n_outs, int) or n_outs < 0:
             raise TypeError(f"IfElse: n_outs must be a non-negative int, got {n_outs!r}")
         if as_view:
-            self.view_map = {idx: [idx + 1] for idx in range(n_outs)}  # type: ignore[misc]
+            self.view_map = {idx: [idx + 1] for idx in range(n_outs)}
         self.as_view = bool(as_view)
         self.n_outs = n_outs
         self.name = name
+
+    if TYPE_CHECKING:
+        # Declarations only (the inherited ``Op.__call__`` runs): with ``return_list=True``
+        # calling the Op gives the list of its outputs.
+        @overload
+        def __call__(
+            self, *inputs: Any, return_list: Literal[True], **kwargs: Any
+        ) -> list[Variable]: ...
+        @overload
+        def __call__(self, *inputs: Any, **kwargs: Any) -> Variable | list[Variable]: ...
+        def __call__(self, *inputs: Any, **kwargs: Any) -> Variable | list[Variable]: ...
 
     def __str__(self) -> str:
         args = []
@@ -136,7 +149,8 @@ class IfElse(Op):
                     )
                 # Only the static lengths both branches agree on hold for the output.
                 shape = tuple(t if t == f else None for t, f in zip(shape_t, shape_f, strict=True))
-                out_type = type_t.clone(shape=shape)  # type: ignore[call-arg]
+                # A non-array Type with a ``shape`` (a scalar's ``()``) keeps its Type.
+                out_type = type_t.clone(shape=shape) if isinstance(type_t, ShapedType) else type_t
             else:
                 out_type = type_t
             new_then.append(out_type.filter_variable(input_t))
@@ -197,7 +211,7 @@ class IfElse(Op):
             name = "shape" if self.name is None else f"shape_{self.name}"
             chosen = IfElse(len(pending_t), name=name)(
                 node.inputs[0], *pending_t, *pending_f, return_list=True
-            )  # type: ignore[assignment]
+            )
         return [tuple(chosen[e] if isinstance(e, int) else e for e in entries) for entries in plan]
 
     # ------------------------------------------------------------------ derivatives
@@ -215,19 +229,29 @@ class IfElse(Op):
         grads: list[Variable] = []
         for out_var, g in zip(then_branch, output_grads, strict=True):
             if isinstance(g.type, DisconnectedType):
-                dtype = out_var.dtype if out_var.dtype in _CONTINUOUS else config.floatX  # type: ignore[attr-defined]
+                dtype = (
+                    tensor_var(out_var).dtype
+                    if tensor_var(out_var).dtype in _CONTINUOUS
+                    else config.floatX
+                )
                 g = zeros_like(out_var, dtype=dtype)
             grads.append(g)
         name_t = None if self.name is None else f"{self.name}_grad_t"
         name_f = None if self.name is None else f"{self.name}_grad_f"
-        zeros_t = [zeros_like(t, dtype=g.dtype) for t, g in zip(then_branch, grads, strict=True)]  # type: ignore[attr-defined]
-        zeros_f = [zeros_like(f, dtype=g.dtype) for f, g in zip(else_branch, grads, strict=True)]  # type: ignore[attr-defined]
+        zeros_t = [
+            zeros_like(t, dtype=tensor_var(g).dtype)
+            for t, g in zip(then_branch, grads, strict=True)
+        ]
+        zeros_f = [
+            zeros_like(f, dtype=tensor_var(g).dtype)
+            for f, g in zip(else_branch, grads, strict=True)
+        ]
         then_grads: list[Variable] = IfElse(n, as_view=self.as_view, name=name_t)(
             condition, *grads, *zeros_t, return_list=True
-        )  # type: ignore[assignment]
+        )
         else_grads: list[Variable] = IfElse(n, as_view=self.as_view, name=name_f)(
             condition, *zeros_f, *grads, return_list=True
-        )  # type: ignore[assignment]
+        )
         condition_grad = zeros_like(condition, dtype=config.floatX)
         return [condition_grad, *then_grads, *else_grads]
 
@@ -244,7 +268,7 @@ class IfElse(Op):
             zeros_like(x) if p is None else p for x, p in zip(inputs[1:], points, strict=True)
         ]
         op = IfElse(n, as_view=self.as_view, name=self.name)
-        return list(op(inputs[0], *filled, return_list=True))  # type: ignore[arg-type]
+        return list(op(inputs[0], *filled, return_list=True))
 
 
 def ifelse(
@@ -296,7 +320,7 @@ def ifelse(
     op = IfElse(n_outs=len(then_branch), as_view=False, name=name)
     rval = op(condition, *then_branch, *else_branch, return_list=True)
     if rval_type is None:
-        return rval[0]  # type: ignore[index]
+        return rval[0]
     if rval_type is list:
-        return list(rval)  # type: ignore[arg-type]
-    return tuple(rval)  # type: ignore[arg-type]
+        return list(rval)
+    return tuple(rval)

@@ -198,7 +198,7 @@ class OpFromGraph(Op):
             connection_pattern, len(self.input_types), len(self.output_types)
         )
         self.name = name
-        self.destroy_map = _check_destroy_map(  # type: ignore[misc]  # per instance here
+        self.destroy_map = _check_destroy_map(
             destroy_map, len(self.input_types), len(self.output_types)
         )
         self._lop_op_cache: dict[tuple[bool, ...], Callable[..., list[Variable]]] = {}

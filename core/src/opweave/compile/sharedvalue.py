@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, Self
 
-from opweave.graph.basic import Variable
-from opweave.graph.type import Type
+from opweave.graph.basic import Variable, _TypeType
 from opweave.graph.utils import MethodNotDefined
 from opweave.link.basic import Container
 
 
-class SharedVariable(Variable):
+class SharedVariable(Variable[_TypeType, None]):
     """A variable with a persistent value that functions read and ``updates`` write.
+
+    For type checkers it is generic in its Type, as :class:`~opweave.graph.basic.Constant`
+    is (``SharedVariable[TensorType]``); a bare ``SharedVariable`` has ``Type``.
 
     Parameters
     ----------
@@ -40,7 +42,7 @@ class SharedVariable(Variable):
 
     def __init__(
         self,
-        type: Type,
+        type: _TypeType,
         value: Any,
         strict: bool = False,
         allow_downcast: bool | None = None,
@@ -75,7 +77,7 @@ class SharedVariable(Variable):
             pass
         self.container.data = value
 
-    def clone(self, **kwargs: Any) -> SharedVariable:
+    def clone(self, **kwargs: Any) -> Self:
         """Return a SharedVariable sharing this one's container."""
         cp = self.__class__.__new__(self.__class__)
         Variable.__init__(cp, self.type, None, None, kwargs.get("name", self.name))

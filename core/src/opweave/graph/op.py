@@ -61,8 +61,10 @@ class Op(CLinkerOp):
     #: subclasses; see the class docstring).
     __props__: tuple[str, ...]
     default_output: ClassVar[int | None] = None
-    destroy_map: ClassVar[dict[int, list[int]]] = {}
-    view_map: ClassVar[dict[int, list[int]]] = {}
+    # Plain (not ClassVar) annotations: an Op may set these per instance in ``__init__``
+    # (an in-place variant, a view of some inputs), shadowing the class's empty default.
+    destroy_map: dict[int, list[int]] = {}
+    view_map: dict[int, list[int]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from opweave.gradient.opsupport import grad_not_implemented
-from opweave.graph.basic import Variable
-from opweave.scalar.basic import BinaryScalarOp, _const, true_div
+from opweave.scalar._typing import scalar_out
+from opweave.scalar.basic import BinaryScalarOp, ScalarVariable, _const, true_div
 from opweave.scalar.rules import upgrade_to_float_no_complex
 
 __all__ = ["Jv", "Kve", "jv", "kve"]
@@ -28,11 +28,13 @@ class Jv(BinaryScalarOp):
 
     nfunc_spec = ("scipy.special.jv", 2, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> list[Any]:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> list[Any]:
         """Not implemented for ``v``; ``gz * (jv(v - 1, x) - jv(v + 1, x)) / 2`` for ``x``."""
         v, x = inputs
         one = _const(1.0, v)
-        dx = (jv(v - one, x) - jv(v + one, x)) * _const(0.5, x)
+        dx = (scalar_out(jv(v - one, x)) - jv(v + one, x)) * _const(0.5, x)
         return [grad_not_implemented(self, 0, v, _ORDER), gz * dx]
 
 
@@ -42,7 +44,9 @@ class Kve(BinaryScalarOp):
 
     nfunc_spec = ("scipy.special.kve", 2, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> list[Any]:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> list[Any]:
         """Not implemented for ``v``; ``gz * ((1 - v / x) kve(v, x) - kve(v - 1, x))`` for
         ``x``."""
         v, x = inputs

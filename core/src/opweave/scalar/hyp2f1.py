@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from opweave.gradient.opsupport import grad_not_implemented
-from opweave.graph.basic import Variable
-from opweave.scalar.basic import ScalarOp, _const, true_div
+from opweave.scalar._typing import scalar_out
+from opweave.scalar.basic import ScalarOp, ScalarVariable, _const, true_div
 from opweave.scalar.rules import upgrade_to_float_no_complex
 
 __all__ = ["Hyp2F1", "hyp2f1"]
@@ -27,12 +27,14 @@ class Hyp2F1(ScalarOp):
     nin = 4
     nfunc_spec = ("scipy.special.hyp2f1", 4, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> list[Any]:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> list[Any]:
         """Not implemented for ``a``, ``b``, ``c``; ``gz * a b / c * 2F1(a+1, b+1; c+1; z)``
         for ``z``."""
         a, b, c, z = inputs
         one = _const(1.0, out)
-        dz = true_div(a * b, c) * hyp2f1(a + one, b + one, c + one, z)
+        dz = scalar_out(true_div(a * b, c)) * hyp2f1(a + one, b + one, c + one, z)
         return [
             grad_not_implemented(self, 0, a, _PARAMETER),
             grad_not_implemented(self, 1, b, _PARAMETER),

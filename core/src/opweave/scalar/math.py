@@ -18,8 +18,10 @@ from typing import Any
 
 from opweave.gradient.opsupport import grad_not_implemented, grad_undefined
 from opweave.graph.basic import Variable
+from opweave.scalar._typing import scalar_out, scalar_vars
 from opweave.scalar.basic import (
     BinaryScalarOp,
+    ScalarVariable,
     UnaryScalarOp,
     _const,
     add,
@@ -43,7 +45,9 @@ class Exp(UnaryScalarOp):
 
     nfunc_spec = ("exp", 1, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> Grads:
         """``gz * exp(x)``."""
         return [gz * out]
 
@@ -53,7 +57,9 @@ class Exp2(UnaryScalarOp):
 
     nfunc_spec = ("exp2", 1, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> Grads:
         """``gz * 2**x * log(2)``."""
         return [gz * out * _const(_math.log(2.0), out)]
 
@@ -63,7 +69,9 @@ class Expm1(UnaryScalarOp):
 
     nfunc_spec = ("expm1", 1, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> Grads:
         """``gz * exp(x)``."""
         (x,) = inputs
         return [gz * exp(x)]
@@ -74,7 +82,9 @@ class Log(UnaryScalarOp):
 
     nfunc_spec = ("log", 1, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> Grads:
         """``gz / x``."""
         (x,) = inputs
         return [gz / x]
@@ -85,7 +95,9 @@ class Log2(UnaryScalarOp):
 
     nfunc_spec = ("log2", 1, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> Grads:
         """``gz / (x * log(2))``."""
         (x,) = inputs
         return [gz / (x * _const(_math.log(2.0), x))]
@@ -96,7 +108,9 @@ class Log10(UnaryScalarOp):
 
     nfunc_spec = ("log10", 1, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> Grads:
         """``gz / (x * log(10))``."""
         (x,) = inputs
         return [gz / (x * _const(_math.log(10.0), x))]
@@ -107,7 +121,9 @@ class Log1p(UnaryScalarOp):
 
     nfunc_spec = ("log1p", 1, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> Grads:
         """``gz / (1 + x)``."""
         (x,) = inputs
         return [gz / (_const(1, x) + x)]
@@ -118,7 +134,9 @@ class Sqrt(UnaryScalarOp):
 
     nfunc_spec = ("sqrt", 1, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> Grads:
         """``gz / (2 * sqrt(x))``."""
         return [gz / (_const(2, out) * out)]
 
@@ -128,7 +146,9 @@ class Sin(UnaryScalarOp):
 
     nfunc_spec = ("sin", 1, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> Grads:
         """``gz * cos(x)``."""
         (x,) = inputs
         return [gz * cos(x)]
@@ -139,10 +159,12 @@ class Cos(UnaryScalarOp):
 
     nfunc_spec = ("cos", 1, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> Grads:
         """``-gz * sin(x)``."""
         (x,) = inputs
-        return [neg(gz) * sin(x)]
+        return [scalar_out(neg(gz)) * sin(x)]
 
 
 class Tan(UnaryScalarOp):
@@ -150,7 +172,9 @@ class Tan(UnaryScalarOp):
 
     nfunc_spec = ("tan", 1, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> Grads:
         """``gz / cos(x)**2``."""
         (x,) = inputs
         return [gz / sqr(cos(x))]
@@ -161,7 +185,9 @@ class ArcSin(UnaryScalarOp):
 
     nfunc_spec = ("arcsin", 1, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> Grads:
         """``gz / sqrt(1 - x**2)``."""
         (x,) = inputs
         return [gz / sqrt(_const(1, x) - sqr(x))]
@@ -172,10 +198,12 @@ class ArcCos(UnaryScalarOp):
 
     nfunc_spec = ("arccos", 1, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> Grads:
         """``-gz / sqrt(1 - x**2)``."""
         (x,) = inputs
-        return [neg(gz) / sqrt(_const(1, x) - sqr(x))]
+        return [scalar_out(neg(gz)) / sqrt(_const(1, x) - sqr(x))]
 
 
 class ArcTan(UnaryScalarOp):
@@ -183,7 +211,9 @@ class ArcTan(UnaryScalarOp):
 
     nfunc_spec = ("arctan", 1, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> Grads:
         """``gz / (1 + x**2)``."""
         (x,) = inputs
         return [gz / (_const(1, x) + sqr(x))]
@@ -194,11 +224,13 @@ class ArcTan2(BinaryScalarOp):
 
     nfunc_spec = ("arctan2", 2, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> Grads:
         """``gz * x / (x**2 + y**2)`` for ``y`` and ``-gz * y / (x**2 + y**2)`` for ``x``."""
         y, x = inputs
-        r2 = sqr(x) + sqr(y)
-        return [gz * x / r2, neg(gz) * y / r2]
+        r2 = scalar_out(sqr(x)) + sqr(y)
+        return [gz * x / r2, scalar_out(neg(gz)) * y / r2]
 
 
 class Sinh(UnaryScalarOp):
@@ -206,7 +238,9 @@ class Sinh(UnaryScalarOp):
 
     nfunc_spec = ("sinh", 1, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> Grads:
         """``gz * cosh(x)``."""
         (x,) = inputs
         return [gz * cosh(x)]
@@ -217,7 +251,9 @@ class Cosh(UnaryScalarOp):
 
     nfunc_spec = ("cosh", 1, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> Grads:
         """``gz * sinh(x)``."""
         (x,) = inputs
         return [gz * sinh(x)]
@@ -228,7 +264,9 @@ class Tanh(UnaryScalarOp):
 
     nfunc_spec = ("tanh", 1, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> Grads:
         """``gz * (1 - tanh(x)**2)``."""
         return [gz * (_const(1, out) - sqr(out))]
 
@@ -238,7 +276,9 @@ class ArcSinh(UnaryScalarOp):
 
     nfunc_spec = ("arcsinh", 1, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> Grads:
         """``gz / sqrt(x**2 + 1)``."""
         (x,) = inputs
         return [gz / sqrt(sqr(x) + _const(1, x))]
@@ -249,7 +289,9 @@ class ArcCosh(UnaryScalarOp):
 
     nfunc_spec = ("arccosh", 1, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> Grads:
         """``gz / sqrt(x**2 - 1)``."""
         (x,) = inputs
         return [gz / sqrt(sqr(x) - _const(1, x))]
@@ -260,7 +302,9 @@ class ArcTanh(UnaryScalarOp):
 
     nfunc_spec = ("arctanh", 1, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> Grads:
         """``gz / (1 - x**2)``."""
         (x,) = inputs
         return [gz / (_const(1, x) - sqr(x))]
@@ -271,7 +315,9 @@ class Sigmoid(UnaryScalarOp):
 
     nfunc_spec = ("scipy.special.expit", 1, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> Grads:
         """``gz * sigmoid(x) * (1 - sigmoid(x))``."""
         return [gz * out * (_const(1, out) - out)]
 
@@ -279,7 +325,9 @@ class Sigmoid(UnaryScalarOp):
 class Softplus(UnaryScalarOp):
     """``log(1 + exp(x))``, computed without overflow."""
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> Grads:
         """``gz * sigmoid(x)``."""
         (x,) = inputs
         return [gz * sigmoid(x)]
@@ -290,7 +338,9 @@ class Erf(UnaryScalarOp):
 
     nfunc_spec = ("scipy.special.erf", 1, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> Grads:
         """``gz * 2 / sqrt(pi) * exp(-x**2)``."""
         (x,) = inputs
         return [gz * _const(_TWO_OVER_SQRT_PI, x) * exp(neg(sqr(x)))]
@@ -301,10 +351,12 @@ class Erfc(UnaryScalarOp):
 
     nfunc_spec = ("scipy.special.erfc", 1, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> Grads:
         """``-gz * 2 / sqrt(pi) * exp(-x**2)``."""
         (x,) = inputs
-        return [neg(gz) * _const(_TWO_OVER_SQRT_PI, x) * exp(neg(sqr(x)))]
+        return [scalar_out(neg(gz)) * _const(_TWO_OVER_SQRT_PI, x) * exp(neg(sqr(x)))]
 
 
 # ====================================================================== special functions
@@ -317,7 +369,9 @@ class Gamma(UnaryScalarOp):
 
     nfunc_spec = ("scipy.special.gamma", 1, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> Grads:
         """``gz * gamma(x) * psi(x)``."""
         (x,) = inputs
         return [gz * out * psi(x)]
@@ -328,7 +382,9 @@ class GammaLn(UnaryScalarOp):
 
     nfunc_spec = ("scipy.special.gammaln", 1, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> Grads:
         """``gz * psi(x)``."""
         (x,) = inputs
         return [gz * psi(x)]
@@ -342,7 +398,9 @@ class Psi(UnaryScalarOp):
 
     nfunc_spec = ("scipy.special.psi", 1, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> Grads:
         """``gz * tri_gamma(x)``."""
         (x,) = inputs
         return [gz * tri_gamma(x)]
@@ -352,7 +410,9 @@ class TriGamma(UnaryScalarOp):
     """The trigamma function, the second derivative of :class:`GammaLn`
     (``polygamma(1, x)``; ``inf`` at 0 and the negative integers)."""
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> Grads:
         """``gz * polygamma(2, x)``."""
         (x,) = inputs
         return [gz * polygamma(constant(2, dtype="int64"), x)]
@@ -384,11 +444,11 @@ class PolyGamma(BinaryScalarOp):
         output_grads: Sequence[Variable],
     ) -> Grads:
         """Undefined for ``n``; ``gz * polygamma(n + 1, x)`` for ``x``."""
-        n, x = inputs
-        (gz,) = output_grads
+        n, x = scalar_vars(inputs)
+        (gz,) = scalar_vars(output_grads)
         g_n = grad_undefined(self, 0, n, "the order of polygamma is an integer")
         if outputs[0].type in discrete_types:  # pragma: no cover - the output is a float
-            return [g_n, x.zeros_like()]  # type: ignore[attr-defined]
+            return [g_n, x.zeros_like()]
         return [g_n, gz * self(add(n, _const(1, n)), x)]
 
 
@@ -396,7 +456,9 @@ class Log1mexp(UnaryScalarOp):
     """``log(1 - exp(x))``, accurate for ``x`` near 0 and very negative ``x`` (NaN for
     ``x > 0``, ``-inf`` at 0)."""
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> Grads:
         """``gz * -1 / expm1(-x)`` (``-inf`` at 0)."""
         (x,) = inputs
         slope = true_div(_const(-1, x), expm1(neg(x)))
@@ -407,7 +469,9 @@ class Log1mexp(UnaryScalarOp):
 class XlogX(UnaryScalarOp):
     """``x * log(x)``, 0 where ``x`` is 0."""
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> Grads:
         """``gz * (1 + log(x))``."""
         (x,) = inputs
         return [gz * (_const(1, x) + log(x))]
@@ -418,7 +482,9 @@ class XlogY0(BinaryScalarOp):
 
     nfunc_spec = ("scipy.special.xlogy", 2, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> Grads:
         """``gz * log(y)`` for ``x``, ``gz * x / y`` for ``y`` (not masked at ``x = 0``)."""
         x, y = inputs
         return [gz * log(y), gz * x / y]
@@ -429,7 +495,9 @@ class Erfinv(UnaryScalarOp):
 
     nfunc_spec = ("scipy.special.erfinv", 1, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> Grads:
         """``gz * sqrt(pi) / 2 * exp(erfinv(x)**2)``."""
         return [gz * _const(_SQRT_PI_OVER_2, out) * exp(sqr(out))]
 
@@ -440,15 +508,17 @@ class Erfcx(UnaryScalarOp):
 
     nfunc_spec = ("scipy.special.erfcx", 1, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> Grads:
         """``gz * (2 * x * erfcx(x) - 2 / sqrt(pi))``."""
         (x,) = inputs
         return [gz * (_const(2, x) * x * out - _const(_TWO_OVER_SQRT_PI, x))]
 
 
-def _incomplete_gamma_slope(k: Variable, x: Variable) -> Variable:
+def _incomplete_gamma_slope(k: ScalarVariable, x: ScalarVariable) -> ScalarVariable:
     """``d/dx gammainc(k, x) = exp(-x + (k - 1) * log(x) - gammaln(k))``."""
-    return exp(neg(x) + (k - _const(1, k)) * log(x) - gammaln(k))  # type: ignore[no-any-return]
+    return scalar_out(exp(scalar_out(neg(x)) + (k - _const(1, k)) * log(x) - gammaln(k)))
 
 
 class GammaInc(BinaryScalarOp):
@@ -460,7 +530,9 @@ class GammaInc(BinaryScalarOp):
 
     nfunc_spec = ("scipy.special.gammainc", 2, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> Grads:
         """Not implemented for ``k``; ``gz * exp(-x + (k - 1) * log(x) - gammaln(k))``."""
         k, x = inputs
         why = "the derivative of the incomplete gamma function in k is not implemented"
@@ -472,11 +544,16 @@ class GammaIncC(BinaryScalarOp):
 
     nfunc_spec = ("scipy.special.gammaincc", 2, 1)
 
-    def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> Grads:
         """Not implemented for ``k``; minus :class:`GammaInc`'s for ``x``."""
         k, x = inputs
         why = "the derivative of the incomplete gamma function in k is not implemented"
-        return [grad_not_implemented(self, 0, k, why), neg(gz) * _incomplete_gamma_slope(k, x)]
+        return [
+            grad_not_implemented(self, 0, k, why),
+            scalar_out(neg(gz)) * _incomplete_gamma_slope(k, x),
+        ]
 
 
 exp = Exp(upgrade_to_float, name="exp")

@@ -253,7 +253,7 @@ class TransferType:
         return tuple(out)
 
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self.transfer == other.transfer  # type: ignore[attr-defined]
+        return type(self) is type(other) and self.transfer == other.transfer
 
     def __hash__(self) -> int:
         return hash((type(self), self.transfer))
@@ -284,7 +284,7 @@ class SpecificOut:
         return self.spec
 
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self.spec == other.spec  # type: ignore[attr-defined]
+        return type(self) is type(other) and self.spec == other.spec
 
     def __hash__(self) -> int:
         return hash((type(self), self.spec))

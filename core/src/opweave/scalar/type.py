@@ -74,7 +74,7 @@ def normalize_dtype(dtype: Any) -> str:
         if dtype == "floatX":
             return floatX()
     try:
-        name = np.dtype(dtype).name
+        name: str = np.dtype(dtype).name
     except TypeError as exc:
         raise TypeError(f"{dtype!r} is not a NumPy dtype") from exc
     if name not in DTYPE_SPECS:
@@ -183,7 +183,7 @@ class ScalarType(Type):
     # ------------------------------------------------------------------ identity
 
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self.dtype == other.dtype  # type: ignore[attr-defined]
+        return type(self) is type(other) and self.dtype == other.dtype
 
     def __hash__(self) -> int:
         return hash((type(self), self.dtype))

@@ -1289,7 +1289,7 @@ class Split(Op):
             raise TypeError(f"Split: len_splits must be a positive int, got {len_splits!r}")
         self.len_splits = len_splits
         # Per instance: the number of outputs is a parameter (as in PyTensor's Split).
-        self.view_map = {i: [0] for i in range(len_splits)}  # type: ignore[misc]
+        self.view_map = {i: [0] for i in range(len_splits)}
 
     def make_node(self, x: Any, axis: Any, splits: Any) -> Apply:
         """Check the inputs; each output is like ``x``, with the split axis' length from

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from opweave.tensor._typing import tensor_out
 from opweave.tensor.basic import diagonal
 from opweave.tensor.blas import matmul, tensordot
 from opweave.tensor.constructors import as_tensor_variable
@@ -159,8 +160,9 @@ def _contraction_path(
     """Pairs of positions in the running operand list (results appended at its end)."""
     n = len(operands)
     shapes = [x.type.shape for x in operands]
-    if n > 2 and strategy and all(s is not None for sh in shapes for s in sh):
-        dummies = [np.broadcast_to(np.empty((), dtype=np.int8), sh) for sh in shapes]
+    known = [tuple(s for s in sh if s is not None) for sh in shapes]
+    if n > 2 and strategy and all(len(k) == len(sh) for k, sh in zip(known, shapes, strict=True)):
+        dummies = [np.broadcast_to(np.empty((), dtype=np.int8), k) for k in known]
         spec = ",".join("".join(labels) for labels in inputs)
         path, _ = np.einsum_path(spec, *dummies, optimize=strategy)
         return [tuple(step) for step in path[1:]]
@@ -205,7 +207,8 @@ def _align(x: TensorVariable, labels: list[str], order: list[str]) -> TensorVari
     pattern: list[Any] = [labels.index(c) if c in labels else "x" for c in order]
     if pattern == list(range(len(labels))):
         return x
-    return x.dimshuffle(*pattern)
+    aligned: TensorVariable = x.dimshuffle(*pattern)
+    return aligned
 
 
 def _mismatched(a: TensorVariable, la: list[str], b: TensorVariable, lb: list[str], c: str) -> bool:
@@ -239,7 +242,7 @@ def _contract_pair(
                 out = out.dimshuffle(*[k for k in range(nb + 2) if k not in drop])
             return out, batch + free_a + free_b
     order = batch + free_a + free_b + contract
-    prod = mul(_align(a, la, order), _align(b, lb, order))
+    prod = tensor_out(mul(_align(a, la, order), _align(b, lb, order)))
     return _sum_labels(prod, order, set(contract))
 
 

@@ -228,7 +228,7 @@ class Elemwise(Op):
         self.scalar_op = scalar_op
         self.inplace_pattern = FrozenDict(inplace_pattern)
         # Per instance: which outputs overwrite which inputs is a parameter.
-        self.destroy_map = {o: [i] for o, i in self.inplace_pattern.items()}  # type: ignore[misc]
+        self.destroy_map = {o: [i] for o, i in self.inplace_pattern.items()}
         self.name = name
         self.nout = getattr(scalar_op, "nout", 1)
         self.nin = getattr(scalar_op, "nin", -1)

@@ -16,6 +16,7 @@ from opweave.graph.basic import Apply, Variable
 from opweave.graph.op import Op
 from opweave.tensor import math as tm
 from opweave.tensor._linalg_support import batch_shape_of, broadcast_batch, matrix_input
+from opweave.tensor._typing import tensor_out, tensor_type_of, tensor_vars
 from opweave.tensor.basic import as_tensor_variable
 from opweave.tensor.elemwise import sum_to_broadcast
 from opweave.tensor.type import TensorType
@@ -25,7 +26,8 @@ __all__ = ["BlockDiagonal", "block_diag"]
 
 
 def _total(lengths: Sequence[int | None]) -> int | None:
-    return None if any(n is None for n in lengths) else int(sum(lengths))  # type: ignore[arg-type]
+    known = [n for n in lengths if n is not None]
+    return None if len(known) != len(lengths) else int(sum(known))
 
 
 class BlockDiagonal(Op):
@@ -87,15 +89,15 @@ class BlockDiagonal(Op):
         output_grads: Sequence[Variable],
     ) -> list[Variable]:
         """Each input's block of the output gradient (summed over broadcast batch axes)."""
-        (g,) = output_grads
-        batch = outputs[0].type.shape[:-2]
+        (g,) = tensor_vars(output_grads)
+        batch = tensor_type_of(outputs[0]).shape[:-2]
         grads: list[Variable] = []
         row: Any = 0
         col: Any = 0
-        for x in inputs:
-            rows, cols = x.shape[-2], x.shape[-1]  # type: ignore[attr-defined]
+        for x in tensor_vars(inputs):
+            rows, cols = x.shape[-2], x.shape[-1]
             end_row, end_col = tm.add(row, rows), tm.add(col, cols)
-            block = g[..., row:end_row, col:end_col]  # type: ignore[index]
+            block = g[..., row:end_row, col:end_col]
             grads.append(sum_to_broadcast(block, x, (*batch, *x.type.shape[-2:])))
             row, col = end_row, end_col
         return grads
@@ -126,4 +128,4 @@ def block_diag(*matrices: Any) -> TensorVariable:
         raise ValueError("block_diag: expected at least one matrix, got none")
     if len(matrices) == 1:
         return as_tensor_variable(matrices[0])
-    return BlockDiagonal(n_inputs=len(matrices))(*matrices)
+    return tensor_out(BlockDiagonal(n_inputs=len(matrices))(*matrices))

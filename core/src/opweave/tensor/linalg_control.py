@@ -31,6 +31,7 @@ from opweave.tensor._linalg_support import (
     matrix_input,
     mT,
 )
+from opweave.tensor._typing import tensor_out, tensor_type_of, tensor_vars
 from opweave.tensor.basic import cast, eye
 from opweave.tensor.blas import matmul
 from opweave.tensor.elemwise import sum_to_broadcast
@@ -52,7 +53,7 @@ def _first_known(*lengths: int | None) -> int | None:
 
 
 def _adjoint(x: Variable) -> TensorVariable:
-    return mT(tm.conj(x)) if x.type.dtype.startswith("complex") else mT(x)
+    return mT(tm.conj(x)) if tensor_type_of(x).dtype.startswith("complex") else mT(x)
 
 
 class SolveSylvester(Op):
@@ -113,14 +114,14 @@ class SolveSylvester(Op):
         if nulls is not None:
             return nulls
         a, b, _ = inputs
-        (x,) = outputs
+        (x,) = tensor_vars(outputs)
         (x_bar,) = output_grads
         s = self(mT(a), mT(b), x_bar)
         grads = [tm.neg(matmul(s, mT(x))), tm.neg(matmul(mT(x), s)), s]
         batch = x.type.shape[:-2]
         return [
-            sum_to_broadcast(g, v, (*batch, *v.type.shape[-2:]))
-            for g, v in zip(grads, inputs, strict=True)
+            sum_to_broadcast(tensor_out(g), v, (*batch, *v.type.shape[-2:]))
+            for g, v in zip(grads, tensor_vars(inputs), strict=True)
         ]
 
 
@@ -141,7 +142,7 @@ def solve_sylvester(A: Any, B: Any, Q: Any) -> TensorVariable:
     TensorVariable
         ``X``, ``(..., m, n)``; NaN where the equation is singular.
     """
-    return SolveSylvester()(A, B, Q)
+    return tensor_out(SolveSylvester()(A, B, Q))
 
 
 def solve_continuous_lyapunov(A: Any, Q: Any) -> TensorVariable:
@@ -169,7 +170,7 @@ def _batched_kron(a: TensorVariable, b: TensorVariable) -> TensorVariable:
     n = a.shape[-1]
     spread_a = a.dimshuffle(*range(nd - 2), nd - 2, "x", nd - 1, "x")
     spread_b = b.dimshuffle(*range(nd - 2), "x", nd - 2, "x", nd - 1)
-    product = tm.mul(spread_a, spread_b)
+    product = tensor_out(tm.mul(spread_a, spread_b))
     shape = [product.shape[i] for i in range(nd - 2)] + [tm.mul(n, n), tm.mul(n, n)]
     return reshape(product, shape)
 

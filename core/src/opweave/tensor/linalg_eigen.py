@@ -23,6 +23,7 @@ from opweave.tensor._linalg_support import (
     square_shape,
     symmetrized_grad,
 )
+from opweave.tensor._typing import tensor_out, tensor_outs, tensor_vars
 from opweave.tensor.blas import matmul
 from opweave.tensor.nlinalg import Eigh
 from opweave.tensor.type import TensorType
@@ -92,17 +93,17 @@ class Eigvalsh(Op):
         nulls = complex_nulls(self, inputs)
         if nulls is not None:
             return nulls
-        (gw,) = output_grads
-        w, v = Eigh(lower=self.lower)(*inputs)
+        (gw,) = tensor_vars(output_grads)
+        w, v = tensor_outs(Eigh(lower=self.lower)(*inputs))
         nd = gw.ndim
 
-        def sandwich(d: Variable) -> TensorVariable:
+        def sandwich(d: TensorVariable) -> TensorVariable:
             return matmul(tm.mul(v, d.dimshuffle(*range(nd - 1), "x", nd - 1)), mT(v))
 
         ga = symmetrized_grad(sandwich(gw), self.lower)
         if len(inputs) == 1:
             return [ga]
-        gb = symmetrized_grad(tm.neg(sandwich(tm.mul(gw, w))), self.lower)
+        gb = symmetrized_grad(tm.neg(sandwich(tensor_out(tm.mul(gw, w)))), self.lower)
         return [ga, gb]
 
 
@@ -127,4 +128,4 @@ def eigvalsh(a: Any, b: Any = None, lower: bool = True) -> TensorVariable:
     TensorVariable
         ``(..., m)``: the real eigenvalues.
     """
-    return Eigvalsh(lower=lower)(a) if b is None else Eigvalsh(lower=lower)(a, b)
+    return tensor_out(Eigvalsh(lower=lower)(a) if b is None else Eigvalsh(lower=lower)(a, b))

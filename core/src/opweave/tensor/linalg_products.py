@@ -19,6 +19,7 @@ from opweave.tensor._linalg_support import (
     mT,
     square_matrix_apply,
 )
+from opweave.tensor._typing import tensor_out, tensor_var, tensor_vars
 from opweave.tensor.basic import cast, join, zeros_like
 from opweave.tensor.variable import TensorVariable
 
@@ -66,9 +67,9 @@ class Expm(Op):
         nulls = complex_nulls(self, inputs)
         if nulls is not None:
             return nulls
-        (a,) = inputs
+        (a,) = tensor_vars(inputs)
         (g,) = output_grads
-        at = cast(mT(a), outputs[0].dtype)
+        at = cast(mT(a), tensor_var(outputs[0]).dtype)
         n = a.shape[-1]
         top = join(-1, at, g)
         bottom = join(-1, zeros_like(at), at)
@@ -89,4 +90,4 @@ def expm(A: Any) -> TensorVariable:
     TensorVariable
         ``exp(A)``, of ``A``'s shape; a matrix with a non-finite entry gives NaN.
     """
-    return Expm()(A)
+    return tensor_out(Expm()(A))

@@ -11,13 +11,14 @@ Memory rules (as in PyTensor, on the CPU):
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
 from opweave.compile.sharedvalue import SharedVariable
+from opweave.graph.basic import Variable
 from opweave.plugins.manager import get_plugin_manager
-from opweave.tensor.random.var import randomgen_constructor
+from opweave.tensor.random.var import RandomGeneratorSharedVariable, randomgen_constructor
 from opweave.tensor.type import TensorType
 from opweave.tensor.variable import TensorVariable
 
@@ -33,7 +34,7 @@ class _BufferState:
         self.exposed_id: int | None = None
 
 
-class TensorSharedVariable(SharedVariable, TensorVariable):
+class TensorSharedVariable(SharedVariable[TensorType], TensorVariable[None]):
     """A shared variable holding an ndarray; usable wherever a tensor variable is.
 
     Parameters
@@ -73,7 +74,7 @@ class TensorSharedVariable(SharedVariable, TensorVariable):
         return_internal_type
             Accepted for compatibility; CPU values always are ndarrays.
         """
-        value = self.container.storage[0]
+        value: np.ndarray = self.container.storage[0]
         if borrow:
             self._buffers.exposed_id = id(value)
             return value
@@ -122,8 +123,8 @@ class TensorSharedVariable(SharedVariable, TensorVariable):
     def clone(self, **kwargs: Any) -> TensorSharedVariable:
         """A variable sharing this one's value (and its container)."""
         cp = super().clone(**kwargs)
-        cp._buffers = self._buffers  # type: ignore[attr-defined]
-        return cp  # type: ignore[return-value]
+        cp._buffers = self._buffers
+        return cp
 
 
 def _initial_array(value: Any) -> np.ndarray:
@@ -140,6 +141,27 @@ def _initial_array(value: Any) -> np.ndarray:
     )
 
 
+@overload
+def shared(
+    value: np.random.Generator,
+    name: str | None = None,
+    strict: bool = False,
+    allow_downcast: bool | None = None,
+    borrow: bool = False,
+    shape: tuple[int | None, ...] | None = None,
+    target: Literal["cpu"] | None = None,
+) -> RandomGeneratorSharedVariable: ...
+@overload
+def shared(
+    value: Any,
+    name: str | None = None,
+    strict: bool = False,
+    allow_downcast: bool | None = None,
+    borrow: bool = False,
+    shape: tuple[int | None, ...] | None = None,
+    target: Literal["cpu"] | None = None,
+) -> TensorSharedVariable: ...
+@overload
 def shared(
     value: Any,
     name: str | None = None,
@@ -148,7 +170,16 @@ def shared(
     borrow: bool = False,
     shape: tuple[int | None, ...] | None = None,
     target: str | None = None,
-) -> TensorSharedVariable:
+) -> Variable: ...
+def shared(
+    value: Any,
+    name: str | None = None,
+    strict: bool = False,
+    allow_downcast: bool | None = None,
+    borrow: bool = False,
+    shape: tuple[int | None, ...] | None = None,
+    target: str | None = None,
+) -> Variable:
     """Return a :class:`TensorSharedVariable` initialised with ``value``.
 
     Parameters
@@ -177,6 +208,8 @@ def shared(
     Returns
     -------
     TensorSharedVariable
+        Or a :class:`~opweave.tensor.random.var.RandomGeneratorSharedVariable` for a
+        generator, or the plugin's shared variable for another ``target``.
 
     Raises
     ------
@@ -192,7 +225,7 @@ def shared(
     (3, 2)
     """
     if target not in (None, "cpu"):
-        var = get_plugin_manager().hook.opweave_shared(
+        var: Variable | None = get_plugin_manager().hook.opweave_shared(
             value=value,
             name=name,
             strict=strict,
@@ -202,14 +235,14 @@ def shared(
             target=target,
         )
         if var is not None:
-            return var  # type: ignore[no-any-return]
+            return var
         raise ValueError(
             f"shared: no installed plugin provides shared variables on target {target!r}; the "
             "core provides target='cpu' (GPU targets such as 'cuda' need a backend like "
             "opweave-cuda)"
         )
     if isinstance(value, np.random.Generator):  # a random generator's state, as PyTensor
-        return randomgen_constructor(value, name, strict, allow_downcast, borrow)  # type: ignore[return-value]
+        return randomgen_constructor(value, name, strict, allow_downcast, borrow)
     arr = _initial_array(value)
     static_shape = (None,) * arr.ndim if shape is None else shape
     ttype = TensorType(arr.dtype, shape=static_shape)

@@ -28,6 +28,7 @@ from opweave.tensor._linalg_support import (
     matrix_input,
     mT,
 )
+from opweave.tensor._typing import tensor_out, tensor_vars
 from opweave.tensor.blas import matmul
 from opweave.tensor.elemwise import sum_to_broadcast
 from opweave.tensor.linalg_control import solve_discrete_lyapunov
@@ -114,7 +115,7 @@ class SolveDiscreteARE(Op):
         if nulls is not None:
             return nulls
         a, b, _, r = inputs
-        (x,) = outputs
+        (x,) = tensor_vars(outputs)
         (x_bar,) = output_grads
         inner = tm.add(r, matmul(matmul(mT(b), x), b))
         k = solve(inner, matmul(matmul(mT(b), x), a))
@@ -130,8 +131,8 @@ class SolveDiscreteARE(Op):
         ]
         batch = x.type.shape[:-2]
         return [
-            sum_to_broadcast(g, v, (*batch, *v.type.shape[-2:]))
-            for g, v in zip(grads, inputs, strict=True)
+            sum_to_broadcast(tensor_out(g), v, (*batch, *v.type.shape[-2:]))
+            for g, v in zip(grads, tensor_vars(inputs), strict=True)
         ]
 
 
@@ -159,4 +160,4 @@ def solve_discrete_are(
     TensorVariable
         ``X``, ``(..., m, m)``, Hermitian; NaN where no stabilising solution was found.
     """
-    return SolveDiscreteARE(enforce_Q_symmetric=enforce_Q_symmetric)(A, B, Q, R)
+    return tensor_out(SolveDiscreteARE(enforce_Q_symmetric=enforce_Q_symmetric)(A, B, Q, R))

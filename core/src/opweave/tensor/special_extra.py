@@ -14,6 +14,7 @@ from typing import Any
 
 from opweave.scalar import special as ss
 from opweave.tensor import math as tm
+from opweave.tensor._typing import tensor_out
 from opweave.tensor.constructors import as_tensor_variable
 from opweave.tensor.elemwise import Elemwise
 from opweave.tensor.variable import TensorVariable
@@ -66,4 +67,4 @@ def chi2sf(x: Any, k: Any) -> TensorVariable:
     """
     x = as_tensor_variable(x)
     k = as_tensor_variable(k)
-    return tm.gammaincc(tm.true_div(k, 2), tm.true_div(x, 2))  # type: ignore[no-any-return]
+    return tensor_out(tm.gammaincc(tm.true_div(k, 2), tm.true_div(x, 2)))

@@ -17,6 +17,7 @@ from typing import Any
 from opweave.scalar import bessel, probability
 from opweave.scalar import hyp2f1 as _hyp2f1
 from opweave.tensor import math as tm
+from opweave.tensor._typing import tensor_out
 from opweave.tensor.constructors import as_tensor_variable
 from opweave.tensor.elemwise import Elemwise
 from opweave.tensor.variable import TensorVariable
@@ -56,7 +57,7 @@ def kv(v: Any, x: Any) -> TensorVariable:
         The arguments (a tensor broadcast with ``v``; NaN below 0, ``inf`` at 0).
     """
     x = as_tensor_variable(x)
-    return tm.mul(kve(v, x), tm.exp(tm.neg(x)))  # type: ignore[no-any-return]
+    return tensor_out(tm.mul(kve(v, x), tm.exp(tm.neg(x))))
 
 
 def kn(n: Any, x: Any) -> TensorVariable:

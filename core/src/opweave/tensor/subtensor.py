@@ -305,7 +305,7 @@ class IncSubtensor(Op):
         self.idx_list = check_idx_list(idx_list, "IncSubtensor")
         self.inplace = bool(inplace)
         self.set_instead_of_inc = bool(set_instead_of_inc)
-        self.destroy_map = {0: [0]} if self.inplace else {}  # type: ignore[misc]
+        self.destroy_map = {0: [0]} if self.inplace else {}
 
     def __hash__(self) -> int:
         return hash((type(self), hashable(self.idx_list), self.inplace, self.set_instead_of_inc))
@@ -479,7 +479,7 @@ class AdvancedIncSubtensor1(Op):
     def __init__(self, inplace: bool = False, set_instead_of_inc: bool = False) -> None:
         self.inplace = bool(inplace)
         self.set_instead_of_inc = bool(set_instead_of_inc)
-        self.destroy_map = {0: [0]} if self.inplace else {}  # type: ignore[misc]
+        self.destroy_map = {0: [0]} if self.inplace else {}
 
     def __str__(self) -> str:
         name = "AdvancedSetSubtensor1" if self.set_instead_of_inc else "AdvancedIncSubtensor1"
@@ -884,7 +884,7 @@ class AdvancedIncSubtensor(Op):
         self.inplace = bool(inplace)
         self.set_instead_of_inc = bool(set_instead_of_inc)
         self.ignore_duplicates = bool(ignore_duplicates)
-        self.destroy_map = {0: [0]} if self.inplace else {}  # type: ignore[misc]
+        self.destroy_map = {0: [0]} if self.inplace else {}
 
     def __hash__(self) -> int:
         return hash(

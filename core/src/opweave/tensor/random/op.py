@@ -154,7 +154,7 @@ class RandomVariable(Op):
         self.ndim_supp = len(out)
         self.inplace = bool(inplace)
         if self.inplace:
-            self.destroy_map = {0: [0]}  # type: ignore[misc]
+            self.destroy_map = {0: [0]}
 
     # ------------------------------------------------------------------ shapes
 

@@ -59,7 +59,7 @@ def _library_scalar_op(op: Any) -> bool:
     return True
 
 
-def is_fusable(node: Apply) -> bool:
+def is_fusable(node: Apply) -> TypeGuard[Apply[Elemwise]]:
     """True if ``node`` may take part in a fused ``Elemwise(Composite)`` node.
 
     Parameters

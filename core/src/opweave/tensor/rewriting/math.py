@@ -55,7 +55,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 from typing import cast as typed
 
 import numpy as np
@@ -64,6 +64,7 @@ import opweave.scalar as ps
 from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.rewriting import node_rewriter
 from opweave.tensor import math as tm
+from opweave.tensor._typing import tensor_type_of
 from opweave.tensor.basic import cast
 from opweave.tensor.constructors import constant
 from opweave.tensor.elemwise import Elemwise
@@ -176,7 +177,7 @@ def _minus(var: Variable, dtype: str) -> Variable:
 
 
 def _dtype(var: Variable) -> str:
-    return var.type.dtype  # type: ignore[attr-defined,no-any-return]
+    return tensor_type_of(var).dtype
 
 
 def _same(a: Variable, b: Variable, depth: int = _MAX_DEPTH) -> bool:
@@ -226,12 +227,12 @@ def _one_plus_exp_arg(var: Variable) -> Variable | None:
             total += float(np.real(fill))
     if len(rest) != 1 or len(rest) == len(node.inputs):
         return None
-    if abs(total - 1.0) > 10 * np.spacing(np.asarray(1.0, dtype=var.type.dtype)):  # type: ignore[attr-defined]
+    if abs(total - 1.0) > 10 * np.spacing(np.asarray(1.0, dtype=tensor_type_of(var).dtype)):
         return None
     return _arg(rest[0], ps.Exp)
 
 
-def _is_float(var: Variable) -> bool:
+def _is_float(var: Variable) -> TypeGuard[Variable[TensorType]]:
     return isinstance(var.type, TensorType) and var.type.dtype in float_dtypes
 
 
@@ -396,8 +397,8 @@ def _replacement(old: Variable, candidates: list[Variable]) -> Replacement:
     for new in candidates:
         if (
             isinstance(new.type, TensorType)
-            and new.type.dtype == old.type.dtype  # type: ignore[attr-defined]
-            and new.type.broadcastable == old.type.broadcastable  # type: ignore[attr-defined]
+            and new.type.dtype == tensor_type_of(old).dtype
+            and new.type.broadcastable == tensor_type_of(old).broadcastable
         ):
             replaced = _replace_if_same_type(old, new)
             if replaced:
@@ -409,7 +410,7 @@ def _stabilize_product(node: Apply) -> Replacement:
     out = node.outputs[0]
     if not _is_float(out):
         return False
-    dtype = out.type.dtype  # type: ignore[attr-defined]
+    dtype = out.type.dtype
     prod = _parse_product(out, dtype)
     if not _simplify(prod):
         return False
@@ -536,7 +537,7 @@ def local_sigm_distributor(fgraph: FunctionGraph, node: Apply) -> Replacement:
         _elemwise_owner(out, ps.Mul) is None and _elemwise_owner(out, ps.TrueDiv) is None
     ):
         return False
-    dtype = out.type.dtype  # type: ignore[attr-defined]
+    dtype = out.type.dtype
     prod = _parse_product(out, dtype)
     if not any(_arg(v, ps.Sigmoid) is not None for v in prod.num + prod.den):
         return False

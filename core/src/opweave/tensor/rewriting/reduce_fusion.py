@@ -26,6 +26,7 @@ import numpy as np
 from opweave.graph.basic import Apply, Variable
 from opweave.graph.rewriting import in2out, node_rewriter
 from opweave.scalar import Composite, get_scalar_type
+from opweave.tensor._typing import tensor_out, tensor_type_of
 from opweave.tensor.elemwise import CAReduce, Elemwise
 from opweave.tensor.map_reduce import MapReduce
 from opweave.tensor.rewriting.fusion import is_fusable, is_inlinable_constant
@@ -37,23 +38,24 @@ if TYPE_CHECKING:
 __all__ = ["local_careduce_fusion", "register_reduce_fusion"]
 
 
-def _unary_map(producer: Apply) -> tuple[Elemwise, Variable] | None:
+def _unary_map(producer: Apply[Elemwise]) -> tuple[Elemwise, Variable] | None:
     """The producer as an Elemwise of one input (constants inlined), and that input."""
     variables = list(dict.fromkeys(v for v in producer.inputs if not is_inlinable_constant(v)))
     if len(producer.outputs) != 1 or len(variables) != 1:
         return None
     (x,) = variables
     if len(producer.inputs) == 1:
-        return producer.op, x  # type: ignore[return-value]
-    inner = get_scalar_type(x.type.dtype)()  # type: ignore[attr-defined]
+        return producer.op, x
+    inner = get_scalar_type(tensor_type_of(x).dtype)()
+    # Every input but ``x`` is an inlinable constant (``variables`` holds ``x`` only).
     args = [
-        inner
-        if v is x
-        else get_scalar_type(v.type.dtype).make_constant(np.asarray(v.data).reshape(()))  # type: ignore[attr-defined]
+        get_scalar_type(tensor_type_of(v).dtype).make_constant(np.asarray(v.data).reshape(()))
+        if is_inlinable_constant(v)
+        else inner
         for v in producer.inputs
     ]
     try:
-        out = producer.op.scalar_op.make_node(*args).outputs[0]  # type: ignore[attr-defined]
+        out = producer.op.scalar_op.make_node(*args).outputs[0]
         return Elemwise(Composite([inner], [out])), x
     except (TypeError, ValueError):
         return None
@@ -62,6 +64,9 @@ def _unary_map(producer: Apply) -> tuple[Elemwise, Variable] | None:
 @node_rewriter([CAReduce])
 def local_careduce_fusion(fgraph: FunctionGraph, node: Apply) -> list[Variable] | bool:
     """``CAReduce(Elemwise(x)) -> MapReduce(Elemwise, CAReduce)(x)`` (see the module)."""
+    careduce = node.op
+    if not isinstance(careduce, CAReduce):  # the rewriter tracks CAReduce nodes only
+        return False
     (mapped,) = node.inputs
     producer = mapped.owner
     if producer is None or not is_fusable(producer):
@@ -72,10 +77,10 @@ def local_careduce_fusion(fgraph: FunctionGraph, node: Apply) -> list[Variable] 
     if unary is None:
         return False
     elemwise, x = unary
-    if x.type.ndim != mapped.type.ndim:  # type: ignore[attr-defined]
+    if tensor_type_of(x).ndim != tensor_type_of(mapped).ndim:
         return False
     try:
-        new = MapReduce(elemwise, node.op)(x)  # type: ignore[arg-type]
+        new = tensor_out(MapReduce(elemwise, careduce)(x))
     except (TypeError, ValueError):
         return False
     if new.type != node.outputs[0].type:

@@ -28,13 +28,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from opweave.compile.ops import Shape, Shape_i
 from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.rewriting import node_rewriter
 from opweave.scalar import ScalarType
+from opweave.tensor._typing import tensor_out, tensor_type_of
 from opweave.tensor.basic import MakeVector, cast, tensor_from_scalar
 from opweave.tensor.constructors import constant
 from opweave.tensor.elemwise import Elemwise
+from opweave.tensor.shape import Shape, Shape_i
 from opweave.tensor.subtensor import Subtensor
 from opweave.tensor.type import TensorType
 
@@ -74,8 +75,7 @@ def symbolic_shape(var: Variable) -> tuple[Variable, ...] | None:
     if static is None:
         return () if getattr(var.type, "ndim", None) == 0 else None
     return tuple(
-        _int64_constant(n) if n is not None else Shape_i(j)(var)  # type: ignore[misc]
-        for j, n in enumerate(static)
+        _int64_constant(n) if n is not None else Shape_i(j)(var) for j, n in enumerate(static)
     )
 
 
@@ -87,14 +87,13 @@ def _as_int64_scalar(entry: Any) -> Variable | None:
         return _int64_constant(entry)
     if not isinstance(entry, Variable):
         return None
-    if isinstance(entry.type, ScalarType):
-        entry = tensor_from_scalar(entry)
-    typ = entry.type
+    var: Variable = tensor_from_scalar(entry) if isinstance(entry.type, ScalarType) else entry
+    typ = var.type
     if not isinstance(typ, TensorType) or typ.ndim != 0 or typ.dtype[:3] not in ("int", "uin"):
         return None
     if typ.dtype != "int64":
-        entry = cast(entry, "int64")
-    return entry
+        var = cast(var, "int64")
+    return var
 
 
 def _depends_on(var: Variable, targets: set[Variable], known: set[Variable]) -> bool:
@@ -137,9 +136,9 @@ def _elemwise_dim(node: Apply, i: int) -> Variable:
     (the first input not broadcast on the axis gives it), without building the shapes of
     all the inputs first: a chain of elementwise nodes is walked once per length asked."""
     for inp in node.inputs:
-        length = inp.type.shape[i]  # type: ignore[attr-defined]
+        length = tensor_type_of(inp).shape[i]
         if length != 1:
-            return _int64_constant(length) if length is not None else Shape_i(i)(inp)  # type: ignore[return-value]
+            return _int64_constant(length) if length is not None else Shape_i(i)(inp)
     return _int64_constant(1)
 
 
@@ -175,7 +174,8 @@ def infer_dim(fgraph: FunctionGraph | None, var: Variable, i: int) -> Variable |
         out_shapes = _inferred_shapes(fgraph, node)
         if out_shapes is None:
             return None
-        out_shape = out_shapes[var.index]  # type: ignore[attr-defined]
+        assert var.index is not None  # an output of ``node``
+        out_shape = out_shapes[var.index]
         try:
             entry = out_shape[i]
         except (TypeError, IndexError, KeyError):
@@ -184,7 +184,7 @@ def infer_dim(fgraph: FunctionGraph | None, var: Variable, i: int) -> Variable |
     if dim is None:
         return None
     known = fgraph.variables if fgraph is not None else set()
-    if _depends_on(dim, set(node.outputs), known):  # type: ignore[arg-type]
+    if _depends_on(dim, set(node.outputs), known):
         return None
     return dim
 
@@ -192,10 +192,13 @@ def infer_dim(fgraph: FunctionGraph | None, var: Variable, i: int) -> Variable |
 @node_rewriter([Shape_i])
 def local_shape_i_from_infer_shape(fgraph: FunctionGraph, node: Apply) -> list[Variable] | bool:
     """``Shape_i(i)(v)`` -> the static length, or the entry of ``v.owner``'s ``infer_shape``."""
+    op = node.op
+    if not isinstance(op, Shape_i):  # the rewriter tracks Shape_i nodes only
+        return False
     (var,) = node.inputs
     if not isinstance(var.type, TensorType):
         return False
-    dim = infer_dim(fgraph, var, node.op.i)  # type: ignore[attr-defined]
+    dim = infer_dim(fgraph, var, op.i)
     if dim is None or dim is node.outputs[0]:
         return False
     return [_follow_shape_i(fgraph, dim)]
@@ -223,13 +226,13 @@ def _follow_shape_i(fgraph: FunctionGraph, dim: Variable) -> Variable:
         if owner is None or not isinstance(owner.op, Shape_i):
             break
         (inner,) = owner.inputs
-        key = (inner, owner.op.i)  # type: ignore[attr-defined]
+        key = (inner, owner.op.i)
         if key in ends:
             dim = ends[key]
             break
         if not isinstance(inner.type, TensorType):
             break
-        step = infer_dim(fgraph, inner, owner.op.i)  # type: ignore[attr-defined]
+        step = infer_dim(fgraph, inner, owner.op.i)
         if step is None or step is dim or key in visited:
             break
         visited.append(key)
@@ -254,12 +257,12 @@ def local_shape_from_infer_shape(fgraph: FunctionGraph, node: Apply) -> list[Var
     dims = [infer_dim(fgraph, var, i) for i in range(typ.ndim)]
     if any(d is None for d in dims):
         return False
-    return [MakeVector("int64")(*dims)]  # type: ignore[list-item]
+    return [tensor_out(MakeVector("int64")(*dims))]
 
 
-def _constant_index(node: Apply) -> int | None:
+def _constant_index(op: Subtensor, node: Apply) -> int | None:
     """The index of a ``Subtensor`` taking one constant integer entry, else ``None``."""
-    (entry,) = node.op.idx_list  # type: ignore[attr-defined]
+    (entry,) = op.idx_list
     if isinstance(entry, int | np.integer) and not isinstance(entry, bool):
         return int(entry)
     if isinstance(entry, TensorType) and len(node.inputs) == 2:
@@ -275,12 +278,14 @@ def local_subtensor_of_shape(fgraph: FunctionGraph, node: Apply) -> list[Variabl
 
     Only for a constant index within bounds (a negative one counts from the end).
     """
-    if len(node.op.idx_list) != 1:  # type: ignore[attr-defined]
+    op = node.op
+    # The rewriter tracks Subtensor nodes only.
+    if not isinstance(op, Subtensor) or len(op.idx_list) != 1:
         return False
     vector = node.inputs[0].owner
     if vector is None:
         return False
-    k = _constant_index(node)
+    k = _constant_index(op, node)
     if k is None:
         return False
     out = node.outputs[0]
@@ -291,7 +296,7 @@ def local_subtensor_of_shape(fgraph: FunctionGraph, node: Apply) -> list[Variabl
             return False
         new = infer_dim(fgraph, var, k % ndim)
         if new is None:
-            new = Shape_i(k % ndim)(var)  # type: ignore[assignment]
+            new = Shape_i(k % ndim)(var)
     elif isinstance(vector.op, MakeVector):
         n = len(vector.inputs)
         if not -n <= k < n:
@@ -299,7 +304,7 @@ def local_subtensor_of_shape(fgraph: FunctionGraph, node: Apply) -> list[Variabl
         new = vector.inputs[k % n]
     else:
         return False
-    return [new] if new.type == out.type else False  # type: ignore[union-attr]
+    return [new] if new.type == out.type else False
 
 
 def register_shape(db: RewriteDatabase) -> None:
