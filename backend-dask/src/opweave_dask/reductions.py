@@ -11,49 +11,27 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from types import MappingProxyType
 from typing import Any
 
 import dask.array as da
 import numpy as np
 
-import opweave.scalar.basic as sb
 from opweave.graph.basic import Apply
 from opweave.tensor.elemwise import CAReduce
 from opweave.tensor.map_reduce import MapReduce
 from opweave.tensor.reductions import Argmin
 from opweave_dask.elemwise import build_elemwise
 from opweave_dask.values import as_dask, meta_for
+from opweave_python.impls.elemwise import reducer_ufunc
 
 __all__ = ["build_argmax", "build_careduce", "build_map_reduce", "ufunc_for"]
 
 Runner = Callable[[list[Any]], list[Any]]
 
-#: Scalar Op class -> the NumPy ufunc whose ``reduce`` computes a CAReduce with it.
-_UFUNCS: MappingProxyType[type, np.ufunc] = MappingProxyType(
-    {
-        sb.Add: np.add,
-        sb.Mul: np.multiply,
-        sb.Maximum: np.maximum,
-        sb.Minimum: np.minimum,
-        sb.AND: np.bitwise_and,
-        sb.OR: np.bitwise_or,
-        sb.XOR: np.bitwise_xor,
-    }
-)
-#: Boolean versions of the bitwise reducers.
-_LOGICAL: MappingProxyType[np.ufunc, np.ufunc] = MappingProxyType(
-    {np.bitwise_and: np.logical_and, np.bitwise_or: np.logical_or, np.bitwise_xor: np.logical_xor}
-)
-
-
 def ufunc_for(scalar_op: Any, acc_dtype: np.dtype[Any]) -> np.ufunc | None:
-    """The ufunc reducing like ``scalar_op`` in ``acc_dtype``, or ``None``."""
-    for cls in type(scalar_op).__mro__:
-        ufunc = _UFUNCS.get(cls)
-        if ufunc is not None:
-            return _LOGICAL.get(ufunc, ufunc) if acc_dtype.kind == "b" else ufunc
-    return None
+    """The ufunc reducing like ``scalar_op`` in ``acc_dtype``, or ``None`` (the Python
+    backend's: the chunks reduce exactly as its CAReduce does)."""
+    return reducer_ufunc(scalar_op, acc_dtype)
 
 
 def _partial(

@@ -255,7 +255,9 @@ def elemwise_perform(
 # ====================================================================== CAReduce
 
 
-def _reducer(scalar_op: Any, dtype: np.dtype[Any]) -> np.ufunc | None:
+def reducer_ufunc(scalar_op: Any, dtype: np.dtype[Any]) -> np.ufunc | None:
+    """The NumPy ufunc whose ``reduce`` combines like ``scalar_op`` in ``dtype`` (the
+    logical one for booleans), or ``None`` (also used by opweave-dask's reductions)."""
     for cls in type(scalar_op).__mro__:
         ufunc = _REDUCERS.get(cls)
         if ufunc is not None:
@@ -345,7 +347,7 @@ def careduce_perform(
     out_dtype = np.dtype(node.outputs[0].type.dtype)  # type: ignore[attr-defined]
     acc_dtype = np.dtype(op.acc_dtype or out_dtype)
     axes = op.reduced_axes(x.ndim)
-    ufunc = _reducer(op.scalar_op, acc_dtype)
+    ufunc = reducer_ufunc(op.scalar_op, acc_dtype)
     result = quiet_call(_reduce, op, ufunc, x, axes, acc_dtype, out_dtype)
     if result is x or (result.base is not None and np.may_share_memory(result, x)):
         result = result.copy()
