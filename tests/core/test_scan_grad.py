@@ -157,3 +157,44 @@ def test_hessian_of_a_vector_of_unknown_length() -> None:
     expected = np.diag(6 * xv)
     expected[0, 1] = expected[1, 0] = 1
     np.testing.assert_allclose(opweave.function([x], h)(xv), expected)
+
+
+def test_the_gradient_loop_reads_the_stored_states_instead_of_recomputing_them() -> None:
+    from opweave.graph.traversal import io_toposort
+    from opweave.tensor.blas import Dot
+
+    xs, w_x, w_h, h0 = pt.dtensor3("xs"), pt.dmatrix("w_x"), pt.dmatrix("w_h"), pt.dmatrix("h0")
+    hs, _ = opweave.scan(
+        lambda x, h, w_x, w_h: pt.tanh(pt.dot(x, w_x) + pt.dot(h, w_h)),
+        sequences=xs,
+        outputs_info=h0,
+        non_sequences=[w_x, w_h],
+    )
+    grads = opweave.grad((hs**2).sum(), [w_x, w_h])
+    f = opweave.function([xs, w_x, w_h, h0], grads)
+    loops = [
+        node.op
+        for node in f.maker.fgraph.apply_nodes
+        if isinstance(node.op, Scan) and (node.op.name or "").startswith("grad_of")
+    ]
+    (back,) = loops
+    dots = [n for n in io_toposort(back.inner_inputs, back.inner_outputs) if isinstance(n.op, Dot)]
+    # x_t.T @ da, h_{t-1}.T @ da and da @ w_h.T: the forward products are not redone
+    # (tanh's gradient reads the stored h_t); x_t's own gradient is not asked for
+    assert len(dots) == 3
+    rng = np.random.default_rng(0)
+    args = [rng.normal(size=(5, 2, 3)), *(rng.normal(size=(3, 3)) * 0.5 for _ in range(2))]
+    args.append(rng.normal(size=(2, 3)))
+    g_wx, g_wh = f(*args)
+    x, wx, wh, h = args
+    states = [h]
+    for t in range(5):
+        states.append(np.tanh(x[t] @ wx + states[-1] @ wh))
+    dh, want_wx, want_wh = np.zeros_like(h), np.zeros_like(wx), np.zeros_like(wh)
+    for t in reversed(range(5)):
+        da = (dh + 2 * states[t + 1]) * (1 - states[t + 1] ** 2)
+        want_wx += x[t].T @ da
+        want_wh += states[t].T @ da
+        dh = da @ wh.T
+    np.testing.assert_allclose(g_wx, want_wx, rtol=1e-10)
+    np.testing.assert_allclose(g_wh, want_wh, rtol=1e-10)

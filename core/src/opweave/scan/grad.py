@@ -109,16 +109,20 @@ def scan_grad(
     seqs_taps = [
         back(state_outs[j][depths[j] + k :]) for j in range(n_st) for k in info.state_taps[j]
     ]
+    # what the forward step wrote: the body's outputs are read, not computed again
+    seqs_out = [back(state_outs[j][depths[j] :]) for j in range(n_st)]
+    seqs_out += [back(outputs[n_st + k]) for k in range(info.n_nit)]
     windows0 = [zeros_like(state_outs[j][: depths[j]]) for j in diff_states]
     accs0 = [zeros_like(outer["non_seqs"][i]) for i in diff_non_seqs]
     non_seqs = list(outer["non_seqs"])
-    n_g, n_fwd, n_taps = len(seqs_g), len(seqs_fwd), len(seqs_taps)
+    n_g, n_fwd, n_taps, n_out = len(seqs_g), len(seqs_fwd), len(seqs_taps), len(seqs_out)
 
     def step(*args: Any) -> list[Any]:
         g_t = args[:n_g]
         fwd_t = args[n_g : n_g + n_fwd]
         taps_t = args[n_g + n_fwd : n_g + n_fwd + n_taps]
-        rest = args[n_g + n_fwd + n_taps :]
+        out_t = args[n_g + n_fwd + n_taps : n_g + n_fwd + n_taps + n_out]
+        rest = args[n_g + n_fwd + n_taps + n_out :]
         n_w = len(diff_states)
         windows, accs = rest[:n_w], rest[n_w : len(rest) - len(non_seqs)]
         replace: dict[Any, Any] = dict(zip(in_inner["seqs"], fwd_t, strict=True))
@@ -146,6 +150,11 @@ def scan_grad(
             if known and wrt
             else [zeros_like(w) for w in wrt]
         )
+        # The gradients read the step's outputs where they need them (tanh's is 1 - out**2):
+        # those are the values the forward step stored, so the body is not computed again
+        # for them (a body whose gradient needs only its outputs is not computed at all).
+        stored = {o: v for o, v in zip(outs, out_t, strict=True) if o.owner is not None}
+        grads = clone_replace(grads, replace=stored) if stored else grads
         g_seqs = grads[: len(diff_seqs)]
         g_taps = grads[len(diff_seqs) : len(diff_seqs) + len(wrt_taps)]
         g_non_seqs = grads[len(diff_seqs) + len(wrt_taps) :]
@@ -163,7 +172,7 @@ def scan_grad(
     results, _ = build_scan(
         type(op),
         step,
-        sequences=[*seqs_g, *seqs_fwd, *seqs_taps],
+        sequences=[*seqs_g, *seqs_fwd, *seqs_taps, *seqs_out],
         outputs_info=[*windows0, *accs0, *([None] * len(diff_seqs))],
         non_sequences=non_seqs,
         n_steps=n_back,
