@@ -1,9 +1,10 @@
-"""JAX in its own venv, for the compile-scaling table: creating it and describing it.
+"""JAX in its own venv, for the compile-scaling table and the main table's RNN row.
 
 Like PyTensor (``pytensor_env.py``), JAX never enters the project's venv. The benchmark
 venv (``.bench-jax-venv`` by default, git-ignored) is created on first use with
 ``python -m venv`` and ``pip install jax jaxlib``; each JAX measurement is one subprocess
-of that venv's Python running ``scaling_probe.py``.
+of that venv's Python running ``scaling_probe.py`` (compile scaling) or ``jax_side.py``
+(the main table).
 """
 
 from __future__ import annotations
@@ -15,10 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytensor_env import install, last_line, venv_python
-from report import NotAvailable
+from pytensor_env import CASE_TIMEOUT_S, install, last_line, log, venv_python
+from report import NotAvailable, Outcome
+from timing import Settings
 
 PROBE = Path(__file__).with_name("scaling_probe.py")
+#: Runs the main table's JAX measurements (``case`` as JSON, answer as JSON).
+SIDE = Path(__file__).with_name("jax_side.py")
 PACKAGES = ("jax", "jaxlib")
 INFO_TIMEOUT_S = 300
 
@@ -34,6 +38,26 @@ class JaxSide:
         """``jax 0.7.1, jaxlib 0.7.1, numpy 2.3.2, backend cpu; venv <path>``."""
         versions = ", ".join(f"{k} {v}" for k, v in self.info.items())
         return f"{versions}; venv {self.python.parent.parent}"
+
+    def time_case(self, case: str, settings: Settings) -> Outcome:
+        """Median time per call of ``case`` (``jax_side.py``) in this venv, or why not."""
+        spec = json.dumps({"case": case, **settings.as_dict()})
+        try:
+            done = subprocess.run(
+                [str(self.python), str(SIDE), spec],
+                capture_output=True,
+                text=True,
+                env=clean_env(),
+                timeout=CASE_TIMEOUT_S,
+            )
+            answer = json.loads(last_line(done.stdout))
+        except (OSError, subprocess.TimeoutExpired, json.JSONDecodeError) as exc:
+            log(f"  JAX: {exc}")
+            return NotAvailable(f"{type(exc).__name__}: {str(exc)[:60]}")
+        if "error" in answer:
+            log(f"  JAX: {answer['error']}")
+            return NotAvailable(answer["error"][:80])
+        return float(answer["seconds"])
 
 
 def probe(python: Path) -> dict[str, Any] | None:

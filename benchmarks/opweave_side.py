@@ -14,6 +14,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -111,17 +112,24 @@ def time_linkers(
     args: tuple[Any, ...],
     linkers: list[str],
     settings: Settings,
+    check: Callable[[Any], str | None] | None = None,
 ) -> tuple[dict[str, Outcome], list[str]]:
     """Compile ``build()`` with each linker and time calls with ``args``.
 
-    Returns the outcome per linker and notes (how much of ``cvm`` runs in C). Failures
-    are printed in full on stderr and shown as ``n/a`` in the table.
+    With ``check``, the result of a first call is given to it before timing: a linker
+    for which it answers a reason (``wrong result: ...``) is not timed and shows ``n/a``
+    with that reason. Returns the outcome per linker and notes (how much of ``cvm`` runs
+    in C). Failures are printed in full on stderr and shown as ``n/a`` in the table.
     """
     outcomes: dict[str, Outcome] = {}
     notes: list[str] = []
     for name in linkers:
         try:
             fn = compile_graph(build(), name)
+            if check is not None and (wrong := check(fn(*args))) is not None:
+                outcomes[name] = NotAvailable(wrong)
+                print(f"  {name}: {wrong}", file=sys.stderr)
+                continue
             outcomes[name] = median_time(
                 fn, *args, repeat=settings.repeat, min_run_seconds=settings.min_run_seconds
             )
@@ -175,6 +183,23 @@ def mlp_graph(data: workloads.MLPData) -> Graph:
     grads = opweave.grad(loss, params)
     lr = workloads.LEARNING_RATE
     return Graph([x, t], loss, [(p, p - lr * g) for p, g in zip(params, grads, strict=True)])
+
+
+def rnn_graph() -> Graph:
+    """The RNN case: ``scan`` over the steps of :func:`workloads.rnn_cell`, the loss
+    :func:`workloads.rnn_loss` and its gradients (``grad``: backpropagation through the
+    loop); outputs ``[loss, g_w_x, g_w_h, g_b]``."""
+    x = ot.dtensor3("x")
+    w_x, w_h = ot.dmatrices("w_x", "w_h")
+    b, h0 = ot.dvector("b"), ot.dmatrix("h0")
+    hs, _ = opweave.scan(
+        partial(workloads.rnn_cell, ot.tanh, ot.dot),
+        sequences=x,
+        outputs_info=h0,
+        non_sequences=[w_x, w_h, b],
+    )
+    loss = workloads.rnn_loss(ot.sum, hs)
+    return Graph([x, w_x, w_h, b, h0], [loss, *opweave.grad(loss, [w_x, w_h, b])])
 
 
 def compile_and_call_once(linker: str) -> None:

@@ -18,6 +18,7 @@ import sys
 import time
 import warnings
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 _START = time.perf_counter()
@@ -76,6 +77,28 @@ def build_mlp(spec: dict[str, Any], mode: str) -> tuple[Callable[..., Any], tupl
     return pytensor.function([x, t], loss, updates=updates, mode=mode), (data.x, data.onehot)
 
 
+def build_rnn(spec: dict[str, Any], mode: str) -> tuple[Callable[..., Any], tuple]:
+    """The RNN case with ``pytensor.scan`` and ``pytensor.grad``; its result is checked
+    against the hand-written NumPy one before timing (``ValueError`` when wrong)."""
+    x = pt.dtensor3("x")
+    w_x, w_h = pt.dmatrices("w_x", "w_h")
+    b, h0 = pt.dvector("b"), pt.dmatrix("h0")
+    hs = pytensor.scan(
+        partial(workloads.rnn_cell, pt.tanh, pt.dot),
+        sequences=x,
+        outputs_info=h0,
+        non_sequences=[w_x, w_h, b],
+        return_updates=False,
+    )
+    loss = workloads.rnn_loss(pt.sum, hs)
+    grads = pytensor.grad(loss, [w_x, w_h, b])
+    f = pytensor.function([x, w_x, w_h, b, h0], [loss, *grads], mode=mode)
+    args = workloads.rnn_data().args()
+    if (wrong := workloads.compare_rnn(f(*args), workloads.numpy_rnn(*args))) is not None:
+        raise ValueError(wrong)
+    return f, args
+
+
 def build_compile_graph(spec: dict[str, Any], mode: str) -> tuple[Callable[..., Any], tuple]:
     """The small elementwise graph of the compile-time case, with tiny inputs."""
     x, y, z = pt.dvectors("x", "y", "z")
@@ -89,6 +112,7 @@ BUILDERS: dict[str, Builder] = {
     "sum_squares": build_sum_squares,
     "chain": build_chain,
     "mlp": build_mlp,
+    "rnn": build_rnn,
 }
 
 

@@ -69,6 +69,17 @@ class Target:
         return f"{'yes' if reached else 'no'} ({detail}; target {self.text})"
 
 
+@dataclass(frozen=True)
+class AllTargets:
+    """Several targets a case must all reach: their judgements, joined by ``; ``."""
+
+    targets: tuple[Target, ...]
+
+    def judge(self, row: Row) -> str:
+        """Each target's judgement (see :meth:`Target.judge`), in order."""
+        return "; ".join(target.judge(row) for target in self.targets)
+
+
 @dataclass
 class Row:
     """One case: its reference time, one outcome per column, a target and notes."""
@@ -77,7 +88,7 @@ class Row:
     reference: str
     ref_seconds: Outcome
     seconds: dict[str, Outcome]
-    target: Target | None = None
+    target: Target | AllTargets | None = None
     notes: list[str] = field(default_factory=list)
 
 

@@ -15,7 +15,9 @@ DESIGN.md section 6. A linker that cannot compile a case (``c`` on an Op without
 shows ``n/a (no C for <Op>)`` in its cell.
 
 PyTensor runs in its own venv (``--pytensor-venv``, created with ``pip install pytensor``
-on first use), one subprocess per case, so both sides are measured in the same run.
+on first use), one subprocess per case, so both sides are measured in the same run. The
+RNN row (``scan`` and ``grad``) also has a ``JAX jit`` column (``jax.lax.scan``,
+``jax.value_and_grad``), measured in JAX's venv (see below) unless ``--no-jax``.
 
 A second table, the compile scaling (``scaling.py``), follows: the cold and warm compile
 time, rewriting time and node count of a graph of N blocks (``--scaling-blocks``) for
@@ -23,7 +25,7 @@ opweave's ``vm``, ``cvm``, ``c`` and default mode, PyTensor's default mode and `
 ``jax.jit``, one new process per measurement, each killed after ``--scaling-timeout``
 seconds (larger N of that column are then skipped). JAX runs in its own venv
 (``--jax-venv``, created with ``pip install jax jaxlib`` on first use; ``--no-jax`` leaves
-its column out). ``--only main`` prints the first table alone, ``--only scaling`` the
+its columns out). ``--only main`` prints the first table alone, ``--only scaling`` the
 second alone; ``--pytensor-modes`` and ``--quick`` concern only the first.
 """
 
@@ -49,7 +51,7 @@ import opweave_side as ows
 import scaling
 import workloads
 from pytensor_env import MODE_COLUMNS, PyTensorSide, log, prepare
-from report import NotAvailable, Outcome, Row, Target, markdown_table, seconds_of
+from report import AllTargets, NotAvailable, Outcome, Row, Target, markdown_table, seconds_of
 from timing import Settings, median_time
 
 from opweave.link.lookup import available_linkers, unusable_linkers
@@ -58,17 +60,25 @@ REPO = Path(__file__).resolve().parent.parent
 LINKER_ORDER = ["py", "vm", "cvm", "c"]
 #: Linkers that run graphs on a GPU: not in this CPU report.
 GPU_LINKERS = frozenset({"cuda"})
+#: Linkers whose functions return lazy values (``dask``: a Dask graph, computed later):
+#: timing a call would time building the graph, so they have their own benchmark
+#: (``benchmarks/dask_run.py``) and are left out unless ``--linkers`` names them.
+LAZY_LINKERS = frozenset({"dask"})
 DISTRIBUTIONS = ["opweave", "opweave-python", "opweave-c", "opweave-double"]
+#: The JAX side with ``--no-jax``: no JAX column at all.
+NO_JAX = NotAvailable("--no-jax")
 
 
 @dataclass
 class Context:
-    """What every case needs: the settings, the linkers and the PyTensor side."""
+    """What every case needs: the settings, the linkers, the PyTensor side and the JAX
+    side (only the RNN row has a JAX column)."""
 
     settings: Settings
     linkers: list[str]
     modes: list[str]
     pytensor: PyTensorSide | NotAvailable
+    jax: jax_env.JaxSide | NotAvailable = NO_JAX
 
     def columns(self) -> list[str]:
         """The table's time columns: opweave's linkers, then PyTensor's modes."""
@@ -80,6 +90,15 @@ class Context:
             why = "skipped" if self.pytensor.reason == "--no-pytensor" else "not available"
             return {MODE_COLUMNS[m]: NotAvailable(why) for m in self.modes}
         return self.pytensor.time_case(case, self.settings, **params)
+
+    def jax_times(self, case: str) -> dict[str, Outcome]:
+        """JAX's time for ``case`` in the ``JAX jit`` column (``n/a`` when it is not run;
+        nothing with ``--no-jax``)."""
+        if isinstance(self.jax, NotAvailable):
+            if self.jax == NO_JAX:
+                return {}
+            return {scaling.JAX_COLUMN: NotAvailable("not available")}
+        return {scaling.JAX_COLUMN: self.jax.time_case(case, self.settings)}
 
     def time(self, fn: Callable[..., object], *args: object) -> float:
         """Median seconds per call of ``fn(*args)`` (the references)."""
@@ -199,6 +218,48 @@ def mlp_row(ctx: Context) -> Row:
     )
     target = Target("≤ 1.0x NumPy", 1.0)
     return Row(case, "NumPy by hand", ref, {**times, **pytensor}, target, notes)
+
+
+def fastest(times: dict[str, Outcome], columns: list[str]) -> str | None:
+    """The column among ``columns`` with the smallest time in ``times`` (``None``: none)."""
+    timed = {c: t for c in columns if (t := seconds_of(times.get(c))) is not None}
+    return min(timed, key=timed.__getitem__) if timed else None
+
+
+def rnn_row(ctx: Context) -> Row:
+    """The tanh RNN's loss and gradients through ``scan`` against a hand-written NumPy loop.
+
+    Before timing, the reference's hand-written backward is checked by finite differences
+    (``AssertionError`` when wrong), and every implementation's result against the
+    reference's: a linker or mode that disagrees shows ``n/a (wrong result: ...)``; when no
+    opweave linker agrees the run stops (``RuntimeError``).
+    """
+    log("RNN forward+backward step")
+    data = workloads.rnn_data()
+    args = data.args()
+    workloads.check_rnn_by_finite_differences(data)
+    check = partial(workloads.compare_rnn, expected=workloads.numpy_rnn(*args))
+    times, notes = ows.time_linkers(ows.rnn_graph, args, ctx.linkers, ctx.settings, check)
+    wrong = {k: v.reason for k, v in times.items() if isinstance(v, NotAvailable)}
+    wrong = {k: why for k, why in wrong.items() if why.startswith("wrong result")}
+    if wrong and not any(isinstance(v, float) for v in times.values()):
+        raise RuntimeError(f"RNN row: no opweave linker agrees with the NumPy reference: {wrong}")
+    ref = ctx.time(workloads.numpy_rnn, *args)
+    others = {**ctx.pytensor_times("rnn"), **ctx.jax_times("rnn")}
+    pytensor_columns = [MODE_COLUMNS[m] for m in ctx.modes]
+    best = fastest(others, pytensor_columns) or MODE_COLUMNS[ctx.modes[0] if ctx.modes else "C"]
+    target = AllTargets(
+        (
+            Target("≤ 1.0x NumPy", 1.0),
+            Target(f"< {best}, PyTensor's fastest scan", 1.0, against=best),
+        )
+    )
+    notes.insert(0, "loss: mean over t of sum(h_t ** 2); outputs: loss and 3 gradients")
+    case = (
+        f"RNN forward+backward step, hidden {workloads.RNN_HIDDEN}, input {workloads.RNN_IN}, "
+        f"{workloads.RNN_STEPS} steps, batch {workloads.RNN_BATCH}"
+    )
+    return Row(case, "NumPy loop by hand", ref, {**times, **others}, target, notes)
 
 
 CompileOnce = Callable[[Path], tuple[Outcome, float | None]]
@@ -355,7 +416,8 @@ LEGEND = """\
 Cells: median time per call (ratio to the row's reference; lower is better). Targets are
 judged on the faster of opweave's `cvm` and `c` (on `c` alone for the call overhead);
 a `c+openmp` column (`--openmp`: `config.openmp` on) is shown, not judged.
-PyTensor columns: its C backend (`CVM` and `C` modes) and its default since 3.0 (`NUMBA`)."""
+PyTensor columns: its C backend (`CVM` and `C` modes) and its default since 3.0 (`NUMBA`).
+`JAX jit` (the RNN row only): `jax.jit` of `jax.value_and_grad` over `jax.lax.scan`."""
 
 
 def installed_linkers() -> list[str]:
@@ -365,10 +427,12 @@ def installed_linkers() -> list[str]:
 
 
 def default_linkers() -> list[str]:
-    """The installed linkers that can run here and compute on the CPU (the GPU cases are
-    ``benchmarks/gpu_run.py``'s): ``py``, ``vm``, ``cvm``, ``c`` and those plugins add."""
+    """The installed linkers that can run here and compute on the CPU when called (the GPU
+    cases are ``benchmarks/gpu_run.py``'s, the lazy ``dask`` linker's
+    ``benchmarks/dask_run.py``'s): ``py``, ``vm``, ``cvm``, ``c`` and those plugins add."""
     unusable = unusable_linkers()
-    return [n for n in installed_linkers() if n not in unusable and n not in GPU_LINKERS]
+    skipped = GPU_LINKERS | LAZY_LINKERS
+    return [n for n in installed_linkers() if n not in unusable and n not in skipped]
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -450,19 +514,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main_table(ctx: Context) -> str:
     """Every case of the main table, measured, with its legend."""
     rows = overhead_rows(ctx) + fused_rows(ctx)
-    rows += [sum_squares_row(ctx), chain_row(ctx), mlp_row(ctx)]
+    rows += [sum_squares_row(ctx), chain_row(ctx), mlp_row(ctx), rnn_row(ctx)]
     rows += compile_rows(ctx)
-    return "\n".join([markdown_table(rows, ctx.columns()), "", LEGEND])
+    columns = ctx.columns()
+    if any(scaling.JAX_COLUMN in row.seconds for row in rows):
+        columns.append(scaling.JAX_COLUMN)
+    return "\n".join([markdown_table(rows, columns), "", LEGEND])
 
 
 def scaling_section(ctx: Context, args: argparse.Namespace) -> str:
     """The compile-scaling table (``scaling.py``), measured, as a report section."""
-    if args.no_jax:
-        jax: jax_env.JaxSide | NotAvailable = NotAvailable("--no-jax")
-    else:
-        jax = jax_env.prepare(Path(args.jax_venv))
-        if isinstance(jax, NotAvailable):
-            log(f"JAX not available: {jax.reason}")
+    jax = ctx.jax
     ows.byte_compile_opweave()
     measured = scaling.run_scaling(
         scaling.columns_for(ctx.linkers),
@@ -483,7 +545,13 @@ def main(argv: list[str] | None = None) -> int:
         pytensor = prepare(Path(args.pytensor_venv), args.modes)
         if isinstance(pytensor, NotAvailable):
             log(f"PyTensor not available: {pytensor.reason}")
-    ctx = Context(Settings.choose(args.quick), args.linkers, args.modes, pytensor)
+    if args.no_jax:
+        jax: jax_env.JaxSide | NotAvailable = NO_JAX
+    else:
+        jax = jax_env.prepare(Path(args.jax_venv))
+        if isinstance(jax, NotAvailable):
+            log(f"JAX not available: {jax.reason}")
+    ctx = Context(Settings.choose(args.quick), args.linkers, args.modes, pytensor, jax)
     load_before = load_average()
     parts = []
     if args.only != "scaling":

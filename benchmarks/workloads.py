@@ -129,3 +129,136 @@ def blocks(tanh: Callable[[Any], Any], mean: Callable[[Any], Any], x: Any, n: in
 def blocks_input() -> np.ndarray:
     """The compile-scaling workload's float64 input vector (``BLOCKS_VECTOR_N`` elements)."""
     return np.random.default_rng(4).normal(size=BLOCKS_VECTOR_N)
+
+
+#: The RNN case: sequence length, batch, input size and hidden size.
+RNN_STEPS, RNN_BATCH, RNN_IN, RNN_HIDDEN = 100, 32, 128, 128
+
+
+@dataclass
+class RNNData:
+    """The RNN case's inputs: ``x`` (steps, batch, in), the weights, the bias and ``h0``."""
+
+    x: np.ndarray
+    w_x: np.ndarray
+    w_h: np.ndarray
+    b: np.ndarray
+    h0: np.ndarray
+
+    def args(self) -> tuple[np.ndarray, ...]:
+        """``(x, w_x, w_h, b, h0)``: the arguments of every implementation of the case."""
+        return self.x, self.w_x, self.w_h, self.b, self.h0
+
+
+def rnn_data() -> RNNData:
+    """The RNN case's data (always the same); weights small enough that ``tanh`` does not
+    saturate, so the gradients are far from zero."""
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(RNN_STEPS, RNN_BATCH, RNN_IN))
+    w_x = rng.normal(scale=0.5 / np.sqrt(RNN_IN), size=(RNN_IN, RNN_HIDDEN))
+    w_h = rng.normal(scale=0.5 / np.sqrt(RNN_HIDDEN), size=(RNN_HIDDEN, RNN_HIDDEN))
+    b = rng.normal(scale=0.1, size=RNN_HIDDEN)
+    h0 = rng.normal(scale=0.1, size=(RNN_BATCH, RNN_HIDDEN))
+    return RNNData(x, w_x, w_h, b, h0)
+
+
+def rnn_cell(
+    tanh: Callable[[Any], Any],
+    dot: Callable[[Any, Any], Any],
+    x_t: Any,
+    h: Any,
+    w_x: Any,
+    w_h: Any,
+    b: Any,
+) -> Any:
+    """One step of the tanh RNN: ``tanh(x_t @ w_x + h @ w_h + b)``."""
+    return tanh(dot(x_t, w_x) + dot(h, w_h) + b)
+
+
+def rnn_loss(total: Callable[[Any], Any], hs: Any) -> Any:
+    """The case's loss from the stacked states ``hs`` (steps, batch, hidden), ``h0``
+    excluded: the mean over the steps of ``sum(h_t ** 2)``, i.e. ``sum(hs ** 2) / steps``."""
+    return total(hs**2) / RNN_STEPS
+
+
+def numpy_rnn(
+    x: np.ndarray, w_x: np.ndarray, w_h: np.ndarray, b: np.ndarray, h0: np.ndarray
+) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+    """The loss and its gradients ``(loss, g_w_x, g_w_h, g_b)``, by hand: a forward loop
+    keeping every state, then backpropagation through time, one step at a time.
+
+    With ``a_t = x_t @ w_x + h_{t-1} @ w_h + b`` and ``h_t = tanh(a_t)``, going backwards
+    from ``dh = 0``: ``da = (dh + 2 h_t / steps) * (1 - h_t ** 2)``; ``g_w_x += x_t.T @ da``,
+    ``g_w_h += h_{t-1}.T @ da``, ``g_b += sum(da, axis=0)``; ``dh = da @ w_h.T``.
+    """
+    steps = x.shape[0]
+    hs = [h0]
+    for t in range(steps):
+        hs.append(np.tanh(x[t] @ w_x + hs[-1] @ w_h + b))
+    loss = sum(float(np.vdot(h, h)) for h in hs[1:]) / steps
+    g_w_x, g_w_h, g_b = np.zeros_like(w_x), np.zeros_like(w_h), np.zeros_like(b)
+    dh = np.zeros_like(h0)
+    scale = 2.0 / steps
+    for t in range(steps - 1, -1, -1):
+        h = hs[t + 1]
+        da = (dh + scale * h) * (1.0 - h * h)
+        g_w_x += x[t].T @ da
+        g_w_h += hs[t].T @ da
+        g_b += da.sum(axis=0)
+        dh = da @ w_h.T
+    return loss, g_w_x, g_w_h, g_b
+
+
+def rnn_loss_only(
+    x: np.ndarray, w_x: np.ndarray, w_h: np.ndarray, b: np.ndarray, h0: np.ndarray
+) -> float:
+    """The case's loss alone, by a NumPy forward loop (for finite differences)."""
+    h, total = h0, 0.0
+    for t in range(x.shape[0]):
+        h = np.tanh(x[t] @ w_x + h @ w_h + b)
+        total += float(np.vdot(h, h))
+    return total / x.shape[0]
+
+
+def check_rnn_by_finite_differences(data: RNNData, directions: int = 3, eps: float = 1e-5) -> None:
+    """Check :func:`numpy_rnn`'s hand-written backward against central differences of the
+    loss along random directions of ``(w_x, w_h, b)``.
+
+    Raises
+    ------
+    AssertionError
+        When a directional derivative disagrees (relative error above ``1e-6``).
+    """
+    _, *grads = numpy_rnn(*data.args())
+    params = (data.w_x, data.w_h, data.b)
+    rng = np.random.default_rng(6)
+    for k in range(directions):
+        dirs = [rng.normal(size=p.shape) for p in params]
+
+        def at(sign: float, dirs: list[np.ndarray] = dirs) -> float:
+            moved = [p + sign * eps * d for p, d in zip(params, dirs, strict=True)]
+            return rnn_loss_only(data.x, *moved, data.h0)
+
+        numeric = (at(1.0) - at(-1.0)) / (2 * eps)
+        analytic = sum(float(np.vdot(g, d)) for g, d in zip(grads, dirs, strict=True))
+        if abs(numeric - analytic) > 1e-6 * max(abs(numeric), 1.0):
+            raise AssertionError(
+                f"RNN reference: the hand-written gradient gives {analytic!r} along random "
+                f"direction {k}, finite differences of the loss give {numeric!r}"
+            )
+
+
+def compare_rnn(got: Any, expected: tuple[Any, ...]) -> str | None:
+    """``None`` when ``got`` (loss, g_w_x, g_w_h, g_b) matches ``expected`` (allclose,
+    ``rtol=1e-7``), else a short ``wrong result: ...`` naming the first output that does not."""
+    names = ("loss", "g_w_x", "g_w_h", "g_b")
+    if len(got) != len(expected):
+        return f"wrong result: {len(got)} outputs, expected {len(expected)}"
+    for name, value, want in zip(names, got, expected, strict=True):
+        value, want = np.asarray(value), np.asarray(want)
+        if value.shape != want.shape:
+            return f"wrong result: {name} has shape {value.shape}, expected {want.shape}"
+        if not np.allclose(value, want, rtol=1e-7, atol=1e-10):
+            error = np.max(np.abs(value - want))
+            return f"wrong result: {name} off by up to {error:.3g}"
+    return None
