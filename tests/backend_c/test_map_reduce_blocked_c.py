@@ -77,3 +77,18 @@ def _numpy_map(v: np.ndarray) -> np.ndarray:
     for i in range(8):
         v = np.tanh(v * 0.9 + 0.05) if i % 2 else np.exp(v * 0.1) - 0.5
     return v
+
+
+def test_only_maps_with_an_expensive_call_go_through_blocks() -> None:
+    from opweave_c.impls.map_reduce import C_OPS
+
+    x = ot.dvector("x")
+    for out, blocked in [(ot.sum(x**2), False), (ot.sum(ot.exp(x) * 2.0), True)]:
+        f = opweave.function([x], out, mode=FUSED)
+        (node,) = [n for n in f.maker.fgraph.apply_nodes if isinstance(n.op, MapReduce)]
+        impl = C_OPS[MapReduce](node.op, node)
+        assert impl.blocks is blocked
+        assert (f"{impl.fn}_block" in impl.map_code) is blocked
+        value = np.linspace(-1.0, 1.0, 1001)
+        expected = np.sum(value**2) if not blocked else np.sum(np.exp(value) * 2.0)
+        np.testing.assert_allclose(f(value), expected, rtol=1e-12)

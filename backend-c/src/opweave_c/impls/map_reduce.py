@@ -18,7 +18,13 @@ from typing import Any
 from opweave.graph.basic import Apply
 from opweave.scalar.composite import Composite
 from opweave.tensor.map_reduce import MapReduce
-from opweave_c.impls.blocked import BLOCK_START, LANE, LANES, blocked_composite
+from opweave_c.impls.blocked import (
+    BLOCK_START,
+    LANE,
+    LANES,
+    blocked_composite,
+    work_per_element,
+)
 from opweave_c.impls.common import ctype
 from opweave_c.impls.reduce_loops import VERSION, CAReduceC, ReduceSpec, reduce_name
 from opweave_c.impls.scalar_basic import (
@@ -37,6 +43,9 @@ __all__ = ["C_OPS", "MapReduceC"]
 
 #: Elements mapped at a time into the buffer the reduction reads (a multiple of 8).
 BLOCK = 128
+#: The work per element (:func:`~opweave_c.impls.blocked.work_per_element`) of one
+#: expensive call: maps with less are applied element by element as they are read.
+EXPENSIVE_WORK = 8
 
 
 def block_function(name: str, scalar_op: Any, raw_dt: str, mid_dt: str, fn: str) -> str:
@@ -81,12 +90,15 @@ class _MappedSpec(ReduceSpec):
     """A reduction of ``fn(x)``: ``x`` of ``raw_dt`` mapped by the C function ``fn`` to
     ``mid_dt``, accumulated in ``acc_dt``."""
 
-    def __init__(self, op: str, raw_dt: str, mid_dt: str, acc_dt: str, fn: str) -> None:
+    def __init__(
+        self, op: str, raw_dt: str, mid_dt: str, acc_dt: str, fn: str, blocks: bool
+    ) -> None:
         super().__init__(op, mid_dt, acc_dt)
         self.in_dt = raw_dt
         self.in_t = ctype(raw_dt)
         self.mid_t = ctype(mid_dt)
         self.fn = fn
+        self.blocks = blocks
         self.block_fn = f"{fn}_block"
         self.key = f"{self.op}_{raw_dt}_{acc_dt}_{fn}"
 
@@ -103,10 +115,13 @@ class _MappedSpec(ReduceSpec):
         return super().load(v)
 
     def _contig_loop(self) -> str:
-        """The 8 accumulators of :meth:`ReduceSpec._reduce_loop`, fed a block of mapped
+        """Without blocks (a cheap map), the elements mapped as they are read; else the 8
+        accumulators of :meth:`ReduceSpec._reduce_loop`, fed a block of mapped
         elements at a time (:data:`BLOCK`, a multiple of 8, so each element meets the
         accumulator it meets there: the last few, past the last multiple of 8, go to
         the first)."""
+        if not self.blocks:
+            return super()._contig_loop()
         ident, cmp_t = self.identity(), self.cmp_t
         acc = ", ".join(f"r{k} = ({cmp_t}){ident}" for k in range(8))
         body = "\n".join(
@@ -133,8 +148,10 @@ class _MappedSpec(ReduceSpec):
         return {total};"""
 
     def _contig_column(self, combine: str) -> str:
-        """The row mapped a block at a time, each mapped element combined into its
-        accumulator."""
+        """The row mapped a block at a time (or, for a cheap map, as it is read), each
+        mapped element combined into its accumulator."""
+        if not self.blocks:
+            return super()._contig_column(combine)
         comb = self.combine("a[i + j]", self._mapped("opw_buf[j]"))
         return f"""{self.mid_t} opw_buf[{BLOCK}];
         npy_intp j, m;
@@ -167,23 +184,22 @@ class MapReduceC(CAReduceC):
         raw_dt = node.inputs[0].type.dtype  # type: ignore[attr-defined]
         digest = hashlib.sha256(f"{raw_dt}:{mid_dt}:{body}".encode()).hexdigest()[:16]
         self.fn = f"opw_map_{digest}"
+        # Only a map with an expensive call (exp, tanh...) is worth mapping a block at a
+        # time through the vectorised loop; a cheap one (x**2) is best applied as it is read.
+        self.blocks = work_per_element(node.op.elemwise.scalar_op) >= EXPENSIVE_WORK  # type: ignore[attr-defined]
         self.map_code = (
             f"static inline OPW_HOT {C_TYPE[mid_dt]} {self.fn}(const {C_TYPE[raw_dt]} opw_a0) {{\n"
             f"    {C_TYPE[mid_dt]} opw_r0;\n"
             + "\n".join("    " + line for line in body.splitlines())
             + "\n    return opw_r0;\n}\n"
-            + block_function(
-                f"{self.fn}_block",
-                node.op.elemwise.scalar_op,
-                raw_dt,
-                mid_dt,
-                self.fn,  # type: ignore[attr-defined]
-            )
         )
+        if self.blocks:
+            scalar_op = node.op.elemwise.scalar_op  # type: ignore[attr-defined]
+            self.map_code += block_function(f"{self.fn}_block", scalar_op, raw_dt, mid_dt, self.fn)
         super().__init__(node, op_name, careduce=node.op.careduce)  # type: ignore[attr-defined]
 
     def _spec(self, op_name: str) -> ReduceSpec:
-        return _MappedSpec(op_name, self.in_dt, self.mid_dt, self.acc_dt, self.fn)
+        return _MappedSpec(op_name, self.in_dt, self.mid_dt, self.acc_dt, self.fn, self.blocks)
 
     def supported(self) -> bool:
         """True when the dtypes and the combination have C code."""
