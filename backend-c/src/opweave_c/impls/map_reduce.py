@@ -122,19 +122,10 @@ class _MappedSpec(ReduceSpec):
         the first)."""
         if not self.blocks:
             return super()._contig_loop()
-        ident, cmp_t = self.identity(), self.cmp_t
-        acc = ", ".join(f"r{k} = ({cmp_t}){ident}" for k in range(8))
-        body = "\n".join(
-            f"                r{k} = {self.combine(f'r{k}', self._mapped(f'opw_buf[j + {k}]'))};"
-            for k in range(8)
-        )
+        body = self.accumulate_eight(lambda k: self._mapped(f"opw_buf[j + {k}]"), " " * 16)
         tail = self.combine("r0", self._mapped("opw_buf[j]"))
-        total = self.combine(
-            self.combine(self.combine("r0", "r1"), self.combine("r2", "r3")),
-            self.combine(self.combine("r4", "r5"), self.combine("r6", "r7")),
-        )
         return f"""
-        {cmp_t} {acc};
+        {self.accumulators()}
         {self.mid_t} opw_buf[{BLOCK}];
         npy_intp i = 0, j, m;
         for (; i < n; i += m) {{
@@ -145,7 +136,7 @@ class _MappedSpec(ReduceSpec):
             }}
             for (; j < m; j++) r0 = {tail};
         }}
-        return {total};"""
+        return {self.total()};"""
 
     def _contig_column(self, combine: str) -> str:
         """The row mapped a block at a time (or, for a cheap map, as it is read), each

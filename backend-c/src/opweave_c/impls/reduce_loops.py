@@ -32,6 +32,7 @@ axes are the inner ones, as in ``sum(x, axis=0)`` of a C-ordered matrix).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import MappingProxyType
 from typing import Any
 
@@ -193,27 +194,35 @@ class ReduceSpec:
 
     # ------------------------------------------------------------------ kernels
 
-    def _reduce_loop(self, read: str) -> str:
-        """8 accumulators over ``n`` elements read by ``read`` (a format with ``{i}``)."""
+    def accumulators(self) -> str:
+        """The declaration of the 8 accumulators ``r0`` ... ``r7``, at the identity."""
         ident, cmp_t = self.identity(), self.cmp_t
-        acc = ", ".join(f"r{k} = ({cmp_t}){ident}" for k in range(8))
-        body = "\n".join(
-            f"            r{k} = {self.combine(f'r{k}', self.load(read.format(i=f'i + {k}')))};"
-            for k in range(8)
-        )
-        tail = self.combine("r0", self.load(read.format(i="i")))
-        total = self.combine(
+        return f"{cmp_t} " + ", ".join(f"r{k} = ({cmp_t}){ident}" for k in range(8)) + ";"
+
+    def accumulate_eight(self, element: Callable[[int], str], indent: str) -> str:
+        """The 8 statements combining element ``element(k)`` (a ``cmp`` value) into
+        accumulator ``r<k>``, one per line after ``indent``."""
+        return "\n".join(f"{indent}r{k} = {self.combine(f'r{k}', element(k))};" for k in range(8))
+
+    def total(self) -> str:
+        """The 8 accumulators combined pairwise: the reduction's value."""
+        return self.combine(
             self.combine(self.combine("r0", "r1"), self.combine("r2", "r3")),
             self.combine(self.combine("r4", "r5"), self.combine("r6", "r7")),
         )
+
+    def _reduce_loop(self, read: str) -> str:
+        """8 accumulators over ``n`` elements read by ``read`` (a format with ``{i}``)."""
+        body = self.accumulate_eight(lambda k: self.load(read.format(i=f"i + {k}")), " " * 12)
+        tail = self.combine("r0", self.load(read.format(i="i")))
         return f"""
-        {cmp_t} {acc};
+        {self.accumulators()}
         npy_intp i = 0;
         for (; i + 8 <= n; i += 8) {{
 {body}
         }}
         for (; i < n; i++) r0 = {tail};
-        return {total};"""
+        return {self.total()};"""
 
     def _contig_loop(self) -> str:
         """The body reducing a contiguous row ``x`` of ``n`` elements (8 accumulators)."""
