@@ -95,11 +95,11 @@ def traces_off() -> Iterator[None]:
     stack, and :meth:`~opweave.graph.fg.FunctionGraph.replace` gives them the trace of
     what they replace anyway.
     """
-    token = _RECORDING.set(False)
+    token = pause_traces()
     try:
         yield
     finally:
-        _RECORDING.reset(token)
+        resume_traces(token)
 
 
 def add_tag_trace(things: Iterable[Any]) -> None:

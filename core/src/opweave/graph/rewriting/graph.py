@@ -591,6 +591,7 @@ class EquilibriumGraphRewriter(GraphRewriter):
         counts: dict[Any, int] = {}
         self.counts = counts
         tracker = ChangeTracker()
+        rewriters = _RewritersByOp(self.node_rewriters)
         fgraph.attach_feature(tracker)
         passes = 0
         try:
@@ -607,7 +608,7 @@ class EquilibriumGraphRewriter(GraphRewriter):
                             self._limit_hit(grw, max_use)
                             return passes
                 if self.node_rewriters:
-                    applied, hit = self._node_pass(fgraph, counts, max_use)
+                    applied, hit = self._node_pass(fgraph, rewriters, counts, max_use)
                     if hit is not None:
                         self._limit_hit(hit, max_use)
                         return passes
@@ -618,7 +619,11 @@ class EquilibriumGraphRewriter(GraphRewriter):
             fgraph.remove_feature(tracker)
 
     def _node_pass(
-        self, fgraph: FunctionGraph, counts: dict[Any, int], max_use: int
+        self,
+        fgraph: FunctionGraph,
+        rewriters: _RewritersByOp,
+        counts: dict[Any, int],
+        max_use: int,
     ) -> tuple[int, NodeRewriter | None]:
         """Walk the graph once; return (rewrites applied, rewriter over the bound or None)."""
         queue: deque[Apply] = deque(io_toposort(fgraph.inputs, fgraph.outputs))
@@ -631,7 +636,6 @@ class EquilibriumGraphRewriter(GraphRewriter):
         watcher = _NodeQueue(on_new)
         fgraph.attach_feature(watcher)
         applied = 0
-        rewriters = _RewritersByOp(self.node_rewriters)
         try:
             while queue:
                 node = queue.popleft()
