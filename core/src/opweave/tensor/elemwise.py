@@ -289,6 +289,15 @@ class Elemwise(Op):
         outputs = [TensorType(d, shape=out_shape)() for d in out_dtypes]
         return Apply(self, padded, outputs)
 
+    @staticmethod
+    def axis_source(node: Apply, axis: int) -> int | None:
+        """The input whose length on ``axis`` is the outputs' (the first one not
+        statically broadcast there), or ``None`` when every input is (the length is 1)."""
+        for k, inp in enumerate(node.inputs):
+            if tensor_type_of(inp).shape[axis] != 1:
+                return k
+        return None
+
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]) -> list[Any]:
         """Each output axis: a known static length, else the first non-broadcast input's."""
         out_shape: list[Any] = []
@@ -297,12 +306,8 @@ class Elemwise(Op):
             if length is not None:
                 out_shape.append(length)
                 continue
-            for inp, shp in zip(node.inputs, shapes):
-                if tensor_type_of(inp).shape[axis] != 1:
-                    out_shape.append(shp[axis])
-                    break
-            else:
-                out_shape.append(1)
+            source = self.axis_source(node, axis)
+            out_shape.append(1 if source is None else shapes[source][axis])
         return [tuple(out_shape)] * len(node.outputs)
 
     def connection_pattern(self, node: Apply) -> list[list[bool]]:

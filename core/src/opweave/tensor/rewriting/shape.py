@@ -135,11 +135,12 @@ def _elemwise_dim(node: Apply, i: int) -> Variable:
     """Axis ``i`` of an ``Elemwise`` node's outputs, as ``Elemwise.infer_shape`` answers it
     (the first input not broadcast on the axis gives it), without building the shapes of
     all the inputs first: a chain of elementwise nodes is walked once per length asked."""
-    for inp in node.inputs:
-        length = tensor_type_of(inp).shape[i]
-        if length != 1:
-            return _int64_constant(length) if length is not None else Shape_i(i)(inp)
-    return _int64_constant(1)
+    source = Elemwise.axis_source(node, i)
+    if source is None:
+        return _int64_constant(1)
+    inp = node.inputs[source]
+    length = tensor_type_of(inp).shape[i]
+    return _int64_constant(length) if length is not None else Shape_i(i)(inp)
 
 
 def infer_dim(fgraph: FunctionGraph | None, var: Variable, i: int) -> Variable | None:
