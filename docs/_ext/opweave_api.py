@@ -82,6 +82,7 @@ SECTIONS: dict[str, list[str]] = {
         "opweave.compile.debugmode",
         "opweave.compile.profiling",
         "opweave.compile.builders",
+        "opweave.compile.rewrite_cache",
         "opweave.scan",
         "opweave.ifelse",
     ],

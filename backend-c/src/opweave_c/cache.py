@@ -40,6 +40,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from opweave.link.trusted_files import OPEN_FLAGS as _OPEN_FLAGS
+from opweave.link.trusted_files import trusted_uids as _trusted_uids
+from opweave.link.trusted_files import unsafe_reason
 from opweave.plugins import get_plugin_manager
 from opweave_c.errors import CacheDirError
 
@@ -51,13 +54,6 @@ SLOW_BUILD_SECONDS = 2.0
 STALE_TMP_SECONDS = 3600.0
 #: ``errno`` values that say a directory cannot be written (as opposed to a real failure).
 READ_ONLY_ERRNOS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
-#: How entry files are opened: never through a symbolic link, never blocking on a FIFO.
-_OPEN_FLAGS = (
-    os.O_RDONLY
-    | getattr(os, "O_NOFOLLOW", 0)
-    | getattr(os, "O_NONBLOCK", 0)
-    | getattr(os, "O_CLOEXEC", 0)
-)
 
 
 class CorruptEntryWarning(UserWarning):
@@ -112,45 +108,6 @@ def sha256_file(path: Path) -> str:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
-
-
-def _trusted_uids() -> frozenset[int] | None:
-    """Who may own what opweave loads: you (the effective uid) and root, as ssh decides;
-    ``None`` where the platform has no uids."""
-    if not hasattr(os, "geteuid"):
-        return None
-    return frozenset({os.geteuid(), 0})
-
-
-def unsafe_reason(info: os.stat_result, trusted: frozenset[int] | None, kind: int) -> str | None:
-    """Why a file or directory with ``info`` could have been written by another user.
-
-    Parameters
-    ----------
-    info
-        Its ``lstat`` (or ``fstat``) result.
-    trusted
-        The uids allowed to own it (see ``_trusted_uids``); ``None`` skips the owner test.
-    kind
-        ``stat.S_IFDIR`` or ``stat.S_IFREG``: what it must be (a symbolic link never is).
-
-    Returns
-    -------
-    str or None
-        What is wrong with it, or ``None`` when it is safe.
-    """
-    if stat.S_IFMT(info.st_mode) != kind:
-        want = "a directory" if kind == stat.S_IFDIR else "a regular file"
-        return f"is not {want} (mode {stat.filemode(info.st_mode)})"
-    if trusted is not None and info.st_uid not in trusted:
-        return (
-            f"belongs to uid {info.st_uid}, not to you (uid {os.geteuid()}) or root"
-            if hasattr(os, "geteuid")
-            else f"belongs to uid {info.st_uid}"
-        )
-    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return f"is writable by group or others (mode {stat.filemode(info.st_mode)})"
-    return None
 
 
 def elf_problem(head: bytes, size: int) -> str | None:

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TextIO
 
 import numpy as np
@@ -154,6 +155,21 @@ def logistic_regression(out: TextIO, steps: int = 200, seed: int = 0) -> list[fl
     return losses
 
 
+def rewritten_cache_command(action: str, out: TextIO) -> int:
+    """``opweave cache list|clear``: the cache of rewritten graphs
+    (:mod:`opweave.compile.rewrite_cache`); compiled modules belong to their backend."""
+    from opweave.compile import rewrite_cache  # late: only this command needs it
+
+    folder = Path(opweave.config.compiledir) / "rewritten"
+    if action == "clear":
+        print(f"removed {rewrite_cache.clear_rewritten()} rewritten graphs from {folder}", file=out)
+        return 0
+    found = rewrite_cache.cached_entries()
+    size = sum(path.stat().st_size for path in found)
+    print(f"{len(found)} rewritten graphs ({size / 1024:.0f} KiB) in {folder}", file=out)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``opweave`` command."""
     parser = argparse.ArgumentParser(prog="opweave", description=__doc__)
@@ -172,7 +188,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="only the capability matrix (Op class -> backend -> status), as JSON",
     )
+    cache_parser = sub.add_parser(
+        "cache", help="list or clear the rewritten graphs kept under config.compiledir"
+    )
+    cache_parser.add_argument("action", choices=["list", "clear"])
     args = parser.parse_args(argv)
+    if args.command == "cache":
+        return rewritten_cache_command(args.action, sys.stdout)
     if args.command == "demo":
         return demo(sys.stdout)
     if args.command == "matrix":

@@ -152,6 +152,15 @@ def build_config(
         PathParam(default_compiledir(environ)),
     )
     config.add(
+        "cache_rewrites",
+        "Whether ``function`` keeps each rewritten graph under ``compiledir`` and reuses it.\n\n"
+        "The key is the graph as given (its Ops, Types, constants, names and creation "
+        "traces), the inputs' and outputs' options, the mode, every flag, the installed "
+        "plugins and the files of the code involved; a later compile of the same graph, in "
+        "any process, then skips rewriting. Turn it off to rewrite every time.",
+        BoolParam(True),
+    )
+    config.add(
         "check_input",
         "Whether compiled functions check the type and shape of their inputs.\n\n"
         "Turning it off saves time per call but lets bad inputs reach the op implementations.",

@@ -16,6 +16,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+from opweave.compile import rewrite_cache
 from opweave.compile.aliasing import (
     add_supervisor_to_fgraph,
     destructive_nodes,
@@ -162,8 +163,22 @@ class FunctionMaker:
             raise missing from None
         self.fgraph = fgraph
         add_supervisor_to_fgraph(fgraph, self.inputs, accept_inplace)
-        self._rewrite()
-        insert_deepcopy(fgraph, self.inputs, self.outputs)
+        #: Whether the rewritten graph came from :mod:`opweave.compile.rewrite_cache`.
+        self.rewrites_reused = False
+        query = self._rewrite_query()
+        key = self._rewrite_key(query)
+        cached = None if key is None else rewrite_cache.load_rewritten(key, fgraph)
+        if cached is not None:
+            current_progress().stage("reusing the rewritten graph")
+            self.fgraph = cached
+            cached.compile_mode = self.mode  # type: ignore[attr-defined]
+            add_supervisor_to_fgraph(cached, self.inputs, accept_inplace=True)
+            self.rewrites_reused = True
+        else:
+            self._rewrite(query)
+            insert_deepcopy(fgraph, self.inputs, self.outputs)
+            if key is not None:
+                rewrite_cache.store_rewritten(key, fgraph)
         self.linker = self._make_linker()
 
     def __reduce__(self) -> tuple[Any, tuple[dict[str, Any]]]:
@@ -230,16 +245,38 @@ class FunctionMaker:
                 raise UnusedInputError(msg)
             warnings.warn(msg, stacklevel=4)
 
-    def _rewrite(self) -> None:
-        # Ops with an inner graph (scan) compile it in the mode of the graph they are in.
-        self.fgraph.compile_mode = self.mode  # type: ignore[attr-defined]
+    def _rewrite_query(self) -> tuple[tuple[str, ...], ...] | None:
+        """``(include, exclude, require)``: the mode's tags with those of the device, the
+        linker and the flags; ``None`` when the mode does not rewrite."""
         query = self.mode.rewrite_query()
         if query is None:
-            return
+            return None
         include, exclude, require = query
         include += self._target_rewrite_tags()
         include += tuple(t for t in config.optimizer_including.split(":") if t)
         exclude += tuple(t for t in config.optimizer_excluding.split(":") if t)
+        return include, exclude, require
+
+    def _rewrite_key(self, query: tuple[tuple[str, ...], ...] | None) -> str | None:
+        """The key of this compile in the cache of rewritten graphs, or ``None`` when it
+        is not to be kept (the flag is off, the mode does not rewrite or is not a plain
+        :class:`Mode`, or the graph cannot be pickled)."""
+        if query is None or not config.cache_rewrites or type(self.mode) is not Mode:
+            return None
+        return rewrite_cache.rewrite_key(
+            self.fgraph,
+            [(i.mutable, i.borrow, i.update is not None, i.strict) for i in self.inputs],
+            [(o.borrow,) for o in self.outputs],
+            query,
+            self._chosen_linker(),
+        )
+
+    def _rewrite(self, query: tuple[tuple[str, ...], ...] | None) -> None:
+        # Ops with an inner graph (scan) compile it in the mode of the graph they are in.
+        self.fgraph.compile_mode = self.mode  # type: ignore[attr-defined]
+        if query is None:
+            return
+        include, exclude, require = query
         rewriter = build_rewrite_database().query(include=include, exclude=exclude, require=require)
         current_progress().stage(f"rewriting {len(self.fgraph.apply_nodes)} nodes")
         with traces_off():  # rewritten nodes inherit the traces of what they replace

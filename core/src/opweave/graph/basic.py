@@ -430,9 +430,18 @@ class Variable(Node, Generic[_TypeType, OptionalApplyType]):
         return str(self)
 
     def __getstate__(self) -> dict[str, Any]:
+        # Neither the compiled ``eval`` cache nor the process-wide ``auto_name`` travels:
+        # an unpickled variable is named afresh in the process that loads it (so two
+        # pickles of one graph made in different processes are the same bytes).
         state = self.__dict__.copy()
         state.pop("_fn_cache", None)
+        state.pop("auto_name", None)
         return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.auto_name = f"auto_{Variable.__count__}"
+        Variable.__count__ += 1
 
 
 class Constant(Variable[_TypeType, None]):

@@ -539,6 +539,13 @@ class TensorType(ShapedType):
         super().__init__(dtype, shape=shape, broadcastable=broadcastable, name=name)
         self._static_dims = tuple((i, s) for i, s in enumerate(self.shape) if s is not None)
 
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        # A TensorType pickles as its arguments (a graph pickles one per variable);
+        # subclasses, which may take other arguments, pickle their attributes.
+        if type(self) is TensorType:
+            return (TensorType, (self.dtype, self.shape, None, self.name))
+        return super().__reduce_ex__(protocol)
+
     if TYPE_CHECKING:
         # Both build a ``variable_type``: a TensorVariable (a root, owned by no node).
         def make_variable(self, name: str | None = None) -> TensorVariable[None]: ...

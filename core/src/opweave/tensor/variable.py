@@ -653,8 +653,13 @@ class TensorConstant(TensorVariable[None], Constant["TensorType"]):
         value.flags.writeable = False
         self._data = value
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        state.pop("_signature", None)  # a cache, computed again when needed
+        return state
+
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
+        super().__setstate__(state)
         self._data.flags.writeable = False  # unpickled arrays come back writeable
 
     def signature(self) -> tuple[Any, ...]:

@@ -1,0 +1,392 @@
+"""Rewritten graphs kept under ``config.compiledir``, keyed by the graph as it was given.
+
+Rewriting is most of what a compile costs once the compiled modules are cached. When
+``config.cache_rewrites`` is on, :class:`~opweave.compile.maker.FunctionMaker` asks
+:func:`rewrite_key` for the key of the graph it is about to rewrite and, on a hit, takes the
+rewritten graph :func:`load_rewritten` returns instead of rewriting; after rewriting it
+hands the result to :func:`store_rewritten`.
+
+The key is a sha256 over
+
+- the graph itself, pickled: every node's Op (with its parameters), every variable's
+  class, Type, name and tag (creation traces included, so error reports never quote a
+  stale line), every constant's value, the inputs' classes, Types and names (never a shared
+  variable's value), the outputs and which of them update which input;
+- what the function's inputs and outputs were declared with (``mutable``, ``borrow`` ...);
+- the rewrite query (the mode's tags and the linker's), the linker, the value of every flag;
+- the installed plugins, the Python and NumPy versions, and the location, size and
+  modification time of every ``.py`` file of opweave and of the packages of its plugins,
+  and of the file of the module of every Op, Type and variable class of the graph (an Op
+  defined in the user's script makes the script part of the key).
+
+Two graphs with one key pickle to the same bytes, so they are the same graph; a change
+to the code that rewrites changes a file and so the key. The pickle holds the nodes in
+topological order with the inputs left out (written as their positions), so its depth does not grow
+with the graph and loading it reattaches the nodes to this compile's inputs. A graph
+that cannot be pickled (a lambda in a tag, an Op holding an open file) is rewritten as
+usual and not kept.
+
+Entries are files ``<compiledir>/rewritten/<key>.pickle``, written to a temporary file
+and renamed into place; they are read only when they pass
+:func:`opweave.link.trusted_files.read_trusted` (a file only you or root could have
+written), since unpickling runs code. At most :data:`MAX_ENTRIES` are kept: storing
+beyond that removes the least recently used ones.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import io
+import logging
+import os
+import pickle
+import struct
+import sys
+import tempfile
+import types
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from opweave.configdefaults import config
+from opweave.graph.basic import Variable, io_toposort
+from opweave.graph.fg import FunctionGraph
+from opweave.link.trusted_files import read_trusted
+from opweave.plugins.manager import get_plugin_manager
+
+__all__ = [
+    "FORMAT",
+    "MAX_ENTRIES",
+    "UnsafeRewriteCacheWarning",
+    "cached_entries",
+    "clear_rewritten",
+    "load_rewritten",
+    "rewrite_key",
+    "store_rewritten",
+]
+
+log = logging.getLogger("opweave.compile.rewrite_cache")
+
+#: The version of the entries' layout; part of every key.
+FORMAT = 1
+#: The most entries kept; storing beyond it removes the least recently used.
+MAX_ENTRIES = 2000
+#: Entries larger than this (big constants) are not kept.
+MAX_ENTRY_BYTES = 64 << 20
+
+#: The modules whose files are part of every key, beside those of the plugins.
+_ALWAYS_STAMPED = ("opweave",)
+
+#: What pickling and hashing can fail with on a graph that cannot be kept.
+_CANNOT_PICKLE = (pickle.PicklingError, TypeError, AttributeError, RecursionError, ValueError)
+
+
+class UnsafeRewriteCacheWarning(UserWarning):
+    """A cached rewritten graph another user could have written was ignored."""
+
+
+def _pickle_graph(payload: Any, inputs: Sequence[Variable]) -> bytes:
+    """``payload`` pickled with ``inputs`` left out: the pickler's memo starts with them,
+    so each reference to input ``k`` is written as "memo entry ``k``" (and no Python code
+    runs per object, as ``persistent_id`` would)."""
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, protocol=5)
+    pickler.memo = {id(var): (k, var) for k, var in enumerate(inputs)}
+    with _collector_paused():
+        pickler.dump(payload)
+    return buffer.getvalue()
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector: pickling allocates an object per graph
+    object, which would otherwise start full collections over the whole heap."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+class _InputsUnpickler(pickle.Unpickler):
+    """Gives persistent id ``k`` as this compile's input ``k``."""
+
+    def __init__(self, file: io.BytesIO, inputs: Sequence[Variable]) -> None:
+        super().__init__(file)
+        self._inputs = inputs
+
+    def persistent_load(self, pid: Any) -> Variable:
+        if not isinstance(pid, int) or not 0 <= pid < len(self._inputs):
+            raise pickle.UnpicklingError(f"no input at position {pid!r}")
+        return self._inputs[pid]
+
+
+def _unpickle_graph(data: bytes, inputs: Sequence[Variable]) -> Any:
+    """Read what :func:`_pickle_graph` wrote, with memo entry ``k`` this compile's input
+    ``k``: a prefix loads each input by persistent id and memoizes it (in the order the
+    pickler's memo had them) before the pickle proper."""
+    if data[:2] != b"\x80\x05":
+        raise pickle.UnpicklingError("not a protocol 5 pickle")
+    prefix = b"".join(
+        pickle.BININT + struct.pack("<i", k) + pickle.BINPERSID + pickle.MEMOIZE + pickle.POP
+        for k in range(len(inputs))
+    )
+    with _collector_paused():
+        return _InputsUnpickler(io.BytesIO(data[:2] + prefix + data[2:]), inputs).load()
+
+
+def _graph_modules(nodes: Sequence[Any], inputs: Sequence[Variable]) -> set[str]:
+    """The modules of the classes the graph is made of: Ops (and the scalar Op of an
+    elementwise one), variables and Types."""
+    classes: set[type] = set()
+    for var in inputs:
+        classes.update((type(var), type(var.type)))
+    for node in nodes:
+        op = node.op
+        classes.add(type(op))
+        scalar_op = getattr(op, "scalar_op", None)
+        if scalar_op is not None:
+            classes.add(type(scalar_op))
+        for var in (*node.inputs, *node.outputs):
+            classes.update((type(var), type(var.type)))
+    return {cls.__module__ for cls in classes}
+
+
+@cache
+def _module_stamp(name: str) -> tuple[str, str, int, int] | None:
+    """``(module, file, size, mtime_ns)`` of a loaded module's file (``None`` without one).
+
+    Taken once per process: what runs is what was imported then."""
+    module = sys.modules.get(name)
+    path = getattr(module, "__file__", None)
+    if not isinstance(path, str):
+        return None
+    try:
+        info = os.stat(path)
+    except OSError:
+        return (name, path, -1, -1)
+    return (name, path, info.st_size, info.st_mtime_ns)
+
+
+@cache
+def _package_stamps(top: str) -> tuple[tuple[str, int, int], ...]:
+    """``(file, size, mtime_ns)`` of every ``.py`` file of the package ``top`` (loaded or
+    not, so the answer does not depend on what was imported before); taken once per
+    process."""
+    module = sys.modules.get(top)
+    folders = list(getattr(module, "__path__", ()) or ())
+    if not folders:
+        stamp = _module_stamp(top)
+        return () if stamp is None else (stamp[1:],)
+    found = []
+    while folders:
+        folder = folders.pop()
+        try:
+            with os.scandir(folder) as listing:
+                for entry in listing:
+                    if entry.is_dir(follow_symlinks=False) and entry.name != "__pycache__":
+                        folders.append(entry.path)
+                    elif entry.name.endswith(".py"):
+                        info = entry.stat()
+                        found.append((entry.path, info.st_size, info.st_mtime_ns))
+        except OSError:
+            continue
+    return tuple(sorted(found))
+
+
+def _code_stamps(graph_modules: set[str]) -> list[Any]:
+    """The stamps of every file of opweave and of the packages of its plugins, and of
+    the modules in ``graph_modules``."""
+    pm = get_plugin_manager()
+    tops = set(_ALWAYS_STAMPED)
+    for plugin in pm.get_plugins():
+        module = plugin if isinstance(plugin, types.ModuleType) else type(plugin)
+        tops.add(str(getattr(module, "__module__", None) or module.__name__).split(".")[0])
+    stamps: list[Any] = [_package_stamps(top) for top in sorted(tops)]
+    for name in sorted(graph_modules):
+        if name.split(".")[0] not in tops and name not in sys.builtin_module_names:
+            stamps.append(_module_stamp(name))
+    return stamps
+
+
+def _plugin_names() -> list[str]:
+    pm = get_plugin_manager()
+    return sorted(str(name) for name, _ in pm.list_name_plugin())
+
+
+def rewrite_key(
+    fgraph: FunctionGraph,
+    input_options: Sequence[tuple[Any, ...]],
+    output_options: Sequence[tuple[Any, ...]],
+    query: tuple[Any, ...],
+    linker: Any,
+) -> str | None:
+    """The key of ``fgraph`` (before rewriting) and of how it is compiled.
+
+    Parameters
+    ----------
+    fgraph
+        The function's graph, not yet rewritten.
+    input_options, output_options
+        What each explicit input and each output was declared with.
+    query
+        The rewrite query (``(include, exclude, require)`` tags).
+    linker
+        The linker (a name, a class, or an instance that can be pickled).
+
+    Returns
+    -------
+    str or None
+        The key, or ``None`` when the graph cannot be pickled (it is then not kept).
+    """
+    nodes = io_toposort(fgraph.inputs, fgraph.outputs)
+    linker_part = linker if isinstance(linker, str | type) else (type(linker), vars(linker))
+    payload = (
+        FORMAT,
+        [(type(v), v.type, v.name) for v in fgraph.inputs],
+        nodes,
+        fgraph.outputs,
+        sorted(fgraph.update_mapping.items()),
+        list(input_options),
+        list(output_options),
+        query,
+        linker_part,
+        repr(config),
+        _plugin_names(),
+        sys.version,
+        np.__version__,
+    )
+    try:
+        data = _pickle_graph(payload, fgraph.inputs)
+    except _CANNOT_PICKLE as exc:
+        log.debug("the graph is not kept rewritten: it cannot be pickled (%s)", exc)
+        return None
+    digest = hashlib.sha256(data)
+    digest.update(repr(_code_stamps(_graph_modules(nodes, fgraph.inputs))).encode())
+    return digest.hexdigest()
+
+
+def _folder() -> Path:
+    return Path(config.compiledir) / "rewritten"
+
+
+def load_rewritten(key: str, fgraph: FunctionGraph) -> FunctionGraph | None:
+    """The rewritten graph kept under ``key``, on ``fgraph``'s inputs, or ``None``.
+
+    An entry that cannot be read back (damaged, or from code that has since gone) is
+    removed; one another user could have written is ignored with an
+    :class:`UnsafeRewriteCacheWarning`.
+    """
+    path = _folder() / f"{key}.pickle"
+    try:
+        data, problem = read_trusted(path)
+    except OSError as exc:
+        log.debug("cannot read %s: %s", path, exc)
+        return None
+    if problem is not None:
+        warnings.warn(
+            f"ignored a cached rewritten graph: {problem}",
+            UnsafeRewriteCacheWarning,
+            stacklevel=3,
+        )
+        return None
+    if data is None:
+        return None
+    try:
+        found_format, nodes, outputs = _unpickle_graph(data, fgraph.inputs)
+        if found_format != FORMAT or len(outputs) != len(fgraph.outputs):
+            raise ValueError("the entry does not match this graph")
+        del nodes  # loaded so that every node of the graph is rebuilt in order
+        rewritten = FunctionGraph(
+            fgraph.inputs, outputs, clone=False, update_mapping=fgraph.update_mapping
+        )
+    except Exception as exc:  # any damaged entry is rebuilt, never fatal
+        log.info("dropping the cached rewritten graph %s: %s: %s", path, type(exc).__name__, exc)
+        _remove(path)
+        return None
+    _touch(path)
+    return rewritten
+
+
+def store_rewritten(key: str, fgraph: FunctionGraph) -> None:
+    """Keep the rewritten ``fgraph`` under ``key`` (quietly nothing when it cannot be
+    pickled or the compile directory cannot be written)."""
+    nodes = io_toposort(fgraph.inputs, fgraph.outputs)
+    try:
+        data = _pickle_graph((FORMAT, nodes, fgraph.outputs), fgraph.inputs)
+    except _CANNOT_PICKLE as exc:
+        log.debug("the rewritten graph is not kept: it cannot be pickled (%s)", exc)
+        return
+    if len(data) > MAX_ENTRY_BYTES:
+        return
+    folder = _folder()
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        handle, tmp = tempfile.mkstemp(dir=folder, prefix=".", suffix=".tmp")
+        with os.fdopen(handle, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, folder / f"{key}.pickle")
+    except OSError as exc:
+        log.debug("cannot keep the rewritten graph in %s: %s", folder, exc)
+        return
+    _prune(folder)
+
+
+def _touch(path: Path) -> None:
+    try:
+        os.utime(path)
+    except OSError:
+        pass
+
+
+def _remove(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass
+
+
+def _prune(folder: Path) -> None:
+    """Remove the least recently used entries beyond :data:`MAX_ENTRIES`."""
+    try:
+        entries = [e for e in os.scandir(folder) if e.name.endswith(".pickle")]
+    except OSError:
+        return
+    if len(entries) <= MAX_ENTRIES:
+        return
+
+    def last_used(entry: os.DirEntry[str]) -> float:
+        try:
+            return entry.stat().st_mtime
+        except OSError:
+            return 0.0
+
+    entries.sort(key=last_used)
+    for entry in entries[: len(entries) - MAX_ENTRIES]:
+        _remove(Path(entry.path))
+
+
+def cached_entries() -> list[Path]:
+    """The entries under the current ``config.compiledir``, least recently used first."""
+    folder = _folder()
+    try:
+        found = [Path(e.path) for e in os.scandir(folder) if e.name.endswith(".pickle")]
+    except OSError:
+        return []
+    return sorted(found, key=lambda path: path.stat().st_mtime)
+
+
+def clear_rewritten() -> int:
+    """Remove every entry under the current ``config.compiledir``; return how many."""
+    found = cached_entries()
+    for path in found:
+        _remove(path)
+    return len(found)
