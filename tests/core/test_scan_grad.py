@@ -9,7 +9,6 @@ import pytest
 import opweave
 import opweave.tensor as pt
 from opweave.gradient import hessian, jacobian, verify_grad
-from opweave.gradient.opsupport import NullTypeGradError
 from opweave.scan import Scan, scan, until
 
 RNG = np.random.default_rng(42)
@@ -126,11 +125,14 @@ def test_truncate_gradient_zeroes_the_far_past() -> None:
     assert np.abs(g_h0).sum() > 0
 
 
-def test_gradient_of_a_while_loop_is_not_implemented() -> None:
+def test_gradient_of_a_while_loop_runs_over_the_steps_taken() -> None:
+    # more cases: test_scan_grad_while.py
     a = pt.scalar("a")
     out, _ = scan(lambda p: (p * a, until(p > 10)), outputs_info=a, n_steps=5)
-    with pytest.raises(NullTypeGradError, match="until"):
-        opweave.grad(out.sum(), a)
+    f = opweave.function([a], [out, opweave.grad(out.sum(), a)])
+    values, g = f(2.0)
+    np.testing.assert_allclose(values, [4.0, 8.0, 16.0, 32.0])  # a**2 .. a**5: 4 of 5 steps
+    np.testing.assert_allclose(g, 2 * 2 + 3 * 2**2 + 4 * 2**3 + 5 * 2**4)
 
 
 def test_jacobian_of_a_vector_of_unknown_length() -> None:

@@ -119,9 +119,11 @@ def test_rop_of_an_integer_state_is_zero_and_float_states_still_flow() -> None:
     assert opweave.function([xs, vx], no_tangent, on_unused_input="ignore")(x, v) == 0
 
 
-def test_rop_of_a_while_loop_is_a_clear_error() -> None:
+def test_rop_of_a_while_loop_holds_the_steps_taken() -> None:
+    # more cases: test_scan_grad_while.py
     x0, v0 = pt.scalar("x0"), pt.scalar("v0")
     xs, _ = scan(lambda x: (2 * x, until(x > 10)), outputs_info=x0, n_steps=20)
-    with pytest.raises(NotImplementedError, match="Scan does not implement R_op") as info:
-        opweave.Rop(xs, x0, v0)
-    assert "scan with until (a while loop) are not implemented" in str(info.value.__cause__)
+    f = opweave.function([x0, v0], [xs, opweave.Rop(xs, x0, v0)])
+    values, tangent = f(1.5, 0.5)
+    np.testing.assert_allclose(values, [3.0, 6.0, 12.0, 24.0])
+    np.testing.assert_allclose(tangent, [1.0, 2.0, 4.0, 8.0])

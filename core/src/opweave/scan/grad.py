@@ -14,8 +14,16 @@ values, and the gradients of the step's outputs, and carries:
 
 The sequences' gradients are the loop's per-step outputs, put back in forward order. After
 the first step the window holds the gradient of the initial values (zero when the loop
-was truncated before it). Gradients through shared variables the body updates, and
-through while loops (``until``), are not implemented.
+was truncated before it).
+
+A while loop (``until``) back-propagates, as PyTensor's does, through the steps it actually
+ran: ``n_steps`` is then only their maximum, and the forward outputs tell how many ran (a
+state of depth ``d`` holds ``d + steps`` entries, a per-step output ``steps``). The
+condition has no gradient, ``truncate_gradient`` counts back from the last step run, the
+rows of a sequence past that step get a zero gradient, and the non-sequences' gradients sum
+over the steps run only.
+
+Gradients through shared variables the body updates are not implemented.
 """
 
 from __future__ import annotations
@@ -54,6 +62,27 @@ def _not_implemented(op: Scan, inputs: list[Any], why: str) -> list[Any]:
     ]
 
 
+def _last(result: Any) -> Any:
+    """The last value of a state of the backward loop, or its initial value when that loop
+    ran no step (``n_steps`` 0): the last row of the node's buffer (``build_scan`` returns
+    ``buffer[1:]`` for a state with one tap)."""
+    return result.owner.inputs[0][-1]
+
+
+def _steps_run(op: Scan, n_steps: Any, outputs: list[Any]) -> Any:
+    """How many steps the forward loop ran: ``n_steps`` for a for loop; for a while loop,
+    read off its first state (``d + steps`` entries) or per-step output (``steps``)."""
+    info = op.info
+    if not info.as_while:
+        return n_steps
+    if info.n_states:
+        return outputs[0].shape[0] - info.depths[0]
+    if info.n_nit:
+        return outputs[info.n_states].shape[0]
+    # only shared states: no gradient flows through the body, every gradient is zero
+    return n_steps
+
+
 def scan_grad(
     op: Scan,
     inputs: list[Any],
@@ -62,8 +91,6 @@ def scan_grad(
 ) -> list[Any]:
     """The gradients of ``op``'s node inputs (see the module docstring)."""
     info = op.info
-    if info.as_while:
-        return _not_implemented(op, inputs, "scan with until (a while loop)")
     if any(info.keep):
         return _not_implemented(op, inputs, "a loop keeping only its last steps (scan_save_mem)")
     in_inner = op.split_inner_inputs(op.inner_inputs)
@@ -97,11 +124,12 @@ def scan_grad(
         tap_inner.append(list(in_inner["taps"][pos : pos + len(taps)]))
         pos += len(taps)
 
-    n_back = n_steps if info.truncate_gradient == -1 else minimum(n_steps, info.truncate_gradient)
+    n_run = _steps_run(op, n_steps, outputs)
+    n_back = n_run if info.truncate_gradient == -1 else minimum(n_run, info.truncate_gradient)
 
     def back(x: Any) -> Any:
-        """The last ``n_back`` forward steps of ``x``, last first."""
-        return x[n_steps - n_back : n_steps][::-1]
+        """The last ``n_back`` forward steps run of ``x``, last first."""
+        return x[n_run - n_back : n_run][::-1]
 
     seqs_g = [back(state_grads[j][depths[j] :]) for j in diff_states]
     seqs_g += [back(nit_grads[k]) for k in diff_nits]
@@ -187,13 +215,13 @@ def scan_grad(
     for i, x in enumerate(outer["seqs"]):
         if i in diff_seqs:
             g_rev = gseq_out[diff_seqs.index(i)]
-            grads_out.append(set_subtensor(zeros_like(x)[n_steps - n_back : n_steps], g_rev[::-1]))
+            grads_out.append(set_subtensor(zeros_like(x)[n_run - n_back : n_run], g_rev[::-1]))
         else:
             grads_out.append(disconnected_type())
-    complete = ge(n_back, n_steps)
+    complete = ge(n_back, n_run)
     for j in range(n_st):
         if j in diff_states:
-            w = windows_out[diff_states.index(j)][-1]
+            w = _last(windows_out[diff_states.index(j)])
             through = w if info.truncate_gradient == -1 else switch(complete, w, zeros_like(w))
             grads_out.append(state_grads[j][: depths[j]] + through)
         else:
@@ -206,6 +234,6 @@ def scan_grad(
         )
     for i, _x in enumerate(outer["non_seqs"]):
         grads_out.append(
-            accs_out[diff_non_seqs.index(i)][-1] if i in diff_non_seqs else disconnected_type()
+            _last(accs_out[diff_non_seqs.index(i)]) if i in diff_non_seqs else disconnected_type()
         )
     return grads_out

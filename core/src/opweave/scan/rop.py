@@ -8,8 +8,11 @@ their tangents. A state's tangent is itself a state, with the same taps, whose i
 values are the tangent of the state's initial values (zero when none is given); a
 sequence's tangent is a sequence and a non-sequence's tangent a non-sequence.
 
-Not implemented (a ``NotImplementedError`` says so): while loops (``until``), loops with
-shared variables the body updates, and loops rewritten by ``scan_save_mem``.
+A while loop (``until``) gives a while loop with the same condition (on the primal
+values), so the tangents hold the same steps as the outputs.
+
+Not implemented (a ``NotImplementedError`` says so): loops with shared variables the body
+updates, and loops rewritten by ``scan_save_mem``.
 """
 
 from __future__ import annotations
@@ -39,11 +42,6 @@ def scan_rop(op: Scan, inputs: list[Any], eval_points: list[Any]) -> list[Any]:
     """The tangents of ``op``'s node outputs (``None`` where none flows); see the module
     docstring."""
     info = op.info
-    if info.as_while:
-        raise NotImplementedError(
-            f"{op}.R_op: forward-mode derivatives of a scan with until (a while loop) are not "
-            "implemented"
-        )
     if info.n_shared:
         raise NotImplementedError(
             f"{op}.R_op: forward-mode derivatives of a scan whose body updates shared "
@@ -86,8 +84,11 @@ def scan_rop(op: Scan, inputs: list[Any], eval_points: list[Any]) -> list[Any]:
     d_taps = [[v.type(name=f"d{v.name or 'tap'}") for v in taps_of[j]] for j in t_states]
     d_non_seqs = [non_seq_vars[i].type() for i in t_non_seqs]
 
-    primal = clone_replace([*inner_out["states"], *inner_out["nits"]], replace=fresh)
-    p_states, p_nits = primal[: info.n_states], primal[info.n_states :]
+    primal = clone_replace(
+        [*inner_out["states"], *inner_out["nits"], *inner_out["cond"]], replace=fresh
+    )
+    cond = primal[info.n_states + info.n_nit :]
+    p_states, p_nits = primal[: info.n_states], primal[info.n_states : info.n_states + info.n_nit]
     wrt = [seq_vars[i] for i in t_seqs] + [v for j in t_states for v in taps_of[j]]
     wrt += [non_seq_vars[i] for i in t_non_seqs]
     points = [*d_seqs, *(v for taps in d_taps for v in taps), *d_non_seqs]
@@ -106,6 +107,7 @@ def scan_rop(op: Scan, inputs: list[Any], eval_points: list[Any]) -> list[Any]:
         n_nit=info.n_nit + len(t_nits),
         n_shared=0,
         n_non_seqs=info.n_non_seqs + len(t_non_seqs),
+        as_while=info.as_while,
         truncate_gradient=info.truncate_gradient,
     )
     new_op = op.clone_with(
@@ -117,7 +119,7 @@ def scan_rop(op: Scan, inputs: list[Any], eval_points: list[Any]) -> list[Any]:
             *non_seq_vars,
             *d_non_seqs,
         ],
-        [*p_states, *d_state_outs, *p_nits, *d_nit_outs],
+        [*p_states, *d_state_outs, *p_nits, *d_nit_outs, *cond],
         new_info,
     )
     new_op.name = f"rop_of_{op.name}" if op.name else "rop_of_scan"
