@@ -118,3 +118,15 @@ def test_fast_compile_ranks_linkers_by_compile_priority(plugin_manager) -> None:
     assert type(fast_compile.maker.linker) is InstantLinker
     assert type(fast_run.maker.linker).__name__ == "CVMLinker"
     np.testing.assert_allclose(fast_compile(np.zeros(2)), [1.0, 1.0])
+
+
+def test_install_hints_come_from_the_extras_of_the_core_distribution() -> None:
+    from importlib import metadata
+
+    from opweave.link.lookup import linker_distributions
+
+    found = linker_distributions()
+    assert set(found) == set(metadata.metadata("opweave").get_all("Provides-Extra"))
+    assert found["cvm"] == found["c"] == "opweave-c"
+    assert found["vm"] == found["py"] == "opweave-python"
+    assert found["cuda"] == "opweave-cuda"

@@ -10,18 +10,38 @@ why it passed over better ones; asking for an unusable linker by name raises
 
 from __future__ import annotations
 
+import re
+from functools import cache
+from importlib import metadata
 from typing import Any
 
 from opweave.plugins.manager import OpweavePluginManager, get_plugin_manager
 
-#: The distribution that provides each of the standard linker names.
-LINKER_DISTRIBUTIONS = {
-    "py": "opweave-python",
-    "vm": "opweave-python",
-    "c": "opweave-c",
-    "cvm": "opweave-c",
-    "cuda": "opweave-cuda",
-}
+#: A ``Requires-Dist`` entry of an extra: the distribution and the extra's name.
+_EXTRA_REQUIREMENT = re.compile(
+    r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)[^;]*;.*\bextra\s*==\s*[\"']([^\"']+)[\"']"
+)
+
+
+@cache
+def linker_distributions() -> dict[str, str]:
+    """The distribution that provides each linker opweave knows of, by the linker's name.
+
+    Read from opweave's own metadata: each linker is an extra of the ``opweave``
+    distribution that requires its backend (``pip install "opweave[cvm]"`` installs
+    opweave-c), so the core's code names no backend. Empty when the metadata cannot be
+    read (opweave imported from a source tree that was never installed).
+    """
+    try:
+        requires = metadata.requires("opweave") or []
+    except metadata.PackageNotFoundError:
+        return {}
+    found: dict[str, str] = {}
+    for requirement in requires:
+        match = _EXTRA_REQUIREMENT.match(requirement)
+        if match is not None:
+            found[match.group(2)] = match.group(1)
+    return found
 
 
 class LinkerNotFoundError(ValueError):
@@ -102,7 +122,7 @@ def resolve_linker(
                 f"Usable linkers: {', '.join(_usable(linkers, unusable)) or 'none'}."
             )
         return linkers[name]
-    dist = LINKER_DISTRIBUTIONS.get(name)
+    dist = linker_distributions().get(name)
     problems = pm.problems_of(dist) if dist else []
     if problems:
         raise LinkerUnavailableError(
@@ -139,6 +159,16 @@ def _auto(
     why = "; ".join(f"{name}: {reason}" for name, reason in sorted(unusable.items()))
     raise LinkerNotFoundError(
         "no usable linker is installed: opweave alone builds graphs but cannot run them. "
-        "Install a backend: pip install opweave-python (py, vm) or opweave-c (c, cvm)."
+        f"Install a backend: {_install_hint()}."
         + (f" Installed but unavailable: {why}." if why else "")
     )
+
+
+def _install_hint() -> str:
+    """``pip install <dist> (linkers)`` for each backend opweave's metadata names."""
+    by_dist: dict[str, list[str]] = {}
+    for linker, dist in linker_distributions().items():
+        by_dist.setdefault(dist, []).append(linker)
+    if not by_dist:
+        return "pip install the distribution of a backend (see opweave's documentation)"
+    return " or ".join(f"pip install {d} ({', '.join(ls)})" for d, ls in by_dist.items())

@@ -11,7 +11,7 @@ run in a loop; nodes without C run in Python), as ``Mode(linker="c")`` and
 from __future__ import annotations
 
 from opweave.link._absent import absent_name
-from opweave.link.lookup import LINKER_DISTRIBUTIONS, available_linkers
+from opweave.link.lookup import available_linkers, linker_distributions
 
 __all__ = ["CLinker", "OpWiseCLinker"]  # noqa: F822 - resolved by __getattr__
 
@@ -38,7 +38,7 @@ def __getattr__(name: str) -> object:
         raise absent_name(__name__, name, _ABSENT)
     found = available_linkers().get(linker)
     if found is None:
-        dist = LINKER_DISTRIBUTIONS[linker]
+        dist = linker_distributions().get(linker, "the backend that provides it")
         raise ImportError(
             f"{__name__}.{name} is the linker {linker!r}, which no installed plugin provides: "
             f"pip install {dist}",
