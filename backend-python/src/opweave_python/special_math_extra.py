@@ -45,7 +45,6 @@ _LOG2 = math.log(2.0)
 
 # ====================================================================== inverse error functions
 
-
 def _log_erfc_inverse(logz: float) -> float:
     """``x >= 0`` with ``log(erfc(x)) = logz`` (for ``logz <= log(0.5)``)."""
     x = math.sqrt(max(-logz, 0.0))
@@ -102,7 +101,9 @@ def _gamma_sign(z: float) -> float:
 
 def _iv_series(v: float, x: float, scale: float) -> float:
     """``exp(-scale) * sum((x/2)**(2k+v) / (k! gamma(v+k+1)))`` for ``x > 0``."""
-    log_t0 = v * math.log(0.5 * x) - gammaln(v + 1.0) - scale
+    half = 0.5 * x  # 0 for the smallest subnormal x: then log(x) - log(2)
+    log_half = math.log(half) if half > 0.0 else math.log(x) - _LOG2
+    log_t0 = v * log_half - gammaln(v + 1.0) - scale
     if log_t0 > 709.0:
         return math.inf
     term = _gamma_sign(v + 1.0) * math.exp(log_t0)
@@ -150,11 +151,14 @@ def _iv(v: float, x: float, scaled: bool) -> float:
         return 0.0 if v > 0.0 else math.inf
     if math.isinf(x):
         return 0.0 if scaled else math.inf
+    if math.isinf(v):
+        return 0.0
     if x > 40.0 and x > v * v:
         r = _iv_asymptotic_scaled(v, x)
         if scaled:
             return r
-        return math.inf if x > 709.0 and r > 0 else r * math.exp(x)
+        # past 709 exp(x) overflows; r may underflow to 0 where x is huge
+        return math.copysign(math.inf, r) if x > 709.0 else r * math.exp(x)
     return _iv_series(v, x, x if scaled else 0.0)
 
 

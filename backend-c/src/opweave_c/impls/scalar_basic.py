@@ -77,7 +77,7 @@ from opweave_c.contract import (
     call_with_compiler,
     version_of,
 )
-from opweave_c.impls import scalar_math
+from opweave_c.impls import scalar_bessel, scalar_math, scalar_special
 from opweave_c.impls.tensor_type import C_DTYPES
 
 __all__ = [
@@ -261,6 +261,8 @@ SCALAR_C_SUPPORT = (
     + _float_to_int_helpers()
     + "".join(_float_helpers(d) for d in _FLOATS)
     + scalar_math.SUPPORT
+    + scalar_special.SUPPORT
+    + scalar_bessel.SUPPORT
 )
 
 
@@ -666,6 +668,8 @@ _EXPRESSIONS: MappingProxyType[type, Callable[[_Call], str | None]] = MappingPro
         sm.Erfc: _erf("erfc"),
         # the special functions (opweave_c.impls.scalar_math)
         **scalar_math.EXPRESSIONS,
+        **scalar_special.EXPRESSIONS,
+        **scalar_bessel.EXPRESSIONS,
     }
 )
 

@@ -22,7 +22,7 @@ from opweave.scalar import math as sm
 from opweave.scalar.rules import float_dtype_for
 from opweave_c.impls.csource import snippet
 
-__all__ = ["EXPRESSIONS", "SUPPORT"]
+__all__ = ["EXPRESSIONS", "SUPPORT", "double_helper"]
 
 #: The helper functions (plain C99 on ``<math.h>``; declared with ``OPW_SC_FN``).
 SUPPORT = snippet("scalar_math.c", "helpers")
@@ -40,17 +40,36 @@ def _float_of(*dtypes: str) -> str:
     return np.result_type(*[np.dtype(float_dtype_for(d)) for d in dtypes]).name
 
 
-def _helper(name: str, nin: int) -> Builder:
-    """``opw_sm_<name>`` of the inputs converted to the output's float dtype, in double."""
+def double_helper(function: str, nin: int) -> Builder:
+    """The builder of a call of the C function ``function`` (of ``nin`` doubles, returning
+    a double) on the inputs converted to the output's float dtype, rounded back to it.
+
+    Parameters
+    ----------
+    function
+        The C function's name (``"opw_sm_gammaln"``).
+    nin
+        Its number of arguments.
+
+    Returns
+    -------
+    Builder
+        The builder of the C expression (``None`` for a ``float16`` output).
+    """
 
     def build(c: Any) -> str | None:
         dtype = _float_of(*c.dtypes)
         if dtype not in _C_FLOAT:
             return None
         args = ", ".join(f"(double)({c.arg(k, dtype)})" for k in range(nin))
-        return c.result(f"(({_C_FLOAT[dtype]})opw_sm_{name}({args}))", dtype)
+        return c.result(f"(({_C_FLOAT[dtype]}){function}({args}))", dtype)
 
     return build
+
+
+def _helper(name: str, nin: int) -> Builder:
+    """``opw_sm_<name>`` of the inputs converted to the output's float dtype, in double."""
+    return double_helper(f"opw_sm_{name}", nin)
 
 
 def _polygamma(c: Any) -> str | None:
