@@ -268,33 +268,43 @@ FACTOR = {factor}
 
 
 class Scaled(Op):
-    __props__ = ()
+    __props__ = ("fn",)
+
+    def __init__(self, fn=None):
+        self.fn = fn
 
     def make_node(self, x):
         return Apply(self, [x], [x.type()])
 """
 
 
-def test_the_files_of_the_graphs_own_classes_are_part_of_the_key(
+def test_the_files_of_the_code_a_graph_refers_to_are_part_of_the_key(
     tmp_path_factory: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The module of an Op class of the graph, and that of a function an Op holds."""
     folder = tmp_path_factory.mktemp("user_code")
-    module_file = folder / "user_ops_for_rewrite_cache.py"
-    module_file.write_text(USER_MODULE.format(factor=2))
+    op_file = folder / "user_ops_for_rewrite_cache.py"
+    op_file.write_text(USER_MODULE.format(factor=2))
+    fn_file = folder / "user_fns_for_rewrite_cache.py"
+    fn_file.write_text("def shape_of(x):\n    return x.shape\n")
     monkeypatch.syspath_prepend(str(folder))
-    import user_ops_for_rewrite_cache as user_module
+    import user_fns_for_rewrite_cache as user_fns
+    import user_ops_for_rewrite_cache as user_ops
 
     x = ot.dvector("x")
-    graph = FunctionGraph([x], [user_module.Scaled()(x)])
+    graph = FunctionGraph([x], [user_ops.Scaled(user_fns.shape_of)(x)])
 
     def key() -> str | None:
+        rewrite_cache._module_stamp.cache_clear()  # what a new process would see
         return rewrite_cache.rewrite_key(graph, [()], [()], ((), (), ()), "vm")
 
-    before = key()
-    assert before is not None and before == key()
-    module_file.write_text(USER_MODULE.format(factor=3))
-    rewrite_cache._module_stamp.cache_clear()  # what a new process would see
-    assert key() != before
+    first = key()
+    assert first is not None and first == key()
+    fn_file.write_text("def shape_of(x):\n    return (x.shape[0] + 1,)\n")
+    second = key()
+    assert second != first
+    op_file.write_text(USER_MODULE.format(factor=3))
+    assert key() not in (first, second)
 
 
 def test_cache_command_lists_and_clears(own_compiledir: Path, capsys: Any) -> None:

@@ -16,8 +16,9 @@ The key is a sha256 over
 - the rewrite query (the mode's tags and the linker's), the linker, the value of every flag;
 - the installed plugins, the Python and NumPy versions, and the location, size and
   modification time of every ``.py`` file of opweave and of the packages of its plugins,
-  and of the file of the module of every Op, Type and variable class of the graph (an Op
-  defined in the user's script makes the script part of the key).
+  and of the file of the module of every class and function the graph refers to (an Op
+  defined in the user's script, or a function an Op wraps, makes the script part of the
+  key).
 
 Two graphs with one key pickle to the same bytes, so they are the same graph; a change
 to the code that rewrites changes a file and so the key. The pickle holds the nodes in
@@ -91,16 +92,32 @@ class UnsafeRewriteCacheWarning(UserWarning):
     """A cached rewritten graph another user could have written was ignored."""
 
 
-def _pickle_graph(payload: Any, inputs: Sequence[Variable]) -> bytes:
-    """``payload`` pickled with ``inputs`` left out: the pickler's memo starts with them,
-    so each reference to input ``k`` is written as "memo entry ``k``" (and no Python code
-    runs per object, as ``persistent_id`` would)."""
+class _GraphPickler(pickle.Pickler):
+    """Notes the module of every class and function it pickles (by reference)."""
+
+    def __init__(self, file: io.BytesIO) -> None:
+        super().__init__(file, protocol=5)
+        self.modules: set[str] = set()
+
+    def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, type | types.FunctionType | types.BuiltinFunctionType):
+            module = getattr(obj, "__module__", None)
+            if isinstance(module, str):
+                self.modules.add(module)
+        return NotImplemented
+
+
+def _pickle_graph(payload: Any, inputs: Sequence[Variable]) -> tuple[bytes, set[str]]:
+    """``payload`` pickled with ``inputs`` left out, and the modules of the classes and
+    functions it refers to. The pickler's memo starts with the inputs, so each reference
+    to input ``k`` is written as "memo entry ``k``" (no Python code runs per object for
+    it, as ``persistent_id`` would)."""
     buffer = io.BytesIO()
-    pickler = pickle.Pickler(buffer, protocol=5)
+    pickler = _GraphPickler(buffer)
     pickler.memo = {id(var): (k, var) for k, var in enumerate(inputs)}
     with _collector_paused():
         pickler.dump(payload)
-    return buffer.getvalue()
+    return buffer.getvalue(), pickler.modules
 
 
 @contextmanager
@@ -141,23 +158,6 @@ def _unpickle_graph(data: bytes, inputs: Sequence[Variable]) -> Any:
     )
     with _collector_paused():
         return _InputsUnpickler(io.BytesIO(data[:2] + prefix + data[2:]), inputs).load()
-
-
-def _graph_modules(nodes: Sequence[Any], inputs: Sequence[Variable]) -> set[str]:
-    """The modules of the classes the graph is made of: Ops (and the scalar Op of an
-    elementwise one), variables and Types."""
-    classes: set[type] = set()
-    for var in inputs:
-        classes.update((type(var), type(var.type)))
-    for node in nodes:
-        op = node.op
-        classes.add(type(op))
-        scalar_op = getattr(op, "scalar_op", None)
-        if scalar_op is not None:
-            classes.add(type(scalar_op))
-        for var in (*node.inputs, *node.outputs):
-            classes.update((type(var), type(var.type)))
-    return {cls.__module__ for cls in classes}
 
 
 @cache
@@ -265,12 +265,12 @@ def rewrite_key(
         np.__version__,
     )
     try:
-        data = _pickle_graph(payload, fgraph.inputs)
+        data, modules = _pickle_graph(payload, fgraph.inputs)
     except _CANNOT_PICKLE as exc:
         log.debug("the graph is not kept rewritten: it cannot be pickled (%s)", exc)
         return None
     digest = hashlib.sha256(data)
-    digest.update(repr(_code_stamps(_graph_modules(nodes, fgraph.inputs))).encode())
+    digest.update(repr(_code_stamps(modules)).encode())
     return digest.hexdigest()
 
 
@@ -321,7 +321,7 @@ def store_rewritten(key: str, fgraph: FunctionGraph) -> None:
     pickled or the compile directory cannot be written)."""
     nodes = io_toposort(fgraph.inputs, fgraph.outputs)
     try:
-        data = _pickle_graph((FORMAT, nodes, fgraph.outputs), fgraph.inputs)
+        data, _ = _pickle_graph((FORMAT, nodes, fgraph.outputs), fgraph.inputs)
     except _CANNOT_PICKLE as exc:
         log.debug("the rewritten graph is not kept: it cannot be pickled (%s)", exc)
         return
