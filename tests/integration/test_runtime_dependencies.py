@@ -1,6 +1,8 @@
 """The runtime needs NumPy only: SciPy, installed for the tests' reference values, is
-never imported by opweave or its backends, so results do not depend on whether a user
-happens to have it."""
+not imported by opweave or its backends, so results do not depend on whether a user
+happens to have it. The one exception is the Schur and QZ decompositions (NumPy has
+none): their nodes import SciPy when they run, and say so when it is missing
+(tests/core/test_linalg_schur.py)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """The Ops of :mod:`opweave.tensor.slinalg` have no C code: they call LAPACK through NumPy.
 Nor have those of the modules built on it that :mod:`opweave.tensor.linalg` re-exports
 (``linalg_products``, ``linalg_constructors``, ``linalg_lu``, ``linalg_eigen``,
-``linalg_control``, ``slinalg_riccati``): NumPy factorizations and solves, covered here too.
+``linalg_schur``, ``linalg_control``, ``slinalg_riccati``): NumPy (or SciPy, for
+``linalg_schur``) factorizations and solves, covered here too.
 
 They are registered so that the table covers them: the factory answers ``None`` for
 every node, so ``cvm`` runs these nodes with the Python backend's implementations and
@@ -19,6 +20,7 @@ from opweave.tensor.linalg_control import SolveSylvester
 from opweave.tensor.linalg_eigen import Eigvalsh
 from opweave.tensor.linalg_lu import LU, LUFactor, PivotToPermutations
 from opweave.tensor.linalg_products import Expm
+from opweave.tensor.linalg_schur import QZ, Schur
 from opweave.tensor.slinalg import Cholesky, CholeskySolve, Solve, SolveBase, SolveTriangular
 from opweave.tensor.slinalg_riccati import SolveDiscreteARE
 
@@ -46,6 +48,8 @@ C_OPS: MappingProxyType[type, Any] = MappingProxyType(
             LUFactor,
             PivotToPermutations,
             Eigvalsh,
+            Schur,
+            QZ,
             SolveSylvester,
             SolveDiscreteARE,
         )

@@ -4,7 +4,8 @@
 live: :mod:`~opweave.tensor.linalg_products` (``expm``),
 :mod:`~opweave.tensor.linalg_constructors` (``block_diag``),
 :mod:`~opweave.tensor.linalg_lu` (``lu``, ``lu_factor``, ``lu_solve``,
-``pivot_to_permutation``), :mod:`~opweave.tensor.linalg_eigen` (``eigvalsh``) and
+``pivot_to_permutation``), :mod:`~opweave.tensor.linalg_eigen` (``eigvalsh``),
+:mod:`~opweave.tensor.linalg_schur` (``schur``, ``qz``, ``ordqz``) and
 :mod:`~opweave.tensor.linalg_control` (``solve_sylvester`` and the Lyapunov solvers).
 
 ``import opweave.tensor as ot`` gives them as ``ot.linalg.solve``, ``ot.linalg.cholesky``
@@ -29,6 +30,7 @@ from opweave.tensor.linalg_lu import (
     pivot_to_permutation,
 )
 from opweave.tensor.linalg_products import Expm, expm
+from opweave.tensor.linalg_schur import QZ, Schur, ordqz, qz, schur
 from opweave.tensor.nlinalg import (
     QR,
     SVD,
@@ -76,6 +78,7 @@ from opweave.tensor.slinalg_riccati import SolveDiscreteARE, solve_discrete_are
 __all__ = [
     "LU",
     "QR",
+    "QZ",
     "SVD",
     "BlockDiagonal",
     "Cholesky",
@@ -91,6 +94,7 @@ __all__ = [
     "MatrixPinv",
     "PivotToPermutations",
     "SLogDet",
+    "Schur",
     "Solve",
     "SolveBase",
     "SolveDiscreteARE",
@@ -117,9 +121,12 @@ __all__ = [
     "matrix_inverse",
     "matrix_power",
     "norm",
+    "ordqz",
     "pinv",
     "pivot_to_permutation",
     "qr",
+    "qz",
+    "schur",
     "slogdet",
     "solve",
     "solve_continuous_lyapunov",

@@ -44,18 +44,24 @@ from opweave.tensor._linalg_support import (
 from opweave.tensor.basic import diagonal
 from opweave.tensor.blas import matmul
 from opweave.tensor.elemwise import sum_to_broadcast
+from opweave.tensor.linalg_schur import QZ, Schur, ordqz, qz, schur
 from opweave.tensor.type import TensorType
 from opweave.tensor.variable import TensorVariable
 
 __all__ = [
+    "QZ",
     "Cholesky",
     "CholeskySolve",
+    "Schur",
     "Solve",
     "SolveBase",
     "SolveTriangular",
     "cho_factor",
     "cho_solve",
     "cholesky",
+    "ordqz",
+    "qz",
+    "schur",
     "solve",
     "solve_triangular",
 ]
