@@ -3,47 +3,147 @@
 The inner graph is compiled once per Op, the first time a node of it runs, with
 :func:`opweave.function` in the Op's ``mode`` (``None``: the default mode, i.e.
 ``opweave.config.mode`` with ``opweave.config.linker``), and kept on the Op. Each step
-calls it with the step's sequence entries, the states' tap entries, the shared states'
+runs it on the step's sequence entries, the states' tap entries, the shared states'
 current values and the non-sequences. The states' outputs are preallocated buffers of
 ``depth + n_steps`` entries; per-step outputs are allocated after the first step, when
 their shape is known. A while loop (``until``) returns only the steps it ran. An output
 whose node keeps only its last ``k`` entries (``info.keep``, set by the rewrite
-``scan_save_mem``) lives in a circular buffer of ``max(k, depth)`` rows.
+``scan_save_mem``) lives in a circular buffer of at least ``max(k, depth)`` rows.
+
+What a step costs beyond its inner graph is kept small, as in PyTensor's Scan:
+
+* the loop writes the step's arguments straight into the inner function's input cells
+  and runs its linked graph (the arguments are the loop's own views of values the outer
+  function already checked), the non-sequences once per call;
+* a state's new value is computed into its buffer row: the row is put into the inner
+  output's cell before the step, so that implementations that reuse their output's
+  memory (C elementwise, ``Dot``) write there, and the copy is skipped when they did;
+* a state of which the node keeps at most ``depth`` entries (``scan_save_mem``: a
+  gradient accumulator, a loop whose last value only is read) needs its oldest tap's
+  value for nothing after the step: that tap is an input the inner graph may overwrite
+  (``In(mutable=True)``). When the compiled graph computes the state's new value in that
+  tap's memory (``acc + g`` in place) the state lives in a circular buffer of ``depth``
+  rows and the step writes its row in place; otherwise in one of ``depth + 1`` rows,
+  whose next row is preset as above;
+* without an explicit ``allow_gc`` the inner function keeps its intermediates between
+  steps (PyTensor's ``scan__allow_gc`` default), so that a step reuses the previous
+  step's arrays instead of allocating new ones; the loop frees them when it ends (with
+  ``allow_gc=False`` they stay for the next call).
+
+A profiled inner function (``scan(..., profile=...)``) is called as a function, once per
+step, so that its calls are counted.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
+from opweave.compile.aliasing import view_chain
+from opweave.compile.io import In, Out
 from opweave.compile.maker import function
 from opweave.configdefaults import config
 from opweave.graph.basic import Apply
 from opweave.scan.op import Scan
 
-__all__ = ["PERFORMS", "inner_function", "scan_perform"]
+__all__ = [
+    "PERFORMS",
+    "in_place_states",
+    "inner_function",
+    "reusable_taps",
+    "scan_perform",
+]
+
+
+def reusable_taps(op: Scan) -> dict[int, int]:
+    """The inner inputs a step may overwrite: ``{inner input position: state}``.
+
+    A state kept in a circular buffer of exactly ``depth`` rows (``0 < keep <= depth``)
+    writes step ``t``'s value into the row its oldest tap (``-depth``) read, so that tap's
+    value is needed by nobody after the step.
+    """
+    info = op.info
+    found: dict[int, int] = {}
+    pos = info.n_seqs
+    for j, taps in enumerate(info.state_taps):
+        depth, keep = -min(taps), info.kept(j)
+        if 0 < keep <= depth:
+            found[pos + taps.index(-depth)] = j
+        pos += len(taps)
+    return found
 
 
 def inner_function(op: Scan) -> Any:
-    """The compiled inner function of ``op`` (compiled on first use, then cached on it)."""
+    """The compiled inner function of ``op`` (compiled on first use, then cached on it).
+
+    The states' outputs are returned borrowed (their memory may be reused by the next
+    step); the taps of :func:`reusable_taps` are mutable inputs, unless a state's new
+    value could be the memory of another state's tap, or of a tap another output also
+    uses (then none is).
+    """
     fn = op.__dict__.get("_inner_function")
     if fn is None:
-        allow_gc = getattr(op, "allow_gc", None)
-        flags = {} if allow_gc is None else {"allow_gc": bool(allow_gc)}
-        with config.change_flags(**flags):
-            fn = function(
-                op.inner_inputs,
-                op.inner_outputs,
-                mode=op.mode,
-                on_unused_input="ignore",
-                name=f"{op} inner function",
-                profile=getattr(op, "profile", False) or None,
-            )
+        reusable = reusable_taps(op)
+        fn = _compile(op, reusable)
+        if reusable and not _writes_are_safe(op, fn, reusable):
+            fn = _compile(op, {})
+            reusable = {}
         op.__dict__["_inner_function"] = fn
+        op.__dict__["_inner_in_place"] = _in_place_states(fn, reusable)
     return fn
+
+
+def in_place_states(op: Scan) -> frozenset[int]:
+    """The states whose new value the compiled inner function computes in the memory of
+    their oldest tap (see :func:`reusable_taps`)."""
+    inner_function(op)
+    return op.__dict__["_inner_in_place"]
+
+
+def _in_place_states(fn: Any, reusable: dict[int, int]) -> frozenset[int]:
+    fgraph = fn.maker.fgraph
+    return frozenset(
+        j for i, j in reusable.items() if view_chain(fgraph.outputs[j])[-1] is fgraph.inputs[i]
+    )
+
+
+def _compile(op: Scan, reusable: dict[int, int]) -> Any:
+    allow_gc = getattr(op, "allow_gc", None)
+    flags = {"allow_gc": False} if allow_gc is None else {"allow_gc": bool(allow_gc)}
+    inputs = [
+        In(v, mutable=True, borrow=True) if i in reusable else v
+        for i, v in enumerate(op.inner_inputs)
+    ]
+    n_states = op.info.n_states
+    outputs = [Out(o, borrow=True) if j < n_states else o for j, o in enumerate(op.inner_outputs)]
+    with config.change_flags(**flags):
+        return function(
+            inputs,
+            outputs,
+            mode=op.mode,
+            on_unused_input="ignore",
+            name=f"{op} inner function",
+            profile=getattr(op, "profile", False) or None,
+        )
+
+
+def _writes_are_safe(op: Scan, fn: Any, reusable: dict[int, int]) -> bool:
+    """Whether each state output that is the memory of a reusable tap is that of its own
+    state's tap, and no two outputs are the memory of the same tap."""
+    fgraph = fn.maker.fgraph
+    taps = {fgraph.inputs[i]: j for i, j in reusable.items()}
+    seen = set()
+    for j, out in enumerate(fgraph.outputs[: len(op.inner_outputs)]):
+        root = view_chain(out)[-1]
+        if root in taps:
+            if taps[root] != j or root in seen:
+                return False
+            seen.add(root)
+    return True
 
 
 def scan_perform(
@@ -63,6 +163,7 @@ def scan_perform(
                 f"{op}: sequence {i} has {seq.shape[0]} entries, fewer than n_steps={n_steps}"
             )
     depths = info.depths
+    in_place = in_place_states(op)
     buffers = []
     for j, (init, depth) in enumerate(zip(parts["states"], depths, strict=True)):
         if init.shape[0] < depth:
@@ -71,18 +172,182 @@ def scan_perform(
                 f"got {init.shape[0]}"
             )
         keep = info.kept(j)
+        if keep and j not in in_place:
+            keep = max(keep, depth + 1)  # the step's row is not one a tap reads
         rows = depth + n_steps if not keep else min(max(keep, depth), depth + n_steps)
         buf = np.empty((max(rows, 1), *init.shape[1:]), dtype=init.dtype)
         buf[:depth] = init[:depth]
         buffers.append(buf)
-    nits: list[np.ndarray | None] = [None] * info.n_nit
-    shared = list(parts["shared"])
-    non_seqs = list(parts["non_seqs"])
-    taps = [
-        (buf, depth + k) for buf, depth, ks in zip(buffers, depths, info.state_taps) for k in ks
-    ]
     n_states, n_nit = info.n_states, info.n_nit
     nit_rows = [min(info.kept(n_states + k) or n_steps, n_steps) for k in range(n_nit)]
+    loop = _step_in_cells if getattr(fn, "profile", None) is None else _step_by_calls
+    nits, shared, steps_run = loop(op, fn, n_steps, seqs, buffers, nit_rows, parts)
+    results: list[Any] = [
+        _tail(buf, depth + steps_run, info.kept(j))
+        for j, (buf, depth) in enumerate(zip(buffers, depths))
+    ]
+    for k, stacked in enumerate(nits):
+        if stacked is None:  # no step ran: an empty stack
+            inner = op.split_inner_outputs(op.inner_outputs)["nits"][k]
+            shape = tuple(0 if s is None else s for s in inner.type.shape)
+            stacked = np.empty((0, *shape), dtype=inner.type.dtype)
+        results.append(_tail(stacked, steps_run, info.kept(n_states + k)))
+    results += shared
+    for cell, value in zip(output_storage, results, strict=True):
+        cell[0] = value
+
+
+def _tap_offsets(op: Scan, buffers: list[np.ndarray]) -> list[tuple[np.ndarray, int]]:
+    """For each inner tap input, in order: its state's buffer and the offset of the row
+    step ``t`` reads (``t + offset``, modulo the buffer's length)."""
+    info = op.info
+    return [
+        (buf, depth + k)
+        for buf, depth, ks in zip(buffers, info.depths, info.state_taps, strict=True)
+        for k in ks
+    ]
+
+
+def _rows(a: np.ndarray, n: int) -> list[np.ndarray]:
+    """Views of the first ``n`` entries of ``a`` (0-d arrays when ``a`` is a vector)."""
+    if a.ndim > 1:
+        return list(a[:n])
+    return [a[i, ...] for i in range(n)]
+
+
+def _step_in_cells(
+    op: Scan,
+    fn: Any,
+    n_steps: int,
+    seqs: list[Any],
+    buffers: list[np.ndarray],
+    nit_rows: list[int],
+    parts: dict[str, list[Any]],
+) -> tuple[list[np.ndarray | None], list[Any], int]:
+    """The loop, writing each step's arguments into the inner function's input cells and
+    running its linked graph; returns the per-step outputs' stacks, the shared states'
+    last values and the number of steps run.
+
+    The cells are the inner function's own: its lock keeps another thread running the
+    same Op (two compiled functions sharing a node) out of them for the whole loop.
+    """
+    lock = getattr(fn, "_lock", None)
+    with lock if lock is not None else nullcontext():
+        cells = fn.input_cells[: len(op.inner_inputs)]
+        out_cells = fn.output_cells[: len(op.inner_outputs)]
+        try:
+            return _run_steps(op, fn.fn, cells, out_cells, n_steps, seqs, buffers, nit_rows, parts)
+        finally:
+            for cell in (*cells, *out_cells):
+                cell[0] = None
+            if getattr(op, "allow_gc", None) is None:
+                _free_intermediates(fn)
+
+
+def _run_steps(
+    op: Scan,
+    run: Callable[[], Any],
+    cells: list[list[Any]],
+    out_cells: list[list[Any]],
+    n_steps: int,
+    seqs: list[Any],
+    buffers: list[np.ndarray],
+    nit_rows: list[int],
+    parts: dict[str, list[Any]],
+) -> tuple[list[np.ndarray | None], list[Any], int]:
+    """The body of :func:`_step_in_cells`, the lock held."""
+    info = op.info
+    n_states, n_nit, n_shared = info.n_states, info.n_nit, info.n_shared
+    n_seqs, n_taps = info.n_seqs, info.n_taps
+    depths = info.depths
+    # Every row is a view made once per call: a step's oldest tap and the row it writes
+    # are the same object when they are the same row (a circular buffer of ``depth`` rows).
+    buf_rows = [_rows(buf, len(buf)) for buf in buffers]
+    seq_plan = [(cell, _rows(seq, n_steps)) for cell, seq in zip(cells, seqs, strict=False)]
+    tap_plan = []
+    pos = n_seqs
+    for j, taps in enumerate(info.state_taps):
+        for k in taps:
+            tap_plan.append((cells[pos], buf_rows[j], depths[j] + k, len(buf_rows[j])))
+            pos += 1
+    # A row no tap reads is preset as the place of the state's new value; the others are
+    # the oldest tap's row, which the step computes in place or the loop copies into.
+    state_plan = [
+        (cell, buf_rows[j], depths[j], len(buf_rows[j]), len(buf_rows[j]) > depths[j])
+        for j, cell in enumerate(out_cells[:n_states])
+    ]
+    shared_cells = cells[n_seqs + n_taps : n_seqs + n_taps + n_shared]
+    for cell, value in zip(cells[n_seqs + n_taps + n_shared :], parts["non_seqs"], strict=True):
+        cell[0] = value
+    shared = list(parts["shared"])
+    nit_cells = out_cells[n_states : n_states + n_nit]
+    shared_out = out_cells[n_states + n_nit : n_states + n_nit + n_shared]
+    cond_cell = out_cells[-1] if info.as_while else None
+    nits: list[np.ndarray | None] = [None] * n_nit
+    written: list[tuple[list[Any], np.ndarray]] = []
+    for t in range(n_steps):
+        for cell, rows in seq_plan:
+            cell[0] = rows[t]
+        for cell, rows, offset, n_rows in tap_plan:
+            cell[0] = rows[(t + offset) % n_rows]
+        written.clear()
+        for cell, rows, depth, n_rows, preset in state_plan:
+            row = rows[(t + depth) % n_rows]
+            written.append((cell, row))
+            cell[0] = row if preset else None
+        for cell, value in zip(shared_cells, shared, strict=True):
+            cell[0] = value
+        for cell in nit_cells:
+            cell[0] = None
+        run()
+        for cell, row in written:
+            if cell[0] is not row:  # not computed in its row
+                row[...] = cell[0]
+        for k, cell in enumerate(nit_cells):
+            value = np.asarray(cell[0])
+            stack = nits[k]
+            if stack is None:
+                stack = nits[k] = np.empty((nit_rows[k], *value.shape), dtype=value.dtype)
+            stack[t % nit_rows[k]] = value
+        if n_shared:
+            shared = [cell[0] for cell in shared_out]
+        if cond_cell is not None and bool(cond_cell[0]):
+            return nits, shared, t + 1
+    return nits, shared, n_steps
+
+
+def _free_intermediates(fn: Any) -> None:
+    """Empty the cells of the inner graph's intermediates once the loop is over (they are
+    kept between steps only): what a collecting loop frees, the values nodes read that
+    are neither inputs nor outputs of the graph."""
+    storage_map = getattr(fn.fn, "storage_map", None)
+    if storage_map is None or getattr(fn.fn, "allow_gc", True):
+        return
+    fgraph = fn.maker.fgraph
+    outputs = set(fgraph.outputs)
+    for node in fgraph.apply_nodes:
+        for var in node.inputs:
+            if var.owner is not None and var not in outputs and var in storage_map:
+                storage_map[var][0] = None
+
+
+def _step_by_calls(
+    op: Scan,
+    fn: Any,
+    n_steps: int,
+    seqs: list[Any],
+    buffers: list[np.ndarray],
+    nit_rows: list[int],
+    parts: dict[str, list[Any]],
+) -> tuple[list[np.ndarray | None], list[Any], int]:
+    """The loop calling the inner function once per step (a profiled inner function)."""
+    info = op.info
+    n_states, n_nit = info.n_states, info.n_nit
+    depths = info.depths
+    taps = _tap_offsets(op, buffers)
+    shared = list(parts["shared"])
+    non_seqs = list(parts["non_seqs"])
+    nits: list[np.ndarray | None] = [None] * n_nit
     steps_run = n_steps
     for t in range(n_steps):
         args = [seq[t] for seq in seqs]
@@ -99,19 +364,7 @@ def scan_perform(
         if info.as_while and bool(outs[-1]):
             steps_run = t + 1
             break
-    results: list[Any] = [
-        _tail(buf, depth + steps_run, info.kept(j))
-        for j, (buf, depth) in enumerate(zip(buffers, depths))
-    ]
-    for k, stacked in enumerate(nits):
-        if stacked is None:  # no step ran: an empty stack
-            inner = op.split_inner_outputs(op.inner_outputs)["nits"][k]
-            shape = tuple(0 if s is None else s for s in inner.type.shape)
-            stacked = np.empty((0, *shape), dtype=inner.type.dtype)
-        results.append(_tail(stacked, steps_run, info.kept(n_states + k)))
-    results += shared
-    for cell, value in zip(output_storage, results, strict=True):
-        cell[0] = value
+    return nits, shared, steps_run
 
 
 def _tail(buf: np.ndarray, total: int, keep: int) -> np.ndarray:

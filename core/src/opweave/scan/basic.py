@@ -70,8 +70,10 @@ def scan(
         :class:`~opweave.compile.profiling.ProfileStats` to record into): each step's
         nodes are timed there; the inner function's ``profile`` attribute holds it.
     allow_gc
-        Whether the inner function frees its intermediates after their last use in a step
-        (``None``: ``config.allow_gc``).
+        Whether the inner function frees its intermediates after their last use in a step.
+        ``None`` (the default, as PyTensor's ``scan__allow_gc``): it keeps them from one
+        step to the next, so that each step reuses the previous step's memory, and they
+        are freed when the loop ends.
     strict
         Require every outer variable the body reads (shared ones included) to be passed
         in ``non_sequences``.

@@ -9,7 +9,10 @@ values, and the gradients of the step's outputs, and carries:
   far for the ``d`` buffer entries that steps ``t`` and earlier may still read (entry ``p``
   is the state's value written by forward step ``p - d``). The gradient of step ``t``'s
   output is that of its buffer entry, ``G[t + d]`` plus the window's last row; the taps'
-  gradients are added to the shifted window;
+  gradients are added to the shifted window. A state of depth 1 read through its one tap
+  (the common ``outputs_info=h0``) carries that entry's gradient itself, the gradient of
+  its tap, as NumPy's hand-written backpropagation carries ``dh``: no window to shift,
+  stack or fill with zeros;
 * for each (floating-point) non-sequence, the sum of its gradients over the steps.
 
 The sequences' gradients are the loop's per-step outputs, put back in forward order. After
@@ -32,13 +35,15 @@ from typing import TYPE_CHECKING, Any
 
 from opweave.gradient import grad
 from opweave.gradient.opsupport import grad_not_implemented
+from opweave.graph.basic import Constant
 from opweave.graph.replace import clone_replace
 from opweave.graph.traversal import ancestors
 from opweave.graph.type import DisconnectedType, disconnected_type
 from opweave.scan.builder import build_scan
-from opweave.tensor.basic import stack, switch, zeros_like
+from opweave.tensor.basic import Alloc, stack, switch, zeros_like
 from opweave.tensor.math import ge, minimum
-from opweave.tensor.subtensor import set_subtensor
+from opweave.tensor.shape import shape_padleft
+from opweave.tensor.subtensor import IncSubtensor, set_subtensor
 
 if TYPE_CHECKING:
     from opweave.scan.op import Scan
@@ -67,6 +72,46 @@ def _last(result: Any) -> Any:
     ran no step (``n_steps`` 0): the last row of the node's buffer (``build_scan`` returns
     ``buffer[1:]`` for a state with one tap)."""
     return result.owner.inputs[0][-1]
+
+
+def _one_row(taps: tuple[int, ...]) -> bool:
+    """Whether a state with ``taps`` carries its gradient as one entry (no window)."""
+    return tuple(taps) == (-1,)
+
+
+def _is_zeros(x: Any) -> bool:
+    """Whether ``x`` is ``Alloc`` of the constant 0 (what ``zeros_like`` builds)."""
+    owner = x.owner
+    if owner is None or not isinstance(owner.op, Alloc):
+        return False
+    value = owner.inputs[0]
+    return isinstance(value, Constant) and value.data.size == 1 and not value.data.any()
+
+
+def _after(g: Any, start: int) -> Any:
+    """``g[start:]``; when ``g`` is the gradient of the output's entries from ``start``
+    only (``zeros`` with ``gz`` added at ``[start:]``, as reading ``out[start:]`` gives),
+    ``gz`` itself: the loop then reads the gradient of its steps without zeros being
+    allocated and filled first."""
+    owner = g.owner
+    if (
+        owner is not None
+        and isinstance(owner.op, IncSubtensor)
+        and len(owner.inputs) == 2
+        and owner.op.idx_list == (slice(start, None, None),)
+        and _is_zeros(owner.inputs[0])
+    ):
+        gz = owner.inputs[1]
+        n = g.type.shape[0]
+        region = (None if n is None else n - start, *g.type.shape[1:])
+        # the entries' Type but for static lengths: nothing is broadcast into them
+        if (
+            gz.type.dtype == g.type.dtype
+            and gz.type.ndim == g.type.ndim
+            and all(a != 1 or b == 1 for a, b in zip(gz.type.shape, region, strict=True))
+        ):
+            return gz
+    return g[start:]
 
 
 def _steps_run(op: Scan, n_steps: Any, outputs: list[Any]) -> Any:
@@ -131,7 +176,7 @@ def scan_grad(
         """The last ``n_back`` forward steps run of ``x``, last first."""
         return x[n_run - n_back : n_run][::-1]
 
-    seqs_g = [back(state_grads[j][depths[j] :]) for j in diff_states]
+    seqs_g = [back(_after(state_grads[j], depths[j])) for j in diff_states]
     seqs_g += [back(nit_grads[k]) for k in diff_nits]
     seqs_fwd = [back(x) for x in outer["seqs"]]
     seqs_taps = [
@@ -140,7 +185,12 @@ def scan_grad(
     # what the forward step wrote: the body's outputs are read, not computed again
     seqs_out = [back(state_outs[j][depths[j] :]) for j in range(n_st)]
     seqs_out += [back(outputs[n_st + k]) for k in range(info.n_nit)]
-    windows0 = [zeros_like(state_outs[j][: depths[j]]) for j in diff_states]
+    windows0 = [
+        zeros_like(state_outs[j][0])
+        if _one_row(info.state_taps[j])
+        else zeros_like(state_outs[j][: depths[j]])
+        for j in diff_states
+    ]
     accs0 = [zeros_like(outer["non_seqs"][i]) for i in diff_non_seqs]
     non_seqs = list(outer["non_seqs"])
     n_g, n_fwd, n_taps, n_out = len(seqs_g), len(seqs_fwd), len(seqs_taps), len(seqs_out)
@@ -159,7 +209,8 @@ def scan_grad(
         outs = clone_replace(body, replace=replace)
         known: dict[Any, Any] = {}
         for n, j in enumerate(diff_states):
-            adj = g_t[n] + windows[n][depths[j] - 1]
+            last = windows[n] if _one_row(info.state_taps[j]) else windows[n][depths[j] - 1]
+            adj = g_t[n] + last
             known[outs[j]] = known[outs[j]] + adj if outs[j] in known else adj
         for n, k in enumerate(diff_nits):
             o, adj = outs[n_st + k], g_t[len(diff_states) + n]
@@ -189,6 +240,10 @@ def scan_grad(
         new_windows, pos = [], 0
         for n, j in enumerate(diff_states):
             d, taps = depths[j], info.state_taps[j]
+            if _one_row(taps):
+                new_windows.append(g_taps[pos])
+                pos += 1
+                continue
             rows = [windows[n][i - 1] if i else zeros_like(windows[n][0]) for i in range(d)]
             for k, g_k in zip(taps, g_taps[pos : pos + len(taps)], strict=True):
                 rows[d + k] = rows[d + k] + g_k
@@ -222,6 +277,7 @@ def scan_grad(
     for j in range(n_st):
         if j in diff_states:
             w = _last(windows_out[diff_states.index(j)])
+            w = shape_padleft(w) if _one_row(info.state_taps[j]) else w
             through = w if info.truncate_gradient == -1 else switch(complete, w, zeros_like(w))
             grads_out.append(state_grads[j][: depths[j]] + through)
         else:

@@ -81,8 +81,8 @@ class Scan(Op):
         self.name = name
         #: How the inner function is compiled: ``profile`` as ``function``'s (``True`` or a
         #: ProfileStats: the inner function's steps are profiled there), and ``allow_gc``
-        #: for its intermediates (``None``: ``config.allow_gc``). Not part of the Op's
-        #: identity.
+        #: for its intermediates (``None``: kept from step to step and freed when the loop
+        #: ends). Not part of the Op's identity.
         self.profile = profile
         self.allow_gc = allow_gc
         n_in = info.n_seqs + info.n_taps + info.n_shared + info.n_non_seqs
@@ -111,6 +111,7 @@ class Scan(Op):
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state.pop("_inner_function", None)  # a compiled function: rebuilt on demand
+        state.pop("_inner_in_place", None)  # what the backend learnt compiling it
         return state
 
     def clone_with(

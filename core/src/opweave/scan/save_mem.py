@@ -11,6 +11,10 @@ of them when there are fewer); the loop then stores its values in a circular buf
 are those of the full output, and a reader that would index past the start of the full
 output (``out[1:][-1]`` after no step) still raises: ``out[d:]`` is kept in the rebuilt
 reader, on ``d + i`` entries.
+
+A state's buffer that nobody reads (a state kept only because the body reads its previous
+values, such as the gradient carried backwards by the loop that back-propagates through
+another) keeps its last ``depth`` entries: the loop needs no more to run.
 """
 
 from __future__ import annotations
@@ -92,6 +96,9 @@ def scan_save_mem(fgraph: FunctionGraph, node: Apply) -> Any:
     found: dict[int, list[_Reader]] = {}
     for i in range(n_out):
         if keep[i]:
+            continue
+        if i < info.n_states and not fgraph.clients.get(node.outputs[i]):
+            keep[i], found[i] = info.depths[i], []
             continue
         tail = _tail_readers(fgraph, node.outputs[i])
         if tail is not None and tail[0] > 0:
