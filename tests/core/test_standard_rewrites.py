@@ -755,3 +755,23 @@ def test_lengths_along_a_long_chain_resolve_in_one_rewrite_each() -> None:
     reference = function([x], e, mode=Mode(linker="py", optimizer="fast_compile"))
     data = np.linspace(0.0, 1.0, 7)
     np.testing.assert_allclose(f(data), reference(data))
+
+
+@pytest.mark.parametrize(
+    ("build", "want_dimshuffles"),
+    [
+        (lambda x: x.T.T, 0),
+        (lambda x: x.dimshuffle("x", 0, 1).dimshuffle(1, 2), 0),
+        (lambda x: x.dimshuffle(1, "x", 0).dimshuffle(2, 1, 0), 1),
+        (lambda x: x.T.dimshuffle(0, "x", 1).dimshuffle(2, 0, 1), 1),
+    ],
+)
+def test_consecutive_dimshuffles_merge(build: Any, want_dimshuffles: int) -> None:
+    x = ot.dmatrix("x")
+    out = build(x) * 2.0
+    f = function([x], out, mode=Mode(linker="vm"))
+    found = [n for n in f.maker.fgraph.apply_nodes if isinstance(n.op, DimShuffle)]
+    assert len(found) == want_dimshuffles
+    value = np.arange(6.0).reshape(2, 3)
+    plain = function([x], out, mode=Mode(linker="vm").excluding("local_dimshuffle_merge"))
+    np.testing.assert_array_equal(f(value), plain(value))

@@ -19,6 +19,9 @@ node is left alone.
   :class:`~opweave.tensor.dimshuffle.DimShuffle` becomes the reduction of the
   DimShuffle's input over the corresponding axes, followed by a DimShuffle of the
   result: ``sum(x.T, axis=0) -> sum(x, axis=1)``, ``sum(x.T) -> sum(x)``.
+* ``local_dimshuffle_merge``: two DimShuffles in a row become one
+  (``x.dimshuffle(a).dimshuffle(b) -> x.dimshuffle(a[b])``: ``x.T.T -> x``,
+  ``expand_dims`` then ``squeeze`` -> nothing), and an identity DimShuffle is removed.
 
 ``stabilize`` (tags ``fast_run``, ``stabilize``):
 
@@ -263,6 +266,27 @@ def local_reduce_of_dimshuffle(fgraph: FunctionGraph, node: Apply) -> list[Varia
 # ====================================================================== stabilize
 
 
+@node_rewriter([DimShuffle])
+def local_dimshuffle_merge(fgraph: FunctionGraph, node: Apply) -> list[Variable] | bool:
+    """``x.dimshuffle(a).dimshuffle(b) -> x.dimshuffle(a[b])`` and an identity DimShuffle
+    ``-> x`` (same Type only)."""
+    op = node.op
+    if not isinstance(op, DimShuffle):
+        return False
+    inner = node.inputs[0].owner
+    if inner is not None and isinstance(inner.op, DimShuffle):
+        first = inner.op.new_order
+        composed = tuple("x" if k == "x" else first[int(k)] for k in op.new_order)
+        x, ndim = inner.inputs[0], inner.op.input_ndim
+        if composed == tuple(range(ndim)):
+            return _replace_if_same_type(node.outputs[0], x)
+        new = tensor_out(DimShuffle(ndim, composed)(x))
+        return _replace_if_same_type(node.outputs[0], new)
+    if op.new_order == tuple(range(op.input_ndim)):
+        return _replace_if_same_type(node.outputs[0], node.inputs[0])
+    return False
+
+
 @node_rewriter([Elemwise])
 def local_log1p(fgraph: FunctionGraph, node: Apply) -> list[Variable] | bool:
     """``log(1 + x) -> log1p(x)`` (the sum may have more terms: ``log(1 + x + y)``)."""
@@ -373,6 +397,7 @@ def register_canonicalize(db: RewriteDatabase) -> None:
         ("local_double_neg", local_double_neg),
         ("local_sub_self", local_sub_self),
         ("local_reduce_of_dimshuffle", local_reduce_of_dimshuffle),
+        ("local_dimshuffle_merge", local_dimshuffle_merge),
     ):
         canonicalize.register(name, rewriter, "fast_run", "canonicalize")
     stabilize = db["stabilize"]
