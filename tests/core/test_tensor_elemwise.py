@@ -214,7 +214,7 @@ def test_elemwise_grad_keeps_disconnected_and_null_terms() -> None:
     assert isinstance(gx.type, DisconnectedType)
     assert gy.type == y.type
     c = ot.tensor(dtype="complex128", shape=(None,))
-    out = tm.exp(c)
+    out = tm.tanh(c)  # no complex gradient: a NullType term
     (gc,) = out.owner.op.L_op(out.owner.inputs, out.owner.outputs, [out.type("gz")])
     assert isinstance(gc.type, NullType)
 

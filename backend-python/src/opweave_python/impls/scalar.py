@@ -32,6 +32,7 @@ import numpy as np
 from opweave.graph.basic import Apply, Constant
 from opweave.scalar import basic as sb
 from opweave.scalar import bessel as sbes
+from opweave.scalar import complex as scx
 from opweave.scalar import hyp2f1 as shyp
 from opweave.scalar import math as sm
 from opweave.scalar import probability as sprob
@@ -39,6 +40,7 @@ from opweave.scalar import special as ssp
 from opweave.scalar.basic import Cast, ScalarOp
 from opweave.scalar.composite import Composite
 from opweave_python import (
+    complex_math,
     special_bessel,
     special_hyp2f1,
     special_math,
@@ -342,6 +344,13 @@ _IMPLS: MappingProxyType[type, Impl] = MappingProxyType(
         shyp.Hyp2F1: _special_function(special_hyp2f1.hyp2f1),
         sprob.BetaIncInv: _special_function(special_probability.betaincinv),
         sprob.OwensT: _special_function(special_probability.owens_t),
+        # complex numbers (opweave_python.complex_math)
+        scx.Real: complex_math.real,
+        scx.Imag: complex_math.imag,
+        scx.Conj: complex_math.conj,
+        scx.Angle: complex_math.angle,
+        scx.Complex: complex_math.complex_,
+        scx.ComplexFromPolar: complex_math.complex_from_polar,
     }
 )
 

@@ -31,6 +31,7 @@ from opweave.graph.type import DisconnectedType, NullType
 from opweave.scalar import Cast, ScalarOp, ScalarType, get_scalar_type
 from opweave.scalar import second as scalar_second
 from opweave.scalar.basic import grad_not_implemented
+from opweave.scalar.complex import scalar_l_op
 from opweave.tensor._typing import tensor_out, tensor_outs, tensor_type_of, tensor_var
 from opweave.tensor.constructors import as_tensor_variable, constant
 from opweave.tensor.dimshuffle import DimShuffle
@@ -372,7 +373,8 @@ class Elemwise(Op):
         scalar_inputs = [as_scalar(x) for x in inputs]
         scalar_ograds = [as_scalar(g) for g in output_grads]
         scalar_outputs = self.scalar_op.make_node(*scalar_inputs).outputs
-        scalar_igrads = self.scalar_op.L_op(scalar_inputs, scalar_outputs, scalar_ograds)
+        # the scalar Op's gradient, with PyTensor's convention for complex values
+        scalar_igrads = scalar_l_op(self.scalar_op, scalar_inputs, scalar_outputs, scalar_ograds)
         if not isinstance(scalar_igrads, list | tuple) or len(scalar_igrads) != len(inputs):
             raise TypeError(
                 f"{self.scalar_op}.L_op returned {scalar_igrads!r}: expected one term per input"

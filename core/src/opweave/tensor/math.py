@@ -7,7 +7,10 @@ Elemwise of that scalar Op. The names are PyTensor's; tensor variables' operator
 (``x + y`` is ``add(x, y)``). Reductions live in :mod:`opweave.tensor.reductions` and
 products in :mod:`opweave.tensor.blas`; both are re-exported here, with PyTensor's
 helpers :func:`max_and_argmax`, :func:`dense_dot`, :class:`ProdWithoutZeros` (the
-reduction of the scalar Op :class:`MulWithoutZeros`) and :func:`median`.
+reduction of the scalar Op :class:`MulWithoutZeros`) and :func:`median`. The complex-number
+helpers (:func:`real`, :func:`imag`, :func:`conj`, :func:`angle`, :func:`complex`,
+:func:`complex_from_polar`) are functions applying the Elemwise of the scalar Ops of
+:mod:`opweave.scalar.complex`; ``real`` and ``conj`` of a real tensor return it unchanged.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import math as _math
 import typing
 
 import opweave.scalar as ps
+from opweave.scalar import complex as _psc
 from opweave.scalar.basic import MulWithoutZeros, mul_without_zeros
 from opweave.tensor.blas import Dot, MatMul, dot, matmul, outer, tensordot
 from opweave.tensor.constructors import constant
@@ -250,27 +254,154 @@ def rad2deg(x: typing.Any) -> typing.Any:
     return mul(x, 180.0 / _math.pi)
 
 
-def _real_only(x: typing.Any, what: str) -> typing.Any:
-    x = _as_tensor(x)
-    if x.type.dtype in complex_dtypes:
-        raise NotImplementedError(f"{what} of complex tensors is not implemented")
+# ====================================================================== complex numbers
+
+
+def _complex_elemwise(scalar_op: ps.ScalarOp, *inputs: typing.Any) -> typing.Any:
+    """``Elemwise(scalar_op)`` applied to ``inputs``.
+
+    The Elemwise Ops of :mod:`opweave.scalar.complex` are built on demand rather than kept
+    as module attributes: their complex values have no C implementation.
+    """
+    return Elemwise(scalar_op, name=scalar_op.name)(*inputs)
+
+
+def _is_complex(x: typing.Any) -> bool:
+    return x.type.dtype in complex_dtypes
+
+
+def _real_part_input(who: str, param: str, value: typing.Any) -> typing.Any:
+    """``value`` as a tensor, or a TypeError naming it when it is complex."""
+    x = _as_tensor(value)
+    if _is_complex(x):
+        shown = f" ({x.name})" if x.name else ""
+        raise TypeError(
+            f"{who}: {param}{shown} has the complex dtype {x.type.dtype}; "
+            "expected a real (boolean, integer or float) tensor"
+        )
     return x
 
 
-def conj(x: typing.Any) -> typing.Any:
-    """The complex conjugate: ``x`` itself for real tensors (complex ones are not supported)."""
-    return _real_only(x, "conj")
+def real(z: typing.Any) -> typing.Any:
+    """The real part of ``z``, elementwise (``z`` itself when it is real).
+
+    Parameters
+    ----------
+    z
+        A tensor (or anything :func:`~opweave.tensor.as_tensor_variable` accepts).
+
+    Returns
+    -------
+    TensorVariable
+        ``float32`` for ``complex64``, ``float64`` for ``complex128``.
+    """
+    z = _as_tensor(z)
+    return _complex_elemwise(_psc.real, z) if _is_complex(z) else z
 
 
-def real(x: typing.Any) -> typing.Any:
-    """The real part: ``x`` itself for real tensors (complex ones are not supported)."""
-    return _real_only(x, "real")
+def imag(z: typing.Any) -> typing.Any:
+    """The imaginary part of ``z``, elementwise (zeros of ``z``'s dtype when it is real).
+
+    Parameters
+    ----------
+    z
+        A tensor (or anything :func:`~opweave.tensor.as_tensor_variable` accepts).
+
+    Returns
+    -------
+    TensorVariable
+        ``float32`` for ``complex64``, ``float64`` for ``complex128``.
+    """
+    z = _as_tensor(z)
+    if _is_complex(z):
+        return _complex_elemwise(_psc.imag, z)
+    return zeros_like_float(z, z.type.dtype)
 
 
-def imag(x: typing.Any) -> typing.Any:
-    """The imaginary part: zeros for real tensors (complex ones are not supported)."""
-    x = _real_only(x, "imag")
-    return zeros_like_float(x, x.type.dtype)
+def conjugate(x: typing.Any) -> typing.Any:
+    """The complex conjugate of ``x``, elementwise (``x`` itself when it is real).
+
+    Parameters
+    ----------
+    x
+        A tensor (or anything :func:`~opweave.tensor.as_tensor_variable` accepts).
+
+    Returns
+    -------
+    TensorVariable
+        Of ``x``'s dtype.
+    """
+    x = _as_tensor(x)
+    return _complex_elemwise(_psc.conj, x) if _is_complex(x) else x
+
+
+conj = conjugate
+
+
+def angle(z: typing.Any) -> typing.Any:
+    """The argument ``arctan2(imag(z), real(z))`` of ``z``, elementwise, in ``[-pi, pi]``.
+
+    As NumPy's ``angle``: 0 for a non-negative real number, ``pi`` for a negative one.
+
+    Parameters
+    ----------
+    z
+        A tensor (or anything :func:`~opweave.tensor.as_tensor_variable` accepts).
+
+    Returns
+    -------
+    TensorVariable
+        The real part's float dtype for complex ``z``; for real ``z`` the float dtype
+        ``arctan2`` gives (``float32`` for 8- and 16-bit integers and ``bool``).
+    """
+    return _complex_elemwise(_psc.angle, _as_tensor(z))
+
+
+def complex(real: typing.Any, imag: typing.Any) -> typing.Any:
+    """The complex tensor ``real + 1j * imag``, elementwise (the inputs broadcast).
+
+    Parameters
+    ----------
+    real, imag
+        Real (boolean, integer or float) tensors.
+
+    Returns
+    -------
+    TensorVariable
+        ``complex128`` when the inputs promote to ``float64`` or a 32- or 64-bit
+        integer, ``complex64`` otherwise.
+
+    Raises
+    ------
+    TypeError
+        If ``real`` or ``imag`` is complex.
+    """
+    x = _real_part_input("complex", "real", real)
+    y = _real_part_input("complex", "imag", imag)
+    return _complex_elemwise(_psc.complex, x, y)
+
+
+def complex_from_polar(abs: typing.Any, angle: typing.Any) -> typing.Any:
+    """The complex tensor ``abs * (cos(angle) + 1j * sin(angle))``, elementwise.
+
+    Parameters
+    ----------
+    abs, angle
+        Real (boolean, integer or float) tensors: the modulus and the argument.
+
+    Returns
+    -------
+    TensorVariable
+        Of the dtype :func:`complex` gives for these inputs.
+
+    Raises
+    ------
+    TypeError
+        If ``abs`` or ``angle`` is complex.
+    """
+    r = _real_part_input("complex_from_polar", "abs", abs)
+    theta = _real_part_input("complex_from_polar", "angle", angle)
+    return _complex_elemwise(_psc.complex_from_polar, r, theta)
 
 
 def cast(x: typing.Any, dtype: str) -> typing.Any:
@@ -375,6 +506,7 @@ __all__ = [
     "add_inplace",
     "all",
     "and_",
+    "angle",
     "any",
     "arccos",
     "arccosh",
@@ -391,7 +523,10 @@ __all__ = [
     "bitwise_xor",
     "ceil",
     "clip",
+    "complex",
+    "complex_from_polar",
     "conj",
+    "conjugate",
     "cos",
     "cosh",
     "deg2rad",

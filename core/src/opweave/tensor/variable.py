@@ -482,6 +482,16 @@ class TensorPyOperators:
 
     conjugate = conj
 
+    @property
+    def real(self) -> Any:
+        """The real part (this variable itself when it is real)."""
+        return _math().real(self)
+
+    @property
+    def imag(self) -> Any:
+        """The imaginary part (zeros when this variable is real)."""
+        return _math().imag(self)
+
     def fill(self, value: Any) -> Any:
         """A tensor shaped like this one, filled with ``value``."""
         return _basic().fill(self, value)
