@@ -106,11 +106,10 @@ class InplaceElemwiseOptimizer(GraphRewriter):
         for o in range(len(node.outputs)):
             for i in _candidates(fgraph, current, current.outputs[o], set(pattern.values())):
                 trial = {**pattern, o: i}
-                try:
-                    new_op = Elemwise(op.scalar_op, trial, name=op.name)
-                    new_node = new_op.make_node(*current.inputs)
-                except (TypeError, ValueError):
-                    continue
+                # ``_candidates`` keeps inputs of the output's own Type only, which is all
+                # ``make_node`` would check of an in-place pattern: build the node directly.
+                new_op = Elemwise(op.scalar_op, trial, name=op.name)
+                new_node = Apply(new_op, list(current.inputs), [v.type() for v in current.outputs])
                 pairs = list(zip(current.outputs, new_node.outputs, strict=True))
                 order[new_node] = order[current]
                 try:
