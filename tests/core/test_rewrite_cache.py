@@ -319,3 +319,10 @@ def test_cache_command_lists_and_clears(own_compiledir: Path, capsys: Any) -> No
     )
     assert entries(own_compiledir) == []
     assert not exp_plus_one().maker.rewrites_reused
+
+
+def test_fast_compile_keeps_nothing(own_compiledir: Path) -> None:
+    x = ot.dvector("x")
+    f = opweave.function([x], ot.exp(x) + 1.0, mode="FAST_COMPILE")
+    np.testing.assert_allclose(f(X), np.exp(X) + 1)
+    assert entries(own_compiledir) == []

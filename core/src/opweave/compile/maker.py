@@ -259,9 +259,12 @@ class FunctionMaker:
 
     def _rewrite_key(self, query: tuple[tuple[str, ...], ...] | None) -> str | None:
         """The key of this compile in the cache of rewritten graphs, or ``None`` when it
-        is not to be kept (the flag is off, the mode does not rewrite or is not a plain
-        :class:`Mode`, or the graph cannot be pickled)."""
+        is not to be kept: the flag is off, the mode is not a plain :class:`Mode`, it runs
+        no ``fast_run`` rewrites (``FAST_COMPILE``'s merging costs less than a key), or
+        the graph cannot be pickled."""
         if query is None or not config.cache_rewrites or type(self.mode) is not Mode:
+            return None
+        if "fast_run" not in query[0]:
             return None
         return rewrite_cache.rewrite_key(
             self.fgraph,
