@@ -326,3 +326,34 @@ def test_fast_compile_keeps_nothing(own_compiledir: Path) -> None:
     f = opweave.function([x], ot.exp(x) + 1.0, mode="FAST_COMPILE")
     np.testing.assert_allclose(f(X), np.exp(X) + 1)
     assert entries(own_compiledir) == []
+
+
+def test_large_constants_enter_the_key_by_digest(
+    own_compiledir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A constant of 80 000 doubles is hashed, not copied into the key; one changed element
+    is another graph; a graph holding more than MAX_ENTRY_BYTES of constants is not kept."""
+
+    def times_constant(value: np.ndarray) -> Any:
+        with opweave.config.change_flags(traceback__limit=1):  # one key from any caller
+            x = ot.dvector("x")
+            return opweave.function([x], x * ot.constant(value), mode=Mode(linker="vm"))
+
+    big = np.linspace(0.0, 1.0, 80_000)
+    other = big.copy()
+    other[-1] = 2.0
+    first = times_constant(big)
+    assert times_constant(big.copy()).maker.rewrites_reused
+    changed = times_constant(other)
+    assert not changed.maker.rewrites_reused
+    ones = np.ones(80_000)
+    np.testing.assert_array_equal(changed(ones), other)
+    np.testing.assert_array_equal(first(ones), big)
+    assert len(entries(own_compiledir)) == 2
+
+    monkeypatch.setattr(rewrite_cache, "MAX_ENTRY_BYTES", 100_000)
+    third = big.copy()
+    third[0] = -1.0
+    assert not times_constant(third).maker.rewrites_reused
+    assert not times_constant(third).maker.rewrites_reused
+    assert len(entries(own_compiledir)) == 2

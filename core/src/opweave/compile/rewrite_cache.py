@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 
 from opweave.configdefaults import config
-from opweave.graph.basic import Variable, io_toposort
+from opweave.graph.basic import Constant, Variable, io_toposort
 from opweave.graph.fg import FunctionGraph
 from opweave.link.trusted_files import read_trusted
 from opweave.plugins.manager import get_plugin_manager
@@ -80,6 +80,8 @@ FORMAT = 1
 MAX_ENTRIES = 2000
 #: Entries larger than this (big constants) are not kept.
 MAX_ENTRY_BYTES = 64 << 20
+#: Arrays larger than this enter a key as a digest of their bytes.
+_DIGEST_BYTES = 1 << 16
 
 #: The modules whose files are part of every key, beside those of the plugins.
 _ALWAYS_STAMPED = ("opweave",)
@@ -93,27 +95,35 @@ class UnsafeRewriteCacheWarning(UserWarning):
 
 
 class _GraphPickler(pickle.Pickler):
-    """Notes the module of every class and function it pickles (by reference)."""
+    """Notes the module of every class and function it pickles (by reference); with
+    ``digest_arrays``, writes a large array as its dtype, shape and a digest of its bytes
+    (for a key, which is never unpickled: a large constant is then not copied)."""
 
-    def __init__(self, file: io.BytesIO) -> None:
+    def __init__(self, file: io.BytesIO, digest_arrays: bool) -> None:
         super().__init__(file, protocol=5)
         self.modules: set[str] = set()
+        self.digest_arrays = digest_arrays
 
     def reducer_override(self, obj: Any) -> Any:
         if isinstance(obj, type | types.FunctionType | types.BuiltinFunctionType):
             module = getattr(obj, "__module__", None)
             if isinstance(module, str):
                 self.modules.add(module)
+        elif self.digest_arrays and type(obj) is np.ndarray and obj.nbytes > _DIGEST_BYTES:
+            digest = hashlib.blake2b(np.ascontiguousarray(obj).data, digest_size=32)
+            return (tuple, (("array", obj.dtype.str, obj.shape, digest.hexdigest()),))
         return NotImplemented
 
 
-def _pickle_graph(payload: Any, inputs: Sequence[Variable]) -> tuple[bytes, set[str]]:
+def _pickle_graph(
+    payload: Any, inputs: Sequence[Variable], digest_arrays: bool = False
+) -> tuple[bytes, set[str]]:
     """``payload`` pickled with ``inputs`` left out, and the modules of the classes and
     functions it refers to. The pickler's memo starts with the inputs, so each reference
     to input ``k`` is written as "memo entry ``k``" (no Python code runs per object for
     it, as ``persistent_id`` would)."""
     buffer = io.BytesIO()
-    pickler = _GraphPickler(buffer)
+    pickler = _GraphPickler(buffer, digest_arrays)
     pickler.memo = {id(var): (k, var) for k, var in enumerate(inputs)}
     with _collector_paused():
         pickler.dump(payload)
@@ -265,7 +275,7 @@ def rewrite_key(
         np.__version__,
     )
     try:
-        data, modules = _pickle_graph(payload, fgraph.inputs)
+        data, modules = _pickle_graph(payload, fgraph.inputs, digest_arrays=True)
     except _CANNOT_PICKLE as exc:
         log.debug("the graph is not kept rewritten: it cannot be pickled (%s)", exc)
         return None
@@ -320,6 +330,10 @@ def store_rewritten(key: str, fgraph: FunctionGraph) -> None:
     """Keep the rewritten ``fgraph`` under ``key`` (quietly nothing when it cannot be
     pickled or the compile directory cannot be written)."""
     nodes = io_toposort(fgraph.inputs, fgraph.outputs)
+    constants = {id(v): v for n in nodes for v in n.inputs if isinstance(v, Constant)}
+    held = sum(getattr(getattr(c, "data", None), "nbytes", 0) for c in constants.values())
+    if held > MAX_ENTRY_BYTES:  # not even pickled
+        return
     try:
         data, _ = _pickle_graph((FORMAT, nodes, fgraph.outputs), fgraph.inputs)
     except _CANNOT_PICKLE as exc:
