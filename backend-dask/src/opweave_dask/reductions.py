@@ -28,6 +28,7 @@ __all__ = ["build_argmax", "build_careduce", "build_map_reduce", "ufunc_for"]
 
 Runner = Callable[[list[Any]], list[Any]]
 
+
 def ufunc_for(scalar_op: Any, acc_dtype: np.dtype[Any]) -> np.ufunc | None:
     """The ufunc reducing like ``scalar_op`` in ``acc_dtype``, or ``None`` (the Python
     backend's: the chunks reduce exactly as its CAReduce does)."""

@@ -45,6 +45,7 @@ _LOG2 = math.log(2.0)
 
 # ====================================================================== inverse error functions
 
+
 def _log_erfc_inverse(logz: float) -> float:
     """``x >= 0`` with ``log(erfc(x)) = logz`` (for ``logz <= log(0.5)``)."""
     x = math.sqrt(max(-logz, 0.0))
