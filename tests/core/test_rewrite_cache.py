@@ -357,3 +357,10 @@ def test_large_constants_enter_the_key_by_digest(
     assert not times_constant(third).maker.rewrites_reused
     assert not times_constant(third).maker.rewrites_reused
     assert len(entries(own_compiledir)) == 2
+
+
+def test_a_copied_function_says_its_graph_was_not_reused() -> None:
+    f = exp_plus_one()
+    copied = f.copy()
+    assert copied.maker.rewrites_reused is False
+    np.testing.assert_allclose(copied(X), np.exp(X) + 1)

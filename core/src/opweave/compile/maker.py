@@ -113,6 +113,8 @@ class FunctionMaker:
         self._adopted = fgraph is not None
         # The mode's linker, its name resolved once (the rewrite tags and linking use it).
         self._linker_choice: Any = None
+        #: Whether the rewritten graph came from :mod:`opweave.compile.rewrite_cache`.
+        self.rewrites_reused = False
         if fgraph is not None:
             self._adopt(fgraph, list(implicit or ()))
             return
@@ -163,8 +165,6 @@ class FunctionMaker:
             raise missing from None
         self.fgraph = fgraph
         add_supervisor_to_fgraph(fgraph, self.inputs, accept_inplace)
-        #: Whether the rewritten graph came from :mod:`opweave.compile.rewrite_cache`.
-        self.rewrites_reused = False
         query = self._rewrite_query()
         key = self._rewrite_key(query)
         cached = None if key is None else rewrite_cache.load_rewritten(key, fgraph)
