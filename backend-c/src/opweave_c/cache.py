@@ -40,9 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from opweave.link.trusted_files import OPEN_FLAGS as _OPEN_FLAGS
+from opweave.link.trusted_files import open_trusted, unsafe_reason
 from opweave.link.trusted_files import trusted_uids as _trusted_uids
-from opweave.link.trusted_files import unsafe_reason
 from opweave.plugins import get_plugin_manager
 from opweave_c.errors import CacheDirError
 
@@ -334,17 +333,10 @@ class ModuleCache:
         Returns ``(contents, None)``, or with a ``digest`` to update, ``((hex digest, first
         chunk, size), None)``; ``(None, problem)`` for an unsafe file.
         """
-        try:
-            fd = os.open(path, _OPEN_FLAGS)
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                return None, f"{path} is a symbolic link"
-            raise
-        with open(fd, "rb") as fh:
-            info = os.fstat(fd)
-            problem = unsafe_reason(info, self._trusted, stat.S_IFREG)
-            if problem is not None:
-                return None, f"{path} {problem}"
+        fh, info, problem = open_trusted(path, self._trusted)
+        if fh is None or info is None:
+            return None, problem
+        with fh:
             if digest is None:
                 return fh.read(), None
             head = fh.read(1 << 20)

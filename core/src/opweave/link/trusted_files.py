@@ -13,8 +13,9 @@ import errno
 import os
 import stat
 from pathlib import Path
+from typing import BinaryIO
 
-__all__ = ["OPEN_FLAGS", "read_trusted", "trusted_uids", "unsafe_reason"]
+__all__ = ["OPEN_FLAGS", "open_trusted", "read_trusted", "trusted_uids", "unsafe_reason"]
 
 #: How cached files are opened: never through a symbolic link, never blocking on a FIFO.
 OPEN_FLAGS = (
@@ -64,10 +65,48 @@ def unsafe_reason(info: os.stat_result, trusted: frozenset[int] | None, kind: in
     return None
 
 
-def read_trusted(path: Path) -> tuple[bytes | None, str | None]:
-    """Read a file after checking it, and the directory holding it, with :func:`unsafe_reason`.
+def open_trusted(
+    path: Path, trusted: frozenset[int] | None
+) -> tuple[BinaryIO | None, os.stat_result | None, str | None]:
+    """Open a file for reading after checking, on the open descriptor, that it is a regular
+    file no other user could have written (so the file read is the file checked).
 
-    The file's test runs on the open descriptor, so the file read is the file checked.
+    Parameters
+    ----------
+    path
+        The file.
+    trusted
+        The uids allowed to own it (see :func:`trusted_uids`).
+
+    Returns
+    -------
+    tuple
+        ``(open binary file, its fstat, None)``, or ``(None, None, problem)`` when it is a
+        symbolic link or unsafe.
+
+    Raises
+    ------
+    OSError
+        When it cannot be opened (``FileNotFoundError`` when there is none).
+    """
+    try:
+        fd = os.open(path, OPEN_FLAGS)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return None, None, f"{path} is a symbolic link"
+        raise
+    fh = open(fd, "rb")
+    info = os.fstat(fd)
+    problem = unsafe_reason(info, trusted, stat.S_IFREG)
+    if problem is not None:
+        fh.close()
+        return None, None, f"{path} {problem}"
+    return fh, info, None
+
+
+def read_trusted(path: Path) -> tuple[bytes | None, str | None]:
+    """Read a file after checking it (:func:`open_trusted`) and the directory holding it
+    with :func:`unsafe_reason`.
 
     Returns
     -------
@@ -84,15 +123,10 @@ def read_trusted(path: Path) -> tuple[bytes | None, str | None]:
     if problem is not None:
         return None, f"{path.parent} {problem}"
     try:
-        fd = os.open(path, OPEN_FLAGS)
+        fh, _, problem = open_trusted(path, trusted)
     except FileNotFoundError:
         return None, None
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            return None, f"{path} is a symbolic link"
-        raise
-    with open(fd, "rb") as fh:
-        problem = unsafe_reason(os.fstat(fd), trusted, stat.S_IFREG)
-        if problem is not None:
-            return None, f"{path} {problem}"
+    if fh is None:
+        return None, problem
+    with fh:
         return fh.read(), None
