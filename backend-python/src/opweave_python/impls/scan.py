@@ -304,16 +304,22 @@ def _run_steps(
             if cell[0] is not row:  # not computed in its row
                 row[...] = cell[0]
         for k, cell in enumerate(nit_cells):
-            value = np.asarray(cell[0])
-            stack = nits[k]
-            if stack is None:
-                stack = nits[k] = np.empty((nit_rows[k], *value.shape), dtype=value.dtype)
-            stack[t % nit_rows[k]] = value
+            _stack(nits, k, nit_rows[k], t, cell[0])
         if n_shared:
             shared = [cell[0] for cell in shared_out]
         if cond_cell is not None and bool(cond_cell[0]):
             return nits, shared, t + 1
     return nits, shared, n_steps
+
+
+def _stack(nits: list[np.ndarray | None], k: int, rows: int, t: int, value: Any) -> None:
+    """Write step ``t``'s value of per-step output ``k`` into its stack of ``rows`` rows
+    (entry ``t`` in row ``t % rows``), allocated at the first step, when its shape is known."""
+    value = np.asarray(value)
+    stack = nits[k]
+    if stack is None:
+        stack = nits[k] = np.empty((rows, *value.shape), dtype=value.dtype)
+    stack[t % rows] = value
 
 
 def _free_intermediates(fn: Any) -> None:
@@ -356,10 +362,7 @@ def _step_by_calls(
         for j in range(n_states):
             buffers[j][(t + depths[j]) % len(buffers[j])] = outs[j]
         for k in range(n_nit):
-            value = np.asarray(outs[n_states + k])
-            if nits[k] is None:
-                nits[k] = np.empty((nit_rows[k], *value.shape), dtype=value.dtype)
-            nits[k][t % nit_rows[k]] = value  # type: ignore[index]
+            _stack(nits, k, nit_rows[k], t, outs[n_states + k])
         shared = list(outs[n_states + n_nit : n_states + n_nit + info.n_shared])
         if info.as_while and bool(outs[-1]):
             steps_run = t + 1
