@@ -84,6 +84,8 @@ SECTIONS: dict[str, list[str]] = {
         "opweave.compile.builders",
         "opweave.compile.rewrite_cache",
         "opweave.scan",
+        "opweave.scan.rewriting",
+        "opweave.scan.push_out_dot",
         "opweave.ifelse",
     ],
     "Gradients and printing": [

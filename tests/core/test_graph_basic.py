@@ -116,3 +116,21 @@ def test_clone_and_clone_replace() -> None:
 def test_gof_alias_names() -> None:
     for name in ("Type", "Generic", "Op", "Apply", "Variable", "Constant", "FunctionGraph"):
         assert hasattr(gof, name)
+
+
+def test_a_node_input_takes_a_more_specific_type_but_not_another() -> None:
+    import opweave.tensor as ot
+    from opweave.graph.fg import FunctionGraph
+
+    x = ot.dmatrix("x")
+    exp = ot.exp(x)
+    fg = FunctionGraph([x], [exp.sum()], clone=False)
+    (sum_node,) = [n for n in fg.apply_nodes if "Sum" in str(n.op)]
+    row = ot.specify_shape(x, (1, None))  # (1, None) is more specific than (None, None)
+    fg.replace(exp, row)
+    assert sum_node.inputs[0] is row  # as PyTensor allows
+    with pytest.raises(TypeError, match="cannot convert variable f"):
+        fg.replace(row, ot.fmatrix("f"))  # another dtype
+    kept = FunctionGraph([x], [exp], clone=False)
+    with pytest.raises(TypeError, match="cannot replace output 0"):  # outputs keep their Type
+        kept.replace(exp, ot.specify_shape(ot.dmatrix("y"), (1, None)))

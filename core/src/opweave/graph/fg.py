@@ -231,7 +231,7 @@ class FunctionGraph:
             old = node.inputs[i]
             if old is new_var:
                 return
-            if check and old.type != new_var.type:
+            if check and old.type != new_var.type and not _is_super(old.type, new_var.type):
                 raise TypeError(
                     f"cannot replace input {i} of {node} ({old}, type {old.type}) with "
                     f"{new_var} of type {new_var.type}"
@@ -763,3 +763,10 @@ def _missing_roots(fgraph: FunctionGraph, var: Variable) -> list[Variable]:
         for v in graph_inputs([var], blockers=list(fgraph.variables))
         if v.owner is None and not isinstance(v, Constant) and v not in fgraph.variables
     ]
+
+
+def _is_super(general: Any, specific: Any) -> bool:
+    """Whether a variable of Type ``specific`` may stand where ``general`` is expected (a
+    node input: a more specific static shape, as PyTensor allows)."""
+    is_super = getattr(general, "is_super", None)
+    return bool(is_super is not None and is_super(specific))

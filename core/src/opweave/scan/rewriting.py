@@ -10,14 +10,19 @@
 * ``scan_merge``: two loops over the same number of steps (same direction, truncation and
   mode, no ``until``, no shared state), neither reading the other's outputs, become one;
 * ``scan_save_mem`` (:mod:`opweave.scan.save_mem`): an output of which only the last
-  entries are read keeps only those.
+  entries are read keeps only those;
+* ``scan_push_out_seq_dot`` and ``scan_push_out_dot_accumulators``
+  (:mod:`opweave.scan.push_out_dot`): a sequence's step times a non-sequence is one
+  product before the loop, and a state that only accumulates products (or sums) of
+  per-step values, read at its end, is one product after it.
 
 Where they run (see :func:`register_scan_rewrites`), each an entry of its own: before
-canonicalization ``scan_push_out_non_seq`` (position 0.05) then
-``remove_constants_and_unused_inputs_scan`` (0.06); after stabilization ``scan_merge``
-(1.6), the unused inputs again (1.601, also tagged
-``remove_constants_and_unused_inputs_scan``), ``scan_remove_unused_outputs`` (1.602) and
-``scan_save_mem`` (1.61). Every entry carries the tags ``fast_run`` and ``scan`` and its
+canonicalization ``scan_push_out_non_seq`` (position 0.05), ``scan_push_out_seq_dot``
+(0.055) then ``remove_constants_and_unused_inputs_scan`` (0.06); after stabilization
+``scan_merge`` (1.6), the unused inputs again (1.601, also tagged
+``remove_constants_and_unused_inputs_scan``), ``scan_remove_unused_outputs`` (1.602),
+``scan_save_mem`` (1.61), ``scan_push_out_dot_accumulators`` (1.62) and the unused inputs
+a last time (1.63). Every entry carries the tags ``fast_run`` and ``scan`` and its
 own name, so ``mode.excluding("scan_merge")`` turns one off and ``mode.excluding("scan")``
 all of them.
 
@@ -38,6 +43,7 @@ from opweave.graph.replace import clone_replace
 from opweave.graph.rewriting import node_rewriter
 from opweave.graph.traversal import ancestors, io_toposort
 from opweave.scan.op import Scan
+from opweave.scan.push_out_dot import scan_push_out_dot_accumulators, scan_push_out_seq_dot
 from opweave.scan.save_mem import scan_save_mem
 
 if TYPE_CHECKING:
@@ -49,7 +55,9 @@ __all__ = [
     "remove_constants_and_unused_inputs_scan",
     "scan_inner_mode",
     "scan_merge",
+    "scan_push_out_dot_accumulators",
     "scan_push_out_non_seq",
+    "scan_push_out_seq_dot",
     "scan_remove_unused_outputs",
     "scan_save_mem",
 ]
@@ -360,6 +368,7 @@ def register_scan_rewrites(db: RewriteDatabase) -> None:
     entries = [
         ("scan_inner_mode", scan_inner_mode, 0.01, ("fast_compile",)),
         ("scan_push_out_non_seq", scan_push_out_non_seq, 0.05, ()),
+        ("scan_push_out_seq_dot", scan_push_out_seq_dot, 0.055, ()),
         (unused_inputs, remove_constants_and_unused_inputs_scan, 0.06, ()),
         ("scan_merge", scan_merge, 1.6, ()),
         (
@@ -370,6 +379,13 @@ def register_scan_rewrites(db: RewriteDatabase) -> None:
         ),
         ("scan_remove_unused_outputs", scan_remove_unused_outputs, 1.602, ()),
         ("scan_save_mem", scan_save_mem, 1.61, ()),
+        ("scan_push_out_dot_accumulators", scan_push_out_dot_accumulators, 1.62, ()),
+        (
+            f"{unused_inputs}_after_push_out",
+            remove_constants_and_unused_inputs_scan,
+            1.63,
+            (unused_inputs,),
+        ),
     ]
     for name, rewriter, position, tags in entries:
         db.register(name, rewriter, "fast_run", "scan", *tags, position=position)
