@@ -775,3 +775,31 @@ def test_consecutive_dimshuffles_merge(build: Any, want_dimshuffles: int) -> Non
     value = np.arange(6.0).reshape(2, 3)
     plain = function([x], out, mode=Mode(linker="vm").excluding("local_dimshuffle_merge"))
     np.testing.assert_array_equal(f(value), plain(value))
+
+
+def test_a_fill_takes_its_shape_from_the_elementwise_input() -> None:
+    x = ot.dmatrix("x")
+    loss = ot.sum(x**2)
+    (g,) = ot.grad(loss, [x])
+    f = function([x], [loss, g], mode=Mode(linker="vm").excluding("fusion"))
+    # the gradient's fill of x ** 2 reads x's shape: x ** 2 is computed for the sum only
+    squares = [n for n in f.maker.fgraph.toposort() if str(n.op) == "Sqr"]
+    assert len(squares) == 1
+    (square,) = squares
+    assert [c for c, _ in f.maker.fgraph.clients[square.outputs[0]]] == [
+        n for n in f.maker.fgraph.toposort() if isinstance(n.op, Sum)
+    ]
+    value = mat(3, 4)
+    got_loss, got_g = f(value)
+    np.testing.assert_allclose(got_loss, np.sum(value**2))
+    np.testing.assert_allclose(got_g, 2 * value)
+
+
+def test_a_fill_of_a_broadcasting_elementwise_keeps_the_broadcast_shape() -> None:
+    row, x = ot.row("row", dtype="float64"), ot.dmatrix("x")
+    out = ot.second(row + x, 3.0)
+    f = function([row, x], out, mode=Mode(linker="vm").excluding("fusion"))
+    # x has the output's shape; the row does not and is never used for it
+    (fill,) = [n for n in f.maker.fgraph.toposort() if "second" in str(n.op).lower()]
+    assert fill.inputs[0] is f.maker.fgraph.inputs[1]
+    np.testing.assert_array_equal(f(mat(1, 4), mat(3, 4)), np.full((3, 4), 3.0))

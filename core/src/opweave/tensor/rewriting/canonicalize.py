@@ -21,7 +21,10 @@ node is left alone.
   result: ``sum(x.T, axis=0) -> sum(x, axis=1)``, ``sum(x.T) -> sum(x)``.
 * ``local_dimshuffle_merge``: two DimShuffles in a row become one
   (``x.dimshuffle(a).dimshuffle(b) -> x.dimshuffle(a[b])``: ``x.T.T -> x``,
-  ``expand_dims`` then ``squeeze`` -> nothing), and an identity DimShuffle is removed.
+  ``expand_dims`` then ``squeeze`` -> nothing), and an identity DimShuffle is removed;
+* ``local_fill_of_elemwise``: ``second(f(x, ...), v) -> second(x, v)`` for an elementwise
+  ``f`` and an input ``x`` of the output's shape (a fill reads only its first input's
+  shape: the gradient of ``sum(x ** 2)`` no longer keeps ``x ** 2`` alive for it).
 
 ``stabilize`` (tags ``fast_run``, ``stabilize``):
 
@@ -69,6 +72,7 @@ __all__ = [
     "local_dot_transposes",
     "local_double_neg",
     "local_expm1",
+    "local_fill_of_elemwise",
     "local_log1p",
     "local_log_softmax",
     "local_mul_by_one",
@@ -288,6 +292,27 @@ def local_dimshuffle_merge(fgraph: FunctionGraph, node: Apply) -> list[Variable]
 
 
 @node_rewriter([Elemwise])
+def local_fill_of_elemwise(fgraph: FunctionGraph, node: Apply) -> list[Variable] | bool:
+    """``second(f(x, ...), v) -> second(x, v)``: the fill's shape comes from an input of
+    the elementwise ``f`` that has the output's shape (broadcasting needs a static length
+    of 1, so an input without one where the output has none has the output's length)."""
+    if not _is_elemwise(node, ps.Second):
+        return False
+    shaped, value = node.inputs
+    inner = shaped.owner
+    if inner is None or not isinstance(inner.op, Elemwise):
+        return False
+    out = tensor_type_of(inner.outputs[0])
+    for x in inner.inputs:
+        xt = tensor_type_of(x)
+        if xt.ndim == out.ndim and not any(
+            a == 1 and b != 1 for a, b in zip(xt.shape, out.shape, strict=True)
+        ):
+            return _replace_if_same_type(node.outputs[0], tensor_out(node.op(x, value)))
+    return False
+
+
+@node_rewriter([Elemwise])
 def local_log1p(fgraph: FunctionGraph, node: Apply) -> list[Variable] | bool:
     """``log(1 + x) -> log1p(x)`` (the sum may have more terms: ``log(1 + x + y)``)."""
     if not _is_elemwise(node, ps.Log):
@@ -398,6 +423,7 @@ def register_canonicalize(db: RewriteDatabase) -> None:
         ("local_sub_self", local_sub_self),
         ("local_reduce_of_dimshuffle", local_reduce_of_dimshuffle),
         ("local_dimshuffle_merge", local_dimshuffle_merge),
+        ("local_fill_of_elemwise", local_fill_of_elemwise),
     ):
         canonicalize.register(name, rewriter, "fast_run", "canonicalize")
     stabilize = db["stabilize"]
