@@ -156,3 +156,16 @@ def test_kinds_hold_what_changes_the_code() -> None:
     assert kind(x + y) != kind(x + x)  # a repeated input
     c1, c2 = ot.constant(np.full(1, 1.5)), ot.constant(np.full(1, 2.5))
     assert kind(x + c1) != kind(x + c2)  # constant inputs (not lifted), by value
+
+
+def test_an_error_in_a_lifted_node_names_its_constants() -> None:
+    x, y = ot.dvectors("x", "y")
+    f = opweave.function([x, y], ot.tanh(x * 1.5) + y, mode=opweave.Mode(linker="cvm"))
+    with pytest.raises(ValueError, match="do not match on axis 0") as info:
+        f(np.ones(3), np.ones(4))
+    notes = info.value.__notes__
+    assert any(
+        note.startswith("Composite{(tanh((i0 * 1.5)) + i1)} runs as Composite{")
+        and note.endswith("its constants passed in: input 2 = 1.5")
+        for note in notes
+    ), notes

@@ -76,8 +76,8 @@ class Block:
     support_apply: list[str] = field(default_factory=list)
     init_apply: list[str] = field(default_factory=list)
     #: Added to an exception raised in the block's C (what a reader needs to map the C's
-    #: message back to the graph).
-    notes: list[str] = field(default_factory=list)
+    #: message back to the graph): strings, or objects whose ``str`` is written then.
+    notes: list[Any] = field(default_factory=list)
 
 
 def _indent(code: str, depth: int) -> str:

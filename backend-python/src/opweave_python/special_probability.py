@@ -17,6 +17,7 @@ Edges are SciPy's: ``betaincinv`` is NaN outside ``a, b > 0``, ``0 <= y <= 1``;
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -26,7 +27,16 @@ from opweave_python.special_math_extra import betainc
 __all__ = ["betaincinv", "owens_t"]
 
 _EPS = 2.220446049250313e-16
-_NODES, _WEIGHTS = (tuple(float(t) for t in arr) for arr in np.polynomial.legendre.leggauss(20))
+
+
+@functools.cache
+def _gauss_legendre() -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """The 20-point Gauss-Legendre nodes and weights (computed on first use: NumPy's
+    polynomial package costs milliseconds to import, at every plugin load otherwise)."""
+    nodes, weights = np.polynomial.legendre.leggauss(20)
+    return tuple(float(t) for t in nodes), tuple(float(w) for w in weights)
+
+
 _SQRT1_2 = math.sqrt(0.5)
 
 
@@ -127,7 +137,7 @@ def _owens_t_quadrature(h: float, a: float) -> float:
     total = 0.0
     for p in range(panels):
         mid = (p + 0.5) * width
-        for node, weight in zip(_NODES, _WEIGHTS, strict=True):
+        for node, weight in zip(*_gauss_legendre(), strict=True):
             t = mid + 0.5 * width * node
             total += weight * math.exp(-half_h2 * t * t) / (1.0 + t * t)
     return total * 0.5 * width * math.exp(-half_h2) / (2.0 * math.pi)

@@ -42,7 +42,7 @@ class LinkedBlock:
         found = explain(exc, self.block.labels, self.failcell, storage_map)
         if found is not None:
             for note in self.block.notes:
-                exc.add_note(note)
+                exc.add_note(str(note))
         return found
 
 

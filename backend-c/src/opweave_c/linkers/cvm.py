@@ -106,12 +106,25 @@ def _bound(
     outputs = [rename.get(v, v) for v in block.outputs]
     notes = list(block.notes)
     if constants:
-        n = len(node.inputs)
-        passed = ", ".join(
-            f"input {n + k} = {np.asarray(c.data).item()!r}" for k, c in enumerate(constants)
-        )
-        notes = [f"{node.op} runs as {runs_as}, its constants passed in: {passed}"]
+        notes = [_LiftedNote(node, runs_as, constants)]
     return dataclasses.replace(block, inputs=inputs, outputs=outputs, labels=labels, notes=notes)
+
+
+@dataclasses.dataclass(frozen=True)
+class _LiftedNote:
+    """The note naming a node's lifted constants, written only when an error needs it (the
+    printed form of a large fused node is slow to build, and most blocks never fail)."""
+
+    node: Apply
+    runs_as: Any
+    constants: list[Any]
+
+    def __str__(self) -> str:
+        n = len(self.node.inputs)
+        passed = ", ".join(
+            f"input {n + k} = {np.asarray(c.data).item()!r}" for k, c in enumerate(self.constants)
+        )
+        return f"{self.node.op} runs as {self.runs_as}, its constants passed in: {passed}"
 
 
 def _as_block_of(block: Block, computed: Apply, node: Apply) -> Block:
