@@ -13,7 +13,8 @@ import opweave.scalar as ps
 from opweave.scalar.composite import Composite
 from opweave.scalar.type import get_scalar_type
 from opweave.tensor.type import TensorType
-from opweave_cuda.kernels import compile_module, elemwise_kernel, gemm, reduction_kernel
+from opweave_cuda.kernels import compile_module, elemwise_kernel, reduction_kernel
+from opweave_cuda.kernels.gemm import gemm
 
 pytestmark = pytest.mark.cuda
 

@@ -1,4 +1,4 @@
-"""Launch limits and dimension collapsing (pure arithmetic of the kernels' launches)."""
+"""Launch limits and dimension merging (pure arithmetic of the kernels' launches)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from opweave_cuda.kernels.launch import (
     MAX_BLOCK_THREADS,
     MAX_GRID_DIMS,
     check_launch,
-    collapse_dims,
 )
+from opweave_cuda.kernels.layout import merge_dims
 
 
 def test_check_launch_accepts_cuda_limits_and_returns_ints() -> None:
@@ -56,23 +56,22 @@ def _offsets(sizes: tuple[int, ...], strides: tuple[int, ...]) -> list[int]:
 @pytest.mark.parametrize(
     ("sizes", "strides", "expected"),
     [
-        ((3, 4, 5), (20, 5, 1), ((60, 1, 1), (1, 0, 0))),  # contiguous: one walk
-        ((3, 2, 5), (20, 10, 1), ((6, 5, 1), (10, 1, 0))),  # every other row
+        ((3, 4, 5), (20, 5, 1), ((60,), (1,))),  # contiguous: one walk
+        ((3, 2, 5), (20, 10, 1), ((6, 5), (10, 1))),  # every other row
         ((2, 4, 3), (40, 5, 2), ((2, 4, 3), (40, 5, 2))),  # nothing merges
-        ((5, 1, 4), (4, 99, 1), ((20, 1, 1), (1, 0, 0))),  # a length-1 axis, any stride
+        ((5, 1, 4), (4, 99, 1), ((20,), (1,))),  # a length-1 axis, any stride
         ((3, 4), (-4, 1), ((3, 4), (-4, 1))),  # negative outer stride
-        ((3, 4), (-4, -1), ((12, 1), (-1, 0))),  # fully reversed: one backward walk
-        ((4, 0, 3), (3, 3, 1), ((4, 0, 3), (3, 3, 1))),  # empty: unchanged
-        ((1, 1), (7, 9), ((1, 1), (0, 0))),
+        ((3, 4), (-4, -1), ((12,), (-1,))),  # fully reversed: one backward walk
+        ((1, 1), (7, 9), ((), ())),
         ((), (), ((), ())),
     ],
 )
-def test_collapse_dims_visits_the_same_elements(
+def test_merged_dims_visit_the_same_elements(
     sizes: tuple[int, ...], strides: tuple[int, ...], expected: tuple[tuple[int, ...], ...]
 ) -> None:
-    got = collapse_dims(sizes, strides)
-    assert got == expected
-    assert _offsets(*got) == _offsets(sizes, strides)
+    shape, (merged,) = merge_dims(sizes, [strides])
+    assert (shape, merged) == expected
+    assert _offsets(shape, merged) == _offsets(sizes, strides)
 
 
 def test_cublas_without_a_library_is_not_usable() -> None:

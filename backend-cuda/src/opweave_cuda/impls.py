@@ -168,7 +168,7 @@ def _careduce(op: GpuCAReduce, node: Apply) -> Perform:
 
 
 def _dot(op: GpuDot, node: Apply) -> Perform:
-    from opweave_cuda.kernels import gemm
+    from opweave_cuda.kernels.gemm import gemm
 
     dtype = node.outputs[0].type.dtype  # type: ignore[attr-defined]
 

@@ -14,7 +14,6 @@ __all__ = [
     "MAX_THREADS",
     "broadcast_strides",
     "check_launch",
-    "collapse_dims",
     "element_strides",
     "is_c_contiguous",
     "launch_config",
@@ -145,39 +144,3 @@ def check_launch(
     if b[0] * b[1] * b[2] > MAX_BLOCK_THREADS:
         raise ValueError(f"block {b} has more than {MAX_BLOCK_THREADS} threads")
     return g, b
-
-
-def collapse_dims(
-    sizes: Sequence[int], strides: Sequence[int]
-) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """Merge the dimensions (listed outer to inner) that one index can walk.
-
-    Dimensions of length 1 are dropped, and two neighbours merge when the outer one's
-    stride is the inner one's stride times its length. The merged dimensions come first,
-    the freed positions last as ``(1, 0)``, so the result has as many entries as the input:
-    a kernel written for that many dimensions skips the length-1 ones. Shapes with a
-    length-0 dimension are returned unchanged.
-
-    Returns
-    -------
-    sizes, strides
-        The same number of entries as given; same elements visited in the same order.
-    """
-    if len(sizes) != len(strides):
-        raise ValueError(f"{len(sizes)} sizes for {len(strides)} strides")
-    if any(int(n) == 0 for n in sizes):
-        return tuple(int(n) for n in sizes), tuple(int(s) for s in strides)
-    merged: list[tuple[int, int]] = []
-    for n, s in zip(sizes, strides, strict=True):
-        n, s = int(n), int(s)
-        if n == 1:
-            continue
-        if merged and merged[-1][1] == s * n:
-            outer = merged.pop()
-            merged.append((outer[0] * n, s))
-        else:
-            merged.append((n, s))
-    pad = len(sizes) - len(merged)
-    out_sizes = tuple(n for n, _ in merged) + (1,) * pad
-    out_strides = tuple(s for _, s in merged) + (0,) * pad
-    return out_sizes, out_strides

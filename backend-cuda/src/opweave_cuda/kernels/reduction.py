@@ -1,30 +1,39 @@
 """Reduction kernels (CAReduce) over any set of axes, any strides.
 
-One block computes one *task* at a time (a grid-stride loop over the tasks): its threads
-accumulate strided slices of the task's reduced elements, then combine their partial
-results in a shared-memory tree down to one warp, which finishes with ``__shfl_down_sync``.
-An empty reduction gives the scalar Op's identity. The accumulator has ``acc_dtype``
-(``float16`` accumulates in ``float32``).
+The *general* kernel: one block computes one *task* at a time (a grid-stride loop over the
+tasks): its threads accumulate strided slices of the task's reduced elements, then combine
+their partial results in a shared-memory tree down to one warp, which finishes with
+``__shfl_down_sync``. An empty reduction gives the scalar Op's identity. The accumulator has
+``acc_dtype`` (``float16`` accumulates in ``float32``).
 
 A task is one output element, or, when there are too few outputs to occupy the GPU (a
 full reduction has one), one of ``n_part`` chunks of an output's reduced elements: the
 *partial* kernel then writes ``n_part`` accumulator values per output into a scratch
 array, and the *finish* kernel (the same generator, reducing that array's last axis)
-combines them (:func:`split_plan`). Reduced dimensions that one stride can walk are merged
-on the host (:func:`~opweave_cuda.kernels.launch.collapse_dims`); the kernel skips the
-length-1 dimensions this leaves, and the outermost one needs no division.
+combines them (:func:`split_plan`). Kept and reduced dimensions are merged on the host
+(:func:`~opweave_cuda.kernels.layout.merge_reduction_dims`); the general kernel takes the
+merged ones padded with length-1 dimensions, which it skips.
+
+Two more kernels, generated per number of merged dimensions when first needed
+(:class:`ReductionVariants`): the *column* kernel, for a kept dimension of unit input
+stride (a warp takes 32 consecutive outputs, so that its reads are coalesced, and 8 warps
+split the reduced elements), split like the general one when its columns are long and
+few; and the *short* kernel, for reductions shorter than a block (a segment of at most a
+warp per output, many outputs per block). :meth:`ReductionKernel.select` chooses.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from opweave_cuda.kernels.elemwise import LaunchPlan
-from opweave_cuda.kernels.launch import MAX_BLOCKS, MAX_NDIM, collapse_dims, element_strides
+from opweave_cuda.kernels.launch import MAX_BLOCKS, MAX_NDIM, element_strides
+from opweave_cuda.kernels.layout import ReductionLayout, merge_reduction_dims
 from opweave_cuda.kernels.runtime import launch
 from opweave_cuda.kernels.scalar import scalar_code
 from opweave_cuda.kernels.source import (
@@ -39,11 +48,16 @@ from opweave_cuda.kernels.source import (
 )
 
 __all__ = [
+    "COLUMN_MIN_CHUNK",
+    "COLUMN_ROWS",
+    "COLUMN_TILE",
     "REDUCTION_BLOCK",
     "SPLIT_MAX_PARTS",
     "SPLIT_MIN_CHUNK",
     "SPLIT_TARGET_TASKS",
+    "ReductionChoice",
     "ReductionKernel",
+    "ReductionVariants",
     "identity_literal",
     "reduction_kernel",
     "split_plan",
@@ -57,6 +71,13 @@ SPLIT_TARGET_TASKS = 2048
 SPLIT_MIN_CHUNK = 16 * REDUCTION_BLOCK
 #: Most chunks an output's reduction is split into (the finish kernel's reduction length).
 SPLIT_MAX_PARTS = 1024
+#: Columns (consecutive outputs) per block of the column kernel: one warp along ``x``.
+COLUMN_TILE = 32
+#: Rows per block of the column kernel (threads along ``y``; ``COLUMN_TILE * COLUMN_ROWS`` is
+#: :data:`REDUCTION_BLOCK`).
+COLUMN_ROWS = REDUCTION_BLOCK // COLUMN_TILE
+#: Fewest reduced elements one task of a split column reduction takes.
+COLUMN_MIN_CHUNK = 32 * COLUMN_ROWS
 
 
 def _f32(dtype: str) -> str:
@@ -146,6 +167,9 @@ class ReductionKernel:
     finish
         The reduction of the partial values' last axis into the output; ``None``: this
         kernel is never split.
+    variants
+        The generator of the column and short-reduction kernels (``None``: every launch
+        runs ``kernel``, split when it is long).
 
     Attributes
     ----------
@@ -165,8 +189,10 @@ class ReductionKernel:
         acc_dtype: str | None = None,
         partial: KernelSource | None = None,
         finish: ReductionKernel | None = None,
+        variants: ReductionVariants | None = None,
     ) -> None:
         self.kernel = kernel
+        self.variants = variants
         self.partial = kernel if partial is None else partial
         self.finish = finish
         self.axes = tuple(axes)
@@ -190,22 +216,30 @@ class ReductionKernel:
             )
         return tuple(int(d) for d in x.shape)
 
-    def _values(self, x: Any, out: Any, n_part: int, chunk: int) -> list[Any]:
+    def _layout(self, x: Any, out: Any) -> tuple[ReductionLayout, int]:
+        """The merged layout of reducing ``x`` into ``out`` (or a scratch array whose last
+        axis holds the parts), and the output's stride along that last axis (0 if none)."""
         shape = tuple(int(d) for d in x.shape)
         xs = element_strides(x.strides, np.dtype(x.dtype).itemsize)
         os_ = element_strides(out.strides, np.dtype(out.dtype).itemsize)
-        n_out = math.prod(shape[d] for d in self.kept)
-        n_red = math.prod(shape[d] for d in self.axes)
-        values: list[Any] = [n_out, n_red, x]
-        for d in self.kept:
-            values += [shape[d], xs[d]]
-        values.append(out)
-        values += list(os_[: len(self.kept)])
-        sizes, strides = collapse_dims([shape[d] for d in self.axes], [xs[d] for d in self.axes])
-        for n, s in zip(sizes, strides, strict=True):
+        nk = len(self.kept)
+        o_part = os_[nk] if len(os_) > nk else 0
+        return merge_reduction_dims(shape, xs, os_[:nk], self.axes), o_part
+
+    def _values(self, x: Any, out: Any, n_part: int, chunk: int) -> list[Any]:
+        layout, o_part = self._layout(x, out)
+        nk, nr = len(self.kept), len(self.axes)
+        values: list[Any] = [layout.n_out, layout.n_red, x]
+        kept = list(zip(layout.kept, layout.x_kept, layout.out_kept, strict=True))
+        kept += [(1, 0, 0)] * (nk - len(kept))
+        for n, s, _ in kept:
             values += [n, s]
-        o_part = os_[len(self.kept)] if n_part > 1 else 0
-        values += [n_part, chunk, o_part]
+        values.append(out)
+        values += [o for _, _, o in kept]
+        reduced = list(zip(layout.reduced, layout.x_reduced, strict=True))
+        for n, s in reduced + [(1, 0)] * (nr - len(reduced)):
+            values += [n, s]
+        values += [n_part, chunk, o_part if n_part > 1 else 0]
         return values
 
     def split(self, x: Any) -> tuple[int, int]:
@@ -255,23 +289,342 @@ class ReductionKernel:
         values = self._values(x, scratch, n_part, chunk)
         return self.partial, grid, (REDUCTION_BLOCK, 1, 1), values
 
-    def __call__(self, x: Any, out: Any) -> None:
-        """Reduce the ``GPUArray`` ``x`` into the preallocated ``GPUArray`` ``out``
-        (through a scratch array of the accumulator's dtype when the reduction is split)."""
+    def select(self, x: Any, out: Any) -> ReductionChoice | None:
+        """The launches :meth:`__call__` runs (``None``: ``out`` has no element).
+
+        Dimensions are merged first (:func:`~opweave_cuda.kernels.layout.merge_reduction_dims`).
+        Then, in order: a kept dimension of unit input stride and at least
+        :data:`COLUMN_TILE` elements takes the *column* kernel (threads of a warp read
+        consecutive elements of it and loop over the reduced ones), split into parts when it
+        has few tasks and long reductions; reductions shorter than :data:`REDUCTION_BLOCK`
+        take the *short* kernel (``width`` threads, at most a warp, per output, many outputs
+        per block); the rest the *general* kernel (one block per output, split by
+        :func:`split_plan`).
+        """
+        shape = self._check_input(x)
+        kept_shape = tuple(shape[d] for d in self.kept)
+        if np.dtype(out.dtype).name != self.out_dtype or tuple(out.shape) != kept_shape:
+            self.plan(x, out)  # raises the operand error
+        if math.prod(kept_shape) == 0:
+            return None
+        layout, _ = self._layout(x, out)
+        if self.variants is None or not self.axes:
+            n_part, chunk = self.split(x)
+            return ReductionChoice("general", layout, n_part, chunk)
+        inner = [
+            i
+            for i, (n, s) in enumerate(zip(layout.kept, layout.x_kept, strict=True))
+            if s == 1 and n >= COLUMN_TILE
+        ]
+        if inner:
+            tasks = (layout.n_out // layout.kept[inner[0]]) * -(
+                -layout.kept[inner[0]] // COLUMN_TILE
+            )
+            n_part, chunk = 1, layout.n_red
+            if self.finish is not None:
+                n_part, chunk = _split(tasks, layout.n_red, COLUMN_MIN_CHUNK, COLUMN_ROWS)
+            return ReductionChoice("columns", layout, n_part, chunk, inner=inner[0])
+        if layout.n_red < REDUCTION_BLOCK:
+            width = 1
+            while width < min(layout.n_red, 32):
+                width *= 2
+            return ReductionChoice("short", layout, 1, layout.n_red, width=width)
         n_part, chunk = self.split(x)
-        if n_part == 1 or self.finish is None:
-            planned = self.plan(x, out)
-            if planned is not None:
-                launch(*planned)
+        return ReductionChoice("general", layout, n_part, chunk)
+
+    def choice_plan(self, choice: ReductionChoice, x: Any, target: Any) -> LaunchPlan:
+        """The first launch of ``choice``: into ``out``, or, when ``choice.n_part > 1``, into
+        the scratch array ``target`` (shape ``kept + (n_part,)``, the accumulator's dtype)."""
+        split = choice.n_part > 1
+        if choice.path == "general":
+            if split:
+                return self.partial_plan(x, target, choice.n_part, choice.chunk)
+            planned = self.plan(x, target)
+            assert planned is not None
+            return planned
+        assert self.variants is not None
+        layout, o_part = self._layout(x, target)
+        dtype = self.acc_dtype if split else self.out_dtype
+        if choice.path == "short":
+            source = self.variants.short(len(layout.kept), len(layout.reduced), dtype)
+            values: list[Any] = [layout.n_out, layout.n_red, choice.width, x]
+            values += [v for k in zip(layout.kept, layout.x_kept, strict=True) for v in k]
+            values.append(target)
+            values += list(layout.out_kept)
+            values += [v for r in zip(layout.reduced, layout.x_reduced, strict=True) for v in r]
+            per_block = REDUCTION_BLOCK // choice.width
+            grid = (min(-(-layout.n_out // per_block), MAX_BLOCKS), 1, 1)
+            return source, grid, (REDUCTION_BLOCK, 1, 1), values
+        i = choice.inner
+        outer = [d for d in range(len(layout.kept)) if d != i]
+        source = self.variants.columns(len(outer), len(layout.reduced), dtype)
+        k_in = layout.kept[i]
+        n_outer = layout.n_out // k_in
+        values = [n_outer, k_in, layout.x_kept[i], layout.out_kept[i], x]
+        values += [v for d in outer for v in (layout.kept[d], layout.x_kept[d])]
+        values.append(target)
+        values += [layout.out_kept[d] for d in outer]
+        values.append(layout.n_red)
+        values += [v for r in zip(layout.reduced, layout.x_reduced, strict=True) for v in r]
+        values += [choice.n_part, choice.chunk, o_part if split else 0]
+        tasks = n_outer * -(-k_in // COLUMN_TILE) * choice.n_part
+        grid = (min(tasks, MAX_BLOCKS), 1, 1)
+        return source, grid, (COLUMN_TILE, COLUMN_ROWS, 1), values
+
+    def __call__(self, x: Any, out: Any) -> None:
+        """Reduce the ``GPUArray`` ``x`` into the preallocated ``GPUArray`` ``out`` with the
+        launches :meth:`select` chooses (through a scratch array of the accumulator's dtype
+        when the reduction is split)."""
+        choice = self.select(x, out)
+        if choice is None:
+            return
+        if choice.n_part == 1 or self.finish is None:
+            launch(*self.choice_plan(choice, x, out))
             return
         from opweave_cuda.device_copy import empty
 
         kept_shape = tuple(int(x.shape[d]) for d in self.kept)
-        if tuple(int(d) for d in out.shape) != kept_shape:
-            self.plan(x, out)  # raises the shape error
-        scratch = empty((*kept_shape, n_part), self.acc_dtype)
-        launch(*self.partial_plan(x, scratch, n_part, chunk))
+        scratch = empty((*kept_shape, choice.n_part), self.acc_dtype)
+        launch(*self.choice_plan(choice, x, scratch))
         self.finish(scratch, out)
+
+
+@dataclass(frozen=True)
+class ReductionChoice:
+    """The launches chosen for one reduction.
+
+    Attributes
+    ----------
+    path
+        ``"general"``, ``"columns"`` or ``"short"``.
+    layout
+        The merged dimensions.
+    n_part, chunk
+        The split (``n_part == 1``: one launch writes the output; else a partial launch
+        into a scratch array and the finish reduction).
+    width
+        Threads per output of the short kernel.
+    inner
+        Index, in ``layout.kept``, of the kept dimension the column kernel's warps walk.
+    """
+
+    path: str
+    layout: ReductionLayout
+    n_part: int
+    chunk: int
+    width: int = 0
+    inner: int = -1
+
+
+def _split(n_tasks: int, n_red: int, min_chunk: int, multiple: int) -> tuple[int, int]:
+    """:func:`split_plan` for ``n_tasks`` tasks before splitting, chunks of at least
+    ``min_chunk`` elements rounded up to a multiple of ``multiple``."""
+    parts = min(-(-SPLIT_TARGET_TASKS // n_tasks), n_red // min_chunk, SPLIT_MAX_PARTS)
+    if parts <= 1:
+        return 1, n_red
+    chunk = -(-n_red // parts)
+    chunk = -(-chunk // multiple) * multiple
+    return -(-n_red // chunk), chunk
+
+
+def _coords(
+    dims: Sequence[str], index: str, updates: Sequence[tuple[str, str]], indent: str
+) -> str:
+    """Index arithmetic turning ``index`` (a mutable ``long long``) into coordinates along
+    ``dims`` (extent parameter names, outer to inner), adding ``coord * stride`` to each
+    ``(offset, stride prefix)`` of ``updates``; the outermost dimension takes what is left
+    (no division)."""
+    lines = []
+    for k in reversed(range(len(dims))):
+        adds = " ".join(f"{o} += c * {p}{k};" for o, p in updates)
+        if k == 0:
+            lines.append(f"{{ const long long c = {index}; {adds} }}")
+        else:
+            d = dims[k]
+            lines.append(f"{{ const long long c = {index} % {d}; {index} /= {d}; {adds} }}")
+    return ("\n" + indent).join(lines)
+
+
+class ReductionVariants:
+    """Generates (once each) the column and short-reduction kernels of one reduction, for
+    any number of merged kept and reduced dimensions.
+
+    Parameters
+    ----------
+    code
+        The reduction's binary scalar code (inputs ``a``, ``b``, output ``r``).
+    ident
+        The C literal of the identity, in the accumulator's type.
+    in_dtype, acc
+        The input's and the accumulator's dtypes.
+    """
+
+    def __init__(self, code: Any, ident: str, in_dtype: str, acc: str) -> None:
+        self.code = code
+        self.ident = ident
+        self.in_dtype = in_dtype
+        self.acc = acc
+        self._made: dict[tuple[Any, ...], KernelSource] = {}
+
+    def _name(self, kind: str, *parts: str) -> str:
+        return kernel_name(
+            f"opw_reduce_{kind}",
+            self.code.statements,
+            *self.code.support,
+            self.in_dtype,
+            self.acc,
+            self.ident,
+            *parts,
+        )
+
+    def _combine(self, name: str) -> str:
+        at, rt = CUDA_TYPE[self.acc], CUDA_TYPE[self.code.out_dtypes[0]]
+        return (
+            f"static __device__ __forceinline__ {at} {name}_combine({at} a, {at} b)\n{{\n"
+            f"    {rt} r;\n    " + self.code.statements.replace("\n", "\n    ") + "\n"
+            f"    return {convert('r', self.code.out_dtypes[0], self.acc)};\n}}\n"
+        )
+
+    def short(self, nk: int, nr: int, out_dtype: str) -> KernelSource:
+        """The kernel giving each of many short reductions ``width`` threads (a power of two,
+        at most 32: a warp's segment, combined with width-limited shuffles), ``nk`` merged
+        kept and ``nr`` merged reduced dimensions, writing ``out_dtype``."""
+        key = ("short", nk, nr, out_dtype)
+        if key in self._made:
+            return self._made[key]
+        acc, at = self.acc, CUDA_TYPE[self.acc]
+        name = self._name("short", str(nk), str(nr), out_dtype)
+        params = ["long long n_out", "long long n_red", "int width"]
+        params.append(f"const {CUDA_TYPE[self.in_dtype]}* x")
+        for d in range(nk):
+            params += [f"long long k{d}", f"long long xk{d}"]
+        params.append(f"{CUDA_TYPE[out_dtype]}* out")
+        params += [f"long long ok{d}" for d in range(nk)]
+        for d in range(nr):
+            params += [f"long long r{d}", f"long long xr{d}"]
+        out_block = _coords(
+            [f"k{d}" for d in range(nk)], "ro", [("xo", "xk"), ("oo", "ok")], " " * 12
+        )
+        red_block = _coords([f"r{d}" for d in range(nr)], "q", [("xi", "xr")], " " * 16)
+        value = convert(load("x[xi]", self.in_dtype), self.in_dtype, acc)
+        result = store(convert("acc", acc, out_dtype), out_dtype)
+        shuffle = _shuffle_width("acc", acc)
+        sig = ",\n    ".join(params)
+        kernel = f"""{self._combine(name)}
+extern "C" __global__ void {name}(
+    {sig})
+{{
+    const unsigned int tid = threadIdx.x;
+    const long long lane = tid % width;
+    const long long per_block = {REDUCTION_BLOCK} / width;
+    for (long long base = blockIdx.x * per_block; base < n_out;
+         base += (long long)gridDim.x * per_block) {{
+        const long long o = base + tid / width;
+        {at} acc = {self.ident};
+        long long oo = 0;
+        if (o < n_out) {{
+            long long ro = o, xo = 0;
+            {out_block}
+            for (long long j = lane; j < n_red; j += width) {{
+                long long q = j, xi = xo;
+                {red_block}
+                acc = {name}_combine(acc, {value});
+            }}
+        }}
+        for (int d = width / 2; d > 0; d >>= 1) acc = {name}_combine(acc, {shuffle});
+        if (lane == 0 && o < n_out) out[oo] = {result};
+    }}
+}}
+"""
+        source = KernelSource(
+            name=name,
+            source=translation_unit(self.code.support, kernel),
+            params=tuple(params),
+            block=REDUCTION_BLOCK,
+        )
+        self._made[key] = source
+        return source
+
+    def columns(self, nko: int, nr: int, out_dtype: str) -> KernelSource:
+        """The kernel whose blocks take :data:`COLUMN_TILE` consecutive outputs along the
+        kept dimension of unit input stride (``k_in``; threads along ``x``, reads coalesced)
+        and :data:`COLUMN_ROWS` threads along ``y`` splitting the reduced elements, combined
+        in shared memory; ``nko`` other kept and ``nr`` reduced merged dimensions; tasks of
+        one tile of one part (``n_part`` chunks of ``chunk`` reduced elements)."""
+        key = ("columns", nko, nr, out_dtype)
+        if key in self._made:
+            return self._made[key]
+        acc, at = self.acc, CUDA_TYPE[self.acc]
+        name = self._name("columns", str(nko), str(nr), out_dtype)
+        params = ["long long n_outer", "long long k_in", "long long xk_in", "long long ok_in"]
+        params.append(f"const {CUDA_TYPE[self.in_dtype]}* x")
+        for d in range(nko):
+            params += [f"long long k{d}", f"long long xk{d}"]
+        params.append(f"{CUDA_TYPE[out_dtype]}* out")
+        params += [f"long long ok{d}" for d in range(nko)]
+        params.append("long long n_red")
+        for d in range(nr):
+            params += [f"long long r{d}", f"long long xr{d}"]
+        params += ["long long n_part", "long long chunk", "long long o_part"]
+        out_block = _coords(
+            [f"k{d}" for d in range(nko)], "ro", [("xo", "xk"), ("oo", "ok")], " " * 8
+        )
+        red_block = _coords([f"r{d}" for d in range(nr)], "q", [("xi", "xr")], " " * 16)
+        value = convert(load("x[xi]", self.in_dtype), self.in_dtype, acc)
+        result = store(convert("acc", acc, out_dtype), out_dtype)
+        sig = ",\n    ".join(params)
+        tile, rows = COLUMN_TILE, COLUMN_ROWS
+        kernel = f"""{self._combine(name)}
+extern "C" __global__ void {name}(
+    {sig})
+{{
+    __shared__ {at} sdata[{tile * rows}];
+    const unsigned int tx = threadIdx.x, ty = threadIdx.y;
+    const long long tiles = (k_in + {tile - 1}) / {tile};
+    const long long n_task = n_outer * tiles * n_part;
+    for (long long task = blockIdx.x; task < n_task; task += gridDim.x) {{
+        const long long part = task % n_part;
+        const long long t = task / n_part;
+        const long long tile = t % tiles;
+        long long ro = t / tiles, xo = 0, oo = part * o_part;
+        {out_block}
+        const long long c = tile * {tile} + tx;
+        const long long j0 = part * chunk;
+        const long long j1 = (n_red - j0 < chunk) ? n_red : j0 + chunk;
+        {at} acc = {self.ident};
+        if (c < k_in) {{
+            xo += c * xk_in;
+            for (long long j = j0 + ty; j < j1; j += {rows}) {{
+                long long q = j, xi = xo;
+                {red_block}
+                acc = {name}_combine(acc, {value});
+            }}
+        }}
+        sdata[ty * {tile} + tx] = acc;
+        __syncthreads();
+        if (ty == 0 && c < k_in) {{
+            for (int y = 1; y < {rows}; ++y) acc = {name}_combine(acc, sdata[y * {tile} + tx]);
+            out[oo + c * ok_in] = {result};
+        }}
+        __syncthreads();
+    }}
+}}
+"""
+        source = KernelSource(
+            name=name,
+            source=translation_unit(self.code.support, kernel),
+            params=tuple(params),
+            block=COLUMN_TILE,
+        )
+        self._made[key] = source
+        return source
+
+
+def _shuffle_width(expr: str, dtype: str) -> str:
+    ctype = CUDA_TYPE[dtype]
+    if np.dtype(dtype).itemsize < 4:
+        return f"(({ctype})__shfl_down_sync(0xffffffffu, (int)({expr}), d, width))"
+    return f"__shfl_down_sync(0xffffffffu, {expr}, d, width)"
 
 
 def _reduction_source(
@@ -425,6 +778,7 @@ def reduction_kernel(
     code = scalar_code(scalar_op, [acc, acc], ["a", "b"], ["r"])
     ident = identity_literal(scalar_op.identity, acc)
     main = _reduction_source("opw_reduce", code, ident, in_dtype, out_dtype, acc, ndim, norm)
+    variants = ReductionVariants(code, ident, in_dtype, acc)
     if not norm:
         return ReductionKernel(main, norm, ndim, in_dtype, out_dtype, acc)
     partial = (
@@ -434,5 +788,8 @@ def reduction_kernel(
     )
     nk = ndim - len(norm)
     finish_source = _reduction_source("opw_reduce", code, ident, acc, out_dtype, acc, nk + 1, [nk])
-    finish = ReductionKernel(finish_source, [nk], nk + 1, acc, out_dtype, acc)
-    return ReductionKernel(main, norm, ndim, in_dtype, out_dtype, acc, partial, finish)
+    finish_variants = ReductionVariants(code, ident, acc, acc)
+    finish = ReductionKernel(
+        finish_source, [nk], nk + 1, acc, out_dtype, acc, variants=finish_variants
+    )
+    return ReductionKernel(main, norm, ndim, in_dtype, out_dtype, acc, partial, finish, variants)
