@@ -83,6 +83,7 @@ SECTIONS: dict[str, list[str]] = {
         "opweave.compile.profiling",
         "opweave.compile.builders",
         "opweave.compile.rewrite_cache",
+        "opweave.compile.collector",
         "opweave.scan",
         "opweave.scan.rewriting",
         "opweave.scan.push_out_dot",

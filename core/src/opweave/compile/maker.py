@@ -23,6 +23,7 @@ from opweave.compile.aliasing import (
     insert_deepcopy,
     view_chain,
 )
+from opweave.compile.collector import fewer_collections
 from opweave.compile.device import device_rewrite_tags
 from opweave.compile.executor import Function, ProfiledFunction
 from opweave.compile.io import In, Out
@@ -150,6 +151,19 @@ class FunctionMaker:
         update_mapping = {
             len(out_vars) + k: all_inputs.index(t) for k, (t, _) in enumerate(self.updates)
         }
+        with fewer_collections():
+            self._build_graph(all_inputs, exprs, update_mapping, accept_inplace)
+        self.linker = self._make_linker()
+
+    def _build_graph(
+        self,
+        all_inputs: list[Variable],
+        exprs: list[Variable],
+        update_mapping: dict[int, int],
+        accept_inplace: bool,
+    ) -> None:
+        """Make :attr:`fgraph`: the graph of ``exprs``, rewritten (or its rewritten form
+        from :mod:`opweave.compile.rewrite_cache`)."""
         try:
             fgraph = FunctionGraph(all_inputs, exprs, update_mapping=update_mapping)
         except MissingInputError as exc:
@@ -179,7 +193,6 @@ class FunctionMaker:
             insert_deepcopy(fgraph, self.inputs, self.outputs)
             if key is not None:
                 rewrite_cache.store_rewritten(key, fgraph)
-        self.linker = self._make_linker()
 
     def __reduce__(self) -> tuple[Any, tuple[dict[str, Any]]]:
         """Pickle what builds this maker again (as PyTensor does): the inputs, outputs,
@@ -366,9 +379,10 @@ class FunctionMaker:
         profile = _profile_for(profile, self.name if name is None else name)
         # A profiled function links the linker's timed loop, where it has one.
         self.linker.profile = profile
-        fn, in_cells, out_cells, thunks, order = self.linker.make_all(
-            input_storage=input_storage, storage_map=storage_map
-        )
+        with fewer_collections():
+            fn, in_cells, out_cells, thunks, order = self.linker.make_all(
+                input_storage=input_storage, storage_map=storage_map
+            )
         self.node_impls = node_implementations(self.linker, thunks, order)
         if profile is None:
             return Function(self, fn, in_cells, out_cells, unpack_single, name=name)
