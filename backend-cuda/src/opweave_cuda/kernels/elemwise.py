@@ -138,6 +138,16 @@ class ElemwiseKernel:
                     f"got a {len(a.shape)}-d {_dtype_name(a.dtype)} one"
                 )
 
+    def _launch_shape(self, inputs: Sequence[Any], outputs: Sequence[Any]) -> tuple[int, ...]:
+        """The outputs' common shape, after checking every operand's dtype."""
+        self._check(inputs, self.in_dtypes, "input")
+        self._check(outputs, self.out_dtypes, "output")
+        shape = tuple(int(d) for d in outputs[0].shape)
+        for k, y in enumerate(outputs):
+            if tuple(int(d) for d in y.shape) != shape:
+                raise ValueError(f"elementwise kernel output {k} has shape {y.shape}, not {shape}")
+        return shape
+
     def plan(self, inputs: Sequence[Any], outputs: Sequence[Any]) -> LaunchPlan | None:
         """The launch that computes ``outputs`` from ``inputs`` (``None``: no element).
 
@@ -151,12 +161,7 @@ class ElemwiseKernel:
         -------
         (kernel, grid, block, values) or None
         """
-        self._check(inputs, self.in_dtypes, "input")
-        self._check(outputs, self.out_dtypes, "output")
-        shape = tuple(int(d) for d in outputs[0].shape)
-        for k, y in enumerate(outputs):
-            if tuple(int(d) for d in y.shape) != shape:
-                raise ValueError(f"elementwise kernel output {k} has shape {y.shape}, not {shape}")
+        shape = self._launch_shape(inputs, outputs)
         n = math.prod(shape)
         if n == 0:
             return None
@@ -201,12 +206,7 @@ class ElemwiseKernel:
         ElemwiseLaunch or None
             ``None`` when the output has no element.
         """
-        self._check(inputs, self.in_dtypes, "input")
-        self._check(outputs, self.out_dtypes, "output")
-        shape = tuple(int(d) for d in outputs[0].shape)
-        for k, y in enumerate(outputs):
-            if tuple(int(d) for d in y.shape) != shape:
-                raise ValueError(f"elementwise kernel output {k} has shape {y.shape}, not {shape}")
+        shape = self._launch_shape(inputs, outputs)
         n = math.prod(shape)
         if n == 0:
             return None

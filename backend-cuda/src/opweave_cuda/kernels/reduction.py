@@ -477,6 +477,19 @@ class ReductionVariants:
             *parts,
         )
 
+    def _remember(
+        self, key: tuple[Any, ...], name: str, kernel: str, params: Sequence[str], block: int
+    ) -> KernelSource:
+        """The kernel ``name`` (its code ``kernel``), kept under ``key`` for the next launch."""
+        source = KernelSource(
+            name=name,
+            source=translation_unit(self.code.support, kernel),
+            params=tuple(params),
+            block=block,
+        )
+        self._made[key] = source
+        return source
+
     def _combine(self, name: str) -> str:
         at, rt = CUDA_TYPE[self.acc], CUDA_TYPE[self.code.out_dtypes[0]]
         return (
@@ -536,14 +549,7 @@ extern "C" __global__ void {name}(
     }}
 }}
 """
-        source = KernelSource(
-            name=name,
-            source=translation_unit(self.code.support, kernel),
-            params=tuple(params),
-            block=REDUCTION_BLOCK,
-        )
-        self._made[key] = source
-        return source
+        return self._remember(key, name, kernel, params, REDUCTION_BLOCK)
 
     def columns(self, nko: int, nr: int, out_dtype: str) -> KernelSource:
         """The kernel whose blocks take :data:`COLUMN_TILE` consecutive outputs along the
@@ -610,14 +616,7 @@ extern "C" __global__ void {name}(
     }}
 }}
 """
-        source = KernelSource(
-            name=name,
-            source=translation_unit(self.code.support, kernel),
-            params=tuple(params),
-            block=COLUMN_TILE,
-        )
-        self._made[key] = source
-        return source
+        return self._remember(key, name, kernel, params, COLUMN_TILE)
 
 
 def _shuffle_width(expr: str, dtype: str) -> str:
