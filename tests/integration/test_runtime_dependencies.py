@@ -29,3 +29,26 @@ def test_compiling_and_running_special_functions_imports_no_scipy() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+NUMPY_MA = """
+import sys
+import numpy as np
+import opweave
+import opweave.tensor as ot
+x = ot.dvector("x")
+f = opweave.function([x], ot.tanh(x * 1.5 + 0.1) + ot.mean(x) * 0.01)
+shared = opweave.shared(np.ones(3))
+f(np.linspace(0.1, 2.0, 5))
+print("numpy.ma" in sys.modules)
+"""
+
+
+def test_building_and_compiling_a_graph_does_not_import_numpy_ma() -> None:
+    """NumPy loads ``numpy.ma`` on first use, which costs milliseconds of every first
+    compile; telling masked arrays apart (they are refused) must not load it."""
+    done = subprocess.run(
+        [sys.executable, "-c", NUMPY_MA], capture_output=True, text=True, check=False, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "False"

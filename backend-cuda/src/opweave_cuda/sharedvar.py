@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from opweave.compile.sharedvalue import SharedVariable
+from opweave.graph.utils import is_masked_array
 from opweave_cuda.availability import require_cuda
 from opweave_cuda.transfer_ops import CUDA_TARGETS
 from opweave_cuda.type import GpuArrayType, is_gpuarray
@@ -108,7 +109,7 @@ def gpu_shared(
             device_copy.copy_into(copy, value)
             value = copy
     else:
-        if isinstance(value, np.ma.MaskedArray):
+        if is_masked_array(value):
             raise TypeError("shared: masked arrays are not supported (the mask would be lost)")
         if not isinstance(value, np.ndarray | np.generic | bool | int | float):
             raise TypeError(

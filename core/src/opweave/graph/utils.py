@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 
 class MethodNotDefined(Exception):
     """Raised by an optional contract method that a class does not implement.
@@ -31,3 +33,11 @@ class NoImplementationError(NotImplementedError):
 def add_tag_trace(obj: object) -> object:
     """Hook kept for PyTensor compatibility; opweave records no creation traces."""
     return obj
+
+
+def is_masked_array(value: object) -> bool:
+    """Whether ``value`` is a NumPy masked array, without importing ``numpy.ma`` (a
+    module NumPy loads on first use, in milliseconds): a process that never imported it
+    holds no masked array."""
+    masked = sys.modules.get("numpy.ma")
+    return masked is not None and isinstance(value, masked.MaskedArray)

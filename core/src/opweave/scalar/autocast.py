@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from opweave.configdefaults import config
+from opweave.graph.utils import is_masked_array
 from opweave.scalar.type import normalize_dtype
 
 __all__ = ["NumpyAutocaster", "autocast_float", "autocast_float_as", "autocast_int", "convert"]
@@ -233,7 +234,7 @@ def convert(x: Any, dtype: Any = None) -> np.ndarray:
     TypeError
         For masked arrays, or an int too large for ``uint64``.
     """
-    if isinstance(x, np.ma.MaskedArray):
+    if is_masked_array(x):
         raise TypeError("masked arrays cannot be converted to constants")
     if dtype is not None:
         target = _floatX() if isinstance(dtype, str) and dtype == "floatX" else dtype

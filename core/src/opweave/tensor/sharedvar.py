@@ -17,6 +17,7 @@ import numpy as np
 
 from opweave.compile.sharedvalue import SharedVariable
 from opweave.graph.basic import Variable
+from opweave.graph.utils import is_masked_array
 from opweave.plugins.manager import get_plugin_manager
 from opweave.tensor.random.var import RandomGeneratorSharedVariable, randomgen_constructor
 from opweave.tensor.type import TensorType
@@ -128,7 +129,7 @@ class TensorSharedVariable(SharedVariable[TensorType], TensorVariable[None]):
 
 
 def _initial_array(value: Any) -> np.ndarray:
-    if isinstance(value, np.ma.MaskedArray):
+    if is_masked_array(value):
         raise TypeError("shared: masked arrays are not supported (the mask would be lost)")
     if isinstance(value, np.ndarray | np.generic | bool | int | float | complex):
         arr = np.asarray(value)

@@ -43,6 +43,7 @@ import numpy as np
 from opweave.configdefaults import config
 from opweave.graph.basic import Variable
 from opweave.graph.type import Type
+from opweave.graph.utils import is_masked_array
 from opweave.scalar.basic import apply_across_args
 from opweave.scalar.type import ScalarType, get_scalar_type
 from opweave.tensor.variable import TensorConstant, TensorVariable
@@ -641,7 +642,7 @@ class TensorType(ShapedType):
                 f"{self!r} (strict) expected a numpy.ndarray, got an instance of the ndarray "
                 f"subclass {type(data).__name__}; pass numpy.asarray(value)"
             )
-        if isinstance(data, np.ma.MaskedArray):
+        if is_masked_array(data):
             raise TypeError(
                 f"{self!r} does not accept masked arrays (numpy.ma.MaskedArray): the mask "
                 "would be lost; pass arr.filled(fill_value) or arr.data explicitly"
