@@ -9,6 +9,7 @@ promotion rule every scalar (and later tensor) Op uses for its output dtype.
 
 from __future__ import annotations
 
+import functools
 import warnings
 from types import MappingProxyType
 from typing import Any
@@ -84,6 +85,13 @@ def normalize_dtype(dtype: Any) -> str:
     return name
 
 
+@functools.lru_cache(maxsize=1024)
+def _promoted(names: tuple[str, ...]) -> str:
+    """NumPy's promotion of the dtypes ``names``, by name (remembered: NumPy builds a
+    dtype's name in Python, slowly enough to show when graphs are built)."""
+    return str(np.result_type(*[np.dtype(n) for n in names]).name)
+
+
 def upcast(*dtypes: Any) -> str:
     """Return the dtype of an operation combining values of ``dtypes``.
 
@@ -104,7 +112,7 @@ def upcast(*dtypes: Any) -> str:
     if not dtypes:
         raise TypeError("upcast needs at least one dtype")
     names = [normalize_dtype(getattr(d, "dtype", d)) for d in dtypes]
-    result = np.result_type(*[np.dtype(n) for n in names]).name
+    result = _promoted(tuple(names))
     config = _config()
     if config.cast_policy != "numpy+floatX":
         return result
