@@ -201,3 +201,26 @@ def test_a_while_loop_is_left_alone() -> None:
     for t in range(STEPS):
         acc = acc + X[t].T @ (X[t] @ W_X[:, :N_IN])
     np.testing.assert_allclose(f(X, W_X[:, :N_IN], np.zeros((N_IN, N_IN))), acc, rtol=1e-12)
+
+
+@pytest.mark.parametrize("linker", ["vm", "cvm"])
+def test_the_last_value_of_a_users_accumulation_moves_out(linker: str) -> None:
+    x, acc0, n = pt.dtensor3("x"), pt.dmatrix("acc0"), pt.iscalar("n")
+    accs, _ = scan(
+        lambda x_t, acc: acc + pt.dot(x_t.T, x_t),  # a sum of Gram matrices
+        sequences=x,
+        outputs_info=acc0,
+        n_steps=n,
+    )
+    mode = opweave.Mode(linker=linker)
+    f = opweave.function([x, acc0, n], accs[-1], mode=mode)
+    assert loops(f) == []  # nothing is left to loop over: one product of the whole sequence
+    start = RNG.normal(size=(N_IN, N_IN))
+    for steps in (1, 4, STEPS):
+        want = start + sum(X[t].T @ X[t] for t in range(steps))
+        np.testing.assert_allclose(f(X, start, steps), want, rtol=1e-12)
+    # zero steps: accs is empty, as without the rewrite
+    g = opweave.function([x, acc0, n], accs[-1], mode=mode.excluding(ACCUMULATORS))
+    for fn in (f, g):
+        with pytest.raises(IndexError):
+            fn(X, start, 0)

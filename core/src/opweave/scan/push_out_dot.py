@@ -31,11 +31,15 @@ from opweave.graph.rewriting import node_rewriter
 from opweave.graph.traversal import ancestors, io_toposort
 from opweave.scalar.basic import Add
 from opweave.scan.op import Scan
+from opweave.scan.save_mem import from_end
 from opweave.tensor._typing import tensor_type_of, tensor_var
+from opweave.tensor.basic import alloc
 from opweave.tensor.blas import Dot, dot
 from opweave.tensor.dimshuffle import DimShuffle
+from opweave.tensor.math import minimum
 from opweave.tensor.reductions import Sum
 from opweave.tensor.shape import reshape
+from opweave.tensor.subtensor import Subtensor
 from opweave.tensor.variable import TensorVariable
 
 if TYPE_CHECKING:
@@ -199,7 +203,7 @@ def scan_push_out_dot_accumulators(fgraph: FunctionGraph, node: Apply) -> Any:
         pos += len(taps)
     found: list[_Accumulation] = []
     for j, taps in enumerate(info.state_taps):
-        if taps != (-1,) or info.kept(j) != 1:
+        if taps != (-1,) or info.kept(j) < 1 or not _reads_only_the_last(fgraph, node.outputs[j]):
             continue
         acc = _accumulation(op, j, taps_of[j][0], inner_out["states"][j], clients)
         if acc is not None:
@@ -275,7 +279,36 @@ def scan_push_out_dot_accumulators(fgraph: FunctionGraph, node: Apply) -> Any:
     for acc in found:
         initial = outer["states"][acc.index]
         total = _stacked_total(acc, [stack_of[f] for f in acc.factors], initial)
+        last = initial[-1] + total
+        # the entries the node returned (only the last is read): as many, all the last
+        rows = minimum(n_steps + 1, info.kept(acc.index))
+        shape = [last.shape[i] for i in range(tensor_type_of(last).ndim)]
         old = node.outputs[acc.index]
-        value = initial + total.dimshuffle("x", *range(tensor_type_of(total).ndim))
-        replacements[old] = old.type.filter_variable(value)
+        replacements[old] = old.type.filter_variable(alloc(last, rows, *shape))
     return replacements
+
+
+def _reads_only_the_last(fgraph: FunctionGraph, out: Variable) -> bool:
+    """Whether every reader of ``out`` reads its last entry only: ``out[-1]``, or
+    ``out[s:][-1]`` (a state's entries after its initial ones, say)."""
+    clients = fgraph.clients.get(out, [])
+    if not clients:
+        return False
+    for client, idx in clients:
+        if from_end(client, idx) == 1:
+            continue
+        if client == "output" or idx != 0 or not isinstance(client.op, Subtensor):
+            return False
+        (first, *rest) = client.op.idx_list
+        if rest or not (
+            isinstance(first, slice)
+            and isinstance(first.start, int)
+            and first.start >= 0
+            and first.stop is None
+            and first.step is None
+        ):
+            return False
+        inner = fgraph.clients.get(client.outputs[0], [])
+        if not inner or any(from_end(c, i) != 1 for c, i in inner):
+            return False
+    return True

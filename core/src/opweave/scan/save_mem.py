@@ -37,7 +37,7 @@ __all__ = ["scan_save_mem"]
 _Reader = tuple[Variable, Apply, Apply | None]
 
 
-def _from_end(client: Any, idx: int) -> int | None:
+def from_end(client: Any, idx: int) -> int | None:
     """``i`` when ``client`` reads entry ``-i`` of its input ``idx``, else ``None``."""
     if client == "output" or idx != 0 or not isinstance(client.op, Subtensor):
         return None
@@ -55,7 +55,7 @@ def _tail_readers(fgraph: FunctionGraph, out: Variable) -> tuple[int, list[_Read
     if not clients:
         return None
     for client, idx in clients:
-        i = _from_end(client, idx)
+        i = from_end(client, idx)
         if i is not None:
             need = max(need, i)
             readers.append((client.outputs[0], client, None))
@@ -77,7 +77,7 @@ def _tail_readers(fgraph: FunctionGraph, out: Variable) -> tuple[int, list[_Read
         if not inner_clients:
             return None
         for c2, idx2 in inner_clients:
-            i2 = _from_end(c2, idx2)
+            i2 = from_end(c2, idx2)
             if i2 is None:
                 return None
             need = max(need, first.start + i2)
