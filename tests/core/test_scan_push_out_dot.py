@@ -224,3 +224,8 @@ def test_the_last_value_of_a_users_accumulation_moves_out(linker: str) -> None:
     for fn in (f, g):
         with pytest.raises(IndexError):
             fn(X, start, 0)
+    # more steps than the sequence has, or fewer than none: refused, not computed short
+    for steps, error in ((STEPS + 1, "n_steps|expected 7"), (-1, "negative|expected -1")):
+        for fn in (f, g):
+            with pytest.raises((ValueError, AssertionError), match=error):
+                fn(X, start, steps)

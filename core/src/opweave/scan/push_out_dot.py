@@ -38,7 +38,7 @@ from opweave.tensor.blas import Dot, dot
 from opweave.tensor.dimshuffle import DimShuffle
 from opweave.tensor.math import minimum
 from opweave.tensor.reductions import Sum
-from opweave.tensor.shape import reshape
+from opweave.tensor.shape import reshape, specify_shape
 from opweave.tensor.subtensor import Subtensor
 from opweave.tensor.variable import TensorVariable
 
@@ -266,7 +266,11 @@ def scan_push_out_dot_accumulators(fgraph: FunctionGraph, node: Apply) -> Any:
     n_nit = info.n_nit
     stack_of = {f: new_outs[n_kept + n_nit + k] for k, f in enumerate(new_nits)}
     for v, i in seq_at.items():
-        stack_of.setdefault(v, outer["seqs"][i][:n_steps])
+        # the loop refused a sequence shorter than n_steps (or a negative n_steps); so does
+        # its slice, also where nothing is left to loop over
+        seq = outer["seqs"][i]
+        steps = specify_shape(seq[:n_steps], (n_steps, *([None] * (seq.type.ndim - 1))))
+        stack_of.setdefault(v, steps)
     replacements: dict[Variable, Variable] = {}
     for j, out in zip(states, new_outs[:n_kept], strict=True):
         replacements[node.outputs[j]] = out
