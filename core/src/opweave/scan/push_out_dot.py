@@ -31,7 +31,7 @@ from opweave.graph.rewriting import node_rewriter
 from opweave.graph.traversal import ancestors, io_toposort
 from opweave.scalar.basic import Add
 from opweave.scan.op import Scan
-from opweave.scan.save_mem import from_end
+from opweave.scan.save_mem import from_end, tail_start
 from opweave.tensor._typing import tensor_type_of, tensor_var
 from opweave.tensor.basic import alloc
 from opweave.tensor.blas import Dot, dot
@@ -39,7 +39,6 @@ from opweave.tensor.dimshuffle import DimShuffle
 from opweave.tensor.math import minimum
 from opweave.tensor.reductions import Sum
 from opweave.tensor.shape import reshape, specify_shape
-from opweave.tensor.subtensor import Subtensor
 from opweave.tensor.variable import TensorVariable
 
 if TYPE_CHECKING:
@@ -301,16 +300,7 @@ def _reads_only_the_last(fgraph: FunctionGraph, out: Variable) -> bool:
     for client, idx in clients:
         if from_end(client, idx) == 1:
             continue
-        if client == "output" or idx != 0 or not isinstance(client.op, Subtensor):
-            return False
-        (first, *rest) = client.op.idx_list
-        if rest or not (
-            isinstance(first, slice)
-            and isinstance(first.start, int)
-            and first.start >= 0
-            and first.stop is None
-            and first.step is None
-        ):
+        if tail_start(client, idx) is None:
             return False
         inner = fgraph.clients.get(client.outputs[0], [])
         if not inner or any(from_end(c, i) != 1 for c, i in inner):

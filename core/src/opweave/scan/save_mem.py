@@ -47,6 +47,25 @@ def from_end(client: Any, idx: int) -> int | None:
     return None
 
 
+def tail_start(client: Any, idx: int) -> int | None:
+    """``s`` when ``client`` takes ``[s:]`` (a non-negative ``s``) of its input ``idx``,
+    else ``None``."""
+    if client == "output" or idx != 0 or not isinstance(client.op, Subtensor):
+        return None
+    idx_list = client.op.idx_list
+    first = idx_list[0]
+    if (
+        len(idx_list) == 1
+        and isinstance(first, slice)
+        and isinstance(first.start, int)
+        and first.start >= 0
+        and first.stop is None
+        and first.step is None
+    ):
+        return int(first.start)
+    return None
+
+
 def _tail_readers(fgraph: FunctionGraph, out: Variable) -> tuple[int, list[_Reader]] | None:
     """How many last entries of ``out`` its readers need, and the readers to rebuild;
     ``None`` when some reader needs more (or ``out`` is not read)."""
@@ -60,18 +79,8 @@ def _tail_readers(fgraph: FunctionGraph, out: Variable) -> tuple[int, list[_Read
             need = max(need, i)
             readers.append((client.outputs[0], client, None))
             continue
-        if client == "output" or idx != 0 or not isinstance(client.op, Subtensor):
-            return None
-        idx_list = client.op.idx_list
-        first = idx_list[0]
-        if not (
-            len(idx_list) == 1
-            and isinstance(first, slice)
-            and isinstance(first.start, int)
-            and first.start >= 0
-            and first.stop is None
-            and first.step is None
-        ):
+        first = tail_start(client, idx)
+        if first is None:
             return None
         inner_clients = fgraph.clients.get(client.outputs[0], [])
         if not inner_clients:
@@ -80,7 +89,7 @@ def _tail_readers(fgraph: FunctionGraph, out: Variable) -> tuple[int, list[_Read
             i2 = from_end(c2, idx2)
             if i2 is None:
                 return None
-            need = max(need, first.start + i2)
+            need = max(need, first + i2)
             readers.append((c2.outputs[0], c2, client))
     return need, readers
 
