@@ -163,11 +163,7 @@ def scan_grad(
     diff_non_seqs = [i for i, x in enumerate(outer["non_seqs"]) if _is_float(x)]
 
     # forward inner tap inputs, by state
-    tap_inner: list[list[Any]] = []
-    pos = 0
-    for taps in info.state_taps:
-        tap_inner.append(list(in_inner["taps"][pos : pos + len(taps)]))
-        pos += len(taps)
+    tap_inner: list[list[Any]] = op.taps_per_state()
 
     n_run = _steps_run(op, n_steps, outputs)
     n_back = n_run if info.truncate_gradient == -1 else minimum(n_run, info.truncate_gradient)

@@ -27,6 +27,7 @@ the inner graph once per Op with :func:`opweave.function` and calling it once pe
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace as dc_replace
 from typing import Any
 
 from opweave.graph.basic import Apply, Variable
@@ -151,6 +152,67 @@ class Scan(Op):
         info = self.info
         parts = [info.n_states, info.n_nit, info.n_shared, int(info.as_while)]
         return dict(zip(("states", "nits", "shared", "cond"), _split(outputs, parts)))
+
+    def taps_per_state(self) -> list[list[Variable]]:
+        """The inner inputs of each state's taps, state after state."""
+        taps_in = self.split_inner_inputs(self.inner_inputs)["taps"]
+        found, pos = [], 0
+        for taps in self.info.state_taps:
+            found.append(list(taps_in[pos : pos + len(taps)]))
+            pos += len(taps)
+        return found
+
+    def keeping(
+        self,
+        node: Apply,
+        states: Sequence[int],
+        nits: Sequence[int],
+        new_nits: Sequence[Variable] = (),
+    ) -> list[Variable]:
+        """The outputs of a node like ``node`` whose loop computes only the states
+        ``states`` and per-step outputs ``nits`` (positions in this Op's layout), and
+        stacks the body's values ``new_nits`` as more per-step outputs (all of their
+        entries kept): ``[*states, *nits, *new_nits, *shared states]``.
+
+        The rewrites that drop or move states out of a loop build their node with it."""
+        info = self.info
+        taps_of = self.taps_per_state()
+        inner_in = self.split_inner_inputs(self.inner_inputs)
+        inner_out = self.split_inner_outputs(self.inner_outputs)
+        keep: tuple[int, ...] = ()
+        if info.keep:
+            keep = tuple(info.kept(j) for j in states)
+            keep += tuple(info.kept(info.n_states + k) for k in nits) + (0,) * len(new_nits)
+        new_op = self.clone_with(
+            [
+                *inner_in["seqs"],
+                *(v for j in states for v in taps_of[j]),
+                *inner_in["shared"],
+                *inner_in["non_seqs"],
+            ],
+            [
+                *(inner_out["states"][j] for j in states),
+                *(inner_out["nits"][k] for k in nits),
+                *new_nits,
+                *inner_out["shared"],
+                *inner_out["cond"],
+            ],
+            dc_replace(
+                info,
+                state_taps=tuple(info.state_taps[j] for j in states),
+                n_nit=len(nits) + len(new_nits),
+                keep=keep,
+            ),
+        )
+        outer = self.split_outer_inputs(node.inputs)
+        return new_op(  # type: ignore[return-value]
+            node.inputs[0],
+            *outer["seqs"],
+            *(outer["states"][j] for j in states),
+            *outer["shared"],
+            *outer["non_seqs"],
+            return_list=True,
+        )
 
     # ------------------------------------------------------------------ the Op contract
 

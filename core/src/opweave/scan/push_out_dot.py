@@ -196,10 +196,7 @@ def scan_push_out_dot_accumulators(fgraph: FunctionGraph, node: Apply) -> Any:
     inner_in = op.split_inner_inputs(op.inner_inputs)
     inner_out = op.split_inner_outputs(op.inner_outputs)
     clients = _clients(op)
-    taps_of, pos = [], 0
-    for taps in info.state_taps:
-        taps_of.append(inner_in["taps"][pos : pos + len(taps)])
-        pos += len(taps)
+    taps_of = op.taps_per_state()
     found: list[_Accumulation] = []
     for j, taps in enumerate(info.state_taps):
         if taps != (-1,) or info.kept(j) < 1 or not _reads_only_the_last(fgraph, node.outputs[j]):
@@ -224,43 +221,9 @@ def scan_push_out_dot_accumulators(fgraph: FunctionGraph, node: Apply) -> Any:
     if dropped_taps & set(ancestors([*kept_outs, *new_nits, *inner_out["nits"]])):
         return None
     states = [j for j in range(info.n_states) if j not in dropped]
-    keep: tuple[int, ...] = ()
-    if info.keep:
-        keep = tuple(info.kept(j) for j in states)
-        keep += tuple(info.kept(info.n_states + k) for k in range(info.n_nit))
-        keep += (0,) * len(new_nits)
-    new_info = dc_replace(
-        info,
-        state_taps=tuple(info.state_taps[j] for j in states),
-        n_nit=info.n_nit + len(new_nits),
-        keep=keep,
-    )
-    new_op = op.clone_with(
-        [
-            *inner_in["seqs"],
-            *(v for j in states for v in taps_of[j]),
-            *inner_in["shared"],
-            *inner_in["non_seqs"],
-        ],
-        [
-            *(inner_out["states"][j] for j in states),
-            *inner_out["nits"],
-            *new_nits,
-            *inner_out["shared"],
-            *inner_out["cond"],
-        ],
-        new_info,
-    )
+    new_outs = op.keeping(node, states, list(range(info.n_nit)), new_nits)
     outer = op.split_outer_inputs(node.inputs)
     n_steps = node.inputs[0]
-    new_outs: list[Any] = new_op(  # type: ignore[assignment]
-        n_steps,
-        *outer["seqs"],
-        *(outer["states"][j] for j in states),
-        *outer["shared"],
-        *outer["non_seqs"],
-        return_list=True,
-    )
     n_kept = len(states)
     n_nit = info.n_nit
     stack_of = {f: new_outs[n_kept + n_nit + k] for k, f in enumerate(new_nits)}

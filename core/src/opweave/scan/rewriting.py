@@ -200,12 +200,8 @@ def scan_remove_unused_outputs(fgraph: FunctionGraph, node: Apply) -> Any:
     unread = [not fgraph.clients.get(o) for o in node.outputs]
     if not any(unread[: n_st + n_nit]):
         return None
-    inner_in = op.split_inner_inputs(op.inner_inputs)
     inner_out = op.split_inner_outputs(op.inner_outputs)
-    taps_of, pos = [], 0
-    for taps in info.state_taps:
-        taps_of.append(inner_in["taps"][pos : pos + len(taps)])
-        pos += len(taps)
+    taps_of = op.taps_per_state()
     drop_states = {j for j in range(n_st) if unread[j]}
     drop_nits = {k for k in range(n_nit) if unread[n_st + k]}
     while True:
@@ -221,37 +217,7 @@ def scan_remove_unused_outputs(fgraph: FunctionGraph, node: Apply) -> Any:
         return None
     states = [j for j in range(n_st) if j not in drop_states]
     nits = [k for k in range(n_nit) if k not in drop_nits]
-    keep = tuple(info.kept(j) for j in states) + tuple(info.kept(n_st + k) for k in nits)
-    new_info = dc_replace(
-        info,
-        state_taps=tuple(info.state_taps[j] for j in states),
-        n_nit=len(nits),
-        keep=keep if info.keep else (),
-    )
-    new_op = op.clone_with(
-        [
-            *inner_in["seqs"],
-            *(v for j in states for v in taps_of[j]),
-            *inner_in["shared"],
-            *inner_in["non_seqs"],
-        ],
-        [
-            *(inner_out["states"][j] for j in states),
-            *(inner_out["nits"][k] for k in nits),
-            *inner_out["shared"],
-            *inner_out["cond"],
-        ],
-        new_info,
-    )
-    outer = op.split_outer_inputs(node.inputs)
-    new_outs = new_op(
-        node.inputs[0],
-        *outer["seqs"],
-        *(outer["states"][j] for j in states),
-        *outer["shared"],
-        *outer["non_seqs"],
-        return_list=True,
-    )
+    new_outs = op.keeping(node, states, nits)
     old = [node.outputs[j] for j in states] + [node.outputs[n_st + k] for k in nits]
     old += node.outputs[n_st + n_nit :]
     return dict(zip(old, new_outs, strict=True))

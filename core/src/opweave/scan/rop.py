@@ -74,10 +74,7 @@ def scan_rop(op: Scan, inputs: list[Any], eval_points: list[Any]) -> list[Any]:
     t_nits = [k for k, o in enumerate(inner_out["nits"]) if _is_float(o)]
 
     fresh = {v: v.type(name=v.name) for v in op.inner_inputs}
-    taps_of, pos = [], 0
-    for taps in info.state_taps:
-        taps_of.append([fresh[v] for v in inner_in["taps"][pos : pos + len(taps)]])
-        pos += len(taps)
+    taps_of = [[fresh[v] for v in taps] for taps in op.taps_per_state()]
     seq_vars = [fresh[v] for v in inner_in["seqs"]]
     non_seq_vars = [fresh[v] for v in inner_in["non_seqs"]]
     d_seqs = [seq_vars[i].type(name=f"d{seq_vars[i].name or 'seq'}") for i in t_seqs]
