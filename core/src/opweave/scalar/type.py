@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import warnings
+from collections.abc import Hashable
 from types import MappingProxyType
 from typing import Any
 
@@ -61,6 +62,29 @@ def floatX() -> str:
     return str(_config().floatX)
 
 
+@functools.lru_cache(maxsize=256)
+def _cached_dtype_name(dtype: Any) -> str:
+    return str(np.dtype(dtype).name)
+
+
+def numpy_dtype_name(dtype: Any) -> str:
+    """NumPy's name of ``dtype`` (a ``np.dtype``, a scalar type, a string). NumPy computes
+    ``dtype.name`` in Python, slowly enough to show in compiles that make many constants,
+    so names of hashable dtypes are remembered.
+
+    Raises
+    ------
+    TypeError
+        If NumPy does not understand ``dtype``.
+    """
+    try:
+        return _cached_dtype_name(dtype)
+    except TypeError:
+        if isinstance(dtype, Hashable):
+            raise
+        return str(np.dtype(dtype).name)  # e.g. a list describing a structured dtype
+
+
 def normalize_dtype(dtype: Any) -> str:
     """Return the canonical name of ``dtype`` (``"floatX"`` means ``config.floatX``).
 
@@ -75,7 +99,7 @@ def normalize_dtype(dtype: Any) -> str:
         if dtype == "floatX":
             return floatX()
     try:
-        name: str = np.dtype(dtype).name
+        name = numpy_dtype_name(dtype)
     except TypeError as exc:
         raise TypeError(f"{dtype!r} is not a NumPy dtype") from exc
     if name not in DTYPE_SPECS:

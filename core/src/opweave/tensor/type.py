@@ -32,9 +32,8 @@ and the plural forms ``scalars``, ``dvectors``, ``matrices``, ... :
 
 from __future__ import annotations
 
-import functools
 import warnings
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -45,7 +44,7 @@ from opweave.graph.basic import Variable
 from opweave.graph.type import Type
 from opweave.graph.utils import is_masked_array
 from opweave.scalar.basic import apply_across_args
-from opweave.scalar.type import ScalarType, get_scalar_type
+from opweave.scalar.type import ScalarType, get_scalar_type, numpy_dtype_name
 from opweave.tensor.variable import TensorConstant, TensorVariable
 
 __all__ = [
@@ -268,23 +267,6 @@ def _short(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 5] + "(...)"
 
 
-@functools.lru_cache(maxsize=256)
-def _cached_dtype_name(dtype: Any) -> str:
-    return str(np.dtype(dtype).name)
-
-
-def _numpy_dtype_name(dtype: Any) -> str:
-    """NumPy's name of ``dtype`` (a ``np.dtype``, a scalar type, a string). NumPy computes
-    ``dtype.name`` in Python, slowly enough to show in compiles that make many constants,
-    so names of hashable dtypes are remembered."""
-    try:
-        return _cached_dtype_name(dtype)
-    except TypeError:
-        if isinstance(dtype, Hashable):
-            raise
-        return str(np.dtype(dtype).name)  # e.g. a list describing a structured dtype
-
-
 def _parse_dtype(dtype: Any) -> str:
     if dtype is None:
         raise TypeError("TensorType: dtype is required (e.g. 'float64', or 'floatX')")
@@ -294,7 +276,7 @@ def _parse_dtype(dtype: Any) -> str:
         if dtype == "floatX":
             return _config_floatX()
     try:
-        name = _numpy_dtype_name(dtype)
+        name = numpy_dtype_name(dtype)
     except TypeError as exc:
         raise TypeError(f"TensorType: invalid dtype {dtype!r}: {exc}") from None
     if name not in dtype_specs_map:
