@@ -71,11 +71,20 @@ def _complex_of(dtype: str) -> str:
     return np.result_type(dtype, np.complex64).name
 
 
-def _no_gradients(op: Op, inputs: Sequence[Variable]) -> list[Variable]:
-    return [grad_not_implemented(op, i, x, _NO_GRADIENT) for i, x in enumerate(inputs)]
+class _Undifferentiated(Op):
+    """A decomposition without a gradient (as in PyTensor)."""
+
+    def L_op(
+        self,
+        inputs: Sequence[Variable],
+        outputs: Sequence[Variable],
+        output_grads: Sequence[Variable],
+    ) -> list[Variable]:
+        """Not implemented (as in PyTensor): a null gradient naming the reason."""
+        return [grad_not_implemented(self, i, x, _NO_GRADIENT) for i, x in enumerate(inputs)]
 
 
-class Schur(Op):
+class Schur(_Undifferentiated):
     """The Schur decomposition ``A = Z T Z^H`` of each square matrix of a batch.
 
     Outputs ``T`` (upper triangular, or quasi-upper triangular with 2x2 blocks for the
@@ -138,17 +147,8 @@ class Schur(Op):
         """Both outputs have ``A``'s shape."""
         return [tuple(shapes[0]), tuple(shapes[0])]
 
-    def L_op(
-        self,
-        inputs: Sequence[Variable],
-        outputs: Sequence[Variable],
-        output_grads: Sequence[Variable],
-    ) -> list[Variable]:
-        """Not implemented (as in PyTensor): a null gradient naming the reason."""
-        return _no_gradients(self, inputs)
 
-
-class QZ(Op):
+class QZ(_Undifferentiated):
     """The generalized Schur (QZ) decomposition of each pair of square matrices of a batch:
     ``A = Q AA Z^H`` and ``B = Q BB Z^H`` with unitary ``Q``, ``Z``.
 
@@ -248,15 +248,6 @@ class QZ(Op):
         if self.return_eigenvalues:
             return [mat, mat, vec, vec, mat, mat]
         return [mat, mat, mat, mat]
-
-    def L_op(
-        self,
-        inputs: Sequence[Variable],
-        outputs: Sequence[Variable],
-        output_grads: Sequence[Variable],
-    ) -> list[Variable]:
-        """Not implemented (as in PyTensor): a null gradient naming the reason."""
-        return _no_gradients(self, inputs)
 
 
 def schur(
