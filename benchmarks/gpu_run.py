@@ -13,6 +13,9 @@ and whether the row's target is reached. Progress goes to stderr. The cases:
   the device's copy bandwidth measured with a device-to-device copy (target: at least
   80 %), and against CuPy's ``ElementwiseKernel`` on the same data (target: no slower);
 * ``sum(x ** 2)`` on ``N`` float32, against CuPy and PyTorch;
+* the layout cases of ``gpu_layouts.py`` (bias rows and columns, transposed and strided
+  inputs, reductions over either axis of a matrix), against the copy-bound time, CuPy and
+  PyTorch;
 * one SGD step of the 784-256-10 MLP of ``run.py`` (batch 256, tanh, log-softmax cross
   entropy, ``grad``, shared weights updated on the device) in float32, against PyTorch.
 
@@ -37,6 +40,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import gpu_layouts
 import numpy as np
 import workloads
 from report import NotAvailable, Outcome, Row, Target, markdown_table, seconds_of
@@ -357,6 +361,34 @@ def sum_squares_row(bench: Bench) -> Row:
     return Row(f"sum(x ** 2), n={fmt_n(n)} float32", "copy-bound", 4 * n / copy, times, None, notes)
 
 
+def opweave_layout(
+    case: gpu_layouts.LayoutCase, data: list[np.ndarray], bench: Bench, notes: list[str]
+) -> Outcome:
+    """A layout case compiled with the ``cuda`` linker, inputs and result on the device."""
+    import opweave.tensor as ot
+    from opweave_cuda.device_copy import to_host
+
+    inputs = [v.transfer("cpu") for v in on_device(*data)]
+    f = gpu_function(case.expr(ot, *inputs).transfer("cuda"))
+    notes.append(f"opweave: {placement(f)}")
+    checked("opweave", to_host(f()), case.numpy(*data), notes)
+    return bench.time(f)
+
+
+def layout_row(case: gpu_layouts.LayoutCase, bench: Bench, copy: float) -> Row:
+    """One layout case against the copy-bound time, CuPy and PyTorch."""
+    log(f"layout: {case.name}")
+    data = case.data(bench.n)
+    notes = [" x ".join(str(s) for s in data[0].shape) + " float32"]
+    times: dict[str, Outcome] = {
+        OPWEAVE: attempt(f"opweave {case.name}", lambda: opweave_layout(case, data, bench, notes)),
+        CUPY: other(bench, "cupy", lambda: gpu_layouts.cupy_case(case, data, bench)),
+        TORCH: other(bench, "torch", lambda: gpu_layouts.torch_case(case, data, bench)),
+    }
+    ref = gpu_layouts.moved_bytes(case, data) / copy
+    return Row(case.name, "copy-bound", ref, times, None, notes)
+
+
 def mlp_row(bench: Bench, by_hand: bool) -> Row:
     """The MLP step with ``ot.log_softmax``, or with the log-softmax written out."""
     shape = f"{workloads.MLP_IN}-{workloads.MLP_HIDDEN}-{workloads.MLP_OUT}"
@@ -494,8 +526,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     started = time.perf_counter()
     log("MLP step")
-    rows = [*fused_rows(bench), sum_squares_row(bench), mlp_row(bench, False)]
-    rows.append(mlp_row(bench, True))
+    rows = [*fused_rows(bench), sum_squares_row(bench)]
+    copy = copy_bandwidth(bench, 4 * n)
+    rows += [layout_row(case, bench, copy) for case in gpu_layouts.CASES]
+    rows += [mlp_row(bench, False), mlp_row(bench, True)]
     log(f"done in {time.perf_counter() - started:.0f} s")
     print(header(bench), "", markdown_table(rows, COLUMNS), "", LEGEND, sep="\n")
     return 0

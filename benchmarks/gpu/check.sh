@@ -6,7 +6,8 @@
 #   benchmarks/gpu/check.sh WHEELHOUSE REPORTS [all|tests|bench]
 #
 # REPORTS receives env.txt, cuda_tests.log, gpu_run.md and gpu_run.err. TEST_LIMIT and
-# BENCH_LIMIT (seconds) bound the two runs; BENCH_ARGS is passed to gpu_run.py.
+# BENCH_LIMIT (seconds) bound the two runs; PYTEST_ARGS is passed to pytest (``-n 8`` with
+# pytest-xdist) and BENCH_ARGS to gpu_run.py.
 set -o pipefail
 WHEELS=${1:?usage: check.sh WHEELHOUSE REPORTS [all|tests|bench]}
 REPORTS=${2:?usage: check.sh WHEELHOUSE REPORTS [all|tests|bench]}
@@ -22,8 +23,9 @@ print(d.Device(0).name(), 'CUDA', d.get_version(), 'driver', d.get_driver_versio
     2>&1 | tee -a "$REPORTS/env.txt"
 python3 -m opweave.cli info 2>&1 | tee -a "$REPORTS/env.txt" | tail -15
 if [ "$MODE" != bench ]; then
+    # shellcheck disable=SC2086
     timeout "${TEST_LIMIT:-600}" python3 -m pytest tests -m cuda -p no:cacheprovider -q -rfEs \
-        --timeout 120 2>&1 | tee "$REPORTS/cuda_tests.log" | tail -60
+        --timeout 120 $PYTEST_ARGS 2>&1 | tee "$REPORTS/cuda_tests.log" | tail -60
 fi
 if [ "$MODE" != tests ]; then
     # shellcheck disable=SC2086

@@ -41,7 +41,7 @@ from opweave_cuda.kernels.launch import (
     launch_config,
 )
 from opweave_cuda.kernels.layout import fits_int32, merge_dims
-from opweave_cuda.kernels.runtime import launch
+from opweave_cuda.kernels.runtime import LaunchMemo, bind
 from opweave_cuda.kernels.scalar import scalar_code
 from opweave_cuda.kernels.source import (
     CUDA_DTYPES,
@@ -127,6 +127,7 @@ class ElemwiseKernel:
         self.out_dtypes = tuple(out_dtypes)
         self.ndim = ndim
         self.inplace_pattern = dict(inplace_pattern or {})
+        self._memo = LaunchMemo()
 
     def _check(self, arrays: Sequence[Any], dtypes: Sequence[str], what: str) -> None:
         if len(arrays) != len(dtypes):
@@ -254,10 +255,17 @@ class ElemwiseKernel:
     def __call__(self, inputs: Sequence[Any], outputs: Sequence[Any]) -> None:
         """Compute ``outputs`` (preallocated ``GPUArray``s of the broadcast shape; an in-place
         output is the destroyed input itself) from ``inputs`` (``GPUArray``s), with the
-        launch :meth:`select` chooses."""
-        chosen = self.select(inputs, outputs)
-        if chosen is not None:
-            launch(*chosen.plan)
+        launch :meth:`select` chooses, remembered per layout of the operands
+        (:class:`~opweave_cuda.kernels.runtime.LaunchMemo`)."""
+        operands = (*inputs, *outputs)
+        key = self._memo.key(operands)
+        bound = self._memo.get(key)
+        if bound is LaunchMemo.UNSEEN:
+            chosen = self.select(inputs, outputs)
+            bound = None if chosen is None else bind(*chosen.plan, operands)
+            self._memo.put(key, bound)
+        if bound is not None:
+            bound(operands)
 
 
 @dataclass(frozen=True)

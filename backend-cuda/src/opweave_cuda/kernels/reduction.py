@@ -34,7 +34,7 @@ import numpy as np
 from opweave_cuda.kernels.elemwise import LaunchPlan
 from opweave_cuda.kernels.launch import MAX_BLOCKS, MAX_NDIM, element_strides
 from opweave_cuda.kernels.layout import ReductionLayout, merge_reduction_dims
-from opweave_cuda.kernels.runtime import launch
+from opweave_cuda.kernels.runtime import BoundLaunch, LaunchMemo, bind, launch
 from opweave_cuda.kernels.scalar import scalar_code
 from opweave_cuda.kernels.source import (
     CUDA_DTYPES,
@@ -207,6 +207,7 @@ class ReductionKernel:
                 sources.append(self.partial)
             sources += finish.sources
         self.sources: tuple[KernelSource, ...] = tuple(sources)
+        self._memo = LaunchMemo()
 
     def _check_input(self, x: Any) -> tuple[int, ...]:
         if np.dtype(x.dtype).name != self.in_dtype or len(x.shape) != self.ndim:
@@ -374,13 +375,21 @@ class ReductionKernel:
     def __call__(self, x: Any, out: Any) -> None:
         """Reduce the ``GPUArray`` ``x`` into the preallocated ``GPUArray`` ``out`` with the
         launches :meth:`select` chooses (through a scratch array of the accumulator's dtype
-        when the reduction is split)."""
-        choice = self.select(x, out)
-        if choice is None:
+        when the reduction is split), remembered per layout of ``x`` and ``out``
+        (:class:`~opweave_cuda.kernels.runtime.LaunchMemo`)."""
+        key = self._memo.key((x, out))
+        known = self._memo.get(key)
+        if known is LaunchMemo.UNSEEN:
+            known = self.select(x, out)
+            if known is not None and (known.n_part == 1 or self.finish is None):
+                known = bind(*self.choice_plan(known, x, out), (x, out))
+            self._memo.put(key, known)
+        if known is None:
             return
-        if choice.n_part == 1 or self.finish is None:
-            launch(*self.choice_plan(choice, x, out))
+        if isinstance(known, BoundLaunch):
+            known((x, out))
             return
+        choice = known
         from opweave_cuda.device_copy import empty
 
         kept_shape = tuple(int(x.shape[d]) for d in self.kept)
