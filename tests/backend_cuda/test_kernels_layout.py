@@ -174,8 +174,8 @@ def test_empty_launch_and_bad_operands() -> None:
     ("order", "axes", "path", "width"),
     [
         ("C", (0,), "columns", 0),
-        ("C", (1,), "short", 32),
-        ("F", (0,), "short", 32),
+        ("C", (1,), "short", 4),
+        ("F", (0,), "short", 4),
         ("F", (1,), "columns", 0),
         ("C", (0, 1), "general", 0),
         ("F", (0, 1), "general", 0),
@@ -197,15 +197,16 @@ def test_many_short_reductions_share_blocks() -> None:
     kernel = _sum((1,))
     x, out = Fake((100000, 8), (8, 1), "float64"), Fake((100000,), (1,), "float64")
     choice = kernel.select(x, out)
-    assert choice.path == "short" and choice.width == 8 and choice.n_part == 1
+    assert choice.path == "short" and choice.width == 1 and choice.n_part == 1
     source, grid, block, _ = kernel.choice_plan(choice, x, out)
-    assert block == (REDUCTION_BLOCK, 1, 1) and grid == (100000 // (REDUCTION_BLOCK // 8), 1, 1)
+    assert block == (REDUCTION_BLOCK, 1, 1) and grid == (-(-100000 // REDUCTION_BLOCK), 1, 1)
     assert "__shfl_down_sync(0xffffffffu, acc, d, width)" in source.source
-    # a reduction of 3 elements gets 4 threads; one of 200 a whole warp
-    assert kernel.select(Fake((50, 3), (3, 1), "float64"), Fake((50,), (1,), "float64")).width == 4
-    assert (
-        kernel.select(Fake((5, 200), (200, 1), "float64"), Fake((5,), (1,), "float64")).width == 32
-    )
+    # a thread per 8 elements below 64, per 16 from there
+    widths = {
+        n: kernel.select(Fake((50, n), (n, 1), "float64"), Fake((50,), (1,), "float64")).width
+        for n in (3, 15, 16, 32, 63, 64, 127, 128, 255)
+    }
+    assert widths == {3: 1, 15: 1, 16: 2, 32: 4, 63: 4, 64: 4, 127: 4, 128: 8, 255: 8}
     # long reductions keep the general kernel
     assert kernel.select(Fake((5, 300), (300, 1), "float64"), Fake((5,), (1,), "float64")).path == (
         "general"
@@ -376,7 +377,8 @@ def test_sum_and_max_of_c_and_f_layouts(gpuarray: Any, order: str, axes: tuple[i
 
 @pytest.mark.cuda
 def test_many_short_reductions_match_numpy(gpuarray: Any) -> None:
-    for width, (n, m) in ((8, (3000, 8)), (4, (500, 3)), (1, (300, 1))):
+    cases = ((1, (3000, 8)), (1, (500, 3)), (2, (400, 20)), (8, (200, 200)), (1, (300, 1)))
+    for width, (n, m) in cases:
         x = _RNG.integers(0, 9, size=(n, m)).astype("int32")
         kernel = reduction_kernel(ps.add, (1,), _tt("int32", 2), _tt("int64", 1), "int64")
         gx, out = _device_like(gpuarray, x), gpuarray.empty((n,), "int64")
