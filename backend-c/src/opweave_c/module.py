@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from opweave.link.deferred import run_deferred
 from opweave.link.progress import current as current_progress
 from opweave_c.cache import CorruptEntryWarning, ModuleCache, cache_for_config
 from opweave_c.codegen import Block, block_versions, nodes_at_lines
@@ -369,7 +370,8 @@ def build_modules(
     The blocks are split by :func:`split_blocks` (as many modules as jobs, when each gets
     enough C to be worth a compiler run of its own) and each module is built (or found in
     the cache) by :func:`build_module`, in a pool of ``jobs`` threads (default
-    :func:`build_jobs`).
+    :func:`build_jobs`). Meanwhile this thread runs the steps the compile deferred
+    (:func:`opweave.link.deferred.run_deferred`); with one job there is no meanwhile.
 
     Returns
     -------
@@ -383,7 +385,7 @@ def build_modules(
     groups = split_blocks(blocks, jobs)
     label = "compiling C modules" if len(groups) > 1 else "compiling C module"
     with current_progress().steps(f"{label} ({len(blocks)} functions)", len(groups)) as steps:
-        if len(groups) == 1 or jobs == 1:
+        if jobs == 1:
             built = []
             for group in groups:
                 built.append(build_module(group, what, cache))
@@ -393,6 +395,7 @@ def build_modules(
 
             with ThreadPoolExecutor(max_workers=min(jobs, len(groups))) as pool:
                 futures = [pool.submit(build_module, group, what, cache) for group in groups]
+                run_deferred()  # the compile's deferred steps, while the compilers run
                 for _ in as_completed(futures):
                     steps.advance()
                 built = [future.result() for future in futures]

@@ -11,9 +11,10 @@ their updates (explicit ones, then ``default_update``\\ s:
 from __future__ import annotations
 
 import copy
+import functools
 import pickle
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from opweave.compile import rewrite_cache
@@ -37,6 +38,7 @@ from opweave.graph.fg import FunctionGraph
 from opweave.graph.rewriting import build_rewrite_database
 from opweave.graph.trace import traces_off, variable_creation_note
 from opweave.graph.utils import MissingInputError
+from opweave.link.deferred import defer, waiting_room
 from opweave.link.lookup import LinkerNotFoundError
 from opweave.link.loop import thunk_origin
 from opweave.link.progress import compile_progress
@@ -88,6 +90,10 @@ class FunctionMaker:
     implicit
         The shared variables the function reads without the caller passing them.
     """
+
+    #: Keeps the rewritten graph in the rewrite cache: left for :meth:`create`, which runs
+    #: it while the linker waits on a compiler (``None``: nothing to keep).
+    _store_rewritten: Callable[[], None] | None = None
 
     def __init__(
         self,
@@ -192,7 +198,10 @@ class FunctionMaker:
             self._rewrite(query)
             insert_deepcopy(fgraph, self.inputs, self.outputs)
             if key is not None:
-                rewrite_cache.store_rewritten(key, fgraph)
+                # Kept for the time the link waits on a compiler (opweave.link.deferred).
+                self._store_rewritten = functools.partial(
+                    rewrite_cache.store_rewritten, key, fgraph
+                )
 
     def __reduce__(self) -> tuple[Any, tuple[dict[str, Any]]]:
         """Pickle what builds this maker again (as PyTensor does): the inputs, outputs,
@@ -379,7 +388,10 @@ class FunctionMaker:
         profile = _profile_for(profile, self.name if name is None else name)
         # A profiled function links the linker's timed loop, where it has one.
         self.linker.profile = profile
-        with fewer_collections():
+        with fewer_collections(), waiting_room():
+            store, self._store_rewritten = self._store_rewritten, None
+            if store is not None:
+                defer(store)
             fn, in_cells, out_cells, thunks, order = self.linker.make_all(
                 input_storage=input_storage, storage_map=storage_map
             )
