@@ -16,7 +16,7 @@ import numpy as np
 
 import opweave.scalar.basic as ps
 from opweave.compile.ops import DeepCopyOp
-from opweave.graph.basic import Apply
+from opweave.graph.basic import Apply, Constant
 from opweave.graph.op import Op
 from opweave.link.implementations import ImplementationTable, op_classes_of
 from opweave.tensor.subtensor import indices_from_subtensor
@@ -87,6 +87,9 @@ def broadcast_shape(op: Op, shapes: Sequence[tuple[int, ...]]) -> tuple[int, ...
 
 
 def _gpu_from_host(op: Op, node: Apply) -> Perform:
+    if isinstance(node.inputs[0], Constant):
+        return _constant_to_gpu()
+
     def perform(node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
         x = device_copy.host_for_upload(inputs[0])  # 0-d values stay 0-d
         z = _reusable(out[0], x.shape, x.dtype)
@@ -94,6 +97,25 @@ def _gpu_from_host(op: Op, node: Apply) -> Perform:
             out[0][0] = device_copy.upload(x)
         else:
             device_copy.upload_into(z, x)
+
+    return perform
+
+
+def _constant_to_gpu() -> Perform:
+    """``GpuFromHost`` of a constant: uploaded at the first call only (an upload waits for
+    the kernels before it), then copied on the device into each call's output, which a
+    node may overwrite in place."""
+    held: list[Any] = []
+
+    def perform(node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
+        if not held:
+            held.append(device_copy.upload(inputs[0]))
+        (value,) = held
+        z = _reusable(out[0], tuple(value.shape), value.dtype)
+        if z is None:
+            z = device_copy.empty(value.shape, value.dtype)
+            out[0][0] = z
+        device_copy.copy_into(z, value)
 
     return perform
 
