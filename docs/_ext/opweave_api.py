@@ -100,6 +100,7 @@ SECTIONS: dict[str, list[str]] = {
         "opweave.plugins.hookspecs",
         "opweave.transfer",
         "opweave.link.loop",
+        "opweave.link.deferred",
         "opweave.link.implementations",
         "opweave.link.capabilities",
         "opweave.testing",

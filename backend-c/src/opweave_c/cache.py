@@ -506,10 +506,13 @@ class ModuleCache:
         return found
 
     def clear(self) -> int:
-        """Remove every entry and abandoned build; return how many entries went."""
+        """Remove every entry, abandoned build and precompiled runtime header
+        (:mod:`opweave_c.prelude`); return how many entries went."""
         entries = self.entries()
         for entry in entries:
             self._discard(entry.path)
+        if (self.root / "prelude").is_dir():
+            self._discard(self.root / "prelude")
         for path in (self.root / "tmp").iterdir():
             shutil.rmtree(path, ignore_errors=True)
         return len(entries)

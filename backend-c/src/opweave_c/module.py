@@ -24,17 +24,24 @@ from typing import Any
 
 import numpy as np
 
-from opweave.link.deferred import run_deferred
+from opweave.link.deferred import has_deferred, run_deferred
 from opweave.link.progress import current as current_progress
 from opweave_c.cache import CorruptEntryWarning, ModuleCache, cache_for_config
 from opweave_c.codegen import Block, block_versions, nodes_at_lines
 from opweave_c.compiler import CCompiler
 from opweave_c.contract import as_snippets, call_optional, call_with_compiler
 from opweave_c.errors import CompilationError, ModuleInitError
+from opweave_c.prelude import (
+    WAIT_SECONDS,
+    include_args,
+    own_module_flags,
+    prelude_dir,
+    start_precompiling,
+)
 
 RUNTIME = (Path(__file__).parent / "csrc" / "runtime.h").read_text()
 #: Bump when the runtime or the block layout changes: part of every cache key.
-RUNTIME_VERSION = 3
+RUNTIME_VERSION = 4
 CDEF = "int opw_install(void);"
 #: Flags of a module whose C is all opweave-c's own: the glue at -O1, the functions marked
 #: ``OPW_HOT`` (the loops) at -O3 through GCC's ``optimize`` attribute (``csrc/runtime.h``).
@@ -269,12 +276,17 @@ def build_module(blocks: list[Block], what: str, cache: ModuleCache | None = Non
         make_c_source(ffi, modname, source, str(c_path), verbose=False)
         lib_name = f"{modname}.so"
         assert spec.compiler is not None
+        # The runtime's precompiled form, where one is built for these flags: not part of
+        # the key, since it changes how fast the module builds, not what it computes.
+        prelude = prelude_dir(
+            cache.root, spec.compiler, spec.compile_args, spec.include_dirs, RUNTIME
+        )
         try:
             spec.compiler.build(
                 str(c_path),
                 str(tmp / lib_name),
                 what,
-                compile_args=spec.compile_args,
+                compile_args=[*include_args(prelude, WAIT_SECONDS), *spec.compile_args],
                 include_dirs=spec.include_dirs,
                 lib_dirs=spec.lib_dirs,
                 libraries=spec.libraries,
@@ -349,6 +361,22 @@ def split_blocks(blocks: list[Block], jobs: int) -> list[list[Block]]:
     return [[by_name[name] for name in sorted(group)] for group in groups if group]
 
 
+def start_runtime_prelude() -> None:
+    """Start precompiling the runtime for modules of opweave-c's own
+    (:func:`opweave_c.prelude.start_precompiling`), in the background; nothing when the
+    compile directory cannot be written or the compiler is not GCC."""
+    try:
+        cache = cache_for_config()
+    except OSError:  # an unsafe or unusable compile directory: the build will say so
+        return
+    compiler = CCompiler.from_config()
+    if cache.read_only is not None or not compiler.is_gcc:
+        return
+    flags = own_module_flags()
+    folder = prelude_dir(cache.root, compiler, flags, [], RUNTIME)
+    start_precompiling(folder, compiler, flags, [], RUNTIME)
+
+
 def build_jobs() -> int:
     """How many modules may build at once: the ``c__build_jobs`` flag, 0 = usable cores."""
     from opweave import config  # late: opweave's package init is above the link floor
@@ -390,6 +418,12 @@ def build_modules(
             for group in groups:
                 built.append(build_module(group, what, cache))
                 steps.advance()
+        elif len(groups) == 1:
+            if has_deferred():
+                built = [_build_beside_deferred(groups[0], what, cache)]
+            else:
+                built = [build_module(groups[0], what, cache)]
+            steps.advance()
         else:
             from concurrent.futures import ThreadPoolExecutor, as_completed
 
@@ -404,6 +438,31 @@ def build_modules(
         for group, module in zip(groups, built, strict=True)
         for block in group
     }
+
+
+def _build_beside_deferred(blocks: list[Block], what: str, cache: ModuleCache) -> ModuleType:
+    """:func:`build_module` in a thread of its own while this one runs the compile's
+    deferred steps; its error, if any, is raised here."""
+    import threading
+
+    result: list[ModuleType] = []
+    failure: list[BaseException] = []
+
+    def build() -> None:
+        try:
+            result.append(build_module(blocks, what, cache))
+        except BaseException as exc:  # handed to the waiting thread
+            failure.append(exc)
+
+    thread = threading.Thread(target=build, name="opweave-c build")
+    thread.start()
+    try:
+        run_deferred()
+    finally:
+        thread.join()
+    if failure:
+        raise failure[0]
+    return result[0]
 
 
 def load_module(modname: str, path: Path) -> ModuleType:

@@ -10,7 +10,12 @@
  * tested while holding the GIL; a thread finding it set gives the GIL away until it
  * clears), and when it returns, the cells it was told to clear (the caller's arguments)
  * hold None again, so a compiled function never keeps its caller's arrays alive.
+ *
+ * The include guard lets a module include the runtime's precompiled form first
+ * (opweave_c.prelude) and skip its own copy of this text.
  */
+#ifndef OPW_RUNTIME_H
+#define OPW_RUNTIME_H
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <numpy/arrayobject.h>
@@ -263,3 +268,5 @@ static PyObject* opw_link(opw_block_fn block, Py_ssize_t n_in, Py_ssize_t n_out,
     Py_DECREF(capsule);
     return result;
 }
+
+#endif /* OPW_RUNTIME_H */

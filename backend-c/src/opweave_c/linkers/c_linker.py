@@ -12,7 +12,7 @@ from opweave_c.codegen import BlockBuilder
 from opweave_c.contract import NoCCode, c_type_of, call_optional, filter_checked_in_c
 from opweave_c.linkers.block_call import link_block
 from opweave_c.linkers.shared_kinds import LIFT_TAG
-from opweave_c.module import build_modules
+from opweave_c.module import build_modules, start_runtime_prelude
 
 
 class MissingCCodeError(NoCCode):
@@ -58,6 +58,12 @@ class CLinker(Linker):
     #: :mod:`opweave_c.linkers.shared_kinds`), so fused nodes that differ only by their
     #: constants share one function.
     rewrite_tags = (LIFT_TAG,)
+
+    @classmethod
+    def prepare_compile(cls) -> None:
+        """Start precompiling the runtime header while the graph is rewritten
+        (:mod:`opweave_c.prelude`)."""
+        start_runtime_prelude()
 
     def make_all(
         self,

@@ -30,7 +30,7 @@ from opweave_c.linkers.lifted_constants import (
     lift_float_constants,
     lifted_shape,
 )
-from opweave_c.module import build_modules
+from opweave_c.module import build_modules, start_runtime_prelude
 
 log = logging.getLogger("opweave_c.cvm")
 
@@ -184,6 +184,12 @@ class CVMLinker(LoopLinker):
     priority: ClassVar[int] = 30
     #: C first; nodes without C code fall back to Python.
     impls: ClassVar[tuple[str | None, ...]] = ("c", "py")
+
+    @classmethod
+    def prepare_compile(cls) -> None:
+        """Start precompiling the runtime header while the graph is rewritten
+        (:mod:`opweave_c.prelude`)."""
+        start_runtime_prelude()
 
     def make_thunks(
         self,

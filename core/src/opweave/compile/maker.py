@@ -186,6 +186,9 @@ class FunctionMaker:
         self.fgraph = fgraph
         add_supervisor_to_fgraph(fgraph, self.inputs, accept_inplace)
         query = self._rewrite_query()
+        prepare = getattr(self._chosen_linker(), "prepare_compile", None)
+        if prepare is not None:
+            prepare()  # the linker's own work that needs no graph, started early
         key = self._rewrite_key(query)
         cached = None if key is None else rewrite_cache.load_rewritten(key, fgraph)
         if cached is not None:

@@ -93,6 +93,15 @@ class Linker:
         self.no_recycling: list[Variable] = []
         self.allow_gc = allow_gc
 
+    @classmethod
+    def prepare_compile(cls) -> None:
+        """Called when a compile has chosen this linker, before the graph is rewritten.
+
+        A linker may start work here that needs no graph and would otherwise lengthen the
+        link, in the background (the C linkers start precompiling their runtime header).
+        The default does nothing.
+        """
+
     @staticmethod
     def host_values(values: Sequence[Any]) -> list[Any]:
         """What a function's outputs stand for, as values computed on the host.

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-__all__ = ["defer", "run_deferred", "waiting_room"]
+__all__ = ["defer", "has_deferred", "run_deferred", "waiting_room"]
 
 _WAITING: ContextVar[list[Callable[[], None]] | None] = ContextVar(
     "opweave_deferred_steps", default=None
@@ -47,6 +47,12 @@ def defer(step: Callable[[], None]) -> None:
         step()
     else:
         steps.append(step)
+
+
+def has_deferred() -> bool:
+    """Whether steps wait in the current block (a linker that would start a thread just to
+    run them beside a compiler can skip it when none do)."""
+    return bool(_WAITING.get())
 
 
 def run_deferred() -> None:
