@@ -180,14 +180,19 @@ def start_precompiling(
         os.close(handle)
         command = [compiler.command, *_flags(compiler, compile_args, include_dirs)]
         final = str(header) + ".gch"
-        subprocess.run(
-            ["sh", "-c", _SCRIPT, "sh", str(header), partial, final, str(building), *command],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            check=True,
-            timeout=10,
-        )
+        try:
+            subprocess.run(
+                ["sh", "-c", _SCRIPT, "sh", str(header), partial, final, str(building), *command],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                check=True,
+                timeout=10,
+            )
+        except (OSError, subprocess.SubprocessError):
+            building.unlink(missing_ok=True)  # nothing started: the next compile may try
+            Path(partial).unlink(missing_ok=True)
+            raise
         return True
     except (OSError, subprocess.SubprocessError):
         return False
