@@ -20,9 +20,10 @@ import opweave
 import opweave.tensor as ot
 import opweave_c.compiler as compiler_module
 from opweave.compile import Mode
+from opweave.graph.fg import FunctionGraph
 from opweave_c.cache import ModuleCache
 from opweave_c.compiler import CCompiler
-from opweave_c.module import RUNTIME, start_runtime_prelude
+from opweave_c.module import PRELUDE_EARLY_NODES, RUNTIME, start_runtime_prelude
 from opweave_c.prelude import (
     HEADER_NAME,
     NEARLY_DONE,
@@ -96,6 +97,8 @@ def test_a_compile_builds_the_header_and_later_modules_include_it(
 ) -> None:
     first = _compile("tanh", linker)
     np.testing.assert_allclose(first(X), _expected("tanh", X))
+    # A small graph: its module built from the text, then started the header's build.
+    assert builds and not any("-include" in args for args in builds)
     folder = _folder(compiledir)
     gch = _built(folder)
     assert (folder / HEADER_NAME).read_text() == RUNTIME
@@ -208,3 +211,16 @@ def test_clearing_the_cache_removes_the_header(compiledir: Path) -> None:
     _built(_folder(compiledir))
     ModuleCache(compiledir).clear()
     assert not (compiledir / "prelude").exists()
+
+
+def test_only_a_large_graph_starts_the_header_before_it_is_rewritten(compiledir: Path) -> None:
+    x = ot.dvector("x")
+    small, e = x, x
+    for _ in range(PRELUDE_EARLY_NODES // 2):
+        e = ot.tanh(e) * 1.5
+    start_runtime_prelude(FunctionGraph([x], [ot.exp(small)]))
+    assert not (compiledir / "prelude").exists()
+    large = FunctionGraph([x], [e])
+    assert len(large.apply_nodes) >= PRELUDE_EARLY_NODES
+    start_runtime_prelude(large)
+    _built(_folder(compiledir))

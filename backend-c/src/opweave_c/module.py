@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from opweave.graph.fg import FunctionGraph
 from opweave.link.deferred import has_deferred, run_deferred
 from opweave.link.progress import current as current_progress
 from opweave_c.cache import CorruptEntryWarning, ModuleCache, cache_for_config
@@ -281,12 +282,13 @@ def build_module(blocks: list[Block], what: str, cache: ModuleCache | None = Non
         prelude = prelude_dir(
             cache.root, spec.compiler, spec.compile_args, spec.include_dirs, RUNTIME
         )
+        header = include_args(prelude, WAIT_SECONDS)
         try:
             spec.compiler.build(
                 str(c_path),
                 str(tmp / lib_name),
                 what,
-                compile_args=[*include_args(prelude, WAIT_SECONDS), *spec.compile_args],
+                compile_args=[*header, *spec.compile_args],
                 include_dirs=spec.include_dirs,
                 lib_dirs=spec.lib_dirs,
                 libraries=spec.libraries,
@@ -294,6 +296,8 @@ def build_module(blocks: list[Block], what: str, cache: ModuleCache | None = Non
             )
         except CompilationError as exc:
             raise _with_failing_nodes(exc, c_path, tmp) from None
+        if not header:
+            start_runtime_prelude()  # for the modules of later compiles
         return {"library": lib_name, "module": modname, "what": what, "versioned": versioned}
 
     entry = cache.get_or_build(key, build, what) if versioned else cache.build_private(build, what)
@@ -361,10 +365,23 @@ def split_blocks(blocks: list[Block], jobs: int) -> list[list[Block]]:
     return [[by_name[name] for name in sorted(group)] for group in groups if group]
 
 
-def start_runtime_prelude() -> None:
+#: A graph of at least this many nodes takes long enough to rewrite for the runtime's
+#: precompiled header to be built meanwhile (:func:`start_runtime_prelude`).
+PRELUDE_EARLY_NODES = 100
+
+
+def start_runtime_prelude(fgraph: FunctionGraph | None = None) -> None:
     """Start precompiling the runtime for modules of opweave-c's own
     (:func:`opweave_c.prelude.start_precompiling`), in the background; nothing when the
-    compile directory cannot be written or the compiler is not GCC."""
+    compile directory cannot be written or the compiler is not GCC.
+
+    Given the graph about to be rewritten, only when it has at least
+    :data:`PRELUDE_EARLY_NODES` nodes: a smaller one is rewritten too quickly for the
+    header to be ready for its modules, whose build it would then only slow down; the
+    first module built without the header starts it after its own build instead.
+    """
+    if fgraph is not None and len(fgraph.apply_nodes) < PRELUDE_EARLY_NODES:
+        return
     try:
         cache = cache_for_config()
     except OSError:  # an unsafe or unusable compile directory: the build will say so

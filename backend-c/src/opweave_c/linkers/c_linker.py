@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from opweave.graph.basic import Apply, Constant, Variable
+from opweave.graph.fg import FunctionGraph
 from opweave.link.basic import Linker
 from opweave.link.progress import current as current_progress
 from opweave_c.codegen import BlockBuilder
@@ -60,10 +61,10 @@ class CLinker(Linker):
     rewrite_tags = (LIFT_TAG,)
 
     @classmethod
-    def prepare_compile(cls) -> None:
-        """Start precompiling the runtime header while the graph is rewritten
-        (:mod:`opweave_c.prelude`)."""
-        start_runtime_prelude()
+    def prepare_compile(cls, fgraph: FunctionGraph) -> None:
+        """Start precompiling the runtime header while a large graph is rewritten
+        (:func:`opweave_c.module.start_runtime_prelude`)."""
+        start_runtime_prelude(fgraph)
 
     def make_all(
         self,

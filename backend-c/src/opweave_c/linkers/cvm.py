@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from opweave.graph.basic import Apply, Constant, Variable
+from opweave.graph.fg import FunctionGraph
 from opweave.link.loop import LinkedGraph, LoopLinker, describe_failure, make_node_thunk
 from opweave.link.progress import current as current_progress
 from opweave_c.codegen import Block, BlockBuilder, block_versions
@@ -186,10 +187,10 @@ class CVMLinker(LoopLinker):
     impls: ClassVar[tuple[str | None, ...]] = ("c", "py")
 
     @classmethod
-    def prepare_compile(cls) -> None:
-        """Start precompiling the runtime header while the graph is rewritten
-        (:mod:`opweave_c.prelude`)."""
-        start_runtime_prelude()
+    def prepare_compile(cls, fgraph: FunctionGraph) -> None:
+        """Start precompiling the runtime header while a large graph is rewritten
+        (:func:`opweave_c.module.start_runtime_prelude`)."""
+        start_runtime_prelude(fgraph)
 
     def make_thunks(
         self,

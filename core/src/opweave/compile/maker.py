@@ -188,7 +188,7 @@ class FunctionMaker:
         query = self._rewrite_query()
         prepare = getattr(self._chosen_linker(), "prepare_compile", None)
         if prepare is not None:
-            prepare()  # the linker's own work that needs no graph, started early
+            prepare(fgraph)  # the linker's own work that needs no rewritten graph
         key = self._rewrite_key(query)
         cached = None if key is None else rewrite_cache.load_rewritten(key, fgraph)
         if cached is not None:

@@ -94,12 +94,13 @@ class Linker:
         self.allow_gc = allow_gc
 
     @classmethod
-    def prepare_compile(cls) -> None:
-        """Called when a compile has chosen this linker, before the graph is rewritten.
+    def prepare_compile(cls, fgraph: FunctionGraph) -> None:
+        """Called when a compile has chosen this linker, before ``fgraph`` is rewritten.
 
-        A linker may start work here that needs no graph and would otherwise lengthen the
-        link, in the background (the C linkers start precompiling their runtime header).
-        The default does nothing.
+        A linker may start work here that the rewritten graph does not decide and that
+        would otherwise lengthen the link, in the background (the C linkers start
+        precompiling their runtime header when the graph is large enough for that to end
+        before the link needs it). The default does nothing.
         """
 
     @staticmethod
