@@ -46,6 +46,11 @@ def test_memo_is_bounded_and_says_when_it_has_not_seen_a_layout() -> None:
     memo.put(("z",), 2)
     assert len(memo) <= 2
     assert memo.get(("z",)) == 2
+    made: list[int] = []
+    a = _Layout((4,), (8,), "float64")
+    for _ in range(3):
+        assert memo.remembered([a], lambda: made.append(1) or "launch") == "launch"
+    assert made == [1]  # made once, then remembered
 
 
 def test_bind_refuses_an_array_that_is_not_an_operand() -> None:

@@ -41,7 +41,7 @@ from opweave_cuda.kernels.launch import (
     launch_config,
 )
 from opweave_cuda.kernels.layout import fits_int32, merge_dims
-from opweave_cuda.kernels.runtime import LaunchMemo, bind
+from opweave_cuda.kernels.runtime import BoundLaunch, LaunchMemo, bind
 from opweave_cuda.kernels.scalar import scalar_code
 from opweave_cuda.kernels.source import (
     CUDA_DTYPES,
@@ -258,12 +258,12 @@ class ElemwiseKernel:
         launch :meth:`select` chooses, remembered per layout of the operands
         (:class:`~opweave_cuda.kernels.runtime.LaunchMemo`)."""
         operands = (*inputs, *outputs)
-        key = self._memo.key(operands)
-        bound = self._memo.get(key)
-        if bound is LaunchMemo.UNSEEN:
+
+        def make() -> BoundLaunch | None:
             chosen = self.select(inputs, outputs)
-            bound = None if chosen is None else bind(*chosen.plan, operands)
-            self._memo.put(key, bound)
+            return None if chosen is None else bind(*chosen.plan, operands)
+
+        bound = self._memo.remembered(operands, make)
         if bound is not None:
             bound(operands)
 

@@ -393,13 +393,14 @@ class ReductionKernel:
         launches :meth:`select` chooses (through a scratch array of the accumulator's dtype
         when the reduction is split), remembered per layout of ``x`` and ``out``
         (:class:`~opweave_cuda.kernels.runtime.LaunchMemo`)."""
-        key = self._memo.key((x, out))
-        known = self._memo.get(key)
-        if known is LaunchMemo.UNSEEN:
-            known = self.select(x, out)
-            if known is not None and (known.n_part == 1 or self.finish is None):
-                known = bind(*self.choice_plan(known, x, out), (x, out))
-            self._memo.put(key, known)
+
+        def make() -> BoundLaunch | ReductionChoice | None:
+            choice = self.select(x, out)
+            if choice is not None and (choice.n_part == 1 or self.finish is None):
+                return bind(*self.choice_plan(choice, x, out), (x, out))
+            return choice
+
+        known = self._memo.remembered((x, out), make)
         if known is None:
             return
         if isinstance(known, BoundLaunch):

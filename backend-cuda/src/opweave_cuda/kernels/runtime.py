@@ -11,7 +11,7 @@ pycuda versions memoize its argument buffers on the argument tuple.)
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -259,6 +259,15 @@ class LaunchMemo:
         if len(self._made) >= self.size:
             self._made.clear()
         self._made[key] = value
+
+    def remembered(self, operands: Sequence[Any], make: Callable[[], Any]) -> Any:
+        """What was remembered for the layout of ``operands``, or ``make()``, remembered."""
+        key = self.key(operands)
+        value = self.get(key)
+        if value is self.UNSEEN:
+            value = make()
+            self.put(key, value)
+        return value
 
     def __len__(self) -> int:
         return len(self._made)
