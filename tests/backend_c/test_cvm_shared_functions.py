@@ -115,3 +115,44 @@ def test_functions_split_over_modules_compute_the_right_values(jobs: int) -> Non
     values = [np.full(3, 0.01 * i) for i in range(len(inputs))]
     for i, (got, value) in enumerate(zip(f(*values), values, strict=True)):
         np.testing.assert_allclose(got, np.exp(value ** (i + 3.0)), rtol=1e-12)
+
+
+def test_deferred_steps_wait_for_the_compilers_to_start(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While modules build in parallel, the compile's deferred steps run once the first
+    compilers are running, not while their sources are still being written (they would
+    only hold those up); a module that fails still fails the build."""
+    import opweave_c.compiler as compiler_module
+    from opweave.link.deferred import defer, waiting_room
+
+    events: list[str] = []
+    real = compiler_module.CCompiler.build
+
+    def build(self, source, target, what, **kwargs):
+        events.append("compiler started")
+        real(self, source, target, what, **kwargs)
+
+    monkeypatch.setattr(compiler_module.CCompiler, "build", build)
+    ops = [ot.sinh, ot.cosh, ot.arcsinh, ot.expm1, ot.log1p, ot.tan, ot.arctan, ot.erf]
+    xs = [ot.dvector("x"), ot.fvector("y"), ot.dmatrix("m")]
+    distinct = [block_of(op(v)) for op in ops for v in xs[:2]]
+    assert len({block.fn_name for block in distinct}) == len(distinct)
+    assert len(split_blocks(distinct, jobs=2)) == 2
+    with opweave.config.change_flags(compiledir=str(tmp_path)), waiting_room():
+        defer(lambda: events.append("deferred step"))
+        modules = build_modules(distinct, "deferred test", jobs=2)
+        assert events == ["compiler started", "compiler started", "deferred step"]
+    assert {block.fn_name for block in distinct} == set(modules)
+
+    def broken(self, source, target, what, **kwargs):
+        raise compiler_module.CompilationError("no compiler today", source, what)
+
+    monkeypatch.setattr(compiler_module.CCompiler, "build", broken)
+    other = [block_of(op(xs[2])) for op in ops]
+    with (
+        opweave.config.change_flags(compiledir=str(tmp_path)),
+        waiting_room(),
+        pytest.raises(compiler_module.CompilationError, match="no compiler today"),
+    ):
+        build_modules(other, "failing test", jobs=2)

@@ -1,6 +1,8 @@
-"""The precompiled runtime header (``opweave_c.prelude``): built in the background when a
-compile chooses a C linker, used by the modules built with its flags, and never a reason
-for a module to build differently or to load a file another user could have written."""
+"""The runtime compiled once per compile directory (``opweave_c.prelude``): a precompiled
+header and an object file, built in the background when a large graph's compile chooses a
+C linker, used by the modules built with their flags, and never a reason for a module to
+compute differently, to change its cache key or to load a file another user could have
+written."""
 
 from __future__ import annotations
 
@@ -21,15 +23,25 @@ import opweave.tensor as ot
 import opweave_c.compiler as compiler_module
 from opweave.compile import Mode
 from opweave.graph.fg import FunctionGraph
-from opweave_c.cache import ModuleCache
+from opweave_c.cache import CorruptEntryWarning, ModuleCache
 from opweave_c.compiler import CCompiler
-from opweave_c.module import PRELUDE_EARLY_NODES, RUNTIME, start_runtime_prelude
+from opweave_c.module import (
+    LINKED_DEFINE,
+    PRELUDE_EARLY_NODES,
+    RUNTIME,
+    runtime_object_source,
+    start_runtime_prelude,
+)
 from opweave_c.prelude import (
     HEADER_NAME,
     NEARLY_DONE,
+    OBJECT_NAME,
+    OBJECT_SOURCE_NAME,
     include_args,
     own_module_flags,
     prelude_dir,
+    runtime_object,
+    settle_build,
     start_precompiling,
 )
 
@@ -45,29 +57,44 @@ def compiledir(tmp_path: Path) -> Iterator[Path]:
 
 
 def _folder(root: Path) -> Path:
-    return prelude_dir(root, CCompiler.from_config(), own_module_flags(), [], RUNTIME)
+    return prelude_dir(
+        root, CCompiler.from_config(), own_module_flags(), [], runtime_object_source()
+    )
 
 
 def _built(folder: Path, seconds: float = 30.0) -> Path:
-    """The precompiled header, once the background build has put it in place."""
-    gch = folder / (HEADER_NAME + ".gch")
+    """The precompiled header, once the background build has put it and the runtime's
+    object in place."""
+    gch, obj = folder / (HEADER_NAME + ".gch"), folder / OBJECT_NAME
     deadline = time.monotonic() + seconds
-    while not gch.exists() and time.monotonic() < deadline:
+    while not (gch.exists() and obj.exists()) and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert gch.exists(), f"no precompiled header in {folder}: {sorted(os.listdir(folder))}"
+    assert gch.exists() and obj.exists(), f"not built in {folder}: {sorted(os.listdir(folder))}"
     while (folder / ".building").exists() and time.monotonic() < deadline:
         time.sleep(0.02)
     return gch
 
 
+class Builds(list):  # type: ignore[type-arg]
+    """The compile arguments of every module build; ``objects``: the object files each
+    was linked with."""
+
+    objects: list[list[str]]
+
+    def clear(self) -> None:
+        super().clear()
+        self.objects.clear()
+
+
 @pytest.fixture
-def builds(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """The compile arguments of every module build."""
-    seen: list[list[str]] = []
+def builds(monkeypatch: pytest.MonkeyPatch) -> Builds:
+    seen = Builds()
+    seen.objects = []
     real = compiler_module.CCompiler.build
 
     def build(self: CCompiler, *args: Any, **kwargs: Any) -> None:
         seen.append(list(kwargs["compile_args"]))
+        seen.objects.append(list(kwargs.get("objects") or []))
         real(self, *args, **kwargs)
 
     monkeypatch.setattr(compiler_module.CCompiler, "build", build)
@@ -75,7 +102,15 @@ def builds(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
 
 
 #: Elementwise functions, opweave's and NumPy's: each gives a graph whose module is new.
-FUNCTIONS = {"tanh": np.tanh, "sin": np.sin, "cos": np.cos, "arctan": np.arctan, "sinh": np.sinh}
+FUNCTIONS = {
+    "tanh": np.tanh,
+    "sin": np.sin,
+    "cos": np.cos,
+    "arctan": np.arctan,
+    "sinh": np.sinh,
+    "expm1": np.expm1,
+    "arcsinh": np.arcsinh,
+}
 
 
 def _compile(name: str, linker: str = "cvm") -> Any:
@@ -92,25 +127,41 @@ X = np.linspace(-1.0, 1.0, 7)
 
 
 @pytest.mark.parametrize("linker", ["cvm", "c"])
-def test_the_header_once_built_is_included_by_later_modules(
-    compiledir: Path, builds: list[list[str]], linker: str
+def test_the_header_and_object_once_built_are_used_by_later_modules(
+    compiledir: Path, builds: Builds, linker: str
 ) -> None:
     first = _compile("tanh", linker)
     np.testing.assert_allclose(first(X), _expected("tanh", X))
-    # A small graph builds its module from the text and does not start the header.
+    # A small graph builds its module from the text and does not start the build.
     assert builds and not any("-include" in args for args in builds)
+    assert not any(builds.objects) and not any(LINKED_DEFINE in args for args in builds)
     assert not (compiledir / "prelude").exists()
     start_runtime_prelude()  # what a large graph's compile starts
     folder = _folder(compiledir)
     gch = _built(folder)
     assert (folder / HEADER_NAME).read_text() == RUNTIME
-    for path in (folder.parent, folder, folder / HEADER_NAME, gch):
+    assert (folder / OBJECT_SOURCE_NAME).read_text() == runtime_object_source()
+    files = [HEADER_NAME, HEADER_NAME + ".gch", OBJECT_SOURCE_NAME, OBJECT_NAME]
+    for path in (folder.parent, folder, *(folder / name for name in files)):
         assert os.lstat(path).st_mode & 0o077 == 0, path  # private to the user
-    assert sorted(os.listdir(folder)) == [HEADER_NAME, HEADER_NAME + ".gch"]
+    assert sorted(os.listdir(folder)) == sorted(files)
+    assert gch.stat().st_size > 0 and runtime_object(folder) == folder / OBJECT_NAME
     builds.clear()
     second = _compile("sin", linker)  # another module to build
     np.testing.assert_allclose(second(X), _expected("sin", X))
-    assert builds and all(args[:2] == ["-include", str(folder / HEADER_NAME)] for args in builds)
+    assert builds
+    for args, objects in zip(builds, builds.objects, strict=True):
+        assert args[:3] == ["-include", str(folder / HEADER_NAME), LINKED_DEFINE]
+        assert objects == [str(folder / OBJECT_NAME)]
+    # The runtime's functions now come from the object: the input checks, the filter they
+    # call for other values, and its messages.
+    with pytest.raises(TypeError, match=r"cannot hold None"):
+        second(None)
+    with pytest.raises(TypeError, match=r"expected 1 dimension\(s\), got a value with 2"):
+        second(np.ones((2, 2)))
+    ints = np.arange(3)
+    np.testing.assert_allclose(second(ints), _expected("sin", ints.astype(float)))
+    np.testing.assert_allclose(second(X[::2]), _expected("sin", X[::2]))
 
 
 WITHOUT_HEADER = """
@@ -124,18 +175,18 @@ np.save(sys.argv[1], f(np.linspace(-1.0, 1.0, 7)))
 """
 
 
-def test_the_header_changes_neither_the_cache_key_nor_the_values(
-    tmp_path: Path, builds: list[list[str]]
+def test_header_and_object_change_neither_the_cache_key_nor_the_values(
+    tmp_path: Path, builds: Builds
 ) -> None:
-    """The same graph built with the header here, and in another process where no header
-    can be made (``prelude`` is a file), lands in the same cache entry with the same
-    values."""
+    """The same graph built with the header and object here, and in another process where
+    neither can be made (``prelude`` is a file), lands in the same cache entry with the
+    same values."""
     with_header, without = tmp_path / "with", tmp_path / "without"
     with opweave.config.change_flags(compiledir=str(with_header)):
         start_runtime_prelude()
         _built(_folder(with_header))
         here = _compile("cos")(X)
-    assert builds and all("-include" in args for args in builds)
+    assert builds and all("-include" in args for args in builds) and all(builds.objects)
     without.mkdir()
     (without / "prelude").write_text("not a directory")
     script = tmp_path / "without.py"
@@ -149,9 +200,7 @@ def test_the_header_changes_neither_the_cache_key_nor_the_values(
     np.testing.assert_array_equal(here, there)
 
 
-def test_an_unsafe_or_damaged_header_is_not_a_problem(
-    compiledir: Path, builds: list[list[str]]
-) -> None:
+def test_an_unsafe_or_damaged_header_is_not_a_problem(compiledir: Path, builds: Builds) -> None:
     start_runtime_prelude()
     folder = _folder(compiledir)
     gch = _built(folder)
@@ -169,22 +218,70 @@ def test_an_unsafe_or_damaged_header_is_not_a_problem(
     np.testing.assert_allclose(g(X), _expected("sinh", X))
 
 
+def test_an_unsafe_object_is_not_linked(compiledir: Path, builds: Builds) -> None:
+    start_runtime_prelude()
+    folder = _folder(compiledir)
+    _built(folder)
+    os.chmod(folder / OBJECT_NAME, 0o660)  # group-writable: another user could have written it
+    assert runtime_object(folder) is None
+    f = _compile("expm1")
+    assert builds and not any(builds.objects)
+    assert not any(LINKED_DEFINE in args for args in builds)
+    np.testing.assert_allclose(f(X), _expected("expm1", X))
+    assert (folder / OBJECT_NAME).exists()  # not ours to judge: left as it is
+
+
+def test_a_damaged_object_is_dropped_and_the_module_built_without_it(
+    compiledir: Path, builds: Builds
+) -> None:
+    start_runtime_prelude()
+    folder = _folder(compiledir)
+    _built(folder)
+    (folder / OBJECT_NAME).write_bytes(b"not an object file")
+    with pytest.warns(CorruptEntryWarning, match="runtime object .* could not be linked"):
+        f = _compile("arcsinh")
+    assert [bool(objects) for objects in builds.objects] == [True, False]
+    assert LINKED_DEFINE in builds[0] and LINKED_DEFINE not in builds[1]
+    np.testing.assert_allclose(f(X), _expected("arcsinh", X))
+    assert not (folder / OBJECT_NAME).exists()
+    # The next large compile builds it again.
+    start_runtime_prelude()
+    _built(folder)
+    assert runtime_object(folder) == folder / OBJECT_NAME
+
+
 def test_one_build_at_a_time_and_none_for_another_compiler(tmp_path: Path) -> None:
     cache = ModuleCache(tmp_path)
     gcc, flags = CCompiler.from_config(), own_module_flags()
-    folder = prelude_dir(cache.root, gcc, flags, [], RUNTIME)
-    args = (folder, gcc, flags, [], RUNTIME)
+    folder = prelude_dir(cache.root, gcc, flags, [], runtime_object_source())
+    args = (folder, gcc, flags, [], RUNTIME, runtime_object_source())
     assert start_precompiling(*args) is True
     assert start_precompiling(*args) is False  # one is running
     _built(folder)
     assert start_precompiling(*args) is False  # built
     other = CCompiler("definitely-not-a-compiler")
-    folder = prelude_dir(cache.root, other, flags, [], RUNTIME)
-    assert start_precompiling(folder, other, flags, [], RUNTIME) is False
+    folder = prelude_dir(cache.root, other, flags, [], runtime_object_source())
+    assert start_precompiling(folder, other, *args[2:]) is False
     assert not folder.exists()
 
 
-def test_a_build_nearly_done_is_waited_for_a_young_one_is_not(tmp_path: Path) -> None:
+def _put_later(path: Path, delay: float = 0.05) -> threading.Thread:
+    def put() -> None:
+        time.sleep(delay)
+        path.write_bytes(b"x")
+        os.chmod(path, 0o600)
+
+    thread = threading.Thread(target=put)
+    thread.start()
+    return thread
+
+
+def _age(path: Path, seconds: float) -> None:
+    past = time.time() - seconds
+    os.utime(path, (past, past))
+
+
+def test_a_step_nearly_done_is_waited_for_a_young_one_is_not(tmp_path: Path) -> None:
     folder = tmp_path / "prelude" / "k"
     folder.mkdir(parents=True, mode=0o700)
     os.chmod(folder.parent, 0o700)
@@ -192,20 +289,53 @@ def test_a_build_nearly_done_is_waited_for_a_young_one_is_not(tmp_path: Path) ->
     os.chmod(folder / HEADER_NAME, 0o600)
     marker = folder / ".building"
     marker.touch(mode=0o600)
-    assert include_args(folder, wait=1.0) == []  # just started: not waited for
-
-    def finish() -> None:
-        time.sleep(0.05)
-        gch = folder / (HEADER_NAME + ".gch")
-        gch.write_bytes(b"x")
-        os.chmod(gch, 0o600)
-
-    past = time.time() - NEARLY_DONE - 0.01
-    os.utime(marker, (past, past))
-    threading.Thread(target=finish).start()
     started = time.monotonic()
-    assert include_args(folder, wait=1.0) == ["-include", str(folder / HEADER_NAME)]
+    settle_build(folder, 1.0)  # the object's step just started: not waited for
+    assert time.monotonic() - started < 0.5
+    assert include_args(folder) == [] and runtime_object(folder) is None
+    assert marker.exists()  # nor stopped
+    # The object's step nearly done: waited for, until the object is in place.
+    _age(marker, NEARLY_DONE["object"] + 0.01)
+    _put_later(folder / OBJECT_NAME)
+    started = time.monotonic()
+    settle_build(folder, 1.0)
     assert time.monotonic() - started < 0.9
+    assert runtime_object(folder) == folder / OBJECT_NAME
+    # The header's step nearly done (counted from the object's completion): waited for.
+    _age(folder / OBJECT_NAME, NEARLY_DONE["header"] + 0.01)
+    _put_later(folder / (HEADER_NAME + ".gch"))
+    started = time.monotonic()
+    settle_build(folder, 1.0)
+    assert time.monotonic() - started < 0.9
+    assert include_args(folder) == ["-include", str(folder / HEADER_NAME)]
+    # A marker left by a build that died is neither waited for nor acted on.
+    (folder / (HEADER_NAME + ".gch")).unlink()
+    _age(marker, 1000.0)
+    started = time.monotonic()
+    settle_build(folder, 1.0)
+    assert time.monotonic() - started < 0.5 and marker.exists()
+
+
+def test_a_header_step_far_from_done_is_stopped(tmp_path: Path) -> None:
+    """A module build about to start stops a precompiled header's build that would not end
+    soon: it would only slow the module builds down."""
+    folder = tmp_path / "prelude" / "k"
+    folder.mkdir(parents=True, mode=0o700)
+    os.chmod(folder.parent, 0o700)
+    (folder / OBJECT_NAME).write_bytes(b"x")  # the object's step is over
+    os.chmod(folder / OBJECT_NAME, 0o600)
+    (folder / ".gch-partial").write_bytes(b"half a header")
+    # What the build script runs, in a process group of its own, its number in the marker.
+    script = f'echo $$ > "{folder / ".building"}"; sleep 30 & wait'
+    build = subprocess.Popen(["sh", "-c", script], start_new_session=True)
+    marker, deadline = folder / ".building", time.monotonic() + 10
+    while not (marker.exists() and marker.read_text().strip()):
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    settle_build(folder, 1.0)
+    assert build.wait(timeout=10) != 0  # stopped, with its child
+    assert not (folder / ".building").exists() and not (folder / ".gch-partial").exists()
+    assert runtime_object(folder) == folder / OBJECT_NAME  # what was done stays
 
 
 def test_clearing_the_cache_removes_the_header(compiledir: Path) -> None:

@@ -70,16 +70,19 @@ class CCompiler:
         lib_dirs: list[str],
         libraries: list[str],
         no_compile_args: list[str],
+        objects: list[str] | None = None,
     ) -> list[str]:
-        """The full command that builds ``source`` into the shared object ``target``."""
+        """The full command that builds ``source`` (linked with the object files
+        ``objects``) into the shared object ``target``."""
         flags = [*BASE_FLAGS, *DEFINES, *compile_args, *self.extra_flags]
         flags = [f for f in dict.fromkeys(flags) if f not in set(no_compile_args)]
         incs = [f"-I{d}" for d in dict.fromkeys([*self.include_dirs(), *include_dirs])]
         libs = [f"-L{d}" for d in lib_dirs] + [f"-l{lib}" for lib in libraries]
-        return [self.command, *flags, *incs, source, "-o", target, *libs]
+        return [self.command, *flags, *incs, source, *(objects or ()), "-o", target, *libs]
 
     def build(self, source: str, target: str, what: str, **kwargs: list[str]) -> None:
-        """Compile ``source`` into ``target``.
+        """Compile ``source`` into ``target`` (keyword arguments: those of
+        :meth:`command_line`).
 
         Raises
         ------

@@ -1,14 +1,16 @@
 """Turning generated blocks into a loaded extension module, through cffi and the cache.
 
 One module holds one or more blocks. Its source is the shared runtime
-(``csrc/runtime.h``), every header and support code the blocks' Types and Ops ask
-for (deduplicated, in first-seen order), the block functions, and ``opw_install``:
-the one function cffi exports. Installing imports NumPy's C API, runs the
-``c_init_code`` snippets, and attaches ``link_<block>`` functions to the module.
+(``csrc/runtime.h`` and ``csrc/runtime_functions.h``), every header and support code
+the blocks' Types and Ops ask for (deduplicated, in first-seen order), the block
+functions, and ``opw_install``: the one function cffi exports. Installing imports
+NumPy's C API (for the module and the runtime's functions), runs the ``c_init_code``
+snippets, and attaches ``link_<block>`` functions to the module.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import os
@@ -17,6 +19,7 @@ import re
 import shutil
 import sys
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -37,12 +40,19 @@ from opweave_c.prelude import (
     include_args,
     own_module_flags,
     prelude_dir,
+    runtime_object,
+    settle_build,
     start_precompiling,
 )
 
+#: The runtime's header: types, macros and inline helpers (precompiled by the prelude).
 RUNTIME = (Path(__file__).parent / "csrc" / "runtime.h").read_text()
+#: The runtime's functions: compiled into each module, or once into the prelude's object.
+RUNTIME_FUNCTIONS = (Path(__file__).parent / "csrc" / "runtime_functions.h").read_text()
 #: Bump when the runtime or the block layout changes: part of every cache key.
-RUNTIME_VERSION = 4
+RUNTIME_VERSION = 5
+#: The define a module is compiled with when it is linked with the runtime's object.
+LINKED_DEFINE = "-DOPW_RUNTIME_LINKED"
 CDEF = "int opw_install(void);"
 #: Flags of a module whose C is all opweave-c's own: the glue at -O1, the functions marked
 #: ``OPW_HOT`` (the loops) at -O3 through GCC's ``optimize`` attribute (``csrc/runtime.h``).
@@ -156,7 +166,7 @@ int opw_install(void) {{
     if (opw_installed) {{ rc = 0; goto done; }}
     m = PyImport_ImportModule("{modname}");
     if (!m) goto done;
-    if (_import_array() < 0) goto done;
+    if (_import_array() < 0 || opw_runtime_init() < 0) goto done;
 {init}
     if (PyErr_Occurred()) goto done;
 {chr(10).join(installs)}
@@ -177,7 +187,7 @@ done:
     return rc;
 }}
 """
-        parts = [RUNTIME, *includes, *self.support]
+        parts = [RUNTIME, RUNTIME_FUNCTIONS, *includes, *self.support]
         parts += [block.code for block in self.blocks]
         parts += links
         parts.append(install)
@@ -210,6 +220,28 @@ done:
             h.update(part.encode())
             h.update(b"\0")
         return h.hexdigest()
+
+
+@functools.cache
+def runtime_object_source() -> str:
+    """The text the prelude compiles into the runtime's object: the runtime's header and
+    functions and the TensorType helpers (``csrc/tensor.h``), which nearly every module
+    carries."""
+    from opweave_c.impls.tensor_type import TENSOR_SUPPORT
+
+    return "\n\n".join((RUNTIME, RUNTIME_FUNCTIONS, TENSOR_SUPPORT))
+
+
+def _discard_runtime_object(path: Path) -> None:
+    """Remove a runtime object a module failed to build with, though it built without
+    it (the next large compile builds it again), and say so."""
+    warnings.warn(
+        f"opweave: the C runtime object {path} could not be linked into a module that "
+        "builds without it; removed it",
+        CorruptEntryWarning,
+        stacklevel=2,
+    )
+    path.unlink(missing_ok=True)
 
 
 def _with_failing_nodes(exc: CompilationError, c_path: Path, tmp: Path) -> CompilationError:
@@ -252,8 +284,15 @@ def numpy_abi_version() -> str:
     return hex(_get_ndarray_c_version())
 
 
-def build_module(blocks: list[Block], what: str, cache: ModuleCache | None = None) -> ModuleType:
-    """Generate, build (or find in the cache) and load the module holding ``blocks``."""
+def build_module(
+    blocks: list[Block],
+    what: str,
+    cache: ModuleCache | None = None,
+    compiling: Callable[[], None] | None = None,
+) -> ModuleType:
+    """Generate, build (or find in the cache) and load the module holding ``blocks``;
+    ``compiling`` is called when the C compiler is about to start (not for a module found
+    in the cache)."""
     spec = ModuleSpec.gather(blocks)
     draft = spec.source("@MODNAME@")
     key = spec.key(draft)
@@ -277,23 +316,40 @@ def build_module(blocks: list[Block], what: str, cache: ModuleCache | None = Non
         make_c_source(ffi, modname, source, str(c_path), verbose=False)
         lib_name = f"{modname}.so"
         assert spec.compiler is not None
-        # The runtime's precompiled form, where one is built for these flags: not part of
-        # the key, since it changes how fast the module builds, not what it computes.
+        compiler = spec.compiler
+        # The runtime's precompiled header and object, where built for these flags: not
+        # part of the key, since they change how fast the module builds, not what it
+        # computes.
         prelude = prelude_dir(
-            cache.root, spec.compiler, spec.compile_args, spec.include_dirs, RUNTIME
+            cache.root, compiler, spec.compile_args, spec.include_dirs, runtime_object_source()
         )
-        header = include_args(prelude, WAIT_SECONDS)
-        try:
-            spec.compiler.build(
+        settle_build(prelude, WAIT_SECONDS)
+        header = include_args(prelude)
+
+        def compile_module(runtime: Path | None) -> None:
+            compiler.build(
                 str(c_path),
                 str(tmp / lib_name),
                 what,
-                compile_args=[*header, *spec.compile_args],
+                compile_args=[*header, *([LINKED_DEFINE] if runtime else []), *spec.compile_args],
                 include_dirs=spec.include_dirs,
                 lib_dirs=spec.lib_dirs,
                 libraries=spec.libraries,
                 no_compile_args=spec.no_compile_args,
+                objects=[str(runtime)] if runtime else [],
             )
+
+        runtime = runtime_object(prelude)
+        if compiling is not None:
+            compiling()
+        try:
+            try:
+                compile_module(runtime)
+            except CompilationError:
+                if runtime is None:
+                    raise
+                compile_module(None)
+                _discard_runtime_object(runtime)
         except CompilationError as exc:
             raise _with_failing_nodes(exc, c_path, tmp) from None
         return {"library": lib_name, "module": modname, "what": what, "versioned": versioned}
@@ -388,8 +444,8 @@ def start_runtime_prelude(fgraph: FunctionGraph | None = None) -> None:
     if cache.read_only is not None or not compiler.is_gcc:
         return
     flags = own_module_flags()
-    folder = prelude_dir(cache.root, compiler, flags, [], RUNTIME)
-    start_precompiling(folder, compiler, flags, [], RUNTIME)
+    folder = prelude_dir(cache.root, compiler, flags, [], runtime_object_source())
+    start_precompiling(folder, compiler, flags, [], RUNTIME, runtime_object_source())
 
 
 def build_jobs() -> int:
@@ -428,26 +484,13 @@ def build_modules(
     groups = split_blocks(blocks, jobs)
     label = "compiling C modules" if len(groups) > 1 else "compiling C module"
     with current_progress().steps(f"{label} ({len(blocks)} functions)", len(groups)) as steps:
-        if jobs == 1:
+        if jobs == 1 or not (len(groups) > 1 or has_deferred()):
             built = []
             for group in groups:
                 built.append(build_module(group, what, cache))
                 steps.advance()
-        elif len(groups) == 1:
-            if has_deferred():
-                built = [_build_beside_deferred(groups[0], what, cache)]
-            else:
-                built = [build_module(groups[0], what, cache)]
-            steps.advance()
         else:
-            from concurrent.futures import ThreadPoolExecutor, as_completed
-
-            with ThreadPoolExecutor(max_workers=min(jobs, len(groups))) as pool:
-                futures = [pool.submit(build_module, group, what, cache) for group in groups]
-                run_deferred()  # the compile's deferred steps, while the compilers run
-                for _ in as_completed(futures):
-                    steps.advance()
-                built = [future.result() for future in futures]
+            built = _build_beside_deferred(groups, what, cache, min(jobs, len(groups)), steps)
     return {
         block.fn_name: module
         for group, module in zip(groups, built, strict=True)
@@ -455,29 +498,61 @@ def build_modules(
     }
 
 
-def _build_beside_deferred(blocks: list[Block], what: str, cache: ModuleCache) -> ModuleType:
-    """:func:`build_module` in a thread of its own while this one runs the compile's
-    deferred steps; its error, if any, is raised here."""
+def _build_beside_deferred(
+    groups: list[list[Block]], what: str, cache: ModuleCache, workers: int, steps: Any
+) -> list[ModuleType]:
+    """:func:`build_module` of each group, ``workers`` at a time in threads of their own,
+    while this thread runs the compile's deferred steps
+    (:func:`opweave.link.deferred.run_deferred`) once the first compilers have started
+    (before then, the steps would only hold up writing their sources); an error of a
+    build is raised here.
+
+    Plain threads, not a pool: a pool's first use imports ``concurrent.futures``, which
+    fails for a user who cannot read a standard library that is not imported yet."""
+    import contextvars
     import threading
 
-    result: list[ModuleType] = []
-    failure: list[BaseException] = []
+    results: list[ModuleType | None] = [None] * len(groups)
+    failures: list[BaseException] = []
+    started = [threading.Event() for _ in groups]
+    todo = list(range(len(groups)))
+    lock = threading.Lock()
 
-    def build() -> None:
-        try:
-            result.append(build_module(blocks, what, cache))
-        except BaseException as exc:  # handed to the waiting thread
-            failure.append(exc)
+    def work() -> None:
+        while True:
+            with lock:
+                if not todo or failures:
+                    return
+                i = todo.pop(0)
+            try:
+                results[i] = build_module(groups[i], what, cache, started[i].set)
+                steps.advance()
+            except BaseException as exc:  # handed to the waiting thread
+                with lock:
+                    failures.append(exc)
+                for event in started:  # no more builds start: nothing more to wait for
+                    event.set()
+            finally:
+                started[i].set()
 
-    thread = threading.Thread(target=build, name="opweave-c build")
-    thread.start()
+    threads = [  # each in a copy of this context: the configuration this compile sees
+        threading.Thread(
+            target=contextvars.copy_context().run, args=(work,), name=f"opweave-c build {n}"
+        )
+        for n in range(workers)
+    ]
+    for thread in threads:
+        thread.start()
     try:
+        for event in started[:workers]:
+            event.wait()
         run_deferred()
     finally:
-        thread.join()
-    if failure:
-        raise failure[0]
-    return result[0]
+        for thread in threads:
+            thread.join()
+    if failures:
+        raise failures[0]
+    return [module for module in results if module is not None]
 
 
 def load_module(modname: str, path: Path) -> ModuleType:

@@ -1,74 +1,15 @@
 /* Helpers for TensorType values (NumPy arrays) shared by every Op's C code. */
 
-/* The lowest and one past the highest byte of ``a``'s elements (lo == hi: it has none). */
-static void opw_extent(PyArrayObject* a, char** lo, char** hi) {
-    int i;
-    char* l = PyArray_BYTES(a);
-    char* h = l + PyArray_ITEMSIZE(a);
-    for (i = 0; i < PyArray_NDIM(a); i++) {
-        npy_intp n = PyArray_DIMS(a)[i], s = PyArray_STRIDES(a)[i];
-        if (n == 0) { *lo = *hi = PyArray_BYTES(a); return; }
-        if (s < 0) l += (n - 1) * s; else h += (n - 1) * s;
-    }
-    *lo = l;
-    *hi = h;
-}
-
-/* May ``a`` and ``b`` (either may be NULL: no) share memory? Their byte ranges intersect:
- * conservative for strided arrays; an empty array shares none. */
-static int opw_overlap(PyArrayObject* a, PyArrayObject* b) {
-    char *alo, *ahi, *blo, *bhi;
-    if (a == NULL || b == NULL) return 0;
-    opw_extent(a, &alo, &ahi);
-    opw_extent(b, &blo, &bhi);
-    return alo < ahi && blo < bhi && alo < bhi && blo < ahi;
-}
-
-/* A shape as text, the one helper for messages: ``sep`` ", " writes it as Python writes a
- * tuple, ``(2, 3)``, ``sep`` "," as NumPy writes one in its own messages, ``(2,3)``; both
- * write ``(3,)`` and ``()``. New reference, or NULL with an exception set. */
-static PyObject* opw_shape_str(int nd, const npy_intp* dims, const char* sep) {
-    PyObject *parts = PyList_New(0), *sep_str = NULL, *body = NULL, *res = NULL;
-    int i;
-    if (!parts) return NULL;
-    for (i = 0; i < nd; i++) {
-        PyObject* s = PyUnicode_FromFormat("%zd", (Py_ssize_t)dims[i]);
-        if (!s || PyList_Append(parts, s) < 0) {
-            Py_XDECREF(s);
-            Py_DECREF(parts);
-            return NULL;
-        }
-        Py_DECREF(s);
-    }
-    sep_str = PyUnicode_FromString(sep);
-    if (sep_str) body = PyUnicode_Join(sep_str, parts);
-    if (body) res = PyUnicode_FromFormat(nd == 1 ? "(%U,)" : "(%U)", body);
-    Py_XDECREF(sep_str);
-    Py_XDECREF(body);
-    Py_DECREF(parts);
-    return res;
-}
-
-/* The shapes of ``n`` arrays as text, ``(2, 3), (3,)`` (``opw_shape_str`` of each, joined
- * by ", "). New reference, or NULL with an exception set. */
-static PyObject* opw_shapes_str(int n, PyArrayObject* const* arrays) {
-    PyObject *parts = PyList_New(n), *sep = NULL, *res = NULL;
-    int k;
-    if (!parts) return NULL;
-    for (k = 0; k < n; k++) {
-        PyObject* s = opw_shape_str(PyArray_NDIM(arrays[k]), PyArray_DIMS(arrays[k]), ", ");
-        if (!s) {
-            Py_DECREF(parts);
-            return NULL;
-        }
-        PyList_SET_ITEM(parts, k, s);
-    }
-    sep = PyUnicode_FromString(", ");
-    if (sep) res = PyUnicode_Join(sep, parts);
-    Py_XDECREF(sep);
-    Py_DECREF(parts);
-    return res;
-}
+/* In a module linked with the runtime object, these are its functions (runtime_functions.h
+ * says how): the module sees the declarations only. */
+OPW_RT void opw_extent(PyArrayObject* a, char** lo, char** hi);
+OPW_RT int opw_overlap(PyArrayObject* a, PyArrayObject* b);
+OPW_RT PyObject* opw_shape_str(int nd, const npy_intp* dims, const char* sep);
+OPW_RT PyObject* opw_shapes_str(int n, PyArrayObject* const* arrays);
+OPW_RT int opw_tensor_check(PyObject** py, PyObject* filter, int typenum, int ndim,
+                            const char* type_desc);
+OPW_RT int opw_check_dim(PyArrayObject* a, int i, npy_intp n, const char* type_desc);
+OPW_RT int opw_prep_output(PyArrayObject** out, int nd, const npy_intp* dims, int typenum);
 
 /* Is ``o`` an aligned, native-order ndarray of exactly this type number and rank? An
  * instance of an ndarray subclass (numpy.matrix, a masked array...) is not: it goes
@@ -94,12 +35,83 @@ static inline int opw_tensor_unshared(PyObject* o, Py_ssize_t refs, int typenum,
            ((PyArrayObject_fields*)o)->weakreflist == NULL;
 }
 
+#ifndef OPW_RUNTIME_LINKED
+/* The lowest and one past the highest byte of ``a``'s elements (lo == hi: it has none). */
+OPW_RT void opw_extent(PyArrayObject* a, char** lo, char** hi) {
+    int i;
+    char* l = PyArray_BYTES(a);
+    char* h = l + PyArray_ITEMSIZE(a);
+    for (i = 0; i < PyArray_NDIM(a); i++) {
+        npy_intp n = PyArray_DIMS(a)[i], s = PyArray_STRIDES(a)[i];
+        if (n == 0) { *lo = *hi = PyArray_BYTES(a); return; }
+        if (s < 0) l += (n - 1) * s; else h += (n - 1) * s;
+    }
+    *lo = l;
+    *hi = h;
+}
+
+/* May ``a`` and ``b`` (either may be NULL: no) share memory? Their byte ranges intersect:
+ * conservative for strided arrays; an empty array shares none. */
+OPW_RT int opw_overlap(PyArrayObject* a, PyArrayObject* b) {
+    char *alo, *ahi, *blo, *bhi;
+    if (a == NULL || b == NULL) return 0;
+    opw_extent(a, &alo, &ahi);
+    opw_extent(b, &blo, &bhi);
+    return alo < ahi && blo < bhi && alo < bhi && blo < ahi;
+}
+
+/* A shape as text, the one helper for messages: ``sep`` ", " writes it as Python writes a
+ * tuple, ``(2, 3)``, ``sep`` "," as NumPy writes one in its own messages, ``(2,3)``; both
+ * write ``(3,)`` and ``()``. New reference, or NULL with an exception set. */
+OPW_RT PyObject* opw_shape_str(int nd, const npy_intp* dims, const char* sep) {
+    PyObject *parts = PyList_New(0), *sep_str = NULL, *body = NULL, *res = NULL;
+    int i;
+    if (!parts) return NULL;
+    for (i = 0; i < nd; i++) {
+        PyObject* s = PyUnicode_FromFormat("%zd", (Py_ssize_t)dims[i]);
+        if (!s || PyList_Append(parts, s) < 0) {
+            Py_XDECREF(s);
+            Py_DECREF(parts);
+            return NULL;
+        }
+        Py_DECREF(s);
+    }
+    sep_str = PyUnicode_FromString(sep);
+    if (sep_str) body = PyUnicode_Join(sep_str, parts);
+    if (body) res = PyUnicode_FromFormat(nd == 1 ? "(%U,)" : "(%U)", body);
+    Py_XDECREF(sep_str);
+    Py_XDECREF(body);
+    Py_DECREF(parts);
+    return res;
+}
+
+/* The shapes of ``n`` arrays as text, ``(2, 3), (3,)`` (``opw_shape_str`` of each, joined
+ * by ", "). New reference, or NULL with an exception set. */
+OPW_RT PyObject* opw_shapes_str(int n, PyArrayObject* const* arrays) {
+    PyObject *parts = PyList_New(n), *sep = NULL, *res = NULL;
+    int k;
+    if (!parts) return NULL;
+    for (k = 0; k < n; k++) {
+        PyObject* s = opw_shape_str(PyArray_NDIM(arrays[k]), PyArray_DIMS(arrays[k]), ", ");
+        if (!s) {
+            Py_DECREF(parts);
+            return NULL;
+        }
+        PyList_SET_ITEM(parts, k, s);
+    }
+    sep = PyUnicode_FromString(", ");
+    if (sep) res = PyUnicode_Join(sep, parts);
+    Py_XDECREF(sep);
+    Py_DECREF(parts);
+    return res;
+}
+
 /* Make ``*py`` (a new reference) an exact array for the Type described, converting
  * through ``filter`` (the Type's Python filter) when given: a lenient filter, which would
  * turn a Python float into a 0-d float64 array, as this does itself. Without a filter
  * (strict inputs) only exact arrays pass: an instance of an ndarray subclass is refused
  * with the words of the strict Python filter. 0 on success, -1 with an exception set. */
-static int opw_tensor_check(PyObject** py, PyObject* filter, int typenum, int ndim,
+OPW_RT int opw_tensor_check(PyObject** py, PyObject* filter, int typenum, int ndim,
                             const char* type_desc) {
     PyArrayObject* a;
     if (opw_tensor_exact(*py, typenum, ndim)) return 0;
@@ -162,7 +174,7 @@ static int opw_tensor_check(PyObject** py, PyObject* filter, int typenum, int nd
 }
 
 /* Check static dimension ``i`` of ``a`` has length ``n``. */
-static int opw_check_dim(PyArrayObject* a, int i, npy_intp n, const char* type_desc) {
+OPW_RT int opw_check_dim(PyArrayObject* a, int i, npy_intp n, const char* type_desc) {
     if (PyArray_DIMS(a)[i] != n) {
         PyErr_Format(PyExc_ValueError,
                      "%s has static length %zd on dimension %d, got an array of length %zd",
@@ -174,7 +186,7 @@ static int opw_check_dim(PyArrayObject* a, int i, npy_intp n, const char* type_d
 
 /* Make ``*out`` a C-contiguous, writeable array of the given shape and type, reusing it
  * when it already is one. 0 on success, -1 with an exception set. */
-static int opw_prep_output(PyArrayObject** out, int nd, const npy_intp* dims, int typenum) {
+OPW_RT int opw_prep_output(PyArrayObject** out, int nd, const npy_intp* dims, int typenum) {
     PyArrayObject* o = *out;
     if (o != NULL && PyArray_NDIM(o) == nd && PyArray_TYPE(o) == typenum &&
         PyArray_IS_C_CONTIGUOUS(o) && PyArray_ISWRITEABLE(o) && PyArray_ISALIGNED(o) &&
@@ -187,3 +199,4 @@ static int opw_prep_output(PyArrayObject** out, int nd, const npy_intp* dims, in
     *out = (PyArrayObject*)PyArray_EMPTY(nd, (npy_intp*)dims, typenum, 0);
     return *out == NULL ? -1 : 0;
 }
+#endif /* !OPW_RUNTIME_LINKED */

@@ -21,6 +21,7 @@ import numpy as np
 
 from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.fg import FunctionGraph
+from opweave.link.deferred import defer
 from opweave.link.loop import LinkedGraph, LoopLinker, describe_failure, make_node_thunk
 from opweave.link.progress import current as current_progress
 from opweave_c.codegen import Block, BlockBuilder, block_versions
@@ -207,12 +208,20 @@ class CVMLinker(LoopLinker):
         # One block per kind of node is generated; the other nodes of the kind reuse it.
         kinds: dict[Any, tuple[Block, Apply, str] | None] = {}
         no_recycling = set(self.no_recycling)
+        # Binding the other nodes of a kind to its block can wait for the compilers.
+        rebind: list[tuple[int, tuple[Block, Apply, str], Apply, list[Any]]] = []
+
+        def bind_the_rest() -> None:
+            while rebind:
+                k, known, node, values = rebind.pop()
+                blocks[k] = _rebound(*known, node, values)
+
         for k, node in enumerate(order):
             kind = node_kind(node, no_recycling, config.check_input)
             if kind is not None and kind[0] in kinds:
                 known = kinds[kind[0]]
                 if known is not None:
-                    blocks[k] = _rebound(*known, node, kind[1])
+                    rebind.append((k, known, node, kind[1]))
                 continue
             try:
                 block, computed = _node_block(node, no_recycling, config.check_input)
@@ -225,7 +234,9 @@ class CVMLinker(LoopLinker):
             if kind is not None and (computed is not node) == bool(kind[1]):
                 kinds[kind[0]] = (block, node, str(computed.op))
         distinct = list({block.fn_name: block for block in blocks.values()}.values())
+        defer(bind_the_rest)
         modules = build_modules(distinct, f"cvm graph {self.fgraph}") if blocks else {}
+        bind_the_rest()  # what the wait left
         self._c_nodes: dict[int, LinkedBlock] = {}
         thunks: list[Any] = []
         fallback = tuple(impl for impl in self.impls if impl != "c")
