@@ -643,3 +643,35 @@ def test_build_rewrite_database_without_plugins() -> None:
     fg = fgraph([x], [neg(x), neg(x)])
     db.query(include=["fast_run"]).rewrite(fg)
     assert fg.outputs[0] is fg.outputs[1]
+
+
+def test_scalar_tracks_show_a_rewriter_only_its_scalar_ops() -> None:
+    """A rewriter with ``scalar_tracks`` is shown the elementwise nodes of those scalar
+    Ops only, by the equilibrium and walking rewriters alike; without, every one."""
+    import opweave.scalar as ps
+    import opweave.tensor as ot
+    from opweave.tensor.elemwise import Elemwise
+
+    seen: list[str] = []
+
+    @node_rewriter([Elemwise], scalar_tracks=(ps.Mul, ps.Exp))
+    def some(fgraph: FunctionGraph, node: Apply) -> bool:
+        seen.append(type(node.op.scalar_op).__name__)
+        return False
+
+    @node_rewriter([Elemwise])
+    def every(fgraph: FunctionGraph, node: Apply) -> bool:
+        seen.append(type(node.op.scalar_op).__name__)
+        return False
+
+    assert some.scalar_tracks() == (ps.Mul, ps.Exp) and every.scalar_tracks() is None
+    x = ot.dvector("x")
+    g = FunctionGraph([x], [ot.exp(x * 2.0 + 1.0) * x], clone=False)
+    for rewriter, expected in (
+        (EquilibriumGraphRewriter([some]), ["Exp", "Mul", "Mul"]),
+        (in2out(some), ["Exp", "Mul", "Mul"]),
+        (EquilibriumGraphRewriter([every]), ["Add", "Exp", "Mul", "Mul"]),
+    ):
+        seen.clear()
+        rewriter.rewrite(g)
+        assert sorted(seen) == expected

@@ -253,7 +253,9 @@ class _NodeQueue(Feature):
 
 
 class _RewritersByOp:
-    """The node rewriters that may apply to an Op, in their order, found once per Op class.
+    """The node rewriters that may apply to an Op, in their order, found once per Op class
+    (and class of the scalar Op it wraps, for rewriters with
+    :meth:`~opweave.graph.rewriting.node.NodeRewriter.scalar_tracks`).
 
     A rewriter tracking every Op, or an Op class the node's Op is an instance of, applies
     to every Op of that class; one tracking Op instances is kept with them, and checked
@@ -263,15 +265,20 @@ class _RewritersByOp:
     def __init__(self, rewriters: Sequence[NodeRewriter]) -> None:
         self.rewriters = list(rewriters)
         self._tracks = [rw.tracks() for rw in self.rewriters]
-        self._by_class: dict[type, list[tuple[NodeRewriter, list[Any] | None]]] = {}
+        self._scalar_tracks = [rw.scalar_tracks() for rw in self.rewriters]
+        self._by_class: dict[tuple[type, type], list[tuple[NodeRewriter, list[Any] | None]]] = {}
 
     def candidates(self, op: Any) -> list[tuple[NodeRewriter, list[Any] | None]]:
         """``(rewriter, instances to compare the Op with, or None)`` pairs for ``op``."""
-        cls = type(op)
-        found = self._by_class.get(cls)
+        cls, scalar_cls = type(op), type(getattr(op, "scalar_op", None))
+        found = self._by_class.get((cls, scalar_cls))
         if found is None:
             found = []
-            for rw, tracks in zip(self.rewriters, self._tracks, strict=True):
+            for rw, tracks, scalar_tracks in zip(
+                self.rewriters, self._tracks, self._scalar_tracks, strict=True
+            ):
+                if scalar_tracks is not None and not issubclass(scalar_cls, scalar_tracks):
+                    continue
                 if tracks is None or any(
                     isinstance(t, type) and issubclass(cls, t) for t in tracks
                 ):
@@ -280,7 +287,7 @@ class _RewritersByOp:
                 instances = [t for t in tracks if not isinstance(t, type)]
                 if instances:
                     found.append((rw, instances))
-            self._by_class[cls] = found
+            self._by_class[cls, scalar_cls] = found
         return found
 
 

@@ -82,6 +82,18 @@ class NodeRewriter:
         """Return the Ops (instances or classes) this rewriter applies to, or ``None`` for all."""
         return None
 
+    def scalar_tracks(self) -> tuple[type, ...] | None:
+        """Return the scalar Op classes this rewriter applies to, or ``None`` (the default)
+        for no such condition.
+
+        When given, the graph rewriters show the rewriter only the nodes whose Op wraps a
+        scalar Op (has a ``scalar_op``, as an Elemwise does) that is an instance of one
+        of these classes: a filter on top of :meth:`tracks`, which saves calling the
+        rewriter on every other elementwise node. It must let through every node the
+        rewriter could change.
+        """
+        return None
+
     def transform(self, fgraph: FunctionGraph, node: Apply) -> TransformResult:
         """Return replacements for ``node``'s outputs, or ``False``/``None`` for no change.
 
@@ -130,6 +142,8 @@ class FromFunctionNodeRewriter(NodeRewriter):
         :class:`~opweave.graph.features.DestroyHandler` is required too.
     name
         Defaults to ``fn.__name__``.
+    scalar_tracks
+        Scalar Op classes (see :meth:`NodeRewriter.scalar_tracks`), or ``None``.
     """
 
     def __init__(
@@ -139,9 +153,11 @@ class FromFunctionNodeRewriter(NodeRewriter):
         requirements: Sequence[Requirement] = (),
         inplace: bool = False,
         name: str | None = None,
+        scalar_tracks: Sequence[type] | None = None,
     ) -> None:
         self.fn = fn
         self._tracks = list(tracks) if tracks is not None else None
+        self._scalar_tracks = tuple(scalar_tracks) if scalar_tracks is not None else None
         self.inplace = inplace
         requirements = list(requirements)
         if inplace:
@@ -153,6 +169,10 @@ class FromFunctionNodeRewriter(NodeRewriter):
     def tracks(self) -> list[Track] | None:
         """Return the tracked Ops."""
         return self._tracks
+
+    def scalar_tracks(self) -> tuple[type, ...] | None:
+        """Return the tracked scalar Op classes."""
+        return self._scalar_tracks
 
     def transform(self, fgraph: FunctionGraph, node: Apply) -> TransformResult:
         """Call the wrapped function."""
@@ -171,6 +191,7 @@ def node_rewriter(
     tracks: Sequence[Track] | None,
     inplace: bool = False,
     requirements: Sequence[Requirement] = (),
+    scalar_tracks: Sequence[type] | None = None,
 ) -> Callable[[Callable[[FunctionGraph, Apply], TransformResult]], FromFunctionNodeRewriter]:
     """Decorator turning ``fn(fgraph, node)`` into a :class:`NodeRewriter`.
 
@@ -183,6 +204,10 @@ def node_rewriter(
         The rewrite introduces destructive Ops; requires a DestroyHandler.
     requirements
         Feature classes or callables ``req(fgraph)`` attached before rewriting.
+    scalar_tracks
+        Scalar Op classes: the graph rewriters show the rewriter only nodes whose Op's
+        ``scalar_op`` is an instance of one (see :meth:`NodeRewriter.scalar_tracks`);
+        ``None`` for no such condition.
 
     Examples
     --------
@@ -206,7 +231,9 @@ def node_rewriter(
     def decorator(
         fn: Callable[[FunctionGraph, Apply], TransformResult],
     ) -> FromFunctionNodeRewriter:
-        return FromFunctionNodeRewriter(fn, tracks, requirements=requirements, inplace=inplace)
+        return FromFunctionNodeRewriter(
+            fn, tracks, requirements=requirements, inplace=inplace, scalar_tracks=scalar_tracks
+        )
 
     return decorator
 

@@ -127,6 +127,8 @@ def constant_fill_value(var: Variable, max_depth: int = 8) -> Any:
         return None
     flat = data.reshape(-1)
     first = flat[0]
+    if data.size == 1:  # the common case (a scalar or broadcast constant), without a ufunc
+        return first if first == first else None
     if not np.all(flat == first):
         return None
     return first
@@ -175,7 +177,7 @@ def _drop_neutral(node: Apply, neutral: float, rebuild: Elemwise) -> list[Variab
 # ====================================================================== canonicalize
 
 
-@node_rewriter([Elemwise])
+@node_rewriter([Elemwise], scalar_tracks=(ps.Mul,))
 def local_mul_by_one(fgraph: FunctionGraph, node: Apply) -> list[Variable] | bool:
     """``x * 1 -> x``: constant ones are dropped from a product of the same Type."""
     if not _is_elemwise(node, ps.Mul):
@@ -183,7 +185,7 @@ def local_mul_by_one(fgraph: FunctionGraph, node: Apply) -> list[Variable] | boo
     return _drop_neutral(node, 1, tm.mul)
 
 
-@node_rewriter([Elemwise])
+@node_rewriter([Elemwise], scalar_tracks=(ps.Add,))
 def local_add_zero(fgraph: FunctionGraph, node: Apply) -> list[Variable] | bool:
     """``x + 0 -> x``: constant zeros are dropped from a sum of the same Type."""
     if not _is_elemwise(node, ps.Add):
@@ -191,7 +193,7 @@ def local_add_zero(fgraph: FunctionGraph, node: Apply) -> list[Variable] | bool:
     return _drop_neutral(node, 0, tm.add)
 
 
-@node_rewriter([Elemwise])
+@node_rewriter([Elemwise], scalar_tracks=(ps.Sub,))
 def local_sub_zero(fgraph: FunctionGraph, node: Apply) -> list[Variable] | bool:
     """``x - 0 -> x`` when ``x`` has the output's Type."""
     if not _is_elemwise(node, ps.Sub):
@@ -202,7 +204,7 @@ def local_sub_zero(fgraph: FunctionGraph, node: Apply) -> list[Variable] | bool:
     return _replace_if_same_type(node.outputs[0], x)
 
 
-@node_rewriter([Elemwise])
+@node_rewriter([Elemwise], scalar_tracks=(ps.Neg,))
 def local_double_neg(fgraph: FunctionGraph, node: Apply) -> list[Variable] | bool:
     """``-(-x) -> x``."""
     if not _is_elemwise(node, ps.Neg):
@@ -213,7 +215,7 @@ def local_double_neg(fgraph: FunctionGraph, node: Apply) -> list[Variable] | boo
     return _replace_if_same_type(node.outputs[0], inner.inputs[0])
 
 
-@node_rewriter([Elemwise])
+@node_rewriter([Elemwise], scalar_tracks=(ps.Sub,))
 def local_sub_self(fgraph: FunctionGraph, node: Apply) -> list[Variable] | bool:
     """``x - x -> zeros_like(x)`` (an ``Alloc`` of zero shaped like ``x``)."""
     if not _is_elemwise(node, ps.Sub):
@@ -291,7 +293,7 @@ def local_dimshuffle_merge(fgraph: FunctionGraph, node: Apply) -> list[Variable]
     return False
 
 
-@node_rewriter([Elemwise])
+@node_rewriter([Elemwise], scalar_tracks=(ps.Second,))
 def local_fill_of_elemwise(fgraph: FunctionGraph, node: Apply) -> list[Variable] | bool:
     """``second(f(x, ...), v) -> second(x, v)``: the fill's shape comes from an input of
     the elementwise ``f`` that has the output's shape (broadcasting needs a static length
@@ -312,7 +314,7 @@ def local_fill_of_elemwise(fgraph: FunctionGraph, node: Apply) -> list[Variable]
     return False
 
 
-@node_rewriter([Elemwise])
+@node_rewriter([Elemwise], scalar_tracks=(ps.Log,))
 def local_log1p(fgraph: FunctionGraph, node: Apply) -> list[Variable] | bool:
     """``log(1 + x) -> log1p(x)`` (the sum may have more terms: ``log(1 + x + y)``)."""
     if not _is_elemwise(node, ps.Log):
@@ -331,7 +333,7 @@ def local_log1p(fgraph: FunctionGraph, node: Apply) -> list[Variable] | bool:
     return _replace_if_same_type(node.outputs[0], tensor_out(tm.log1p(arg)))
 
 
-@node_rewriter([Elemwise])
+@node_rewriter([Elemwise], scalar_tracks=(ps.Sub, ps.Add))
 def local_expm1(fgraph: FunctionGraph, node: Apply) -> list[Variable] | bool:
     """``exp(x) - 1 -> expm1(x)``, and ``exp(x) + (-1)`` likewise."""
     if _is_elemwise(node, ps.Sub):
@@ -354,7 +356,7 @@ def local_expm1(fgraph: FunctionGraph, node: Apply) -> list[Variable] | bool:
     return _replace_if_same_type(node.outputs[0], tensor_out(tm.expm1(x)))
 
 
-@node_rewriter([Elemwise])
+@node_rewriter([Elemwise], scalar_tracks=(ps.Log,))
 def local_log_softmax(fgraph: FunctionGraph, node: Apply) -> list[Variable] | bool:
     """``log(softmax(x, axis)) -> log_softmax(x, axis)``."""
     if not _is_elemwise(node, ps.Log):
@@ -389,7 +391,7 @@ def local_dot_transposes(fgraph: FunctionGraph, node: Apply) -> list[Variable] |
     return _replace_if_same_type(node.outputs[0], new)
 
 
-@node_rewriter([Elemwise])
+@node_rewriter([Elemwise], scalar_tracks=(ps.Pow,))
 def local_pow_specialize(fgraph: FunctionGraph, node: Apply) -> list[Variable] | bool:
     """``x ** 2 -> sqr(x)``, ``x ** 1 -> x`` for a constant exponent, same Type only."""
     if not _is_elemwise(node, ps.Pow):

@@ -417,7 +417,7 @@ def _stabilize_product(node: Apply) -> Replacement:
     return _replacement(out, [_build(prod, dtype, False), _build(prod, dtype, True)])
 
 
-@node_rewriter([Elemwise])
+@node_rewriter([Elemwise], scalar_tracks=(ps.TrueDiv,))
 def local_exp_over_1_plus_exp(fgraph: FunctionGraph, node: Apply) -> Replacement:
     """``exp(x) / (1 + exp(x)) -> sigmoid(x)`` and ``c / (1 + exp(x)) -> c * sigmoid(-x)``.
 
@@ -433,7 +433,7 @@ def local_exp_over_1_plus_exp(fgraph: FunctionGraph, node: Apply) -> Replacement
     return _stabilize_product(node)
 
 
-@node_rewriter([Elemwise])
+@node_rewriter([Elemwise], scalar_tracks=(ps.Reciprocal,))
 def local_reciprocal_1_plus_exp(fgraph: FunctionGraph, node: Apply) -> Replacement:
     """``reciprocal(1 + exp(x)) -> sigmoid(-x)`` (and the other identities of
     :data:`local_exp_over_1_plus_exp` in the product below)."""
@@ -442,7 +442,7 @@ def local_reciprocal_1_plus_exp(fgraph: FunctionGraph, node: Apply) -> Replaceme
     return _stabilize_product(node)
 
 
-@node_rewriter([Elemwise])
+@node_rewriter([Elemwise], scalar_tracks=(ps.Mul,))
 def local_sigm_times_exp(fgraph: FunctionGraph, node: Apply) -> Replacement:
     """``exp(x) * sigmoid(-x) -> sigmoid(x)``, ``exp(-x) * sigmoid(x) -> sigmoid(-x)`` and
     ``sigmoid(x) / sigmoid(x) -> 1`` in a product (and the identities of
@@ -522,7 +522,7 @@ def _build_sum(terms: list[_Product], dtype: str, keep_units: bool) -> Variable:
     return total
 
 
-@node_rewriter([Elemwise])
+@node_rewriter([Elemwise], scalar_tracks=(ps.Mul, ps.TrueDiv))
 def local_sigm_distributor(fgraph: FunctionGraph, node: Apply) -> Replacement:
     """``(a / sigmoid(x) + b) * sigmoid(x) -> a + b * sigmoid(x)``: a product holding a sum
     and ``sigmoid`` factors is distributed over the sum when a factor cancels in a term.
@@ -579,7 +579,7 @@ def _one_minus_sigmoid_arg(var: Variable) -> Variable | None:
     return None
 
 
-@node_rewriter([Elemwise])
+@node_rewriter([Elemwise], scalar_tracks=(ps.Sub, ps.Add))
 def local_1msigmoid(fgraph: FunctionGraph, node: Apply) -> Replacement:
     """``1 - sigmoid(x) -> sigmoid(-x)``, and ``1 + -sigmoid(x)`` likewise (``1 -
     sigmoid(40.0)`` is exactly 0 in float64; ``sigmoid(-40.0)`` is 4.2e-18)."""
@@ -589,7 +589,7 @@ def local_1msigmoid(fgraph: FunctionGraph, node: Apply) -> Replacement:
     return _replacement(node.outputs[0], [_sigmoid(_minus(x, _dtype(node.outputs[0])))])
 
 
-@node_rewriter([Elemwise])
+@node_rewriter([Elemwise], scalar_tracks=(ps.Log,))
 def logsigm_to_softplus(fgraph: FunctionGraph, node: Apply) -> Replacement:
     """``log(sigmoid(x)) -> -softplus(-x)`` (finite where ``sigmoid(x)`` rounds to 0)."""
     if _elemwise_owner(node.outputs[0], ps.Log) is None:
@@ -601,7 +601,7 @@ def logsigm_to_softplus(fgraph: FunctionGraph, node: Apply) -> Replacement:
     return _replacement(out, [_neg(_softplus(_minus(x, _dtype(out))))])
 
 
-@node_rewriter([Elemwise])
+@node_rewriter([Elemwise], scalar_tracks=(ps.Log,))
 def log1msigm_to_softplus(fgraph: FunctionGraph, node: Apply) -> Replacement:
     """``log(1 - sigmoid(x)) -> -softplus(x)`` (finite where ``sigmoid(x)`` rounds to 1)."""
     if _elemwise_owner(node.outputs[0], ps.Log) is None:
@@ -612,7 +612,7 @@ def log1msigm_to_softplus(fgraph: FunctionGraph, node: Apply) -> Replacement:
     return _replacement(node.outputs[0], [_neg(_softplus(x))])
 
 
-@node_rewriter([Elemwise])
+@node_rewriter([Elemwise], scalar_tracks=(ps.Log1p,))
 def log1p_neg_sigmoid(fgraph: FunctionGraph, node: Apply) -> Replacement:
     """``log1p(-sigmoid(x)) -> -softplus(x)``."""
     if _elemwise_owner(node.outputs[0], ps.Log1p) is None:
@@ -624,7 +624,7 @@ def log1p_neg_sigmoid(fgraph: FunctionGraph, node: Apply) -> Replacement:
     return _replacement(node.outputs[0], [_neg(_softplus(x))])
 
 
-@node_rewriter([Elemwise])
+@node_rewriter([Elemwise], scalar_tracks=(ps.Log1p, ps.Log))
 def local_log1p_plusminus_exp(fgraph: FunctionGraph, node: Apply) -> Replacement:
     """``log1p(exp(x)) -> softplus(x)`` and ``log1p(-exp(x)) -> log1mexp(x)``; also
     ``log(1 - exp(x)) -> log1mexp(x)`` (PyTensor's ``local_log1p`` first turns it into
@@ -652,7 +652,7 @@ def local_log1p_plusminus_exp(fgraph: FunctionGraph, node: Apply) -> Replacement
     return False
 
 
-@node_rewriter([Elemwise])
+@node_rewriter([Elemwise], scalar_tracks=(ps.Log,))
 def logmexpm1_to_log1mexp(fgraph: FunctionGraph, node: Apply) -> Replacement:
     """``log(-expm1(x)) -> log1mexp(x)`` (``-expm1(x)`` rounds to 1 for ``x < -37`` in
     float64, so its logarithm is 0 where ``log1mexp`` gives ``-exp(x)``)."""
