@@ -37,6 +37,7 @@ from opweave_c.prelude import (
     NEARLY_DONE,
     OBJECT_NAME,
     OBJECT_SOURCE_NAME,
+    WAIT_SECONDS,
     include_args,
     own_module_flags,
     prelude_dir,
@@ -290,29 +291,29 @@ def test_a_step_nearly_done_is_waited_for_a_young_one_is_not(tmp_path: Path) -> 
     marker = folder / ".building"
     marker.touch(mode=0o600)
     started = time.monotonic()
-    settle_build(folder, 1.0)  # the object's step just started: not waited for
+    settle_build(folder)  # the object's step just started: not waited for
     assert time.monotonic() - started < 0.5
     assert include_args(folder) == [] and runtime_object(folder) is None
     assert marker.exists()  # nor stopped
     # The object's step nearly done: waited for, until the object is in place.
     _age(marker, NEARLY_DONE["object"] + 0.01)
-    _put_later(folder / OBJECT_NAME)
+    _put_later(folder / OBJECT_NAME, delay=WAIT_SECONDS["object"] / 4)
     started = time.monotonic()
-    settle_build(folder, 1.0)
+    settle_build(folder)
     assert time.monotonic() - started < 0.9
     assert runtime_object(folder) == folder / OBJECT_NAME
     # The header's step nearly done (counted from the object's completion): waited for.
     _age(folder / OBJECT_NAME, NEARLY_DONE["header"] + 0.01)
-    _put_later(folder / (HEADER_NAME + ".gch"))
+    _put_later(folder / (HEADER_NAME + ".gch"), delay=WAIT_SECONDS["header"] / 4)
     started = time.monotonic()
-    settle_build(folder, 1.0)
+    settle_build(folder)
     assert time.monotonic() - started < 0.9
     assert include_args(folder) == ["-include", str(folder / HEADER_NAME)]
     # A marker left by a build that died is neither waited for nor acted on.
     (folder / (HEADER_NAME + ".gch")).unlink()
     _age(marker, 1000.0)
     started = time.monotonic()
-    settle_build(folder, 1.0)
+    settle_build(folder)
     assert time.monotonic() - started < 0.5 and marker.exists()
 
 
@@ -332,7 +333,7 @@ def test_a_header_step_far_from_done_is_stopped(tmp_path: Path) -> None:
     while not (marker.exists() and marker.read_text().strip()):
         assert time.monotonic() < deadline
         time.sleep(0.01)
-    settle_build(folder, 1.0)
+    settle_build(folder)
     assert build.wait(timeout=10) != 0  # stopped, with its child
     assert not (folder / ".building").exists() and not (folder / ".gch-partial").exists()
     assert runtime_object(folder) == folder / OBJECT_NAME  # what was done stays

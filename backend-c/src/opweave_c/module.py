@@ -36,7 +36,6 @@ from opweave_c.compiler import CCompiler
 from opweave_c.contract import as_snippets, call_optional, call_with_compiler
 from opweave_c.errors import CompilationError, ModuleInitError
 from opweave_c.prelude import (
-    WAIT_SECONDS,
     include_args,
     own_module_flags,
     prelude_dir,
@@ -323,7 +322,7 @@ def build_module(
         prelude = prelude_dir(
             cache.root, compiler, spec.compile_args, spec.include_dirs, runtime_object_source()
         )
-        settle_build(prelude, WAIT_SECONDS)
+        settle_build(prelude)
         header = include_args(prelude)
 
         def compile_module(runtime: Path | None) -> None:

@@ -73,8 +73,9 @@ STALE_SECONDS = 120
 #: built with it saves about 0.08 s; the precompiled header takes about 0.22 s after the
 #: object, and saves a module about 0.05 s.
 NEARLY_DONE = {"object": 0.1, "header": 0.2}
-#: How long a module build waits at most for a nearly done step (seconds).
-WAIT_SECONDS = 0.1
+#: How long a module build waits at most for a nearly done step (seconds): less than the
+#: step saves the modules building side by side.
+WAIT_SECONDS = {"object": 0.1, "header": 0.04}
 #: Starts, in the background, compiling the runtime's source ``$5`` into the object ``$7``
 #: through the partial file ``$6``, then precompiling header ``$1`` into ``$2``, renamed
 #: to ``$3``, with the command that follows ``$7`` (a reader never sees a partial file);
@@ -140,17 +141,17 @@ def _all_trusted(folder: Path, *files: str) -> bool:
     )
 
 
-def settle_build(folder: Path, wait: float) -> None:
-    """Before a module builds: wait, up to ``wait`` seconds, for the build in ``folder``
-    while its current step (the object, then the precompiled header) has run for at
-    least :data:`NEARLY_DONE` seconds (it is then about to end, and waiting costs less
-    than building without it); then stop a header's step still running, which would
+def settle_build(folder: Path) -> None:
+    """Before a module builds: wait for the build in ``folder`` while its current step
+    (the object, then the precompiled header) has run for at least :data:`NEARLY_DONE`
+    seconds, for at most :data:`WAIT_SECONDS` (it is then about to end, and waiting costs
+    less than building without it); then stop a header's step still running, which would
     only slow the module builds down (the next large compile starts it again).
 
     No wait for an object's step that has just started (it goes on, at the lowest
     priority), a build that has died, or none at all."""
     building = folder / ".building"
-    deadline = time.monotonic() + wait
+    deadlines: dict[str, float] = {}
     while not (folder / (HEADER_NAME + ".gch")).exists():
         try:
             began = building.stat().st_mtime
@@ -162,6 +163,7 @@ def settle_build(folder: Path, wait: float) -> None:
                 step = "header"
         except OSError:
             return
+        deadline = deadlines.setdefault(step, time.monotonic() + WAIT_SECONDS[step])
         if time.monotonic() >= deadline or time.time() - began < NEARLY_DONE[step]:
             if step == "header":
                 _stop_build(folder)

@@ -1,15 +1,13 @@
 /* Helpers for TensorType values (NumPy arrays) shared by every Op's C code. */
 
 /* In a module linked with the runtime object, these are its functions (runtime_functions.h
- * says how): the module sees the declarations only. */
-OPW_RT void opw_extent(PyArrayObject* a, char** lo, char** hi);
-OPW_RT int opw_overlap(PyArrayObject* a, PyArrayObject* b);
+ * says how): the module sees the declarations only. The small helpers a call runs every
+ * time stay inline, so that GCC can fold them into the code that calls them. */
 OPW_RT PyObject* opw_shape_str(int nd, const npy_intp* dims, const char* sep);
 OPW_RT PyObject* opw_shapes_str(int n, PyArrayObject* const* arrays);
-OPW_RT int opw_tensor_check(PyObject** py, PyObject* filter, int typenum, int ndim,
-                            const char* type_desc);
+OPW_RT int opw_tensor_convert(PyObject** py, PyObject* filter, int typenum, int ndim,
+                              const char* type_desc);
 OPW_RT int opw_check_dim(PyArrayObject* a, int i, npy_intp n, const char* type_desc);
-OPW_RT int opw_prep_output(PyArrayObject** out, int nd, const npy_intp* dims, int typenum);
 
 /* Is ``o`` an aligned, native-order ndarray of exactly this type number and rank? An
  * instance of an ndarray subclass (numpy.matrix, a masked array...) is not: it goes
@@ -35,9 +33,8 @@ static inline int opw_tensor_unshared(PyObject* o, Py_ssize_t refs, int typenum,
            ((PyArrayObject_fields*)o)->weakreflist == NULL;
 }
 
-#ifndef OPW_RUNTIME_LINKED
 /* The lowest and one past the highest byte of ``a``'s elements (lo == hi: it has none). */
-OPW_RT void opw_extent(PyArrayObject* a, char** lo, char** hi) {
+static inline void opw_extent(PyArrayObject* a, char** lo, char** hi) {
     int i;
     char* l = PyArray_BYTES(a);
     char* h = l + PyArray_ITEMSIZE(a);
@@ -52,7 +49,7 @@ OPW_RT void opw_extent(PyArrayObject* a, char** lo, char** hi) {
 
 /* May ``a`` and ``b`` (either may be NULL: no) share memory? Their byte ranges intersect:
  * conservative for strided arrays; an empty array shares none. */
-OPW_RT int opw_overlap(PyArrayObject* a, PyArrayObject* b) {
+static inline int opw_overlap(PyArrayObject* a, PyArrayObject* b) {
     char *alo, *ahi, *blo, *bhi;
     if (a == NULL || b == NULL) return 0;
     opw_extent(a, &alo, &ahi);
@@ -60,6 +57,30 @@ OPW_RT int opw_overlap(PyArrayObject* a, PyArrayObject* b) {
     return alo < ahi && blo < bhi && alo < bhi && blo < ahi;
 }
 
+/* Make ``*out`` a C-contiguous, writeable array of the given shape and type, reusing it
+ * when it already is one. 0 on success, -1 with an exception set. */
+static inline int opw_prep_output(PyArrayObject** out, int nd, const npy_intp* dims, int typenum) {
+    PyArrayObject* o = *out;
+    if (o != NULL && PyArray_NDIM(o) == nd && PyArray_TYPE(o) == typenum &&
+        PyArray_IS_C_CONTIGUOUS(o) && PyArray_ISWRITEABLE(o) && PyArray_ISALIGNED(o) &&
+        PyArray_ISNOTSWAPPED(o)) {
+        int same = 1, i;
+        for (i = 0; i < nd; i++) same &= PyArray_DIMS(o)[i] == dims[i];
+        if (same) return 0;
+    }
+    Py_XDECREF(o);
+    *out = (PyArrayObject*)PyArray_EMPTY(nd, (npy_intp*)dims, typenum, 0);
+    return *out == NULL ? -1 : 0;
+}
+/* Make ``*py`` (a new reference) an exact array for the Type described: at once when it
+ * is one, else through ``opw_tensor_convert``. 0 on success, -1 with an exception set. */
+static inline int opw_tensor_check(PyObject** py, PyObject* filter, int typenum, int ndim,
+                                   const char* type_desc) {
+    if (opw_tensor_exact(*py, typenum, ndim)) return 0;
+    return opw_tensor_convert(py, filter, typenum, ndim, type_desc);
+}
+
+#ifndef OPW_RUNTIME_LINKED
 /* A shape as text, the one helper for messages: ``sep`` ", " writes it as Python writes a
  * tuple, ``(2, 3)``, ``sep`` "," as NumPy writes one in its own messages, ``(2,3)``; both
  * write ``(3,)`` and ``()``. New reference, or NULL with an exception set. */
@@ -106,15 +127,14 @@ OPW_RT PyObject* opw_shapes_str(int n, PyArrayObject* const* arrays) {
     return res;
 }
 
-/* Make ``*py`` (a new reference) an exact array for the Type described, converting
+/* ``opw_tensor_check`` for a value that is not already an exact array: converting
  * through ``filter`` (the Type's Python filter) when given: a lenient filter, which would
  * turn a Python float into a 0-d float64 array, as this does itself. Without a filter
  * (strict inputs) only exact arrays pass: an instance of an ndarray subclass is refused
  * with the words of the strict Python filter. 0 on success, -1 with an exception set. */
-OPW_RT int opw_tensor_check(PyObject** py, PyObject* filter, int typenum, int ndim,
-                            const char* type_desc) {
+OPW_RT int opw_tensor_convert(PyObject** py, PyObject* filter, int typenum, int ndim,
+                              const char* type_desc) {
     PyArrayObject* a;
-    if (opw_tensor_exact(*py, typenum, ndim)) return 0;
     if (filter != NULL && filter != Py_None) {
         if (ndim == 0 && typenum == NPY_FLOAT64 && PyFloat_CheckExact(*py)) {
             /* What the filter makes of a Python float for a float64 scalar, without it. */
@@ -184,19 +204,4 @@ OPW_RT int opw_check_dim(PyArrayObject* a, int i, npy_intp n, const char* type_d
     return 0;
 }
 
-/* Make ``*out`` a C-contiguous, writeable array of the given shape and type, reusing it
- * when it already is one. 0 on success, -1 with an exception set. */
-OPW_RT int opw_prep_output(PyArrayObject** out, int nd, const npy_intp* dims, int typenum) {
-    PyArrayObject* o = *out;
-    if (o != NULL && PyArray_NDIM(o) == nd && PyArray_TYPE(o) == typenum &&
-        PyArray_IS_C_CONTIGUOUS(o) && PyArray_ISWRITEABLE(o) && PyArray_ISALIGNED(o) &&
-        PyArray_ISNOTSWAPPED(o)) {
-        int same = 1, i;
-        for (i = 0; i < nd; i++) same &= PyArray_DIMS(o)[i] == dims[i];
-        if (same) return 0;
-    }
-    Py_XDECREF(o);
-    *out = (PyArrayObject*)PyArray_EMPTY(nd, (npy_intp*)dims, typenum, 0);
-    return *out == NULL ? -1 : 0;
-}
 #endif /* !OPW_RUNTIME_LINKED */
