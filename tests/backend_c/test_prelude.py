@@ -21,6 +21,7 @@ import pytest
 import opweave
 import opweave.tensor as ot
 import opweave_c.compiler as compiler_module
+import opweave_c.module as module
 from opweave.compile import Mode
 from opweave.graph.fg import FunctionGraph
 from opweave_c.cache import CorruptEntryWarning, ModuleCache
@@ -52,7 +53,9 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture
-def compiledir(tmp_path: Path) -> Iterator[Path]:
+def compiledir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A fresh compile directory, the header built in the background on any machine."""
+    monkeypatch.setattr(module, "HEADER_MIN_CORES", 1)
     with opweave.config.change_flags(compiledir=str(tmp_path / "cd")):
         yield tmp_path / "cd"
 
@@ -111,6 +114,7 @@ FUNCTIONS = {
     "sinh": np.sinh,
     "expm1": np.expm1,
     "arcsinh": np.arcsinh,
+    "tan": np.tan,
 }
 
 
@@ -177,12 +181,13 @@ np.save(sys.argv[1], f(np.linspace(-1.0, 1.0, 7)))
 
 
 def test_header_and_object_change_neither_the_cache_key_nor_the_values(
-    tmp_path: Path, builds: Builds
+    tmp_path: Path, builds: Builds, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The same graph built with the header and object here, and in another process where
     neither can be made (``prelude`` is a file), lands in the same cache entry with the
     same values."""
     with_header, without = tmp_path / "with", tmp_path / "without"
+    monkeypatch.setattr(module, "HEADER_MIN_CORES", 1)
     with opweave.config.change_flags(compiledir=str(with_header)):
         start_runtime_prelude()
         _built(_folder(with_header))
@@ -251,6 +256,30 @@ def test_a_damaged_object_is_dropped_and_the_module_built_without_it(
     assert runtime_object(folder) == folder / OBJECT_NAME
 
 
+def test_with_few_cores_only_the_object_is_built(
+    compiledir: Path, builds: Builds, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Below ``HEADER_MIN_CORES`` the background build makes the object alone: modules link
+    it and parse the header's text."""
+    monkeypatch.setattr(module, "HEADER_MIN_CORES", module.usable_cores() + 1)
+    start_runtime_prelude()
+    folder = _folder(compiledir)
+    deadline = time.monotonic() + 30
+    while (folder / ".building").exists() or not (folder / OBJECT_NAME).exists():
+        assert time.monotonic() < deadline, sorted(os.listdir(folder))
+        time.sleep(0.02)
+    assert not (folder / (HEADER_NAME + ".gch")).exists() and include_args(folder) == []
+    f = _compile("tan")
+    assert builds and all(objects == [str(folder / OBJECT_NAME)] for objects in builds.objects)
+    assert not any("-include" in args for args in builds)
+    np.testing.assert_allclose(f(X), _expected("tan", X))
+    # A later large compile on more cores adds the header to the object it finds.
+    monkeypatch.setattr(module, "HEADER_MIN_CORES", 1)
+    start_runtime_prelude()
+    _built(folder)
+    assert include_args(folder) == ["-include", str(folder / HEADER_NAME)]
+
+
 def test_one_build_at_a_time_and_none_for_another_compiler(tmp_path: Path) -> None:
     cache = ModuleCache(tmp_path)
     gcc, flags = CCompiler.from_config(), own_module_flags()
@@ -302,8 +331,9 @@ def test_a_step_nearly_done_is_waited_for_a_young_one_is_not(tmp_path: Path) -> 
     settle_build(folder)
     assert time.monotonic() - started < 0.9
     assert runtime_object(folder) == folder / OBJECT_NAME
-    # The header's step nearly done (counted from the object's completion): waited for.
-    _age(folder / OBJECT_NAME, NEARLY_DONE["header"] + 0.01)
+    # The header's step nearly done (counted from when the build touched its marker to
+    # start it): waited for.
+    _age(marker, NEARLY_DONE["header"] + 0.01)
     _put_later(folder / (HEADER_NAME + ".gch"), delay=WAIT_SECONDS["header"] / 4)
     started = time.monotonic()
     settle_build(folder)

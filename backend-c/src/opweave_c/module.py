@@ -419,19 +419,25 @@ def split_blocks(blocks: list[Block], jobs: int) -> list[list[Block]]:
 
 
 #: A graph of at least this many nodes takes long enough to rewrite for the runtime's
-#: precompiled header to be built meanwhile (:func:`start_runtime_prelude`).
+#: object to be built meanwhile (:func:`start_runtime_prelude`).
 PRELUDE_EARLY_NODES = 100
+#: The runtime's precompiled header is built in the background only with at least this
+#: many usable cores: the object's build takes the core rewriting leaves idle, and with
+#: 2 cores the header's build beside it slowed the rewriting (by up to 0.15 s on the
+#: 120-block graph) and was mostly stopped unfinished when the modules started building.
+HEADER_MIN_CORES = 4
 
 
 def start_runtime_prelude(fgraph: FunctionGraph | None = None) -> None:
-    """Start precompiling the runtime for modules of opweave-c's own
-    (:func:`opweave_c.prelude.start_precompiling`), in the background; nothing when the
-    compile directory cannot be written or the compiler is not GCC.
+    """Start compiling the runtime for modules of opweave-c's own
+    (:func:`opweave_c.prelude.start_precompiling`), in the background: its object, and
+    its precompiled header with at least :data:`HEADER_MIN_CORES` usable cores; nothing
+    when the compile directory cannot be written or the compiler is not GCC.
 
     Given the graph about to be rewritten, only when it has at least
-    :data:`PRELUDE_EARLY_NODES` nodes: a smaller one is rewritten too quickly for the
-    header to be ready for its modules, whose build it would then only slow down (by
-    about 35 ms, measured on 2 cores, even when started after the module's build).
+    :data:`PRELUDE_EARLY_NODES` nodes: a smaller one is rewritten too quickly for them to
+    be ready for its modules, whose build they would then only slow down (by about 35 ms,
+    measured on 2 cores, even when started after the module's build).
     """
     if fgraph is not None and len(fgraph.apply_nodes) < PRELUDE_EARLY_NODES:
         return
@@ -444,7 +450,16 @@ def start_runtime_prelude(fgraph: FunctionGraph | None = None) -> None:
         return
     flags = own_module_flags()
     folder = prelude_dir(cache.root, compiler, flags, [], runtime_object_source())
-    start_precompiling(folder, compiler, flags, [], RUNTIME, runtime_object_source())
+    with_header = usable_cores() >= HEADER_MIN_CORES
+    start_precompiling(folder, compiler, flags, [], RUNTIME, runtime_object_source(), with_header)
+
+
+def usable_cores() -> int:
+    """How many cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
 
 
 def build_jobs() -> int:
@@ -452,12 +467,7 @@ def build_jobs() -> int:
     from opweave import config  # late: opweave's package init is above the link floor
 
     jobs = int(getattr(config, "c__build_jobs", 0) or 0)
-    if jobs > 0:
-        return jobs
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
+    return jobs if jobs > 0 else usable_cores()
 
 
 def build_modules(

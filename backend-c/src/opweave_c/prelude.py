@@ -76,16 +76,18 @@ NEARLY_DONE = {"object": 0.1, "header": 0.2}
 #: How long a module build waits at most for a nearly done step (seconds): less than the
 #: step saves the modules building side by side.
 WAIT_SECONDS = {"object": 0.1, "header": 0.04}
-#: Starts, in the background, compiling the runtime's source ``$5`` into the object ``$7``
-#: through the partial file ``$6``, then precompiling header ``$1`` into ``$2``, renamed
-#: to ``$3``, with the command that follows ``$7`` (a reader never sees a partial file);
-#: removes the partial file of a failed step and, at the end, the build marker ``$4``,
-#: into which it first writes its process group (:func:`settle_build` may stop the
-#: header's step). The shell itself returns at once.
+#: Starts, in the background, with the command that follows ``$9``: when ``$8`` is 1,
+#: compiling the runtime's source ``$5`` into the object ``$7`` through the partial file
+#: ``$6``; then, when ``$9`` is 1, precompiling header ``$1`` into ``$2``, renamed to
+#: ``$3`` (a reader never sees a partial file). It writes its process group into the
+#: build marker ``$4`` first (:func:`settle_build` may stop the header's step), touches
+#: the marker when the header's step starts, removes the partial file of a failed step
+#: and, at the end, the marker. The shell itself returns at once.
 _SCRIPT = (
-    'h=$1; p=$2; f=$3; m=$4; s=$5; q=$6; o=$7; shift 7; echo $$ > "$m"; ( '
-    '"$@" -DOPW_RUNTIME_OBJECT -c "$s" -o "$q" && chmod 600 "$q" && mv -f "$q" "$o"; '
-    'rm -f "$q"; "$@" -x c-header "$h" -o "$p" && chmod 600 "$p" && mv -f "$p" "$f"; '
+    'h=$1; p=$2; f=$3; m=$4; s=$5; q=$6; o=$7; wo=$8; wh=$9; shift 9; echo $$ > "$m"; ( '
+    'if [ "$wo" = 1 ]; then "$@" -DOPW_RUNTIME_OBJECT -c "$s" -o "$q" && chmod 600 "$q" '
+    '&& mv -f "$q" "$o"; fi; rm -f "$q"; if [ "$wh" = 1 ]; then touch "$m"; '
+    '"$@" -x c-header "$h" -o "$p" && chmod 600 "$p" && mv -f "$p" "$f"; fi; '
     'rm -f "$p" "$m" ) </dev/null >/dev/null 2>&1 &'
 )
 
@@ -154,15 +156,12 @@ def settle_build(folder: Path) -> None:
     deadlines: dict[str, float] = {}
     while not (folder / (HEADER_NAME + ".gch")).exists():
         try:
-            began = building.stat().st_mtime
-            if time.time() - began >= STALE_SECONDS:
-                return
-            step = "object"
-            with contextlib.suppress(FileNotFoundError):
-                began = (folder / OBJECT_NAME).stat().st_mtime  # when the header began
-                step = "header"
+            began = building.stat().st_mtime  # touched when the header's step starts
         except OSError:
             return
+        if time.time() - began >= STALE_SECONDS:
+            return
+        step = "header" if (folder / OBJECT_NAME).exists() else "object"
         deadline = deadlines.setdefault(step, time.monotonic() + WAIT_SECONDS[step])
         if time.monotonic() >= deadline or time.time() - began < NEARLY_DONE[step]:
             if step == "header":
@@ -222,10 +221,11 @@ def start_precompiling(
     include_dirs: list[str],
     header: str,
     object_source: str,
+    with_header: bool = True,
 ) -> bool:
     """Write the runtime's ``header`` and ``object_source`` into ``folder`` and start GCC
-    compiling them (object first, precompiled header second) in the background, unless
-    both are built or being built already.
+    compiling them (object first, precompiled header second; the header only
+    ``with_header``) in the background, unless they are built or being built already.
 
     The compiler writes hidden files in ``folder`` that are renamed into place when
     complete (the partial files of a build that died go when the next build takes over
@@ -233,7 +233,9 @@ def start_precompiling(
     cannot be done (not GCC, a directory that cannot be written); the modules then build
     without them.
     """
-    if not compiler.is_gcc or (include_args(folder) and runtime_object(folder)):
+    want_object = runtime_object(folder) is None
+    want_header = with_header and not include_args(folder)
+    if not compiler.is_gcc or not (want_object or want_header):
         return False
     header_path = folder / HEADER_NAME
     source_path = folder / OBJECT_SOURCE_NAME
@@ -275,6 +277,8 @@ def start_precompiling(
             str(source_path),
             partials[1],
             str(folder / OBJECT_NAME),
+            "1" if want_object else "0",
+            "1" if want_header else "0",
         ]
         # At the lowest priority: on the cores the compile's own work leaves idle (while
         # it rewrites its graph), never slowing its module builds down.
