@@ -9,7 +9,8 @@ being rewritten, :func:`start_precompiling` starts GCC in the background, for th
 modules of opweave-c's own are built with (:func:`own_module_flags`), on
 
 - the runtime's functions, into an object file (``-DOPW_RUNTIME_OBJECT``), then
-- the header, into its precompiled form.
+- when the caller asks for it (:mod:`opweave_c.module` does with enough cores to spare),
+  the header, into its precompiled form.
 
 The object comes first: it saves a module more than the header does.
 
