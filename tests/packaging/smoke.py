@@ -112,11 +112,13 @@ def check_c(combination: str) -> None:
     import opweave_c
 
     csrc = Path(opweave_c.__file__).parent / "csrc"
-    check((csrc / "runtime.h").is_file() and (csrc / "tensor.h").is_file(), "csrc/*.h shipped")
+    headers = ("runtime.h", "runtime_functions.h", "tensor.h")
+    check(all((csrc / name).is_file() for name in headers), "csrc/*.h shipped")
     x = ot.dvector("x")
     f = opweave.function([x], ot.tanh(x) * 2)
     check(type(f.maker.linker).__name__ == "CVMLinker", "auto picks cvm where C compiles")
     check(np.allclose(f(np.ones(3)), np.tanh(1.0) * 2), "auto-linked function computes")
+    check_runtime_object(x)
     # The same install on a machine without a C compiler: auto falls back, c says why.
     env = dict(os.environ, PATH=str(Path(sys.executable).parent))
     env.pop("CC", None)
@@ -125,6 +127,38 @@ def check_c(combination: str) -> None:
     )
     print(probe.stdout, end="")
     check(probe.returncode == 0, f"without a compiler: {probe.stderr[-2000:]}")
+
+
+def check_runtime_object(x: ot.TensorVariable) -> None:
+    """The runtime's object, built in the background as a large graph's compile starts it,
+    links into the modules of the installed wheel."""
+    import time
+
+    from opweave_c.module import start_runtime_prelude
+
+    start_runtime_prelude()
+    root = Path(opweave.config.compiledir) / "prelude"
+    deadline = time.monotonic() + 60
+    while not list(root.glob("*/opw_runtime.o")) or list(root.glob("*/.building")):
+        check(time.monotonic() < deadline, "the runtime's object is built in the background")
+        time.sleep(0.05)
+    import opweave_c.compiler as compiler_module
+
+    linked: list[list[str]] = []
+    real = compiler_module.CCompiler.build
+
+    def build(self: object, *args: object, **kwargs: list[str]) -> None:
+        linked.append(list(kwargs.get("objects") or []))
+        real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    compiler_module.CCompiler.build = build  # type: ignore[method-assign]
+    try:
+        g = opweave.function([x], ot.arctan(x) * 3 + ot.mean(x))
+    finally:
+        compiler_module.CCompiler.build = real  # type: ignore[method-assign]
+    check(bool(linked) and all(len(objects) == 1 for objects in linked), f"linked: {linked}")
+    value = np.linspace(-1.0, 1.0, 5)
+    check(np.allclose(g(value), np.arctan(value) * 3 + value.mean()), "linked with the object")
 
 
 def check_without_compiler() -> None:
