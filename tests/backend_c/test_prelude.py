@@ -326,17 +326,19 @@ def test_a_step_nearly_done_is_waited_for_a_young_one_is_not(tmp_path: Path) -> 
     assert marker.exists()  # nor stopped
     # The object's step nearly done: waited for, until the object is in place.
     _age(marker, NEARLY_DONE["object"] + 0.01)
-    _put_later(folder / OBJECT_NAME, delay=WAIT_SECONDS["object"] / 4)
+    putting = _put_later(folder / OBJECT_NAME, delay=WAIT_SECONDS["object"] / 4)
     started = time.monotonic()
     settle_build(folder)
+    putting.join()
     assert time.monotonic() - started < 0.9
     assert runtime_object(folder) == folder / OBJECT_NAME
     # The header's step nearly done (counted from when the build touched its marker to
     # start it): waited for.
     _age(marker, NEARLY_DONE["header"] + 0.01)
-    _put_later(folder / (HEADER_NAME + ".gch"), delay=WAIT_SECONDS["header"] / 4)
+    putting = _put_later(folder / (HEADER_NAME + ".gch"), delay=WAIT_SECONDS["header"] / 4)
     started = time.monotonic()
     settle_build(folder)
+    putting.join()
     assert time.monotonic() - started < 0.9
     assert include_args(folder) == ["-include", str(folder / HEADER_NAME)]
     # A marker left by a build that died is neither waited for nor acted on.
