@@ -371,7 +371,7 @@ def test_a_header_step_far_from_done_is_stopped(tmp_path: Path) -> None:
     assert runtime_object(folder) == folder / OBJECT_NAME  # what was done stays
 
 
-def test_clearing_the_cache_removes_the_header(compiledir: Path) -> None:
+def test_clearing_the_cache_removes_the_header_and_object(compiledir: Path) -> None:
     start_runtime_prelude()
     _built(_folder(compiledir))
     ModuleCache(compiledir).clear()

@@ -506,8 +506,9 @@ class ModuleCache:
         return found
 
     def clear(self) -> int:
-        """Remove every entry, abandoned build and precompiled runtime header
-        (:mod:`opweave_c.prelude`); return how many entries went."""
+        """Remove every entry, abandoned build and the runtime compiled for the compile
+        directory (its header and object, :mod:`opweave_c.prelude`); return how many
+        entries went."""
         entries = self.entries()
         for entry in entries:
             self._discard(entry.path)

@@ -477,9 +477,10 @@ def build_modules(
 
     The blocks are split by :func:`split_blocks` (as many modules as jobs, when each gets
     enough C to be worth a compiler run of its own) and each module is built (or found in
-    the cache) by :func:`build_module`, in a pool of ``jobs`` threads (default
-    :func:`build_jobs`). Meanwhile this thread runs the steps the compile deferred
-    (:func:`opweave.link.deferred.run_deferred`); with one job there is no meanwhile.
+    the cache) by :func:`build_module`, up to ``jobs`` at a time (default
+    :func:`build_jobs`) in threads of their own (:func:`_build_in_threads`), while this
+    thread runs the steps the compile deferred; with one job, or one module and no
+    deferred step, in this thread.
 
     Returns
     -------
@@ -493,13 +494,13 @@ def build_modules(
     groups = split_blocks(blocks, jobs)
     label = "compiling C modules" if len(groups) > 1 else "compiling C module"
     with current_progress().steps(f"{label} ({len(blocks)} functions)", len(groups)) as steps:
-        if jobs == 1 or not (len(groups) > 1 or has_deferred()):
+        if jobs == 1 or (len(groups) == 1 and not has_deferred()):
             built = []
             for group in groups:
                 built.append(build_module(group, what, cache))
                 steps.advance()
         else:
-            built = _build_beside_deferred(groups, what, cache, min(jobs, len(groups)), steps)
+            built = _build_in_threads(groups, what, cache, min(jobs, len(groups)), steps)
     return {
         block.fn_name: module
         for group, module in zip(groups, built, strict=True)
@@ -507,7 +508,7 @@ def build_modules(
     }
 
 
-def _build_beside_deferred(
+def _build_in_threads(
     groups: list[list[Block]], what: str, cache: ModuleCache, workers: int, steps: Any
 ) -> list[ModuleType]:
     """:func:`build_module` of each group, ``workers`` at a time in threads of their own,

@@ -52,6 +52,8 @@ from opweave_c.compiler import CCompiler
 __all__ = [
     "HEADER_NAME",
     "NEARLY_DONE",
+    "OBJECT_NAME",
+    "OBJECT_SOURCE_NAME",
     "STALE_SECONDS",
     "WAIT_SECONDS",
     "include_args",
@@ -115,8 +117,8 @@ def _flags(compiler: CCompiler, compile_args: list[str], include_dirs: list[str]
 def prelude_dir(
     root: Path, compiler: CCompiler, compile_args: list[str], include_dirs: list[str], text: str
 ) -> Path:
-    """Where the header for these flags and runtime ``text`` lives under compile
-    directory ``root``."""
+    """Where the header and object for these flags and runtime ``text`` live under
+    compile directory ``root``."""
     h = hashlib.sha256()
     for part in (compiler.identity, repr(_flags(compiler, compile_args, include_dirs)), text):
         h.update(part.encode())

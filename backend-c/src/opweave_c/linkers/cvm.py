@@ -189,8 +189,8 @@ class CVMLinker(LoopLinker):
 
     @classmethod
     def prepare_compile(cls, fgraph: FunctionGraph) -> None:
-        """Start precompiling the runtime header while a large graph is rewritten
-        (:func:`opweave_c.module.start_runtime_prelude`)."""
+        """Start compiling the runtime (its object, and its header where cores allow)
+        while a large graph is rewritten (:func:`opweave_c.module.start_runtime_prelude`)."""
         start_runtime_prelude(fgraph)
 
     def make_thunks(

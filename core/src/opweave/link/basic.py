@@ -98,9 +98,9 @@ class Linker:
         """Called when a compile has chosen this linker, before ``fgraph`` is rewritten.
 
         A linker may start work here that the rewritten graph does not decide and that
-        would otherwise lengthen the link, in the background (the C linkers start
-        precompiling their runtime header when the graph is large enough for that to end
-        before the link needs it). The default does nothing.
+        would otherwise lengthen the link, in the background (the C linkers start compiling
+        their runtime when the graph is large enough for that to end before the link needs
+        it). The default does nothing.
         """
 
     @staticmethod
