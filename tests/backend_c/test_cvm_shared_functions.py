@@ -11,7 +11,13 @@ import opweave.tensor as ot
 from opweave.compile import Mode
 from opweave_c.codegen import Block
 from opweave_c.linkers.cvm import describe_kind, node_block
-from opweave_c.module import MIN_LINES_PER_MODULE, block_lines, build_modules, split_blocks
+from opweave_c.module import (
+    MIN_LINES_PER_MODULE,
+    block_lines,
+    block_weights,
+    build_modules,
+    split_blocks,
+)
 
 
 def block_of(out):
@@ -104,6 +110,33 @@ def test_modules_are_balanced_by_lines_and_small_sets_stay_whole() -> None:
     assert sum(map(block_lines, few)) < 2 * MIN_LINES_PER_MODULE
     assert len(split_blocks(few, jobs=8)) == 1
     assert len(split_blocks(blocks[:1], jobs=8)) == 1
+
+
+def test_support_code_no_other_block_brings_weighs_on_its_block() -> None:
+    x, y = ot.dvector("x"), ot.dvector("y")
+    outs = [ot.exp(x) * y, ot.tanh(y) + 1.5, ot.sum(x)]
+    blocks = [block_of(out) for out in outs]
+    weights = block_weights(blocks)
+    elemwise, other_elemwise, reduction = (weights[b.fn_name] for b in blocks)
+    # the Elemwise blocks share all their support code (helpers, vector math): lines only
+    assert elemwise == block_lines(blocks[0])
+    assert other_elemwise == block_lines(blocks[1])
+    # the sum's reduction kernels are its own: they count, though its function is short
+    assert block_lines(blocks[2]) < block_lines(blocks[0])
+    assert reduction > block_lines(blocks[2]) + 50
+    assert reduction > elemwise
+    # alone, a block's support code is all its own
+    alone = block_weights(blocks[:1])[blocks[0].fn_name]
+    assert alone > elemwise
+    # the modules are balanced by weight: with the lines alone, the three Elemwise
+    # blocks would weigh on one module and the sum (fewer lines) go with another
+    more = [*blocks, block_of(ot.log1p(x) * y - 2.5), block_of(ot.sqrt(y) / 3.0)]
+    weights = block_weights(more)
+    assert sum(map(block_lines, more)) >= 2 * MIN_LINES_PER_MODULE
+    groups = split_blocks(more, jobs=2)
+    loads = sorted(sum(weights[b.fn_name] for b in group) for group in groups)
+    assert len(groups) == 2 and loads[1] - loads[0] <= min(weights.values())
+    assert split_blocks(list(reversed(more)), jobs=2) == groups
 
 
 @pytest.mark.parametrize("jobs", [1, 2])

@@ -88,3 +88,52 @@ def test_rewriting_and_linking_run_with_the_raised_threshold(thresholds, monkeyp
     assert seen == {"rewriting": COMPILE_THRESHOLD, "linking": COMPILE_THRESHOLD}
     assert gc.get_threshold() == (700, 10, 10)
     np.testing.assert_allclose(f(np.zeros(2)), [2.0, 2.0])
+
+
+class _Cycle:
+    """An object in a reference cycle with itself (only the cyclic collector frees it)."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_what_the_block_allocated_moves_to_the_oldest_generation(thresholds) -> None:
+    gc.collect()
+    with fewer_collections():
+        kept = [[k] for k in range(5000)]  # more than the first threshold: young objects
+        assert gc.get_count()[0] > 700
+    # no young collection is due (it would have walked all of them), and none ran: the
+    # lists sit in the oldest generation, where a full collection still sees them
+    assert gc.get_count()[0] < 700
+    assert gc.get_freeze_count() == 0
+    del kept
+    dead = _Cycle()
+    with fewer_collections():
+        del dead
+        _ = [[k] for k in range(1000)]
+    assert any(isinstance(o, _Cycle) for o in gc.get_objects(generation=2))
+    assert gc.collect() > 0  # a full collection frees the cycle
+    assert not any(isinstance(o, _Cycle) for o in gc.get_objects())
+
+
+def test_objects_the_program_froze_stay_frozen(thresholds) -> None:
+    gc.collect()
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with fewer_collections():
+            _ = [[k] for k in range(5000)]
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
+
+
+def test_a_disabled_collector_is_left_as_it_is(thresholds) -> None:
+    gc.disable()
+    try:
+        with fewer_collections():
+            _ = [[k] for k in range(5000)]
+        assert not gc.isenabled()
+        assert gc.get_count()[0] >= 5000
+    finally:
+        gc.enable()

@@ -102,6 +102,49 @@ def test_io_toposort_respects_orderings() -> None:
     assert order.index(b.owner) < order.index(a.owner)
 
 
+def test_io_toposort_lists_what_the_lazy_walk_yields() -> None:
+    """``io_toposort`` builds its list without the generator; the order is the same, with
+    and without extra orderings, blockers inside the graph and shared subgraphs."""
+    import random
+
+    from opweave.graph.traversal import toposort_with_orderings
+
+    rng = random.Random(3)
+    x, y = num("x"), num("y")
+    chains = []
+    for start in (x, y):  # two independent chains with shared subgraphs inside each
+        pool = [start]
+        for _ in range(30):
+            op = add if rng.random() < 0.5 else mul
+            pool.append(op(rng.choice(pool), rng.choice(pool[-4:])))
+        chains.append(pool)
+    first, second = chains
+    outputs = [add(first[-1], second[-1]), first[20], second[-3]]
+    nodes = list(toposort_with_orderings(outputs, blockers=[x, y]))
+    assert io_toposort([x, y], outputs) == nodes
+    blockers = [x, y, first[10]]  # a computed variable taken as given
+    assert io_toposort(blockers, outputs) == list(
+        toposort_with_orderings(outputs, blockers=blockers)
+    )
+    # nodes of the second chain after nodes of the first (walked later): no cycle
+    orderings = {
+        second[5].owner: [first[25].owner],
+        second[12].owner: [first[3].owner, first[28].owner],
+    }
+    ordered = io_toposort([x, y], outputs, orderings)
+    assert ordered == list(toposort_with_orderings(outputs, blockers=[x, y], orderings=orderings))
+    assert ordered != nodes
+    assert ordered.index(first[25].owner) < ordered.index(second[5].owner)
+
+
+def test_io_toposort_reports_a_cycle_of_orderings() -> None:
+    x = num("x")
+    a = add(x, x)
+    out = mul(a, x)
+    with pytest.raises(ValueError, match="cycle"):
+        io_toposort([x], [out], {a.owner: [out.owner]})
+
+
 def test_clone_and_clone_replace() -> None:
     x, y = num("x"), num("y")
     out = add(x, y)

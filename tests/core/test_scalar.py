@@ -104,6 +104,8 @@ def test_strict_filter_accepts_only_numpy_scalars_of_the_dtype() -> None:
         (s.uint8, np.int64(255), np.uint8(255)),
         (s.bool_, 1, np.bool_(True)),
         (s.int64, np.array(7), np.int64(7)),
+        (s.float64, np.array(2.5), np.float64(2.5)),
+        (s.float32, np.array(np.float32(0.5)), np.float32(0.5)),
         (s.complex64, 1 + 2j, np.complex64(1 + 2j)),
         (s.float64, 1 + 0j, np.float64(1.0)),
         (s.uint64, 2**64 - 1, np.uint64(2**64 - 1)),
@@ -637,6 +639,26 @@ def test_composite_merges_equal_nodes_and_constants() -> None:
     assert ops.count(s.exp) == 1
     constants = {id(v) for n in c.inner_nodes() for v in n.inputs if isinstance(v, Constant)}
     assert len(constants) == 1
+
+
+def test_composite_inner_nodes_are_found_once_and_not_pickled() -> None:
+    _, c = _composite()
+    first, second = c.inner_nodes(), c.inner_nodes()
+    assert first == second and first is not second  # a caller may change its list
+    first.clear()
+    assert [n.op for n in c.inner_nodes()] == [s.add, s.mul]
+    assert not any(k.startswith("_cache_") for k in c.__getstate__())
+    again = pickle.loads(pickle.dumps(c))
+    assert again == c and [n.op for n in again.inner_nodes()] == [s.add, s.mul]
+
+
+def test_filter_of_a_zero_dimensional_array_is_a_scalar_of_its_own() -> None:
+    value = np.array(2.5)
+    out = s.float64.filter(value)
+    value[()] = 7.0  # the scalar does not follow the array
+    assert type(out) is np.float64 and out == 2.5
+    with pytest.raises(TypeError, match="int8"):
+        s.int8.filter(np.array(300))
 
 
 def test_composite_flattens_nested_composites() -> None:

@@ -389,9 +389,37 @@ MAX_BLOCKS_PER_MODULE = 64
 
 def block_lines(block: Block) -> int:
     """How many lines of C ``block`` adds to a module (its function, support and init
-    code): the measure by which :func:`build_modules` balances its modules."""
+    code)."""
     parts = (block.code, *block.support_apply, *block.init_apply)
     return sum(part.count("\n") + 1 for part in parts)
+
+
+def _support_snippets(block: Block) -> list[str]:
+    """The support code of the Types and Ops of ``block`` (``c_support_code``)."""
+    found: list[str] = []
+    for obj, _node in block.objects:
+        found += as_snippets(call_optional(obj, "c_support_code", default=""))
+    return found
+
+
+def block_weights(blocks: list[Block]) -> dict[str, int]:
+    """What each of ``blocks`` costs a module's compile, in lines: :func:`block_lines`,
+    plus the lines of support code its Types and Ops bring that no other of ``blocks``
+    brings (a reduction's kernels, say). Support code several blocks share is compiled
+    once per module whatever goes where, so it weighs nothing; most of it is unused
+    inline helpers, which cost the compiler little. The measure by which
+    :func:`build_modules` balances its modules.
+    """
+    snippets = {block.fn_name: set(_support_snippets(block)) for block in blocks}
+    users: dict[str, int] = {}
+    for found in snippets.values():
+        for snippet in found:
+            users[snippet] = users.get(snippet, 0) + 1
+    return {
+        block.fn_name: block_lines(block)
+        + sum(s.count("\n") + 1 for s in snippets[block.fn_name] if users[s] == 1)
+        for block in blocks
+    }
 
 
 def split_blocks(blocks: list[Block], jobs: int) -> list[list[Block]]:
@@ -399,22 +427,23 @@ def split_blocks(blocks: list[Block], jobs: int) -> list[list[Block]]:
 
     As many modules as there are ``jobs``, each with at least :data:`MIN_LINES_PER_MODULE`
     lines of C and none with more than :data:`MAX_BLOCKS_PER_MODULE` functions; the
-    functions go, largest first, to the module with the fewest lines so far, so the
-    modules take about as long to compile. The same set of blocks always gives the same
-    modules (and cache entries), in whatever order it comes.
+    functions go, heaviest first (:func:`block_weights`), to the module with the least
+    weight so far, so the modules take about as long to compile. The same set of blocks
+    always gives the same modules (and cache entries), in whatever order it comes.
     """
     by_name = {block.fn_name: block for block in blocks}
-    lines = {name: block_lines(block) for name, block in by_name.items()}
+    weights = block_weights(list(by_name.values()))
     n = len(by_name)
-    wanted = min(jobs, n, sum(lines.values()) // MIN_LINES_PER_MODULE)
+    lines = sum(block_lines(block) for block in by_name.values())
+    wanted = min(jobs, n, lines // MIN_LINES_PER_MODULE)
     groups_wanted = max(-(-n // MAX_BLOCKS_PER_MODULE), wanted, 1)
     groups: list[list[str]] = [[] for _ in range(groups_wanted)]
     loads = [0] * groups_wanted
-    for name in sorted(by_name, key=lambda name: (-lines[name], name)):
+    for name in sorted(by_name, key=lambda name: (-weights[name], name)):
         open_groups = [g for g in range(groups_wanted) if len(groups[g]) < MAX_BLOCKS_PER_MODULE]
         target = min(open_groups, key=lambda g: (loads[g], g))
         groups[target].append(name)
-        loads[target] += lines[name]
+        loads[target] += weights[name]
     return [[by_name[name] for name in sorted(group)] for group in groups if group]
 
 

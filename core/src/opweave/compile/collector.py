@@ -10,7 +10,8 @@ the compile, and find almost nothing to free.
 puts the previous thresholds back when the last concurrent compile ends. Young collections
 still run (every :data:`COMPILE_THRESHOLD` allocations), so cyclic garbage a compile makes
 is bounded; a collector the user disabled stays disabled, and thresholds the user raised
-higher are kept.
+higher are kept. At the end, what was allocated since the last young collection moves to
+the oldest generation without being examined (:func:`_promote_young`).
 """
 
 from __future__ import annotations
@@ -56,4 +57,21 @@ def fewer_collections() -> Iterator[None]:
         with _PAUSES.lock:
             _PAUSES.depth -= 1
             if _PAUSES.depth == 0:
+                _promote_young()
                 gc.set_threshold(*_PAUSES.saved)
+
+
+def _promote_young() -> None:
+    """Move the objects the compile made into the collector's oldest generation, unexamined.
+
+    With the first threshold put back, the next allocation would start a young collection
+    over every object allocated since the last one (most of a compile's nodes and
+    variables, which live on): about 10 ms on a graph of a few hundred nodes, for nothing.
+    :func:`gc.freeze` then :func:`gc.unfreeze` moves every tracked object to the oldest
+    generation in constant time; cyclic garbage among them goes at the next full
+    collection. Skipped when the collector is off or objects are frozen (by the program,
+    before a fork, say): unfreezing would thaw them.
+    """
+    if gc.isenabled() and gc.get_freeze_count() == 0 and gc.get_count()[0] > _PAUSES.saved[0]:
+        gc.freeze()
+        gc.unfreeze()

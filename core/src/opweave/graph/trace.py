@@ -16,6 +16,7 @@ function name, line)`` from the outermost frame to the innermost, as PyTensor's.
 
 from __future__ import annotations
 
+import functools
 import linecache
 import sys
 from collections.abc import Iterable, Iterator
@@ -43,6 +44,7 @@ Frame = tuple[str, int, str, str]
 _RECORDING: ContextVar[bool] = ContextVar("opweave_trace_recording", default=True)
 
 
+@functools.lru_cache(maxsize=1024)
 def _internal(module: str) -> bool:
     """Whether frames of ``module`` are opweave's own (left out of traces)."""
     top = module.partition(".")[0]
@@ -108,8 +110,10 @@ def add_tag_trace(things: Iterable[Any]) -> None:
     Does nothing when ``config.traceback__limit`` is ``0``, under :func:`traces_off`, or
     when no user frame is found.
     """
+    if not _RECORDING.get():  # first: much cheaper than reading the flag
+        return
     limit = config.traceback__limit
-    if limit == 0 or not _RECORDING.get():
+    if limit == 0:
         return
     frames = user_frames(limit, skip=2)
     if not frames:

@@ -82,11 +82,14 @@ def _copy_graph(
     return [lookup(v) for v in outputs]
 
 
-def _signature(inputs: Sequence[Variable], outputs: Sequence[Variable]) -> tuple[Any, ...]:
-    """A hashable description of the graph's structure (independent of variable identity)."""
+def _signature(
+    inputs: Sequence[Variable], outputs: Sequence[Variable], nodes: Sequence[Apply]
+) -> tuple[Any, ...]:
+    """A hashable description of the graph's structure (independent of variable identity);
+    ``nodes`` are the graph's nodes in execution order."""
     refs: dict[Variable, tuple[Any, ...]] = {v: ("i", k) for k, v in enumerate(inputs)}
     entries = []
-    for n, node in enumerate(io_toposort(inputs, outputs)):
+    for n, node in enumerate(nodes):
         args = tuple(
             # an input that is not computed inside the graph is a constant
             refs[v] if v in refs else ("c", *_constant_key(cast(Constant, v)))
@@ -184,7 +187,9 @@ class Composite(ScalarOp):
         self.nout = len(new_outputs)
         self.inputs_type: tuple[ScalarType, ...] = tuple(scalar_var(v).type for v in new_inputs)
         self.outputs_type: tuple[ScalarType, ...] = tuple(scalar_var(v).type for v in new_outputs)
-        self._signature = _signature(new_inputs, new_outputs)
+        nodes = io_toposort(new_inputs, new_outputs)
+        self.__dict__["_cache_inner_nodes"] = nodes
+        self._signature = _signature(new_inputs, new_outputs, nodes)
         self._hash = hash((Composite, self._signature))
 
     # ------------------------------------------------------------------ identity
@@ -206,7 +211,7 @@ class Composite(ScalarOp):
             return self.name
         text = self.__dict__.get("_cache_str")
         if text is None:
-            nodes = len(io_toposort(self.inputs, self.outputs))
+            nodes = len(self.inner_nodes())
             if len(self.outputs) > 1 or nodes > _MAX_PRINTED_NODES:  # as PyTensor names them
                 text = "Composite{...}"
             else:
@@ -241,8 +246,12 @@ class Composite(ScalarOp):
         return fgraph
 
     def inner_nodes(self) -> list[Apply]:
-        """The inner Apply nodes in execution order."""
-        return io_toposort(self.inputs, self.outputs)
+        """The inner Apply nodes in execution order (a new list each call)."""
+        nodes = self.__dict__.get("_cache_inner_nodes")
+        if nodes is None:
+            nodes = io_toposort(self.inputs, self.outputs)
+            self.__dict__["_cache_inner_nodes"] = nodes
+        return list(nodes)
 
     def make_new_inplace(
         self,

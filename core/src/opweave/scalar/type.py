@@ -271,6 +271,8 @@ class ScalarType(Type):
             )
         if isinstance(data, np.generic) and data.dtype == self._np_dtype:
             return data
+        if type(data) is np.ndarray and data.ndim == 0 and data.dtype == self._np_dtype:
+            return data[()]  # what the conversion below gives, without its checks
         # Fast paths for Python numbers that convert exactly (the common call case).
         py_type = type(data)
         if py_type is float:

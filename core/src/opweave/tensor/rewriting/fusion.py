@@ -55,7 +55,11 @@ def _library_scalar_op(op: Any) -> bool:
     if not type(op).__module__.startswith("opweave.scalar"):
         return False
     if isinstance(op, Composite):
-        return all(_library_scalar_op(n.op) for n in op.inner_nodes())
+        found = op.__dict__.get("_cache_library_only")  # a Composite never changes
+        if found is None:
+            found = all(_library_scalar_op(n.op) for n in op.inner_nodes())
+            op.__dict__["_cache_library_only"] = found
+        return bool(found)
     return True
 
 
