@@ -167,6 +167,19 @@ def test_the_header_and_object_once_built_are_used_by_later_modules(
     ints = np.arange(3)
     np.testing.assert_allclose(second(ints), _expected("sin", ints.astype(float)))
     np.testing.assert_allclose(second(X[::2]), _expected("sin", X[::2]))
+    # Reductions plan their loops with the object's functions; the argmax and the shape
+    # alone (no elementwise loop in their modules) link with it too.
+    builds.clear()
+    m = ot.dmatrix("m")
+    reductions = opweave.function(
+        [m], [ot.max(m, axis=0), ot.argmax(m, axis=0), m.shape[1]], mode=Mode(linker=linker)
+    )
+    value = np.random.default_rng(0).normal(size=(5, 3))
+    got = reductions(value)
+    np.testing.assert_allclose(got[0], value.max(axis=0))
+    np.testing.assert_array_equal(got[1], value.argmax(axis=0))
+    assert int(got[2]) == 3
+    assert builds and all(objects == [str(folder / OBJECT_NAME)] for objects in builds.objects)
 
 
 WITHOUT_HEADER = """

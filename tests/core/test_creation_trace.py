@@ -34,6 +34,20 @@ def test_variables_record_the_line_that_created_them() -> None:
     assert all("/opweave/" not in f for f, *_ in y.tag.trace[0])
 
 
+def test_a_line_run_many_times_records_one_frame_that_pickles_once() -> None:
+    import pickle
+
+    x = ot.dvector("x")
+    outs = []
+    for k in range(50):
+        outs.append(ot.exp(x) + float(k))
+    frames = [var.tag.trace[0][-1] for var in outs]
+    assert all(f is frames[0] for f in frames)  # one tuple for the line, shared
+    assert frames[0][3] == "outs.append(ot.exp(x) + float(k))"
+    # each trace after the first refers to the line: it does not write its text again
+    assert pickle.dumps(outs).count(frames[0][3].encode()) == 1
+
+
 @pytest.mark.parametrize(("limit", "most"), [(0, 0), (1, 1), (2, 2)])
 def test_the_limit_bounds_the_frames(limit: int, most: int) -> None:
     with opweave.config.change_flags(traceback__limit=limit):

@@ -112,7 +112,7 @@ def check_c(combination: str) -> None:
     import opweave_c
 
     csrc = Path(opweave_c.__file__).parent / "csrc"
-    headers = ("runtime.h", "runtime_functions.h", "tensor.h")
+    headers = ("runtime.h", "runtime_functions.h", "tensor.h", "reduce_plan.h")
     check(all((csrc / name).is_file() for name in headers), "csrc/*.h shipped")
     x = ot.dvector("x")
     f = opweave.function([x], ot.tanh(x) * 2)

@@ -49,7 +49,7 @@ RUNTIME = (Path(__file__).parent / "csrc" / "runtime.h").read_text()
 #: The runtime's functions: compiled into each module, or once into the prelude's object.
 RUNTIME_FUNCTIONS = (Path(__file__).parent / "csrc" / "runtime_functions.h").read_text()
 #: Bump when the runtime or the block layout changes: part of every cache key.
-RUNTIME_VERSION = 5
+RUNTIME_VERSION = 6
 #: The define a module is compiled with when it is linked with the runtime's object.
 LINKED_DEFINE = "-DOPW_RUNTIME_LINKED"
 CDEF = "int opw_install(void);"
@@ -104,7 +104,11 @@ class ModuleSpec:
                     compiler = own if isinstance(own, CCompiler) else CCompiler(str(own))
         spec.compiler = compiler
         if compiler.is_gcc and all(_opweave_own(obj) for obj in seen_objects):
-            spec.compile_args += list(FAST_BUILD_ARGS)
+            # Every such module gets the flags of the loops' modules, those it needs or not
+            # (-ffp-contract=off, the vector ISA): one set of flags, so every module of
+            # opweave-c's own, even one of shapes and views alone, links the runtime's
+            # object built for them (opweave_c.prelude).
+            spec.compile_args += own_module_flags()
         for obj in seen_objects:
             spec.headers += call_with_compiler(obj, "c_headers", compiler)
             spec.include_dirs += call_with_compiler(obj, "c_header_dirs", compiler)
@@ -224,11 +228,12 @@ done:
 @functools.cache
 def runtime_object_source() -> str:
     """The text the prelude compiles into the runtime's object: the runtime's header and
-    functions and the TensorType helpers (``csrc/tensor.h``), which nearly every module
-    carries."""
+    functions, the TensorType helpers (``csrc/tensor.h``), which nearly every module
+    carries, and the reductions' loop plan (``csrc/reduce_plan.h``)."""
+    from opweave_c.impls.reduce_loops import REDUCE_PLAN
     from opweave_c.impls.tensor_type import TENSOR_SUPPORT
 
-    return "\n\n".join((RUNTIME, RUNTIME_FUNCTIONS, TENSOR_SUPPORT))
+    return "\n\n".join((RUNTIME, RUNTIME_FUNCTIONS, TENSOR_SUPPORT, REDUCE_PLAN))
 
 
 def _discard_runtime_object(path: Path) -> None:

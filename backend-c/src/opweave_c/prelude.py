@@ -96,9 +96,9 @@ _SCRIPT = (
 
 
 def own_module_flags() -> list[str]:
-    """The compile arguments of a module holding only opweave-c's own C with elementwise
-    loops (the fast build, the scalar code's and the vector math's flags), in the order a
-    module gathers them."""
+    """The compile arguments of every module holding only opweave-c's own C (the fast
+    build, the scalar code's and the vector math's flags, in the order a module with
+    elementwise loops gathers them), which modules without such loops get too."""
     from opweave_c.impls.scalar_basic import COMPILE_ARGS
     from opweave_c.module import FAST_BUILD_ARGS
     from opweave_c.vector_math import vector_math_code

@@ -33,6 +33,7 @@ axes are the inner ones, as in ``sum(x, axis=0)`` of a C-ordered matrix).
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -88,8 +89,12 @@ _BOOL_OPS: MappingProxyType[str, str] = MappingProxyType(
 #: NumPy's names of the reductions without identity, for its error message.
 _UFUNC_NAMES: MappingProxyType[str, str] = MappingProxyType({"max": "maximum", "min": "minimum"})
 
-#: Shared by every reduction: the loop plan and an overlap test (one copy per module).
-PLAN_SUPPORT = snippet("reduce_loops.c", "plan")
+#: The loop plan every reduction runs (``csrc/reduce_plan.h``): part of the runtime, so
+#: compiled once into the runtime's object (:func:`opweave_c.module.runtime_object_source`)
+#: where a module links with it.
+REDUCE_PLAN = (Path(__file__).parent.parent / "csrc" / "reduce_plan.h").read_text()
+#: Shared by every reduction: the plan and the loops' attributes (one copy per module).
+PLAN_SUPPORT = REDUCE_PLAN + "\n" + snippet("reduce_loops.c", "plan")
 
 # ====================================================================== dtypes
 

@@ -51,6 +51,14 @@ def _internal(module: str) -> bool:
     return top == "opweave" or top.startswith("opweave_")
 
 
+@functools.lru_cache(maxsize=4096)
+def _frame(filename: str, line: int, function: str) -> Frame:
+    """One recorded frame, made once per line: the graph's variables share it (a graph
+    built in a loop records the same few lines thousands of times), and pickling the graph
+    (the rewrite cache, a pickled function) writes it once."""
+    return (filename, line, function, sys.intern(linecache.getline(filename, line).strip()))
+
+
 def user_frames(limit: int, skip: int = 1) -> list[Frame]:
     """The innermost ``limit`` frames of the caller's stack outside opweave, outermost first.
 
@@ -68,9 +76,8 @@ def user_frames(limit: int, skip: int = 1) -> list[Frame]:
     while frame is not None and (limit < 0 or len(frames) < limit):
         module = frame.f_globals.get("__name__", "")
         if not _internal(module):
-            code, line = frame.f_code, frame.f_lineno
-            text = linecache.getline(code.co_filename, line).strip()
-            frames.append((code.co_filename, line, code.co_name, text))
+            code = frame.f_code
+            frames.append(_frame(code.co_filename, frame.f_lineno, code.co_name))
         frame = frame.f_back
     frames.reverse()
     return frames
