@@ -454,6 +454,39 @@ def test_empty_and_zero_dimensional_values() -> None:
     assert fns["c"](np.ones(2), np.ones((1, 2), "int32"), np.array(1, "int8"))[3].shape == ()
 
 
+def test_zero_dimensional_nodes_run_one_plain_call_in_place_and_out() -> None:
+    """A 0-d node's C is one function called once (no flat, strided or vectorised loops
+    to compile), for contiguous, unaligned and byte-swapped values, and in place, with the
+    destroyed value also read as another input."""
+    from opweave_c.linkers.cvm import node_block
+
+    s, t = ot.dscalar("s"), ot.dscalar("t")
+    comp = Composite([sa := ps.float64(), sb := ps.float64()], [sa * 2 + sb, sa - sb])
+    outs = Elemwise(comp)(s, t, return_list=True)
+    code = node_block(outs[0].owner, [], True)
+    text = "\n".join([code.code, *code.support_apply])
+    assert "opw_ew_inner_" in text
+    assert not any(f"opw_ew_{kind}_" in text for kind in ("flat", "strided", "row", "par"))
+    assert "OPW_EW_NOINLINE" not in text  # built at the module's level, not -O3
+    f = opweave.function([s, t], outs, mode=mode("cvm"))
+    np.testing.assert_array_equal(f(3.0, 4.0), [10.0, -1.0])
+    raw = np.zeros(9, np.uint8)[1:].view(np.float64).reshape(())  # unaligned
+    raw[()] = 1.5
+    swapped = np.array(2.5, dtype=">f8")
+    for a in (raw, swapped):
+        np.testing.assert_array_equal(f(a, np.float64(1.0)), [float(a) * 2 + 1, float(a) - 1])
+    inplace = Elemwise(comp, {0: 0})(s, t, return_list=True)
+    for linker in ("c", "cvm"):
+        g = opweave.function(
+            [In(s, mutable=True), t], inplace, mode=mode(linker), accept_inplace=True
+        )
+        a = np.array(3.0)
+        np.testing.assert_array_equal(g(a, np.array(4.0)), [10.0, -1.0])
+        assert a == 10.0  # written in place
+        a = np.array(3.0)
+        np.testing.assert_array_equal(g(a, a), [9.0, 0.0])  # the same array twice
+
+
 def test_outputs_reused_between_calls_stay_correct() -> None:
     """cvm keeps intermediate arrays between calls; a new shape or an overlap is handled."""
     x, y = ot.dvector("x"), ot.dvector("y")

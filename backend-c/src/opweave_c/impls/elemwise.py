@@ -64,7 +64,7 @@ from opweave_c.vector_math import vector_math_code
 __all__ = ["C_OPS", "ELEMWISE_C_SUPPORT", "ElemwiseC"]
 
 #: Version of the generated loop code.
-VERSION = (4,)
+VERSION = (5,)
 
 ELEMWISE_C_SUPPORT = snippet("elemwise.c", "support")
 
@@ -176,6 +176,10 @@ class ElemwiseC(OwnCForwarding):
     def c_support_code_apply(self, node: Apply, name: str) -> str:
         """The node's loops: flat (contiguous operands), row (one row of the strided loop
         whose operands are contiguous along it or broadcast across it), strided."""
+        if self.ndim == 0:
+            # One element: the inner loop alone, called once, built with the glue (no
+            # vectorised variants, compiled at -O3, of a loop that runs one iteration).
+            return f"static int opw_ew_inner_{name}" + self._inner_loop()
         args = "PyArrayObject* const* opw_x, PyArrayObject* const* opw_dst"
         flat = ", ".join(decl for decl, _ in self._contig_params("flat"))
         code = (
@@ -297,6 +301,29 @@ class ElemwiseC(OwnCForwarding):
                 add(f"if (opw_prep_output(&{out}, {nd}, opw_dims, {self.typenums[j]}) < 0) {fail}")
                 add(f"opw_dst[{j}] = {out};")
         # 4. the loops (functions of their own: small functions compile fast and well)
+        if nd == 0:  # one element, whatever the layout: the inner loop, once
+            operands = [f"opw_x[{k}]" for k in range(nin)]
+            operands += [f"opw_dst[{j}]" for j in range(nout)]
+            args = ", ".join(
+                f"({t}*)PyArray_DATA({a}), 0"
+                for t, a in zip(self._operand_types(), operands, strict=True)
+            )
+            add(f"if (opw_ew_inner_{name}(1, {args}) < 0) {fail}")
+        else:
+            self._loop_calls(add, name, fail)
+        # 5. temporaries back into the destroyed inputs
+        for j in range(nout):
+            if j in self.inplace:
+                src = inputs[self.inplace[j]]
+                add(f"if (opw_tmp[{j}] && PyArray_CopyInto({src}, opw_tmp[{j}]) < 0) {fail}")
+        add(release)
+        code = "\n".join(lines)
+        return "{\n" + _indent(code, 1) + "\n}\n"
+
+    def _loop_calls(self, add: Any, name: str, fail: str) -> None:
+        """Step 4 of :meth:`c_code` for arrays of at least one dimension: the flat loop
+        when every operand allows it, else the strided one."""
+        nin = self.nin
         add("if (opw_n > 0) {")
         fast_cond = [
             f"(PyArray_IS_C_CONTIGUOUS(opw_x[{k}]) && PyArray_SIZE(opw_x[{k}]) == opw_n)"
@@ -314,14 +341,6 @@ class ElemwiseC(OwnCForwarding):
             f"opw_ew_strided_{name}(opw_x, opw_dst, opw_dims, opw_unit)) < 0) {fail}"
         )
         add("}")
-        # 5. temporaries back into the destroyed inputs
-        for j in range(nout):
-            if j in self.inplace:
-                src = inputs[self.inplace[j]]
-                add(f"if (opw_tmp[{j}] && PyArray_CopyInto({src}, opw_tmp[{j}]) < 0) {fail}")
-        add(release)
-        code = "\n".join(lines)
-        return "{\n" + _indent(code, 1) + "\n}\n"
 
     def _hoisted(self, k: int) -> bool:
         """Is input ``k`` read once, before the flat loop (statically one element, and not
