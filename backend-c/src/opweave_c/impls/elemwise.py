@@ -22,7 +22,9 @@ At run time the node
    body allows), or else a strided loop over the dimensions left after dropping
    length-1 axes and merging the ones that are contiguous in every operand, whose
    innermost loop (a function of its own) steps typed pointers by element strides, so
-   that GCC versions it for unit strides and vectorises it.
+   that GCC versions it for unit strides and vectorises it. A node of 0-d arrays has
+   the innermost loop alone, called once on its one element and built with the glue
+   (none of the others, nor their vectorised variants, is worth compiling for it).
 
 An input that is misaligned, byte-swapped or has strides that are not a multiple of its
 item size is copied first. An in-place output that overlaps another input in any other
