@@ -419,12 +419,13 @@ def _toposort_list(
             order.append(node)
             continue
         visiting.add(node)
-        extra = orderings.get(node, ()) if orderings else ()
-        for dep in reversed([*extra]):
-            if dep not in done:
-                if dep in visiting:
-                    raise ValueError(f"the graph contains a cycle through {dep}")
-                stack.append(dep)
+        extra = orderings.get(node) if orderings else None
+        if extra:
+            for dep in reversed(list(extra)):
+                if dep not in done:
+                    if dep in visiting:
+                        raise ValueError(f"the graph contains a cycle through {dep}")
+                    stack.append(dep)
         for inp in reversed(node.inputs):
             owner = inp.owner
             if owner is not None and owner not in done and inp not in given:
