@@ -14,7 +14,7 @@ import opweave.tensor as ot
 from opweave.compile.device import DeviceUnavailableError
 from opweave.link.lookup import LinkerUnavailableError, available_linkers, resolve_linker
 from opweave_cuda import CudaUnavailableError, availability, plugin
-from opweave_cuda.impls import FACTORIES
+from opweave_cuda.impls import FACTORIES, gpu_op_classes
 from opweave_cuda.linker import CudaLinker
 
 HAS_PYCUDA = importlib.util.find_spec("pycuda") is not None
@@ -55,8 +55,31 @@ def test_backend_info_without_pycuda(monkeypatch, fresh_availability) -> None:
         "devices": ["cuda"],
         "available": False,
         "reason": NO_PYCUDA_REASON,
-        "implementations": FACTORIES,
+        "implementations": plugin.IMPLEMENTATIONS,
     }
+
+
+def test_published_implementations_are_the_gpu_factories() -> None:
+    table = plugin.IMPLEMENTATIONS
+    assert dict(table) == dict(FACTORIES) and table.backend == "cuda"
+    assert table.scope() == gpu_op_classes()
+    assert table.missing() == FACTORIES.missing()
+
+
+def test_compiling_for_the_cpu_imports_no_gpu_implementation() -> None:
+    code = (
+        "import sys, numpy, opweave, opweave.tensor as ot\n"
+        "x = ot.dvector('x')\n"
+        "f = opweave.function([x], ot.exp(x) * 2.0 + x, mode=opweave.Mode(linker='vm'))\n"
+        "assert (f(numpy.zeros(2)) == 2.0).all()\n"
+        "info = [i for i in opweave.get_plugin_manager().hook.opweave_backend_info()\n"
+        "        if i['name'] == 'opweave-cuda']\n"
+        "print('opweave_cuda.impls' in sys.modules, info[0]['implementations'].loaded)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.split() == ["False", "False"]
 
 
 def test_backend_info_without_a_driver(monkeypatch, fresh_availability) -> None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import subprocess
+import sys
 from types import ModuleType
 
 import pytest
@@ -49,7 +51,7 @@ MODULES_WITH_TABLES = [m for m in _impl_modules() if hasattr(m, "PERFORMS")]
 
 def test_every_implementation_module_is_merged() -> None:
     assert MODULES_WITH_TABLES, "no implementation module found"
-    assert set(MODULES_WITH_TABLES) == set(impls.MODULES)
+    assert set(MODULES_WITH_TABLES) == set(impls.implementation_modules())
     merged: dict[type, object] = {}
     for module in MODULES_WITH_TABLES:
         for cls, fn in module.PERFORMS.items():
@@ -67,3 +69,18 @@ def test_implementations_live_in_the_module_named_after_the_op_module(module: Mo
         if not _belongs(name, cls)
     }  # fmt: skip
     assert not misplaced, f"{module.__name__} implements Ops of other core modules: {misplaced}"
+
+
+def test_loading_the_plugin_imports_no_implementation_module() -> None:
+    code = (
+        "import sys, opweave\n"
+        "opweave.get_plugin_manager()\n"
+        "from opweave_python.impls import PERFORMS\n"
+        "before = sorted(m for m in sys.modules if m.startswith('opweave_python.impls.'))\n"
+        "from opweave.scalar.basic import Add\n"
+        "print(before, PERFORMS.loaded, PERFORMS.lookup(Add) is not None, PERFORMS.loaded)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.split() == ["[]", "False", "True", "True"]

@@ -316,6 +316,7 @@ def test_cache_command_lists_and_clears(own_compiledir: Path, capsys: Any) -> No
     assert main(["cache", "clear"]) == 0
     assert capsys.readouterr().out == (
         f"removed 1 rewritten graphs from {own_compiledir / 'rewritten'}\n"
+        f"removed 0 kept plugin lists from {own_compiledir / 'plugins'}\n"
     )
     assert entries(own_compiledir) == []
     assert not exp_plus_one().maker.rewrites_reused

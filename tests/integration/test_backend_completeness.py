@@ -78,6 +78,32 @@ def test_table_looks_up_through_the_mro_and_reports_what_it_lacks() -> None:
         table[Other] = "no"  # read-only
 
 
+def test_table_given_a_function_calls_it_once_at_the_first_lookup() -> None:
+    calls = []
+
+    def entries():
+        calls.append(1)
+        return {Base: "base impl"}
+
+    table = ImplementationTable("py", entries, scope=lambda: [Child, Other])
+    assert not table.loaded and calls == []
+    assert repr(table) == "<ImplementationTable 'py': not loaded yet>"
+    assert table.lookup(Child()) == "base impl" and table.loaded
+    assert table.missing() == [Other] and dict(table) == {Base: "base impl"}
+    assert calls == [1] and repr(table) == "<ImplementationTable 'py': 1 entries>"
+
+
+def test_table_whose_function_fails_raises_at_each_lookup() -> None:
+    def entries():
+        raise ImportError("no such implementation module")
+
+    table = ImplementationTable("py", entries)
+    for _ in range(2):
+        with pytest.raises(ImportError, match="no such implementation module"):
+            table.lookup(Child)
+    assert not table.loaded
+
+
 def test_info_ops_names_what_a_backend_lacks(plugin_manager) -> None:
     class Partial:
         @hookimpl

@@ -1,23 +1,55 @@
 """The ``opweave.plugins`` entry point of the CUDA backend.
 
 Importing this module never imports pycuda: the plugin loads (and reports itself
-unavailable, with the reason) on machines without pycuda or a CUDA driver.
+unavailable, with the reason) on machines without pycuda or a CUDA driver. Nor does it
+import the GPU implementations and their kernel generators (:mod:`opweave_cuda.impls`):
+every process that compiles a function loads this plugin, and only one with GPU nodes
+needs those, so they are imported at the first GPU node.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from opweave.link.implementations import ImplementationTable
 from opweave.plugins import hookimpl
 from opweave_cuda import availability
-from opweave_cuda.impls import FACTORIES, perform_for
 from opweave_cuda.linker import CudaLinker
 from opweave_cuda.options import add_cuda_options
 from opweave_cuda.rewrites import register_gpu_rewrites
 from opweave_cuda.sharedvar import gpu_shared
 from opweave_cuda.transfer_ops import cuda_transfer
+from opweave_cuda.type import GpuArrayType
 from opweave_python.thunk import make_perform_thunk
+
+
+def _factories() -> Mapping[type, Any]:
+    from opweave_cuda.impls import FACTORIES
+
+    return FACTORIES
+
+
+def _gpu_op_classes() -> list[type]:
+    from opweave_cuda.impls import gpu_op_classes
+
+    return gpu_op_classes()
+
+
+#: The GPU implementations (:data:`opweave_cuda.impls.FACTORIES`), imported at the first
+#: lookup.
+IMPLEMENTATIONS = ImplementationTable("cuda", _factories, scope=_gpu_op_classes)
+
+
+def _gpu_perform(op: Any, node: Any) -> Any:
+    """The GPU implementation of ``node``; ``None``, importing nothing, for a node with no
+    GPU input or output (every GPU Op, transfer and GPU ``DeepCopyOp`` has one)."""
+    variables = (*node.inputs, *node.outputs)
+    if not any(isinstance(v.type, GpuArrayType) for v in variables):
+        return None
+    from opweave_cuda.impls import perform_for
+
+    return perform_for(op, node)
 
 
 @hookimpl
@@ -42,14 +74,14 @@ def opweave_backend_info() -> dict[str, Any]:
         "devices": ["cuda"],
         "available": problem is None,
         "reason": problem,
-        "implementations": FACTORIES,
+        "implementations": IMPLEMENTATIONS,
     }
 
 
 @hookimpl
 def opweave_implementation(op: Any, node: Any, backend: str) -> Any:
     """``backend="cuda"``: the GPU Ops, transfers, and ``DeepCopyOp`` of GPU values."""
-    return perform_for(op, node) if backend == "cuda" else None
+    return _gpu_perform(op, node) if backend == "cuda" else None
 
 
 @hookimpl
@@ -69,7 +101,7 @@ def opweave_make_thunk(
     """
     if impl not in (None, "py", "cuda"):
         return None
-    perform = perform_for(op, node)
+    perform = _gpu_perform(op, node)
     if perform is None:
         return None
     return make_perform_thunk(node, perform, storage_map, compute_map, no_recycling)

@@ -15,6 +15,7 @@ import opweave
 import opweave.tensor as ot
 from opweave.link.capabilities import FALLBACK, IMPLEMENTED, MISSING, capability_matrix
 from opweave.link.lookup import available_linkers, unusable_linkers
+from opweave.plugins import discovery
 
 
 def info(out: TextIO, ops: bool = False) -> int:
@@ -157,12 +158,15 @@ def logistic_regression(out: TextIO, steps: int = 200, seed: int = 0) -> list[fl
 
 def rewritten_cache_command(action: str, out: TextIO) -> int:
     """``opweave cache list|clear``: the cache of rewritten graphs
-    (:mod:`opweave.compile.rewrite_cache`); compiled modules belong to their backend."""
+    (:mod:`opweave.compile.rewrite_cache`); ``clear`` also forgets the plugins found
+    (:mod:`opweave.plugins.discovery`). Compiled modules belong to their backend."""
     from opweave.compile import rewrite_cache  # late: only this command needs it
 
     folder = Path(opweave.config.compiledir) / "rewritten"
     if action == "clear":
         print(f"removed {rewrite_cache.clear_rewritten()} rewritten graphs from {folder}", file=out)
+        kept = discovery.kept_folder()
+        print(f"removed {discovery.clear_kept()} kept plugin lists from {kept}", file=out)
         return 0
     found = rewrite_cache.cached_entries()
     size = sum(path.stat().st_size for path in found)
@@ -189,7 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="only the capability matrix (Op class -> backend -> status), as JSON",
     )
     cache_parser = sub.add_parser(
-        "cache", help="list or clear the rewritten graphs kept under config.compiledir"
+        "cache", help="list or clear the rewritten graphs (and plugins found) kept in compiledir"
     )
     cache_parser.add_argument("action", choices=["list", "clear"])
     args = parser.parse_args(argv)

@@ -16,75 +16,57 @@ covers the whole package :mod:`opweave.tensor.random`.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+import importlib
+from collections.abc import Callable, Mapping
+from types import ModuleType
 from typing import Any
 
 from opweave.link.implementations import ImplementationTable
-from opweave_python.impls import (
-    basic,
-    blas,
-    builders,
-    compile_ops,
-    dimshuffle,
-    elemwise,
-    extra_ops,
-    ifelse,
-    linalg_constructors,
-    linalg_control,
-    linalg_eigen,
-    linalg_lu,
-    linalg_products,
-    linalg_schur,
-    map_reduce,
-    nlinalg,
-    random,
-    reductions,
-    scalar,
-    scan,
-    shape,
-    slinalg,
-    slinalg_riccati,
-    sort,
-    special,
-    subtensor,
+
+#: The implementation modules (in this package), each with its ``PERFORMS`` table; imported
+#: at the first lookup in :data:`PERFORMS`, so that loading the plugin imports none of them.
+MODULE_NAMES = (
+    "compile_ops",
+    "scalar",
+    "dimshuffle",
+    "elemwise",
+    "map_reduce",
+    "blas",
+    "reductions",
+    "basic",
+    "shape",
+    "subtensor",
+    "special",
+    "sort",
+    "slinalg",
+    "slinalg_riccati",
+    "nlinalg",
+    "linalg_products",
+    "linalg_constructors",
+    "linalg_lu",
+    "linalg_eigen",
+    "linalg_schur",
+    "linalg_control",
+    "extra_ops",
+    "ifelse",
+    "random",
+    "builders",
+    "scan",
 )
 
-#: The implementation modules, each with its ``PERFORMS`` table.
-MODULES = (
-    compile_ops,
-    scalar,
-    dimshuffle,
-    elemwise,
-    map_reduce,
-    blas,
-    reductions,
-    basic,
-    shape,
-    subtensor,
-    special,
-    sort,
-    slinalg,
-    slinalg_riccati,
-    nlinalg,
-    linalg_products,
-    linalg_constructors,
-    linalg_lu,
-    linalg_eigen,
-    linalg_schur,
-    linalg_control,
-    extra_ops,
-    ifelse,
-    random,
-    builders,
-    scan,
-)
 
-#: Op class -> ``perform(op, node, inputs, output_storage)``. Read-only.
-PERFORMS = ImplementationTable(
-    "py",
-    {cls: fn for module in MODULES for cls, fn in module.PERFORMS.items()},
-    own_method="perform",
-)
+def implementation_modules() -> list[ModuleType]:
+    """The modules of :data:`MODULE_NAMES`, imported."""
+    return [importlib.import_module(f"{__name__}.{name}") for name in MODULE_NAMES]
+
+
+def _all_performs() -> Mapping[type, Callable[..., None]]:
+    return {cls: fn for module in implementation_modules() for cls, fn in module.PERFORMS.items()}
+
+
+#: Op class -> ``perform(op, node, inputs, output_storage)``. Read-only; its modules are
+#: imported at the first lookup.
+PERFORMS = ImplementationTable("py", _all_performs, own_method="perform")
 
 
 def perform_for(op: Any) -> Callable[..., None] | None:

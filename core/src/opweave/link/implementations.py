@@ -7,10 +7,16 @@ also says which Op classes the backend means to cover (its *scope*: by default e
 class the core defines) and which of those it lacks (:meth:`ImplementationTable.missing`),
 for ``python -m opweave info --ops`` and for each backend's completeness test. Backends
 publish their table as ``"implementations"`` in their ``opweave_backend_info`` answer.
+
+A table may be given a function that returns its entries instead of the entries: it is
+called at the first lookup. A backend whose implementations live in many modules thus
+imports them when a compile first needs one of them, not when the plugin loads (which
+every process that compiles a function does, whatever backend it uses).
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any
@@ -67,7 +73,8 @@ class ImplementationTable(Mapping[type, Any]):
     backend
         The implementation name (``"py"``, ``"c"``, ``"cuda"`` ...).
     entries
-        Op class -> entry. Copied; the table is read-only.
+        Op class -> entry, or a function without arguments that returns them (called
+        once, at the first lookup). Copied; the table is read-only.
     own_method
         The method through which an Op class may carry this backend's implementation
         itself (``"perform"``, ``"c_code"``): such classes count as implemented.
@@ -79,14 +86,37 @@ class ImplementationTable(Mapping[type, Any]):
     def __init__(
         self,
         backend: str,
-        entries: Mapping[type, Any],
+        entries: Mapping[type, Any] | Callable[[], Mapping[type, Any]],
         own_method: str | None = None,
         scope: Callable[[], Iterable[type]] = core_op_classes,
     ) -> None:
         self.backend = backend
-        self._entries = MappingProxyType(dict(entries))
+        self._loaded: MappingProxyType[type, Any] | None = None
+        self._load: Callable[[], Mapping[type, Any]] | None = None
+        if callable(entries):
+            self._load = entries
+            self._lock = threading.Lock()
+        else:
+            self._loaded = MappingProxyType(dict(entries))
         self.own_method = own_method
         self._scope = scope
+
+    @property
+    def _entries(self) -> MappingProxyType[type, Any]:
+        loaded = self._loaded
+        if loaded is None:
+            with self._lock:  # one thread imports; the others wait for its answer
+                if self._loaded is None:
+                    assert self._load is not None
+                    self._loaded = MappingProxyType(dict(self._load()))
+                loaded = self._loaded
+        return loaded
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the entries are there (always, unless a function gives them and no
+        lookup has called it yet)."""
+        return self._loaded is not None
 
     def __getitem__(self, cls: type) -> Any:
         return self._entries[cls]
@@ -100,8 +130,9 @@ class ImplementationTable(Mapping[type, Any]):
     def lookup(self, op: Any) -> Any | None:
         """The entry for ``op`` (an Op or an Op class): its class's, or its nearest base's."""
         cls = op if isinstance(op, type) else type(op)
+        entries = self._entries
         for base in cls.__mro__:
-            entry = self._entries.get(base)
+            entry = entries.get(base)
             if entry is not None:
                 return entry
         return None
@@ -121,4 +152,6 @@ class ImplementationTable(Mapping[type, Any]):
         return [cls for cls in self.scope() if not self.implements(cls)]
 
     def __repr__(self) -> str:
+        if not self.loaded:
+            return f"<ImplementationTable {self.backend!r}: not loaded yet>"
         return f"<ImplementationTable {self.backend!r}: {len(self)} entries>"

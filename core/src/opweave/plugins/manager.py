@@ -24,6 +24,7 @@ import pluggy
 
 from opweave.configdefaults import config
 from opweave.plugins import builtin, hookspecs
+from opweave.plugins.discovery import PluginSource, find_plugins, source_of
 from opweave.plugins.isolation import (
     BUILTIN_PLUGIN_NAME,
     HookFailure,
@@ -160,23 +161,29 @@ class OpweavePluginManager(pluggy.PluginManager):
                     )
 
     def load_entry_points(self, entry_points: Iterable[metadata.EntryPoint] | None = None) -> None:
-        """Load and register every ``opweave.plugins`` entry point, skipping broken ones."""
+        """Load and register every ``opweave.plugins`` entry point, skipping broken ones.
+
+        Parameters
+        ----------
+        entry_points
+            The entry points to load; by default those of the installed distributions
+            (:func:`opweave.plugins.discovery.find_plugins`).
+        """
         if entry_points is None:
-            entry_points = metadata.entry_points(group=ENTRY_POINT_GROUP)
+            sources = find_plugins(ENTRY_POINT_GROUP)
+        else:
+            sources = [source_of(ep) for ep in entry_points]
         self._defer_checks = True
         try:
-            self._load_each(entry_points)
+            self._load_each(sources)
         finally:
             self._defer_checks = False
         self._check_loaded()
 
-    def _load_each(self, entry_points: Iterable[metadata.EntryPoint]) -> None:
-        for ep in entry_points:
+    def _load_each(self, sources: Iterable[PluginSource]) -> None:
+        for ep, dist_name, version in sources:
             if self.has_plugin(ep.name) or self.is_blocked(ep.name):
                 continue
-            dist = getattr(ep, "dist", None)
-            dist_name = dist.metadata["Name"] if dist is not None else None
-            version = dist.version if dist is not None else None
             try:
                 plugin = ep.load()
                 self.register(plugin, name=ep.name)

@@ -11,6 +11,7 @@ one commented in-function import.
 from __future__ import annotations
 
 import hashlib
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -45,8 +46,9 @@ class NotScalarConstantError(Exception):
 
 # The modules the operators call. Each builds on this module (its Ops return tensor
 # variables), so each is imported when an operator first runs, not when this one loads.
-# ``subtensor`` and ``shape`` functions are imported by name in their methods instead
-# (``opweave.tensor`` re-exports functions named like those modules).
+# ``shape`` functions are imported by name in their methods instead, and ``subtensor``
+# is looked up in ``sys.modules`` (``opweave.tensor`` re-exports functions named like
+# those modules).
 
 
 def _math() -> ModuleType:
@@ -68,6 +70,14 @@ def _tensor() -> ModuleType:
     import opweave.tensor
 
     return opweave.tensor
+
+
+def _subtensor() -> ModuleType:
+    # late: opweave.tensor.subtensor builds on this module (same floor, above it)
+    import opweave.tensor.subtensor  # noqa: F401 (taken from sys.modules below)
+
+    # by name: the package's attribute ``subtensor`` is the function it re-exports
+    return sys.modules["opweave.tensor.subtensor"]
 
 
 def _elemwise() -> ModuleType:
@@ -156,10 +166,7 @@ class TensorPyOperators:
         )
 
     def __getitem__(self, index: Any) -> Any:
-        # late: opweave.tensor.subtensor builds on this module (same floor, above it)
-        from opweave.tensor.subtensor import getitem
-
-        return getitem(self, index)
+        return _subtensor().getitem(self, index)
 
     # ------------------------------------------------------------------ arithmetic
 
@@ -345,24 +352,15 @@ class TensorPyOperators:
 
     def take(self, indices: Any, axis: int | None = None, mode: str = "raise") -> Any:
         """Elements at ``indices`` along ``axis``."""
-        # late: opweave.tensor.subtensor builds on this module (same floor, above it)
-        from opweave.tensor.subtensor import take
-
-        return take(self, indices, axis, mode)
+        return _subtensor().take(self, indices, axis, mode)
 
     def set(self, y: Any, **kwargs: Any) -> Any:
         """For ``x[idx].set(y)``: ``x`` with the indexed part replaced by ``y``."""
-        # late: opweave.tensor.subtensor builds on this module (same floor, above it)
-        from opweave.tensor.subtensor import set_subtensor
-
-        return set_subtensor(self, y, **kwargs)
+        return _subtensor().set_subtensor(self, y, **kwargs)
 
     def inc(self, y: Any, **kwargs: Any) -> Any:
         """For ``x[idx].inc(y)``: ``x`` with ``y`` added to the indexed part."""
-        # late: opweave.tensor.subtensor builds on this module (same floor, above it)
-        from opweave.tensor.subtensor import inc_subtensor
-
-        return inc_subtensor(self, y, **kwargs)
+        return _subtensor().inc_subtensor(self, y, **kwargs)
 
     def nonzero(self, return_matrix: bool = False) -> Any:
         """Indices of the non-zero elements."""
