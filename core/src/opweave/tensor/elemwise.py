@@ -266,13 +266,12 @@ class Elemwise(Op):
         padded = [left_pad(t, ndim) for t in tensors]
         dtypes = [t.type.dtype for t in padded]
         try:
-            shadow = self.scalar_op.make_node(*[get_scalar_type(d)() for d in dtypes])
+            out_dtypes = self._output_dtypes(dtypes)
         except TypeError as exc:
             raise TypeError(
                 f"{self} cannot be applied to inputs of dtypes ({', '.join(dtypes)}): {exc}"
             ) from exc
         out_shape = _broadcast_shape([t.type.shape for t in padded], self)
-        out_dtypes = [cast(ScalarType, o.type).dtype for o in shadow.outputs]
         for o, i in self.inplace_pattern.items():
             if not (0 <= o < len(out_dtypes) and 0 <= i < len(padded)):
                 raise ValueError(f"{self}: inplace_pattern refers to a missing output or input")
@@ -289,6 +288,19 @@ class Elemwise(Op):
                 )
         outputs = [TensorType(d, shape=out_shape)() for d in out_dtypes]
         return Apply(self, padded, outputs)
+
+    def _output_dtypes(self, dtypes: Sequence[str]) -> list[str]:
+        """The scalar Op's output dtypes for inputs of ``dtypes``: from its Types alone when
+        its ``make_node`` is the base class's (which checks the arity and asks
+        ``output_types``), else from a node of scalar variables made by its own."""
+        scalar_op = self.scalar_op
+        if type(scalar_op).make_node is ScalarOp.make_node:
+            nin = scalar_op.nin
+            if nin >= 0 and len(dtypes) != nin:
+                raise TypeError(f"{scalar_op} takes {nin} input(s), got {len(dtypes)}")
+            return [t.dtype for t in scalar_op.output_types([get_scalar_type(d) for d in dtypes])]
+        shadow = scalar_op.make_node(*[get_scalar_type(d)() for d in dtypes])
+        return [cast(ScalarType, o.type).dtype for o in shadow.outputs]
 
     @staticmethod
     def axis_source(node: Apply, axis: int) -> int | None:
