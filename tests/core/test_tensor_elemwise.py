@@ -111,6 +111,34 @@ def test_elemwise_rejects_wrong_arity_and_dtypes() -> None:
         tm.maximum(ot.tensor(dtype="complex128", shape=(None,)), x)
 
 
+@pytest.mark.parametrize("scalar_op", [ps.add, ps.true_div, ps.int_div, ps.eq, ps.sqrt, ps.abs_])
+@pytest.mark.parametrize("dtype", ["int8", "uint16", "float32", "float64", "complex64"])
+def test_elemwise_output_dtypes_are_those_of_a_scalar_node(scalar_op, dtype) -> None:
+    nin = scalar_op.nin if scalar_op.nin > 0 else 3  # add takes any number
+    ins = [ot.tensor(dtype=dtype, shape=(None,)) for _ in range(nin)]
+    try:
+        shadow = scalar_op.make_node(*[ps.get_scalar_type(dtype)() for _ in ins])
+    except TypeError:
+        with pytest.raises(TypeError, match="cannot be applied to inputs of dtypes"):
+            Elemwise(scalar_op)(*ins)
+        return
+    outs = Elemwise(scalar_op).make_node(*ins).outputs
+    assert [o.type.dtype for o in outs] == [o.type.dtype for o in shadow.outputs]
+
+
+def test_elemwise_asks_a_scalar_op_with_its_own_make_node() -> None:
+    class AlwaysInt8(ps.ScalarOp):
+        nin = 1
+        asked: list[tuple[str, ...]] = []
+
+        def make_node(self, *inputs):
+            AlwaysInt8.asked.append(tuple(i.type.dtype for i in inputs))
+            return Apply(self, list(inputs), [ps.get_scalar_type("int8")()])
+
+    y = Elemwise(AlwaysInt8())(ot.dvector("x"))
+    assert y.type.dtype == "int8" and AlwaysInt8.asked == [("float64",)]
+
+
 def test_elemwise_props_str_and_inplace() -> None:
     assert Elemwise(ps.add) == tm.add
     assert hash(Elemwise(ps.add)) == hash(tm.add)
