@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -36,3 +38,22 @@ def bare_plugin_manager() -> Iterator[OpweavePluginManager]:
     """A plugin manager with only the core's built-in plugin: no backend is installed."""
     with use_plugin_manager(create_plugin_manager(autoload=False)) as pm:
         yield pm
+
+
+@pytest.fixture
+def fresh_python() -> Callable[..., str]:
+    """Run Python code in a new interpreter (``python -c code *args``) and return what it
+    printed; a non-zero exit fails the test. Keyword arguments go to :func:`subprocess.run`
+    (``env``, ``cwd``)."""
+
+    def run(code: str, *args: str, **kwargs: object) -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", code, *args],
+            capture_output=True,
+            text=True,
+            check=True,
+            **kwargs,  # type: ignore[call-overload]
+        )
+        return done.stdout
+
+    return run

@@ -66,7 +66,7 @@ def test_published_implementations_are_the_gpu_factories() -> None:
     assert table.missing() == FACTORIES.missing()
 
 
-def test_compiling_for_the_cpu_imports_no_gpu_implementation() -> None:
+def test_compiling_for_the_cpu_imports_no_gpu_implementation(fresh_python) -> None:
     code = (
         "import sys, numpy, opweave, opweave.tensor as ot\n"
         "x = ot.dvector('x')\n"
@@ -76,10 +76,7 @@ def test_compiling_for_the_cpu_imports_no_gpu_implementation() -> None:
         "        if i['name'] == 'opweave-cuda']\n"
         "print('opweave_cuda.impls' in sys.modules, info[0]['implementations'].loaded)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout
-    assert out.split() == ["False", "False"]
+    assert fresh_python(code).split() == ["False", "False"]
 
 
 def test_backend_info_without_a_driver(monkeypatch, fresh_availability) -> None:

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-import subprocess
-import sys
 from types import ModuleType
 
 import pytest
@@ -71,7 +69,7 @@ def test_implementations_live_in_the_module_named_after_the_op_module(module: Mo
     assert not misplaced, f"{module.__name__} implements Ops of other core modules: {misplaced}"
 
 
-def test_loading_the_plugin_imports_no_implementation_module() -> None:
+def test_loading_the_plugin_imports_no_implementation_module(fresh_python) -> None:
     code = (
         "import sys, opweave\n"
         "opweave.get_plugin_manager()\n"
@@ -80,7 +78,4 @@ def test_loading_the_plugin_imports_no_implementation_module() -> None:
         "from opweave.scalar.basic import Add\n"
         "print(before, PERFORMS.loaded, PERFORMS.lookup(Add) is not None, PERFORMS.loaded)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout
-    assert out.split() == ["[]", "False", "True", "True"]
+    assert fresh_python(code).split() == ["[]", "False", "True", "True"]

@@ -4,7 +4,6 @@ processes: found again exactly when a directory of ``sys.path`` changed."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -177,6 +176,24 @@ def test_another_distribution_finder_turns_keeping_off(site: Path, monkeypatch) 
     assert not discovery.kept_folder().exists()
 
 
+def test_the_backports_path_finder_keeps_keeping_on(site: Path, monkeypatch) -> None:
+    class MetadataPathFinder:  # as importlib_metadata installs it, in place of the standard
+        __module__ = "importlib_metadata"
+        __qualname__ = "MetadataPathFinder"
+
+        @staticmethod
+        def find_distributions(context=None):
+            return iter(())
+
+    make_dist(site, "fake-one", "fake_one_plugin")
+    settle(site)
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, MetadataPathFinder()])
+    calls = scans(monkeypatch)
+    discovery.find_plugins(GROUP)
+    discovery.find_plugins(GROUP)
+    assert calls == [GROUP]
+
+
 def test_old_answers_beyond_the_limit_are_removed(site: Path, monkeypatch) -> None:
     monkeypatch.setattr(discovery, "KEPT_FILES", 3)
     make_dist(site, "fake-one", "fake_one_plugin")
@@ -203,7 +220,7 @@ def test_the_manager_loads_kept_plugins_with_their_distribution(site: Path, monk
     assert len(infos) == 1
 
 
-def test_a_fresh_process_finds_the_installed_backends_kept(tmp_path: Path) -> None:
+def test_a_fresh_process_finds_the_installed_backends_kept(tmp_path: Path, fresh_python) -> None:
     code = (
         "import sys\n"
         "from importlib import metadata\n"
@@ -217,17 +234,7 @@ def test_a_fresh_process_finds_the_installed_backends_kept(tmp_path: Path) -> No
     cwd.mkdir()
     settle(cwd)  # sys.path[0] of ``python -c``
     env = {**os.environ, "OPWEAVE_FLAGS": f"compiledir={tmp_path / 'compiledir'}"}
-    scanned, kept = (
-        subprocess.run(
-            [sys.executable, "-c", code, how],
-            capture_output=True,
-            text=True,
-            check=True,
-            env=env,
-            cwd=cwd,
-        ).stdout
-        for how in ("scan", "kept")
-    )
+    scanned, kept = (fresh_python(code, how, env=env, cwd=cwd) for how in ("scan", "kept"))
     assert scanned == kept
     assert "('opweave_c.plugin', 'opweave-c')" in kept
     assert "('opweave_python.plugin', 'opweave-python')" in kept

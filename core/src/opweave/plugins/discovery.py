@@ -20,7 +20,8 @@ installer does, goes unnoticed until the next install or until the answers are r
 An answer is not kept when a directory changed within the last :data:`SETTLE_SECONDS`
 (a file system's clock is coarser than its timestamps' resolution, so a change right after
 the reading could leave the time as it was), nor when a finder other than the standard
-path finder can report distributions (its answers have no directory to watch). A kept
+path finder (or the ``importlib_metadata`` backport's, which replaces it) can report
+distributions (its answers have no directory to watch). A kept
 answer is read only when no other user could have written it
 (:func:`opweave.link.trusted_files.read_trusted`, the rule of the module cache), since it
 names modules to import; a damaged one is read again from the metadata.
@@ -119,7 +120,7 @@ def _path_stamp() -> dict[str, Any] | None:
     """What the distributions are found in, or ``None`` when a finder other than the
     standard path finder can report them."""
     for finder in sys.meta_path:
-        if finder is not machinery.PathFinder and hasattr(finder, "find_distributions"):
+        if hasattr(finder, "find_distributions") and not _searches_sys_path(finder):
             return None
     entries: list[list[Any]] = []
     for entry in sys.path:
@@ -131,6 +132,16 @@ def _path_stamp() -> dict[str, Any] | None:
         else:
             entries.append([where, info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns])
     return {"python": sys.executable, "version": sys.version, "path": entries}
+
+
+def _searches_sys_path(finder: Any) -> bool:
+    """Whether ``finder`` reports the distributions of ``sys.path``'s directories only: the
+    standard path finder, or the ``importlib_metadata`` backport's, which takes its place
+    once imported (it removes the standard one's ``find_distributions``)."""
+    if finder is machinery.PathFinder:
+        return True
+    cls = finder if isinstance(finder, type) else type(finder)
+    return cls.__module__ == "importlib_metadata" and cls.__qualname__ == "MetadataPathFinder"
 
 
 def _name(stamp: dict[str, Any], group: str) -> str:
