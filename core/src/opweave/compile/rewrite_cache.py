@@ -44,7 +44,6 @@ import os
 import pickle
 import struct
 import sys
-import tempfile
 import types
 import warnings
 from collections.abc import Iterator, Sequence
@@ -58,7 +57,13 @@ import numpy as np
 from opweave.configdefaults import config
 from opweave.graph.basic import Constant, Variable, io_toposort
 from opweave.graph.fg import FunctionGraph
-from opweave.link.trusted_files import read_trusted
+from opweave.link.trusted_files import (
+    files_by_age,
+    keep_newest,
+    read_trusted,
+    remove_quietly,
+    write_whole,
+)
 from opweave.plugins.manager import get_plugin_manager
 
 __all__ = [
@@ -320,7 +325,7 @@ def load_rewritten(key: str, fgraph: FunctionGraph) -> FunctionGraph | None:
         )
     except Exception as exc:  # any damaged entry is rebuilt, never fatal
         log.info("dropping the cached rewritten graph %s: %s: %s", path, type(exc).__name__, exc)
-        _remove(path)
+        remove_quietly(path)
         return None
     _touch(path)
     return rewritten
@@ -343,15 +348,11 @@ def store_rewritten(key: str, fgraph: FunctionGraph) -> None:
         return
     folder = _folder()
     try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        handle, tmp = tempfile.mkstemp(dir=folder, prefix=".", suffix=".tmp")
-        with os.fdopen(handle, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, folder / f"{key}.pickle")
+        write_whole(folder / f"{key}.pickle", data)
     except OSError as exc:
         log.debug("cannot keep the rewritten graph in %s: %s", folder, exc)
         return
-    _prune(folder)
+    keep_newest(folder, ".pickle", MAX_ENTRIES)
 
 
 def _touch(path: Path) -> None:
@@ -361,46 +362,14 @@ def _touch(path: Path) -> None:
         pass
 
 
-def _remove(path: Path) -> None:
-    try:
-        path.unlink()
-    except OSError:
-        pass
-
-
-def _prune(folder: Path) -> None:
-    """Remove the least recently used entries beyond :data:`MAX_ENTRIES`."""
-    try:
-        entries = [e for e in os.scandir(folder) if e.name.endswith(".pickle")]
-    except OSError:
-        return
-    if len(entries) <= MAX_ENTRIES:
-        return
-
-    def last_used(entry: os.DirEntry[str]) -> float:
-        try:
-            return entry.stat().st_mtime
-        except OSError:
-            return 0.0
-
-    entries.sort(key=last_used)
-    for entry in entries[: len(entries) - MAX_ENTRIES]:
-        _remove(Path(entry.path))
-
-
 def cached_entries() -> list[Path]:
     """The entries under the current ``config.compiledir``, least recently used first."""
-    folder = _folder()
-    try:
-        found = [Path(e.path) for e in os.scandir(folder) if e.name.endswith(".pickle")]
-    except OSError:
-        return []
-    return sorted(found, key=lambda path: path.stat().st_mtime)
+    return files_by_age(_folder(), ".pickle")
 
 
 def clear_rewritten() -> int:
     """Remove every entry under the current ``config.compiledir``; return how many."""
     found = cached_entries()
     for path in found:
-        _remove(path)
+        remove_quietly(path)
     return len(found)

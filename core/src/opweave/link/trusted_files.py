@@ -3,8 +3,13 @@
 Compiled modules and cached graphs are code: loading a file another user could have
 written would run their code. A file is read only when it is a regular file (never
 through a symbolic link, never a FIFO) owned by you or by root that neither group nor
-others can write to. The C backend's module cache and the cache of rewritten graphs
-(:mod:`opweave.compile.rewrite_cache`) both apply this rule.
+others can write to. The C backend's module cache, the cache of rewritten graphs
+(:mod:`opweave.compile.rewrite_cache`) and the plugins found
+(:mod:`opweave.plugins.discovery`) all apply this rule.
+
+The folders of kept files those caches write share the helpers below: a file is written
+whole or not at all (:func:`write_whole`), into a folder only you can enter, and a folder
+keeps its most recently modified files (:func:`files_by_age`, :func:`remove_quietly`).
 """
 
 from __future__ import annotations
@@ -12,10 +17,21 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import tempfile
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["OPEN_FLAGS", "open_trusted", "read_trusted", "trusted_uids", "unsafe_reason"]
+__all__ = [
+    "OPEN_FLAGS",
+    "files_by_age",
+    "keep_newest",
+    "open_trusted",
+    "read_trusted",
+    "remove_quietly",
+    "trusted_uids",
+    "unsafe_reason",
+    "write_whole",
+]
 
 #: How cached files are opened: never through a symbolic link, never blocking on a FIFO.
 OPEN_FLAGS = (
@@ -130,3 +146,57 @@ def read_trusted(path: Path) -> tuple[bytes | None, str | None]:
         return None, problem
     with fh:
         return fh.read(), None
+
+
+def write_whole(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` whole or not at all: into a temporary file beside it,
+    renamed into place, so a reader never sees a part. The folder is made (only you may
+    enter it) when missing.
+
+    Raises
+    ------
+    OSError
+        When the folder or the file cannot be written.
+    """
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        remove_quietly(Path(tmp))
+        raise
+
+
+def files_by_age(folder: Path, suffix: str) -> list[Path]:
+    """The files of ``folder`` whose names end with ``suffix``, least recently modified
+    first (``[]`` when the folder cannot be read)."""
+    try:
+        found = [entry for entry in os.scandir(folder) if entry.name.endswith(suffix)]
+    except OSError:
+        return []
+
+    def modified(entry: os.DirEntry[str]) -> int:
+        try:
+            return entry.stat().st_mtime_ns
+        except OSError:  # removed meanwhile: first to go
+            return 0
+
+    return [Path(entry.path) for entry in sorted(found, key=modified)]
+
+
+def remove_quietly(path: Path) -> bool:
+    """Remove the file at ``path``; whether it was removed (no error when it cannot be)."""
+    try:
+        path.unlink()
+    except OSError:
+        return False
+    return True
+
+
+def keep_newest(folder: Path, suffix: str, count: int) -> None:
+    """Remove the least recently modified files of :func:`files_by_age` beyond ``count``."""
+    found = files_by_age(folder, suffix)
+    for path in found[: max(0, len(found) - count)]:
+        remove_quietly(path)

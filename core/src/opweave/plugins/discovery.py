@@ -33,10 +33,10 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 import time
 from importlib import machinery, metadata
 from pathlib import Path
+from types import ModuleType
 from typing import Any, NamedTuple
 
 from opweave.configdefaults import config
@@ -101,19 +101,17 @@ def kept_folder() -> Path:
 
 def clear_kept() -> int:
     """Remove every kept answer; returns how many there were."""
-    removed = 0
-    try:
-        listing = list(os.scandir(kept_folder()))
-    except OSError:
-        return 0
-    for entry in listing:
-        if entry.name.endswith(".json"):
-            try:
-                os.remove(entry.path)
-            except OSError:
-                continue
-            removed += 1
-    return removed
+    files = _files()
+    return sum(files.remove_quietly(path) for path in files.files_by_age(kept_folder(), ".json"))
+
+
+def _files() -> ModuleType:
+    """:mod:`opweave.link.trusted_files`: the kept answers are read, written and pruned
+    under the rule of the module cache."""
+    # late: the link layer (floor 3) holds the rule for files in compiledir
+    import opweave.link.trusted_files
+
+    return opweave.link.trusted_files
 
 
 def _path_stamp() -> dict[str, Any] | None:
@@ -156,11 +154,8 @@ def _settled(stamp: dict[str, Any]) -> bool:
 
 
 def _read(path: Path, stamp: dict[str, Any], group: str) -> list[PluginSource] | None:
-    # late: the kept answer is read under the link layer's rule for files in compiledir
-    from opweave.link.trusted_files import read_trusted
-
     try:
-        data, problem = read_trusted(path)
+        data, problem = _files().read_trusted(path)
     except OSError:
         return None
     if data is None or problem is not None:
@@ -180,26 +175,9 @@ def _read(path: Path, stamp: dict[str, Any], group: str) -> list[PluginSource] |
 def _write(path: Path, stamp: dict[str, Any], group: str, found: list[PluginSource]) -> None:
     rows = [[s.entry_point.name, s.entry_point.value, s.distribution, s.version] for s in found]
     text = json.dumps({"format": FORMAT, "stamp": stamp, "group": group, "found": rows})
+    files = _files()
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
-        with os.fdopen(handle, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
+        files.write_whole(path, text.encode())
     except OSError:
         return  # a compile directory that cannot be written: read the metadata each time
-    _prune(path.parent)
-
-
-def _prune(folder: Path) -> None:
-    """Remove the least recently written answers beyond :data:`KEPT_FILES`."""
-    try:
-        kept = [(entry.stat().st_mtime_ns, entry.path) for entry in os.scandir(folder)]
-    except OSError:
-        return
-    kept = [item for item in kept if item[1].endswith(".json")]
-    for _, old in sorted(kept)[: max(0, len(kept) - KEPT_FILES)]:
-        try:
-            os.remove(old)
-        except OSError:
-            pass
+    files.keep_newest(path.parent, ".json", KEPT_FILES)
