@@ -329,7 +329,8 @@ def test_switch_second_identity_clip(linker: str) -> None:
     lo, hi, v = s.float64("lo"), s.float64("hi"), s.float64("v")
     g = compile_fn([v, lo, hi], s.clip(v, lo, hi), linker)
     assert g(0.5, 0.0, 1.0) == 0.5 and g(-1.0, 0.0, 1.0) == 0.0 and g(2.0, 0.0, 1.0) == 1.0
-    assert g(0.5, 1.0, 0.0) == 1.0  # lo wins when lo > hi
+    assert g(0.5, 1.0, 0.0) == 0.0  # hi wins when lo > hi (NumPy's clip)
+    assert np.isnan(g(0.5, np.nan, 1.0)) and np.isnan(g(0.5, 0.0, np.nan))
 
 
 @pytest.mark.parametrize("linker", LINKERS)

@@ -11,9 +11,11 @@ errors are those of the Python backend (:mod:`opweave_python.impls.elemwise`,
 :mod:`opweave_python.impls.math`):
 
 * the input is converted to the accumulation dtype element by element, the result to
-  the output dtype at the end (a bool result is ``acc != 0``, as NumPy casts);
+  the output dtype at the end (a bool result is ``acc != 0``, a float one converts to an
+  integer as NumPy's casts on x86-64 do, out-of-range values included);
 * signed integer sums and products wrap around like NumPy's (they are computed in the
-  unsigned type of the same width: no undefined behaviour);
+  unsigned type of the same width, products of narrow ones in ``npy_uint32``: no undefined
+  behaviour);
 * float sums are pairwise (NumPy's scheme: blocks of 128 with 8 accumulators), so they
   are as accurate as ``numpy.sum``; ``Max``/``Min`` propagate NaN; ``Argmax``/``Argmin``
   return the first maximum (the first NaN when there is one);
@@ -44,6 +46,7 @@ from opweave.graph.basic import Apply
 from opweave.tensor.elemwise import CAReduce
 from opweave_c.impls.common import axes_mask, ctype, dtype_kind, typenum
 from opweave_c.impls.csource import snippet
+from opweave_c.impls.scalar_basic import FLOAT_TO_INT_SUPPORT
 from opweave_c.impls.tensor_type import C_DTYPES
 
 __all__ = [
@@ -57,7 +60,7 @@ __all__ = [
 ]
 
 #: Bump when the generated C changes.
-VERSION = (3,)
+VERSION = (4,)
 
 #: Scalar Op class of a CAReduce -> the name of its combination in the generated C.
 _REDUCE_OPS: MappingProxyType[type, str] = MappingProxyType(
@@ -159,9 +162,9 @@ class ReduceSpec:
         if op == "add":
             return f"({a} + {b})"
         if op == "mul":
-            return f"({a} * {b})"
+            return self._product(a, b)
         if op == "mul_nz":
-            return f"(({a}) == 0 ? ({b}) : (({b}) == 0 ? ({a}) : ({a}) * ({b})))"
+            return f"(({a}) == 0 ? ({b}) : (({b}) == 0 ? ({a}) : {self._product(a, b)}))"
         if op == "and":
             return f"({a} & {b})"
         if op == "or":
@@ -172,6 +175,13 @@ class ReduceSpec:
         if self.is_float:
             return f"(({b} {cmp} {a} || {b} != {b}) ? {b} : {a})"
         return f"(({b} {cmp} {a}) ? {b} : {a})"
+
+    def _product(self, a: str, b: str) -> str:
+        """``a * b`` of ``cmp`` values; narrow unsigned ones in ``npy_uint32`` (C would
+        promote them to ``int``, whose overflow is undefined)."""
+        if self.cmp_t in ("npy_uint8", "npy_uint16"):
+            return f"(({self.cmp_t})((npy_uint32)({a}) * (npy_uint32)({b})))"
+        return f"({a} * {b})"
 
     def identity(self) -> str:
         """The value accumulators start from: the identity, the type's extreme for integer
@@ -422,10 +432,20 @@ OPW_HOT static void opw_red_col_{key}({t}* a, const {t}* x, npy_intp n) {{{col_b
 """
 
 
-def _store(value: str, acc_t: str, out_dt: str) -> str:
-    """A ``cmp`` value as an element of ``out_dt`` (through the accumulation type)."""
+def _converts_float_to_int(acc_dt: str, out_dt: str) -> bool:
+    """Whether storing the accumulated value converts a float to an integer."""
+    return dtype_kind(acc_dt) == "f" and dtype_kind(out_dt) in ("i", "u")
+
+
+def _store(value: str, acc_dt: str, out_dt: str) -> str:
+    """A ``cmp`` value as an element of ``out_dt`` (through the accumulation type); floats
+    become integers as NumPy's casts make them (``FLOAT_TO_INT_SUPPORT``), not by C's
+    conversion, undefined out of range."""
+    acc_t = ctype(acc_dt)
     if out_dt == "bool":
         return f"(npy_bool)(({acc_t})({value}) != 0)"
+    if _converts_float_to_int(acc_dt, out_dt):
+        return f"opw_sc_f2i_{out_dt}((double)({acc_t})({value}))"
     return f"({ctype(out_dt)})({acc_t})({value})"
 
 
@@ -461,8 +481,10 @@ class CAReduceC:
         return dtypes <= C_DTYPES and self.spec.supported()
 
     def c_support_code(self, **kwargs: Any) -> list[str]:
-        """The plan helpers and this node's kernels."""
-        return [PLAN_SUPPORT, *self.spec.support()]
+        """The plan helpers, the float to integer conversions where the result needs
+        them, and this node's kernels."""
+        convert = [FLOAT_TO_INT_SUPPORT] if _converts_float_to_int(self.acc_dt, self.out_dt) else []
+        return [PLAN_SUPPORT, *convert, *self.spec.support()]
 
     def c_code(
         self, node: Apply, name: str, inputs: list[str], outputs: list[str], sub: dict[str, str]
@@ -487,7 +509,7 @@ class CAReduceC:
             acc_alloc = f"""acc = ({cmp_t}*)PyMem_Malloc((size_t)(nout > 0 ? nout : 1) *
                                         sizeof({cmp_t}));
     if (!acc) {{ PyErr_NoMemory(); {fail} }}"""
-            store = _store("acc[k]", spec.acc_t, self.out_dt)
+            store = _store("acc[k]", self.acc_dt, self.out_dt)
             finish = f"""
     {{
         {ctype(self.out_dt)}* o = ({ctype(self.out_dt)}*)PyArray_DATA({z});

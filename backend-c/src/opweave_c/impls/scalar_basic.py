@@ -28,7 +28,9 @@ and ``%`` are NumPy's ``npy_floor_divide``/``npy_remainder``; ``maximum``/``mini
 propagate NaN; comparisons of signed integers with ``uint64`` are exact (as in NumPy 2);
 ``round_half_to_even`` is ``rint``; booleans are 0/1 (``+`` is ``or``, ``*`` is ``and``);
 ``x ** 0.5`` for a scalar-like exponent is ``sqrt`` (NumPy's fast path, which differs
-from ``pow`` at ``-inf`` and ``-0.0``).
+from ``pow`` at ``-inf`` and ``-0.0``). Integer powers follow :class:`opweave.scalar.basic.Pow`:
+they wrap around in the base's dtype when the exponent's is no wider (else in the pair's),
+and a negative exponent gives the real power truncated towards zero (0 for a zero base).
 
 What C cannot reproduce exactly, and is therefore only close:
 
@@ -38,9 +40,6 @@ What C cannot reproduce exactly, and is therefore only close:
 * conversions of NaN, infinite or out-of-range floats to integers, undefined in C (they
   follow the processor, as NumPy's own casts do, but vectorised and scalar code may
   differ);
-* ``int ** negative int``: the Python backend computes the whole array in ``float64``
-  when any exponent is negative; C does so element by element (the same values unless
-  a result is too large for ``float64``'s 53-bit mantissa);
 * ``x ** 0.5`` with an exponent array of 0.5s: NumPy uses ``sqrt`` exactly when its
   inner loop sees the exponent with stride 0; C decides by the exponent's static type
   (constants and fully broadcastable inputs are scalar-like).
@@ -84,6 +83,7 @@ __all__ = [
     "COMPILE_ARGS",
     "C_OPS",
     "C_TYPE",
+    "FLOAT_TO_INT_SUPPORT",
     "SCALAR_C_SUPPORT",
     "VERSION",
     "OwnCOps",
@@ -96,7 +96,7 @@ __all__ = [
 ]
 
 #: Version of the generated scalar code (part of every C version using it).
-VERSION = (2,)
+VERSION = (4,)
 #: Compiler flags the code needs: no contraction of ``a * b + c`` into a fused
 #: multiply-add (NumPy rounds the product), whatever ``-march`` the user adds.
 COMPILE_ARGS = ("-ffp-contract=off",)
@@ -118,6 +118,34 @@ def _wide_unsigned(dtype: str) -> str:
 # ====================================================================== C support
 
 
+def _pow_helpers(dtype: str) -> str:
+    """Integer powers wrapping around in ``dtype``: ``opw_sc_powu_<dtype>`` (an unsigned
+    exponent), ``opw_sc_powi_<dtype>`` (a signed one: a negative power is the real power
+    truncated towards zero, 0 for a zero base) and ``opw_sc_pow_<dtype>`` (an exponent of
+    the same dtype)."""
+    t = C_TYPE[dtype]
+    u = _wide_unsigned(dtype)
+    signed = dtype in _SIGNED
+    minus_one = f"a == ({t})-1 ? ((b & 1) ? ({t})-1 : ({t})1) : " if signed else ""
+    same_dtype = f"opw_sc_powi_{dtype}(a, (npy_int64)b)"
+    if not signed:
+        same_dtype = f"opw_sc_powu_{dtype}(a, (npy_uint64)b)"
+    return f"""
+OPW_SC_FN {t} opw_sc_powu_{dtype}({t} a, npy_uint64 e) {{
+    {u} base = ({u})a, out = 1;
+    while (e > 0) {{ if (e & 1) out *= base; base *= base; e >>= 1; }}
+    return ({t})out;
+}}
+OPW_SC_FN {t} opw_sc_powi_{dtype}({t} a, npy_int64 b) {{
+    if (b >= 0) return opw_sc_powu_{dtype}(a, (npy_uint64)b);
+    return a == ({t})1 ? ({t})1 : ({minus_one}({t})0);
+}}
+OPW_SC_FN {t} opw_sc_pow_{dtype}({t} a, {t} b) {{
+    return {same_dtype};
+}}
+"""
+
+
 def _int_helpers(dtype: str) -> str:
     t = C_TYPE[dtype]
     u = _wide_unsigned(dtype)
@@ -125,12 +153,7 @@ def _int_helpers(dtype: str) -> str:
         return f"""
 OPW_SC_FN {t} opw_sc_floordiv_{dtype}({t} n, {t} d) {{ return d == 0 ? ({t})0 : ({t})(n / d); }}
 OPW_SC_FN {t} opw_sc_mod_{dtype}({t} n, {t} d) {{ return d == 0 ? ({t})0 : ({t})(n % d); }}
-OPW_SC_FN {t} opw_sc_pow_{dtype}({t} a, {t} b) {{
-    {u} base = ({u})a, out = 1, e = ({u})b;
-    while (e > 0) {{ if (e & 1) out *= base; base *= base; e >>= 1; }}
-    return ({t})out;
-}}
-"""
+{_pow_helpers(dtype)}"""
     return f"""
 OPW_SC_FN {t} opw_sc_floordiv_{dtype}({t} n, {t} d) {{
     {t} r;
@@ -146,13 +169,7 @@ OPW_SC_FN {t} opw_sc_mod_{dtype}({t} n, {t} d) {{
     r = ({t})(n % d);
     return ((n > 0) == (d > 0) || r == 0) ? r : ({t})(r + d);
 }}
-OPW_SC_FN {t} opw_sc_pow_{dtype}({t} a, {t} b) {{
-    {u} base = ({u})a, out = 1;
-    if (b < 0) return ({t})pow((double)a, (double)b);
-    while (b > 0) {{ if (b & 1) out *= base; base *= base; b >>= 1; }}
-    return ({t})out;
-}}
-"""
+{_pow_helpers(dtype)}"""
 
 
 def _float_helpers(dtype: str) -> str:
@@ -200,7 +217,8 @@ OPW_SC_FN {t} opw_sc_sign_{dtype}({t} a) {{
 }}
 OPW_SC_FN {t} opw_sc_round_away_{dtype}({t} x) {{
     {t} t = trunc{f}(x);
-    return t + (fabs{f}(x - t) >= ({t})0.5 ? opw_sc_sign_{dtype}(x) : ({t})0);
+    /* the sign of x kept: -0.3 rounds to -0.0, as NumPy's copysign-based reference does */
+    return copysign{f}(t + (fabs{f}(x - t) >= ({t})0.5 ? opw_sc_sign_{dtype}(x) : ({t})0), x);
 }}
 OPW_SC_FN {t} opw_sc_logaddexp_{dtype}({t} x, {t} y) {{
     {t} tmp;
@@ -251,12 +269,20 @@ OPW_SC_FN npy_uint64 opw_sc_f2i_uint64(double x) {{
         t = C_TYPE[dtype]
         out += f"OPW_SC_FN {t} opw_sc_f2i_{dtype}(double x) {{\n"
         out += f"    return ({t})opw_sc_f2i_int32(x);\n}}\n"
-    return out
+    return "#ifndef OPW_SC_F2I_DEFINED\n#define OPW_SC_F2I_DEFINED\n" + out + "#endif\n"
+
+
+_SC_FN_DEFAULT = "#ifndef OPW_SC_FN\n#define OPW_SC_FN static inline OPW_HOT\n#endif\n"
+
+#: The float to integer conversions alone (``opw_sc_f2i_<dtype>(double)``), for code that
+#: converts floats to integers without the rest of :data:`SCALAR_C_SUPPORT` (guarded: the
+#: two may be in one module).
+FLOAT_TO_INT_SUPPORT = _SC_FN_DEFAULT + _float_to_int_helpers()
 
 
 SCALAR_C_SUPPORT = (
     "/* opweave scalar helpers: the semantics of NumPy's loops, in C99. */\n"
-    "#ifndef OPW_SC_FN\n#define OPW_SC_FN static inline OPW_HOT\n#endif\n"
+    + _SC_FN_DEFAULT
     + "".join(_int_helpers(d) for d in _SIGNED + _UNSIGNED)
     + _float_to_int_helpers()
     + "".join(_float_helpers(d) for d in _FLOATS)
@@ -374,7 +400,30 @@ def _helper2(name: str) -> Callable[[_Call], str]:
     return build
 
 
+def _integer_pow_dtype(base: str, exponent: str) -> str | None:
+    """The dtype an integer power wraps around in (see :class:`opweave.scalar.basic.Pow`):
+    the base's when the exponent's dtype is no wider, else the pair's NumPy dtype; ``None``
+    for a float power."""
+    if not (_is_int(exponent) or exponent == "bool"):
+        return None
+    if base == "bool":
+        dtype = _promote(base, exponent)
+        return "int8" if dtype == "bool" else dtype
+    if not _is_int(base):
+        return None
+    if np.dtype(exponent).itemsize <= np.dtype(base).itemsize:
+        return base
+    dtype = _promote(base, exponent)
+    return dtype if _is_int(dtype) else None
+
+
 def _pow(c: _Call) -> str:
+    int_dtype = _integer_pow_dtype(*c.dtypes)
+    if int_dtype is not None:
+        a, e = c.arg(0, int_dtype), c.args[1]
+        if c.dtypes[1] in _SIGNED:
+            return c.result(f"opw_sc_powi_{int_dtype}({a}, (npy_int64)({e}))", int_dtype)
+        return c.result(f"opw_sc_powu_{int_dtype}({a}, (npy_uint64)({e}))", int_dtype)
     dtype = _binary_dtype(c)
     a, b = c.arg(0, dtype), c.arg(1, dtype)
     if dtype in _FLOATS:
@@ -571,14 +620,21 @@ def _switch(c: _Call) -> str:
 
 
 def _clip(c: _Call) -> str:
+    """NumPy's ``clip``, ``minimum(maximum(x, lo), hi)``: ``hi`` wins when ``lo > hi``, and a
+    NaN among the three values gives NaN."""
     (x, lo, hi), (dx, dlo, dhi) = c.args, c.dtypes
     inner = _promote(dhi, dx)
     dtype = _promote(dlo, inner)
     below = compare("<", x, dx, lo, dlo)
     above = compare(">", x, dx, hi, dhi)
+    crossed = compare(">", lo, dlo, hi, dhi)
     x_in = convert(convert(x, dx, inner), inner, dtype)
     hi_in = convert(convert(hi, dhi, inner), inner, dtype)
-    expr = f"({below} ? {convert(lo, dlo, dtype)} : ({above} ? {hi_in} : {x_in}))"
+    lo_in = convert(lo, dlo, dtype)
+    expr = f"(({above} || {crossed}) ? {hi_in} : ({below} ? {lo_in} : {x_in}))"
+    for value, value_in, value_dtype in ((hi, hi_in, dhi), (lo, lo_in, dlo), (x, x_in, dx)):
+        if value_dtype in _FLOATS:
+            expr = f"(isnan({value}) ? {value_in} : {expr})"
     return c.result(expr, dtype)
 
 

@@ -14,8 +14,11 @@ Two entry points:
 Semantics are NumPy's: ``int_div`` and ``mod`` round towards minus infinity
 (``-7 // 2 == -4``, ``-7 % 2 == 1``), integer division or modulo by zero gives 0
 (with NumPy's ``RuntimeWarning``), float division by zero gives ``inf``/``nan``.
-The one exception is ``pow`` of integers to negative integer powers, which NumPy
-refuses: it is computed in ``float64`` and then cast, as C does.
+Integer ``pow`` follows the rule of :class:`opweave.scalar.basic.Pow`: it wraps around
+like NumPy's, in the base's dtype when the exponent's dtype is no wider (as NumPy computes
+``x ** 2`` for a Python ``2``), element by element; a negative exponent, which NumPy
+refuses, gives the real power truncated towards zero (``1``, ``-1`` or ``0``), and ``0`` to a
+negative power gives 0 (like integer division by zero).
 """
 
 from __future__ import annotations
@@ -137,12 +140,51 @@ def _mul_without_zeros(x: Any, y: Any) -> Any:
     return _scalarize(np.where(x == 0, y, np.where(y == 0, x, x * y)))
 
 
+def integer_pow_dtype(base: np.dtype[Any], exponent: np.dtype[Any]) -> np.dtype[Any] | None:
+    """The dtype an integer power ``base ** exponent`` wraps around in, or ``None`` when
+    it is not an integer power (a float base or exponent, or a float result).
+
+    The base's dtype when the exponent's is no wider (NumPy's result for a Python integer
+    exponent, which autocasting makes the narrowest signed dtype holding it), else the
+    dtype NumPy gives the pair.
+    """
+    if exponent.kind not in "biu":
+        return None
+    if base.kind == "b":  # 0 and 1 to any power: NumPy's loop dtype (int8 for two bools)
+        dtype = np.result_type(base, exponent)
+        return np.dtype(np.int8) if dtype.kind == "b" else dtype
+    if base.kind not in "iu":
+        return None
+    if exponent.itemsize <= base.itemsize:
+        return base
+    dtype = np.result_type(base, exponent)
+    return dtype if dtype.kind in "iu" else None
+
+
+def _integer_pow(x: np.ndarray, y: np.ndarray, dtype: np.dtype[Any]) -> Any:
+    """``x ** y`` wrapped around in ``dtype``, element by element (see the module docstring).
+
+    The power is taken in ``uint64`` (whose wrap-around keeps the low bits of every
+    narrower two's complement result), then truncated to ``dtype``.
+    """
+    negative = y < 0 if y.dtype.kind == "i" else np.zeros(y.shape, dtype=bool)
+    magnitude = np.where(negative, 0, y).astype(np.uint64)
+    result = np.power(x.astype(np.uint64), magnitude).astype(dtype)
+    if negative.any():
+        inverse = np.where(x == 1, 1, 0)  # 1 ** -n == 1; |x| >= 2 and 0 give 0
+        if x.dtype.kind == "i":
+            inverse = np.where(x == -1, np.where(y % 2 == 0, 1, -1), inverse)
+        result = np.where(negative, inverse.astype(dtype), result)
+    return _scalarize(result)
+
+
 def _pow(x: Any, y: Any) -> Any:
+    x_arr, y_arr = np.asarray(x), np.asarray(y)
+    dtype = integer_pow_dtype(x_arr.dtype, y_arr.dtype)
+    if dtype is not None:
+        return _integer_pow(x_arr, y_arr, dtype)
     # np.power, not ``**``: on scalars ``**`` is C's pow, which differs for pow(-inf, 0.5).
-    try:
-        return np.power(x, y)
-    except ValueError:  # "Integers to negative integer powers are not allowed."
-        return np.power(np.asarray(x, dtype=np.float64), y)
+    return np.power(x, y)
 
 
 def _sqr(x: Any) -> Any:
@@ -154,7 +196,12 @@ def _reciprocal(x: Any) -> Any:
 
 
 def _clip(x: Any, lo: Any, hi: Any) -> Any:
-    return _scalarize(np.where(x < lo, lo, np.where(x > hi, hi, x)))
+    """NumPy's ``clip``, ``minimum(maximum(x, lo), hi)``: ``hi`` wins when ``lo > hi``, and a
+    NaN among the three values gives NaN."""
+    clipped = np.where((x > hi) | (lo > hi), hi, np.where(x < lo, lo, x))
+    for value in (hi, lo, x):  # a NaN (the only value unequal to itself) wins
+        clipped = np.where(value != value, value, clipped)
+    return _scalarize(clipped)
 
 
 def _switch(cond: Any, ift: Any, iff: Any) -> Any:
@@ -187,8 +234,11 @@ def _isinf(x: Any) -> Any:
 
 
 def _round_half_away_from_zero(x: Any) -> Any:
+    """The nearest integer, halves away from zero, with the sign of ``x`` (``-0.3`` gives
+    ``-0.0``)."""
     t = np.trunc(x)
-    return _scalarize(t + np.where(np.abs(x - t) >= 0.5, np.sign(x), 0))
+    rounded = t + np.where(np.abs(x - t) >= 0.5, np.sign(x), 0)
+    return _scalarize(np.copysign(rounded, x))
 
 
 def _sigmoid(x: Any) -> Any:

@@ -955,7 +955,21 @@ class Mod(BinaryScalarOp):
 
 
 class Pow(BinaryScalarOp):
-    """``x ** y``."""
+    """``x ** y``.
+
+    The output dtype is the inputs' upcast. Integer powers are exact modulo the range of
+    the dtype they wrap around in, element by element, on every backend:
+
+    * the base's dtype when the exponent's dtype is no wider than the base's (NumPy's result
+      for ``x ** 2``, whose Python ``2`` is an ``int8`` constant here: ``uint8`` values
+      ``[5, 200, 255]`` squared are ``[25, 64, 1]``, then converted to the ``int16``
+      output), else the dtype NumPy gives the pair (two arrays of one width and different
+      signedness, ``uint8 ** int8``, wrap in the base's dtype too, where NumPy wraps in
+      the wider output's: a constant exponent cannot be told from an array here);
+    * a negative exponent, which NumPy refuses for integers, gives the real power truncated
+      towards zero: ``1 ** -n == 1``, ``(-1) ** -n == ±1``, ``x ** -n == 0`` for
+      ``|x| >= 2``, and ``0 ** -n == 0`` (as integer division by zero gives 0).
+    """
 
     nfunc_spec = ("power", 2, 1)
     infix_symbol = "**"
@@ -1063,19 +1077,21 @@ class Minimum(_Extremum):
 
 
 class Clip(ScalarOp):
-    """``lo if x < lo else hi if x > hi else x`` (``lo`` wins when ``lo > hi``)."""
+    """``minimum(maximum(x, lo), hi)``, NumPy's ``clip``: ``hi`` wins when ``lo > hi``, and
+    a NaN among the three gives NaN (PyTensor's clip gives ``lo`` and ignores NaN bounds)."""
 
     nin = 3
 
     def grad_formula(
         self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
     ) -> list[Any]:
-        """``gz`` goes to ``x`` inside ``[lo, hi]``, to ``lo`` below, to ``hi`` above."""
+        """``gz`` goes to whichever of ``x``, ``lo`` and ``hi`` the output is: ``hi`` above
+        it (or when ``lo > hi``), ``lo`` below it, ``x`` inside ``[lo, hi]``."""
         x, lo, hi = inputs
-        below = scalar_out(lt(x, lo))
-        above = scalar_out(gt(x, hi))
+        above = scalar_out(or_(gt(x, hi), gt(lo, hi)))
+        below = scalar_out(and_(lt(x, lo), invert(above)))
         inside = scalar_out(and_(invert(below), invert(above)))
-        return [inside * gz, below * gz, scalar_out(and_(invert(below), above)) * gz]
+        return [inside * gz, below * gz, above * gz]
 
 
 class Floor(ZeroGradMixin, UnaryScalarOp):

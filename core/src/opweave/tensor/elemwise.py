@@ -596,9 +596,10 @@ class CAReduce(Op):
         else:
             axis_prop = axis
         out_dtype = self.dtype or self._output_dtype(x.type.dtype)
-        acc_dtype = self.acc_dtype or self._acc_dtype(x.type.dtype, out_dtype)
+        default_acc = self._acc_dtype(x.type.dtype, out_dtype)
+        acc_dtype = self.acc_dtype or default_acc
         if (
-            self.acc_dtype is not None
+            acc_dtype != default_acc
             and np.result_type(x.type.dtype, acc_dtype) != np.dtype(acc_dtype)
             and not (x.type.dtype == "bool" and acc_dtype != "bool")
         ):

@@ -106,9 +106,15 @@ class _SumLike(CAReduce):
         return _SUM_DTYPE.get(idtype, idtype)
 
     def _acc_dtype(self, idtype: str, out_dtype: str) -> str:
-        return np.result_type(
-            _ACC_DTYPE.get(idtype, idtype), _ACC_DTYPE.get(out_dtype, out_dtype)
-        ).name
+        """The wider of the input's and the output's accumulation dtypes; ``uint64`` for
+        integers (or booleans) into an integer output that no integer dtype holds both of
+        (a signed input, an unsigned output): its wrap-around keeps sums and products exact
+        modulo the output's range, as NumPy's ``sum``/``prod`` with that ``dtype`` give
+        them, where floats would round large values and convert an out-of-range result."""
+        acc = np.result_type(_ACC_DTYPE.get(idtype, idtype), _ACC_DTYPE.get(out_dtype, out_dtype))
+        if acc.kind == "f" and np.dtype(idtype).kind in "biu" and np.dtype(out_dtype).kind in "iu":
+            return "uint64"
+        return acc.name
 
 
 class Sum(_SumLike):
