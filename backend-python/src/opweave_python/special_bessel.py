@@ -24,9 +24,12 @@ import math
 __all__ = ["jv", "jy", "kve"]
 
 _EPS = 1e-16
+_LN2 = math.log(2.0)
 _FPMIN = 1e-300
 _BIG = 1e250
 _MAXIT = 1_000_000
+#: The longest recurrence over the order that is run (longer ones give NaN).
+_MAX_COUNT = 10_000_000
 
 # 1/Gamma(z) = sum_k C[k] z**k (Abramowitz and Stegun 6.1.34), C[0] = 0.
 _RGAMMA = (
@@ -82,16 +85,31 @@ def _temme_gammas(mu: float) -> tuple[float, float, float, float]:
 # ====================================================================== J and Y
 
 
+def _j_series_first_term(v: float, x: float) -> float | None:
+    """``(x / 2)**v / Gamma(v + 1)`` for ``0 < v + 1 <= 170`` where the power neither
+    overflows nor underflows, else ``None``. Taken directly, not as the exponential of its
+    logarithm, which would scale the logarithm's rounding error by its magnitude."""
+    if not 0.0 < v + 1.0 <= 170.0:
+        return None
+    log_x_power = v * math.log(x)
+    if not (-700.0 < log_x_power < 700.0 and -700.0 < log_x_power - v * _LN2 < 700.0):
+        return None
+    # x**v and 2**-v apart: x / 2 loses digits (or all) when it is subnormal
+    return math.pow(x, v) * math.pow(0.5, v) / math.gamma(v + 1.0)
+
+
 def _j_series(v: float, x: float) -> float:
     """``J_v(x)`` by its power series (``x > 0``, ``v`` not a negative integer)."""
     lg = math.lgamma(v + 1.0)
     sign = 1.0
     if v + 1.0 < 0.0 and math.floor(v + 1.0) % 2 == 1:
         sign = -1.0
-    log_t0 = v * math.log(0.5 * x) - lg
-    if log_t0 > 709.78:
-        return sign * math.inf
-    term = sign * math.exp(log_t0) if log_t0 > -745.2 else 0.0
+    term = _j_series_first_term(v, x)
+    if term is None:
+        log_t0 = v * (math.log(x) - _LN2) - lg  # x / 2 underflows for the smallest x
+        if log_t0 > 709.78:
+            return sign * math.inf
+        term = sign * math.exp(log_t0) if log_t0 > -745.2 else 0.0
     if term == 0.0:
         return 0.0
     q = -0.25 * x * x
@@ -240,8 +258,10 @@ def _jv_positive_x(v: float, x: float) -> float:
 def jv(v: float, x: float) -> float:
     """The Bessel function of the first kind of real order ``v``."""
     v, x = float(v), float(x)
-    if math.isnan(v) or math.isnan(x) or math.isinf(v) or math.isinf(x):
+    if math.isnan(v) or math.isnan(x) or math.isinf(x):
         return math.nan
+    if math.isinf(v):  # SciPy's values: the limit 0 for 0 <= x <= 2, NaN elsewhere
+        return 0.0 if 0.0 <= x <= 2.0 else math.nan
     if _is_int(v):
         n = int(v)
         sign = -1.0 if n < 0 and n % 2 else 1.0
@@ -267,7 +287,7 @@ def _k_temme(mu: float, x: float) -> tuple[float, float]:
     x2 = 0.5 * x
     pimu = math.pi * mu
     fact = 1.0 if abs(pimu) < _EPS else pimu / math.sin(pimu)
-    d = -math.log(x2)
+    d = _LN2 - math.log(x)  # -log(x / 2); x / 2 underflows for the smallest x
     e = mu * d
     fact2 = 1.0 if abs(e) < _EPS else math.sinh(e) / e
     gam1, gam2, gampl, gammi = _temme_gammas(mu)
@@ -326,14 +346,16 @@ def kve(v: float, x: float) -> float:
     """``exp(x) K_v(x)``: the exponentially scaled modified Bessel function of the second
     kind of real order ``v``."""
     v, x = float(v), float(x)
-    if math.isnan(v) or math.isnan(x) or x < 0.0:
-        return math.nan
-    if x == 0.0 or math.isinf(v):
+    if x == 0.0:  # SciPy: inf at 0 whatever the order, NaN included
         return math.inf
-    if math.isinf(x):
+    if math.isnan(v) or math.isnan(x) or x < 0.0 or math.isinf(v):
+        return math.nan
+    if math.isinf(x):  # the limit, so that kv = kve * exp(-x) is SciPy's kv (0) there
         return 0.0
     v = abs(v)
     nl = int(v + 0.5)
+    if nl > _MAX_COUNT:
+        return math.nan
     mu = v - nl
     if x < 2.0:
         kmu, k1 = _k_temme(mu, x)

@@ -38,7 +38,9 @@ __all__ = [
     "gammainc",
     "gammaincc",
     "gammaln",
+    "log_regularized_gamma",
     "polygamma",
+    "regularized_gamma",
     "trigamma",
     "vectorized",
 ]
@@ -80,7 +82,9 @@ def _pow(x: float, y: float) -> float:
 
 
 def gammaln(x: float) -> float:
-    """``log(abs(gamma(x)))``; ``inf`` at the poles."""
+    """``log(abs(gamma(x)))``; ``inf`` at the poles, ``-inf`` at ``-inf`` (as SciPy)."""
+    if x == -math.inf:
+        return x
     try:
         return math.lgamma(x)
     except (ValueError, OverflowError):
@@ -126,6 +130,8 @@ def trigamma(x: float) -> float:
         if math.isinf(x) or x == math.floor(x):
             return math.inf
         s = math.sin(math.pi * (x - round(x)))
+        if s * s == 0.0:  # a tiny distance to the pole: the reflection term overflows
+            return math.inf
         return math.pi * math.pi / (s * s) - trigamma(1.0 - x)
     if math.isinf(x):
         return 0.0
@@ -199,9 +205,10 @@ def xlogx(x: Any) -> Any:
 
 
 def xlogy0(x: Any, y: Any) -> Any:
-    """``x * log(y)`` of float64 arrays, 0 where ``x`` is 0."""
+    """``x * log(y)`` of float64 arrays, 0 where ``x`` is 0 and ``y`` is not NaN (SciPy's
+    ``xlogy``)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(x == 0, 0.0, x * np.log(y))
+        return np.where((x == 0) & ~np.isnan(y), 0.0, x * np.log(y))
 
 
 def erfinv(x: float) -> float:
@@ -257,13 +264,45 @@ def erfcx(x: float) -> float:
     return total * 0.5641895835477563 / x
 
 
-def _igam_factor(k: float, x: float) -> float:
-    """``x**k exp(-x) / gamma(k)``."""
-    return _exp(k * math.log(x) - x - gammaln(k))
+#: ``log`` of the largest float64: below ``-_MAX_LOG`` the factor ``x**k exp(-x) / gamma(k)``
+#: is taken as 0 (the result underflows; SciPy flushes it the same way).
+_MAX_LOG = 709.782712893384
+#: Above this shape ``P`` and ``Q`` are the leading term of Temme's uniform expansion (the
+#: series and the continued fraction overflow or cancel there; the next terms are below an
+#: ulp wherever the result is neither 0 nor 1 in float64).
+_HUGE_K = 1e40
+
+
+def _igam_factor(k: float, x: float, flush: bool) -> float:
+    """``x**k exp(-x) / gamma(k)``; 0 where its logarithm is below ``-_MAX_LOG`` if
+    ``flush``."""
+    log_factor = k * math.log(x) - x - gammaln(k)
+    return 0.0 if flush and log_factor < -_MAX_LOG else _exp(log_factor)
+
+
+def _igam_huge_k(k: float, x: float, lower: bool) -> float:
+    """``P(k, x)`` (``lower``) or ``Q(k, x)`` for ``k > _HUGE_K`` and finite ``x > 0``:
+    ``erfc(-+eta sqrt(k / 2)) / 2`` with ``eta**2 / 2 = d - log(1 + d)``, ``d = x / k - 1``.
+
+    SciPy's value, NaN, where ``x`` is far from ``k`` (``|x - k| > 0.4 k``) and ``x**k``
+    overflows as ``gamma(k)`` does (its factor ``x**k exp(-x) / gamma(k)`` is then
+    ``inf / inf``)."""
+    if abs(x - k) > 0.4 * k and math.isnan(k * math.log(x) - x - gammaln(k)):
+        return math.nan
+    d = (x - k) / k
+    if d <= -1.0:  # x / k underflows: x is far below the bulk
+        return 0.0 if lower else 1.0
+    if abs(d) < 1e-3:  # d - log1p(d) by its series, free of cancellation
+        half_eta2 = d * d * (0.5 - d * (1 / 3 - d * (0.25 - d * (0.2 - d / 6))))
+    else:
+        half_eta2 = d - math.log1p(d)
+    z = math.copysign(math.sqrt(2.0 * half_eta2), d) * math.sqrt(0.5 * k)
+    return 0.5 * math.erfc(-z if lower else z)
 
 
 def _lower_series(k: float, x: float) -> float:
-    """``P(k, x)`` by its power series (for ``x < k + 1``)."""
+    """``P(k, x)`` by its power series (for ``x < k + 1``), less the factor
+    ``x**k exp(-x) / gamma(k)``."""
     term = 1.0 / k
     total = term
     a = k
@@ -273,14 +312,52 @@ def _lower_series(k: float, x: float) -> float:
         total += term
         if abs(term) < abs(total) * _EPS:
             break
-    return total * _igam_factor(k, x)
+    return total
+
+
+#: Below this ``k``, ``Q(k, x)`` for ``x < k + 1`` is summed directly (``1 - P`` would lose
+#: the digits of ``Q``, which is about ``k * E1(x)`` there).
+_SMALL_K = 1e-3
+#: Euler's constant and ``zeta(2..6)``: the series of ``log(gamma(1 + k))`` for small ``k``.
+_EULER = 0.5772156649015329
+_ZETAS = (
+    1.6449340668482264,
+    1.2020569031595942,
+    1.0823232337111382,
+    1.0369277551433699,
+    1.0173430619844491,
+)
+
+
+def _gammaln1p_small(k: float) -> float:
+    """``log(gamma(1 + k))`` for ``|k| <= _SMALL_K`` (``-euler k + sum (-k)**n zeta(n) / n``)."""
+    total = 0.0
+    for n in range(len(_ZETAS) + 1, 1, -1):
+        total = total * -k + _ZETAS[n - 2] / n
+    return k * (-_EULER + k * total)
+
+
+def _upper_small_k(k: float, x: float) -> float:
+    """``Q(k, x)`` for ``0 < k < _SMALL_K`` and ``x < k + 1``: ``1 - x**k / gamma(k + 1)``
+    (by ``expm1``) less ``x**k / gamma(k) * sum((-x)**n / (n! (k + n)), n >= 1)``."""
+    log_xk = k * math.log(x)
+    head = -math.expm1(log_xk - _gammaln1p_small(k))
+    term, total = 1.0, 0.0
+    for n in range(1, _MAX_ITER):
+        term *= -x / n
+        piece = term / (k + n)
+        total += piece
+        if abs(piece) < abs(total) * _EPS:
+            break
+    return head - _exp(log_xk - gammaln(k)) * total
 
 
 def _upper_fraction(k: float, x: float) -> float:
-    """``Q(k, x)`` by its continued fraction (Lentz's method, for ``x >= k + 1``)."""
+    """``Q(k, x)`` by its continued fraction (Lentz's method, for ``x >= k + 1``), less the
+    factor ``x**k exp(-x) / gamma(k)``."""
     b = x + 1.0 - k
     c = 1.0 / _TINY
-    d = 1.0 / b
+    d = 1.0 / b if b != 0.0 else math.inf  # C's division (x = k + 1 rounded)
     h = d
     for i in range(1, _MAX_ITER):
         an = -i * (i - k)
@@ -296,7 +373,7 @@ def _upper_fraction(k: float, x: float) -> float:
         h *= delta
         if abs(delta - 1.0) < _EPS:
             break
-    return h * _igam_factor(k, x)
+    return h
 
 
 def _igam_edge(k: float, x: float, lower: bool) -> float | None:
@@ -318,24 +395,80 @@ def _igam_edge(k: float, x: float, lower: bool) -> float | None:
     return None
 
 
-def gammainc(k: float, x: float) -> float:
-    """The regularized lower incomplete gamma function ``P(k, x)``."""
-    edge = _igam_edge(k, x, True)
+def regularized_gamma(k: float, x: float, lower: bool, flush: bool = True) -> float:
+    """``P(k, x)`` (``lower``) or ``Q(k, x) = 1 - P(k, x)``, the regularized incomplete
+    gamma functions.
+
+    Parameters
+    ----------
+    k, x
+        The shape and the argument.
+    lower
+        Whether ``P`` (else ``Q``) is wanted.
+    flush
+        Whether the power series or continued fraction whose factor
+        ``x**k exp(-x) / gamma(k)`` underflows (its logarithm below ``-709.78``) gives 0,
+        as SciPy does; the inverses keep the subnormal values, which their root finding
+        needs.
+
+    Returns
+    -------
+    float
+        The value.
+    """
+    edge = _igam_edge(k, x, lower)
     if edge is not None:
         return edge
+    if k > _HUGE_K:
+        return _igam_huge_k(k, x, lower)
     if x < k + 1.0:
-        return _lower_series(k, x)
-    return 1.0 - _upper_fraction(k, x)
+        if k < _SMALL_K:
+            q = _upper_small_k(k, x)
+            return 1.0 - q if lower else q
+        p = _lower_series(k, x) * _igam_factor(k, x, flush)
+        return p if lower else 1.0 - p
+    q = _upper_fraction(k, x) * _igam_factor(k, x, flush)
+    return 1.0 - q if lower else q
+
+
+def log_regularized_gamma(k: float, x: float, lower: bool) -> float:
+    """``log(P(k, x))`` (``lower``) or ``log(Q(k, x))``, finite where ``P`` or ``Q``
+    underflows (``-inf`` where it is 0), for the root finding of the inverses.
+
+    Parameters
+    ----------
+    k, x
+        The shape and the argument.
+    lower
+        Whether ``log(P)`` (else ``log(Q)``) is wanted.
+
+    Returns
+    -------
+    float
+        The logarithm.
+    """
+    direct = x < k + 1.0  # the series gives P, the continued fraction Q
+    if (
+        _igam_edge(k, x, lower) is not None
+        or k > _HUGE_K
+        or (direct and k < _SMALL_K)
+        or direct != lower
+    ):
+        value = regularized_gamma(k, x, lower, flush=False)
+        return math.log(value) if value > 0.0 else -math.inf
+    log_factor = k * math.log(x) - x - gammaln(k)
+    total = _lower_series(k, x) if direct else _upper_fraction(k, x)
+    return math.log(total) + log_factor if total > 0.0 else -math.inf
+
+
+def gammainc(k: float, x: float) -> float:
+    """The regularized lower incomplete gamma function ``P(k, x)``."""
+    return regularized_gamma(k, x, True)
 
 
 def gammaincc(k: float, x: float) -> float:
     """The regularized upper incomplete gamma function ``Q(k, x) = 1 - P(k, x)``."""
-    edge = _igam_edge(k, x, False)
-    if edge is not None:
-        return edge
-    if x < k + 1.0:
-        return 1.0 - _lower_series(k, x)
-    return _upper_fraction(k, x)
+    return regularized_gamma(k, x, False)
 
 
 def vectorized(fn: Callable[..., float]) -> Callable[..., Any]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 
-from opweave_python.special_math import erfcx, erfinv, gammainc, gammaincc, gammaln
+from opweave_python.special_math import erfcx, erfinv, gammaln, log_regularized_gamma
 
 __all__ = [
     "betainc",
@@ -41,6 +41,8 @@ _EPS = 2.220446049250313e-16
 _TINY = 1e-300
 _SQRT_PI = math.sqrt(math.pi)
 _LOG2 = math.log(2.0)
+#: The log of the smallest positive double (below it, ``exp`` gives 0).
+_LOG_SMALLEST = -745.2
 
 
 # ====================================================================== inverse error functions
@@ -137,8 +139,9 @@ def _iv_asymptotic_scaled(v: float, x: float) -> float:
 
 
 def _iv(v: float, x: float, scaled: bool) -> float:
-    if math.isnan(v) or math.isnan(x):
-        return math.nan
+    edge = _iv_edge(v, x, scaled)
+    if edge is not None:
+        return edge
     if x < 0.0:
         if not _is_int(v):
             return math.nan
@@ -149,11 +152,9 @@ def _iv(v: float, x: float, scaled: bool) -> float:
     if x == 0.0:
         if v == 0.0:
             return 1.0
-        return 0.0 if v > 0.0 else math.inf
-    if math.isinf(x):
-        return 0.0 if scaled else math.inf
-    if math.isinf(v):
-        return 0.0
+        if v > 0.0:
+            return 0.0
+        return math.nan if scaled else math.inf  # SciPy's values at 0 for v < 0
     if x > 40.0 and x > v * v:
         r = _iv_asymptotic_scaled(v, x)
         if scaled:
@@ -161,6 +162,16 @@ def _iv(v: float, x: float, scaled: bool) -> float:
         # past 709 exp(x) overflows; r may underflow to 0 where x is huge
         return math.copysign(math.inf, r) if x > 709.0 else r * math.exp(x)
     return _iv_series(v, x, x if scaled else 0.0)
+
+
+def _iv_edge(v: float, x: float, scaled: bool) -> float | None:
+    """SciPy's value where an argument is NaN or infinite (``None`` elsewhere): NaN for an
+    infinite ``x``; for an infinite order, 0 (``iv``) or NaN (``ive``)."""
+    if math.isnan(v) or math.isnan(x) or math.isinf(x):
+        return math.nan
+    if math.isinf(v):
+        return math.nan if scaled else 0.0
+    return None
 
 
 def iv(v: float, x: float) -> float:
@@ -245,10 +256,10 @@ def _j_hankel(n: int, x: float) -> float:
 def _jn(n: int, x: float) -> float:
     if math.isnan(x):
         return x
+    if math.isinf(x):  # SciPy's value (the limit would be 0)
+        return math.nan
     sign = -1.0 if (x < 0 and n % 2) else 1.0
     x = abs(x)
-    if math.isinf(x):
-        return 0.0
     if x <= 2.0:
         return sign * _j_series(n, x)
     if x <= 25.0:
@@ -297,11 +308,18 @@ def _beta_fraction(a: float, b: float, x: float) -> float:
 
 def betainc(a: float, b: float, x: float) -> float:
     """The regularized incomplete beta function ``I_x(a, b)`` (``a, b > 0``, ``0 <= x <= 1``;
-    NaN elsewhere)."""
+    SciPy's limits where ``a`` or ``b`` is 0 or infinite; NaN elsewhere)."""
     if math.isnan(a) or math.isnan(b) or math.isnan(x):
         return math.nan
-    if a <= 0.0 or b <= 0.0 or x < 0.0 or x > 1.0 or math.isinf(a) or math.isinf(b):
+    if a < 0.0 or b < 0.0 or x < 0.0 or x > 1.0:
         return math.nan
+    # SciPy's limits: all the mass at 0 (a = 0 or b = inf) or at 1 (b = 0 or a = inf)
+    if (a == 0.0 and b == 0.0) or (math.isinf(a) and math.isinf(b)):
+        return math.nan
+    if a == 0.0 or math.isinf(b):
+        return 1.0 if x > 0.0 else 0.0
+    if b == 0.0 or math.isinf(a):
+        return 0.0 if x < 1.0 else 1.0
     if x == 0.0 or x == 1.0:
         return x
     log_front = a * math.log(x) + b * math.log1p(-x) - (gammaln(a) + gammaln(b) - gammaln(a + b))
@@ -325,13 +343,16 @@ def _gamma_guess(a: float, p: float, q: float) -> float:
     t = 1.0 - a * (0.253 + a * 0.12)
     if p < t:
         return (p / t) ** (1.0 / a)
-    return 1.0 - math.log(q / (1.0 - t))
+    return 1.0 - math.log(q / max(1.0 - t, _TINY))
 
 
 def _gamma_inverse(a: float, p: float, q: float, upper: bool) -> float:
     """``x`` with ``gammainc(a, x) = p`` (``q = 1 - p``), by Newton's method on
     ``log(P(a, x)) = log(p)``, or on ``log(Q(a, x)) = log(q)`` where ``upper``."""
-    x = _gamma_guess(a, p, q)
+    log_p = math.log(p) if p < 0.5 else math.log1p(-q)
+    if (log_p + gammaln(a + 1.0)) / a < _LOG_SMALLEST:
+        return 0.0  # P ~ x**a / gamma(a + 1) there: the solution underflows to 0
+    x = max(_gamma_guess(a, p, q), _TINY)
     if p < 0.5:  # the leading term of the series: P ~ x**a / gamma(a + 1)
         small = math.exp((math.log(p) + gammaln(a + 1.0)) / a)
         if small < 0.2 * a:
@@ -339,14 +360,14 @@ def _gamma_inverse(a: float, p: float, q: float, upper: bool) -> float:
     lg = gammaln(a)
     log_target = math.log(q if upper else p)
     for _ in range(300):
-        val = gammaincc(a, x) if upper else gammainc(a, x)
-        if val == 0.0 or not math.isfinite(x):
+        if x <= 0.0:
+            return 0.0
+        log_val = log_regularized_gamma(a, x, not upper) if math.isfinite(x) else -math.inf
+        if log_val == -math.inf:
             x = x * 0.5 if upper else x * 2.0
             continue
-        if x == 0.0:
-            return 0.0
-        log_ratio = math.log(val) - (-x + (a - 1.0) * math.log(x) - lg)  # log(val / dP/dx)
-        r = math.log(val) - log_target
+        log_ratio = log_val - (-x + (a - 1.0) * math.log(x) - lg)  # log(val / dP/dx)
+        r = log_val - log_target
         step = r * math.exp(min(log_ratio, 700.0))
         new = x + step if upper else x - step
         if new <= 0.0:
@@ -357,31 +378,40 @@ def _gamma_inverse(a: float, p: float, q: float, upper: bool) -> float:
     return x
 
 
-def _gamma_inverse_edge(a: float, y: float) -> float | None:
-    if math.isnan(a) or math.isnan(y) or a <= 0.0 or math.isinf(a) or y < 0.0 or y > 1.0:
+def _gamma_inverse_edge(a: float, y: float, lower: bool) -> float | None:
+    """SciPy's value outside the open domain (``None`` inside): NaN outside ``a >= 0``,
+    ``0 <= y <= 1``; at ``y = 0`` and ``y = 1`` the ends 0 and ``inf`` of the range (for
+    every ``a``, 0 and ``inf`` included); NaN for ``0 < y < 1`` where ``a`` is 0 or
+    ``inf`` (the function of ``x`` is constant there)."""
+    if math.isnan(a) or math.isnan(y) or a < 0.0 or y < 0.0 or y > 1.0:
+        return math.nan
+    if y in (0.0, 1.0):
+        return 0.0 if (y == 0.0) == lower else math.inf
+    if a == 0.0 or math.isinf(a):
         return math.nan
     return None
 
 
+#: Above this shape both inverses are ``a`` itself: the solution is ``a + sqrt(a) z + O(1)``
+#: with ``|z| < 39`` for every float ``y`` in ``(0, 1)``, within half an ulp of ``a``.
+_HUGE_A = 1e40
+
+
 def gammaincinv(a: float, y: float) -> float:
     """The inverse of ``gammainc(a, .)``: ``x`` with ``gammainc(a, x) = y`` (``0 <= y <= 1``)."""
-    edge = _gamma_inverse_edge(a, y)
+    edge = _gamma_inverse_edge(a, y, True)
     if edge is not None:
         return edge
-    if y == 0.0:
-        return 0.0
-    if y == 1.0:
-        return math.inf
+    if a > _HUGE_A:
+        return a
     return _gamma_inverse(a, y, 1.0 - y, upper=y > 0.5)
 
 
 def gammainccinv(a: float, y: float) -> float:
     """The inverse of ``gammaincc(a, .)``: ``x`` with ``gammaincc(a, x) = y``."""
-    edge = _gamma_inverse_edge(a, y)
+    edge = _gamma_inverse_edge(a, y, False)
     if edge is not None:
         return edge
-    if y == 1.0:
-        return 0.0
-    if y == 0.0:
-        return math.inf
+    if a > _HUGE_A:
+        return a
     return _gamma_inverse(a, 1.0 - y, y, upper=y < 0.5)

@@ -22,6 +22,7 @@ import math
 
 import numpy as np
 
+from opweave_python.special_math import _exp, _pow
 from opweave_python.special_math_extra import betainc
 
 __all__ = ["betaincinv", "owens_t"]
@@ -57,12 +58,22 @@ def _beta_guess(a: float, b: float, y: float) -> float:
             al + 5.0 / 6.0 - 2.0 / (3.0 * h)
         )
         return a / (a + b * math.exp(min(2.0 * w, 700.0)))
-    t = math.exp(a * math.log(a / (a + b))) / a
-    u = math.exp(b * math.log(b / (a + b))) / b
+    t = math.exp(a * _log(a / (a + b))) / a
+    u = math.exp(b * _log(b / (a + b))) / b
     w = t + u
     if y < t / w:
-        return (a * w * y) ** (1.0 / a)
-    return 1.0 - (b * w * (1.0 - y)) ** (1.0 / b)
+        return _pow(a * w * y, 1.0 / a)
+    return 1.0 - _pow(b * w * (1.0 - y), 1.0 / b)
+
+
+def _log(x: float) -> float:
+    """``math.log`` of ``x >= 0``, ``-inf`` at 0 (as C's ``log``)."""
+    return math.log(x) if x > 0.0 else -math.inf
+
+
+def _log1p(x: float) -> float:
+    """``math.log1p`` of ``x >= -1``, ``-inf`` at -1 (as C's ``log1p``)."""
+    return math.log1p(x) if x > -1.0 else -math.inf
 
 
 def _bisect(lo: float, hi: float) -> float:
@@ -89,8 +100,8 @@ def _beta_solve(a: float, b: float, y: float) -> float:
         if value <= 0.0:
             x = _bisect(lo, hi)
             continue
-        log_pdf = (a - 1.0) * math.log(x) + (b - 1.0) * math.log1p(-x) - log_beta
-        step = (math.log(value) - log_y) * math.exp(math.log(value) - log_pdf)
+        log_pdf = (a - 1.0) * _log(x) + (b - 1.0) * _log1p(-x) - log_beta
+        step = (math.log(value) - log_y) * _exp(math.log(value) - log_pdf)
         if abs(step) <= 2.0 * _EPS * x:
             return x - step
         new = x - step

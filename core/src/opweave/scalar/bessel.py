@@ -3,7 +3,10 @@ scaled by ``exp(x)``), with PyTensor's names (``pytensor.scalar.math.Jv``/``Kve`
 
 ``jv(v, x)`` and ``kve(v, x)`` take the values of SciPy's functions of the same names on
 their domains (the Python backend computes them in double precision); ``jv`` is NaN for
-``x < 0`` unless ``v`` is an integer, ``kve`` is NaN for ``x < 0`` and ``inf`` at 0. Both
+``x < 0`` unless ``v`` is an integer, ``kve`` is NaN for ``x < 0`` and ``inf`` at 0. At the
+edges they follow SciPy: both are NaN for a NaN argument (``kve`` is ``inf`` at 0 even
+then) and for an infinite order (``jv``: 0 where ``0 <= x <= 2``), ``jv`` is NaN for an
+infinite ``x``; ``kve(v, inf)`` is 0, the limit, so that ``kv`` is 0 there. Both
 map their inputs to a float (no complex). Their derivatives in ``x`` follow from the
 recurrences of the Bessel functions; those in the order ``v`` are not implemented.
 """

@@ -378,7 +378,8 @@ class Gamma(UnaryScalarOp):
 
 
 class GammaLn(UnaryScalarOp):
-    """``log(abs(gamma(x)))`` (``inf`` at the poles 0, -1, -2, ...)."""
+    """``log(abs(gamma(x)))`` (``inf`` at the poles 0, -1, -2, ..., ``-inf`` at ``-inf``,
+    as SciPy)."""
 
     nfunc_spec = ("scipy.special.gammaln", 1, 1)
 
@@ -478,7 +479,7 @@ class XlogX(UnaryScalarOp):
 
 
 class XlogY0(BinaryScalarOp):
-    """``x * log(y)``, 0 where ``x`` is 0 (SciPy's ``xlogy``)."""
+    """``x * log(y)``, 0 where ``x`` is 0 and ``y`` is not NaN (SciPy's ``xlogy``)."""
 
     nfunc_spec = ("scipy.special.xlogy", 2, 1)
 

@@ -3,8 +3,11 @@ beta function and the inverses of the incomplete gamma functions.
 
 ``erfcinv``, ``ndtri_exp``, ``i0``, ``i1``, ``iv``, ``ive``, ``j0``, ``j1``, ``betainc``,
 ``gammaincinv`` and ``gammainccinv`` take the values of SciPy's functions of the same names
-on their documented domains (the Python backend computes them in double precision and rounds
-to the output dtype). Each maps its inputs to a float (no complex); derivatives are given by
+on their documented domains and at their edges: NaN, infinite and zero arguments give
+SciPy's values (the Python backend computes them in double precision and rounds to the
+output dtype). Where SciPy's own algorithm loses its accuracy (Bessel functions of very
+large arguments, ``iv`` at subnormal ``x``) the accurate value is kept. Each maps its
+inputs to a float (no complex); derivatives are given by
 ``grad_formula`` where they are elementary, and are marked not implemented (with the reason)
 for the orders of Bessel functions and the shape parameters of ``betainc``/``gammaincinv``.
 """
@@ -87,7 +90,8 @@ class NdtriExp(UnaryScalarOp):
 
 
 class I0(UnaryScalarOp):
-    """The modified Bessel function of the first kind of order 0."""
+    """The modified Bessel function of the first kind of order 0 (NaN at ``+-inf``, as
+    SciPy)."""
 
     nfunc_spec = ("scipy.special.i0", 1, 1)
 
@@ -98,7 +102,8 @@ class I0(UnaryScalarOp):
 
 
 class I1(UnaryScalarOp):
-    """The modified Bessel function of the first kind of order 1."""
+    """The modified Bessel function of the first kind of order 1 (NaN at ``+-inf``, as
+    SciPy)."""
 
     nfunc_spec = ("scipy.special.i1", 1, 1)
 
@@ -110,7 +115,8 @@ class I1(UnaryScalarOp):
 
 class Iv(BinaryScalarOp):
     """``iv(v, x)``: the modified Bessel function of the first kind of real order ``v``
-    (NaN for ``x < 0`` unless ``v`` is an integer)."""
+    (NaN for ``x < 0`` unless ``v`` is an integer; as SciPy, NaN for an infinite ``x`` and
+    0 for an infinite order)."""
 
     nfunc_spec = ("scipy.special.iv", 2, 1)
 
@@ -123,7 +129,8 @@ class Iv(BinaryScalarOp):
 
 
 class Ive(BinaryScalarOp):
-    """``ive(v, x) = iv(v, x) * exp(-abs(x))``, without overflow for large ``x``."""
+    """``ive(v, x) = iv(v, x) * exp(-abs(x))``, without overflow for large ``x`` (NaN where
+    ``v`` or ``x`` is infinite, and at ``x = 0`` for ``v < 0``, as SciPy)."""
 
     nfunc_spec = ("scipy.special.ive", 2, 1)
 
@@ -136,7 +143,7 @@ class Ive(BinaryScalarOp):
 
 
 class J0(UnaryScalarOp):
-    """The Bessel function of the first kind of order 0."""
+    """The Bessel function of the first kind of order 0 (NaN at ``+-inf``, as SciPy)."""
 
     nfunc_spec = ("scipy.special.j0", 1, 1)
 
@@ -147,7 +154,7 @@ class J0(UnaryScalarOp):
 
 
 class J1(UnaryScalarOp):
-    """The Bessel function of the first kind of order 1."""
+    """The Bessel function of the first kind of order 1 (NaN at ``+-inf``, as SciPy)."""
 
     nfunc_spec = ("scipy.special.j1", 1, 1)
 
@@ -162,7 +169,9 @@ class J1(UnaryScalarOp):
 
 class BetaInc(ScalarOp):
     """The regularized incomplete beta function ``I_x(a, b)`` (``a, b > 0``,
-    ``0 <= x <= 1``; NaN elsewhere). The gradients in ``a`` and ``b`` are not implemented."""
+    ``0 <= x <= 1``; as SciPy, the limits 1 for ``x > 0`` where ``a = 0`` or ``b = inf``,
+    0 for ``x < 1`` where ``b = 0`` or ``a = inf``, NaN where both hold or outside). The
+    gradients in ``a`` and ``b`` are not implemented."""
 
     nin = 3
     nfunc_spec = ("scipy.special.betainc", 3, 1)
@@ -194,7 +203,8 @@ _SHAPE = "the derivative of the inverse incomplete gamma function in k is not im
 
 class GammaIncInv(BinaryScalarOp):
     """The inverse of ``gammainc(k, .)``: ``x`` with ``gammainc(k, x) = y``
-    (``k > 0``, ``0 <= y <= 1``; NaN elsewhere)."""
+    (``k > 0``, ``0 <= y <= 1``; 0 at ``y = 0`` and ``inf`` at ``y = 1`` for every
+    ``k >= 0``, ``inf`` included, as SciPy; NaN elsewhere)."""
 
     nfunc_spec = ("scipy.special.gammaincinv", 2, 1)
 
@@ -205,7 +215,9 @@ class GammaIncInv(BinaryScalarOp):
 
 
 class GammaIncCInv(BinaryScalarOp):
-    """The inverse of ``gammaincc(k, .)``: ``x`` with ``gammaincc(k, x) = y``."""
+    """The inverse of ``gammaincc(k, .)``: ``x`` with ``gammaincc(k, x) = y`` (``inf`` at
+    ``y = 0`` and 0 at ``y = 1`` for every ``k >= 0``; NaN where :class:`GammaIncInv`
+    is)."""
 
     nfunc_spec = ("scipy.special.gammainccinv", 2, 1)
 

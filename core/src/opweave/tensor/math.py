@@ -18,9 +18,13 @@ from __future__ import annotations
 import math as _math
 import typing
 
+import numpy as np
+
 import opweave.scalar as ps
 from opweave.scalar import complex as _psc
 from opweave.scalar.basic import MulWithoutZeros, mul_without_zeros
+from opweave.scalar.rules import float_dtype_for, upgrade_to_float_no_complex
+from opweave.scalar.type import get_scalar_type
 from opweave.tensor.blas import Dot, MatMul, dot, matmul, outer, tensordot
 from opweave.tensor.constructors import constant
 from opweave.tensor.elemwise import (
@@ -156,8 +160,23 @@ gammaincc = _elemwise(
 )
 
 
+def _unregularized_gamma(regularized: Elemwise, k: typing.Any, x: typing.Any) -> typing.Any:
+    """``regularized(k, x) * gamma(k)``, computed in float64 and rounded to the float dtype
+    of ``k`` and ``x`` (``gamma(k)`` overflows float32 from ``k`` = 35.04 on, where the
+    product often does not)."""
+    k, x = _as_tensor(k), _as_tensor(x)
+    (out,) = upgrade_to_float_no_complex(
+        get_scalar_type(k.type.dtype), get_scalar_type(x.type.dtype)
+    )
+    k64, x64 = cast_to(k, "float64"), cast_to(x, "float64")
+    return cast_to(mul(regularized(k64, x64), gamma(k64)), out.dtype)
+
+
 def gammau(k: typing.Any, x: typing.Any) -> typing.Any:
     """The upper incomplete gamma function ``gammaincc(k, x) * gamma(k)``.
+
+    The product is computed in float64 and rounded to the output dtype (the float dtype of
+    ``k`` and ``x``), so float32 results do not overflow inside where they fit.
 
     Parameters
     ----------
@@ -169,12 +188,15 @@ def gammau(k: typing.Any, x: typing.Any) -> typing.Any:
     TensorVariable
         The elementwise result.
     """
-    return mul(gammaincc(k, x), gamma(k))
+    return _unregularized_gamma(gammaincc, k, x)
 
 
 def gammal(k: typing.Any, x: typing.Any) -> typing.Any:
     """The lower incomplete gamma function ``gammainc(k, x) * gamma(k)``.
 
+    The product is computed in float64 and rounded to the output dtype (the float dtype of
+    ``k`` and ``x``), so float32 results do not overflow inside where they fit.
+
     Parameters
     ----------
     k, x
@@ -185,7 +207,7 @@ def gammal(k: typing.Any, x: typing.Any) -> typing.Any:
     TensorVariable
         The elementwise result.
     """
-    return mul(gammainc(k, x), gamma(k))
+    return _unregularized_gamma(gammainc, k, x)
 
 
 # ====================================================================== comparisons and logic
@@ -242,16 +264,52 @@ def round(a: typing.Any, mode: str | None = None) -> typing.Any:
     )
 
 
-def deg2rad(x: typing.Any) -> typing.Any:
-    """Degrees to radians."""
+#: Float dtype -> the real dtype NumPy's angle conversions compute it in.
+_ANGLE_WORK_DTYPE = {"float16": "float32", "complex64": "float32", "complex128": "float64"}
+
+
+def _times_ratio(x: typing.Any, numerator: float, denominator: float) -> typing.Any:
+    """``x * (numerator / denominator)`` in the float dtype of ``x``, as NumPy's angle
+    conversions compute it: the ratio rounded in that dtype (float16 values in float32)."""
     x = _as_tensor(x)
-    return mul(x, _math.pi / 180.0)
+    dtype = float_dtype_for(x.type.dtype)
+    work = _ANGLE_WORK_DTYPE.get(dtype, dtype)
+    ratio = constant(np.asarray(numerator, dtype=work) / np.asarray(denominator, dtype=work))
+    if dtype == "float16":
+        return cast_to(mul(cast_to(x, work), ratio), dtype)
+    return mul(cast_to(x, dtype), ratio)
+
+
+def deg2rad(x: typing.Any) -> typing.Any:
+    """Degrees to radians, in the float dtype of ``x`` (integers as in :func:`exp`).
+
+    Parameters
+    ----------
+    x
+        A tensor of angles in degrees.
+
+    Returns
+    -------
+    TensorVariable
+        ``x * (pi / 180)``, the ratio rounded to that dtype as NumPy does.
+    """
+    return _times_ratio(x, _math.pi, 180.0)
 
 
 def rad2deg(x: typing.Any) -> typing.Any:
-    """Radians to degrees."""
-    x = _as_tensor(x)
-    return mul(x, 180.0 / _math.pi)
+    """Radians to degrees, in the float dtype of ``x`` (integers as in :func:`exp`).
+
+    Parameters
+    ----------
+    x
+        A tensor of angles in radians.
+
+    Returns
+    -------
+    TensorVariable
+        ``x * (180 / pi)``, the ratio rounded to that dtype as NumPy does.
+    """
+    return _times_ratio(x, 180.0, _math.pi)
 
 
 # ====================================================================== complex numbers

@@ -17,6 +17,7 @@
 #define OPW_SC_FN static inline OPW_HOT
 #endif
 #define OPW_SB_PI 3.141592653589793
+#define OPW_SB_LN2 0.6931471805599453
 #define OPW_SB_EPS16 1e-16 /* the Bessel and 2F1 tolerance */
 #define OPW_SB_FPMIN 1e-300
 #define OPW_SB_BIG 1e250
@@ -182,13 +183,30 @@ OPW_SC_FN void opw_sb_temme_gammas(double mu, double* gam1, double* gam2, double
     *gam2 = 0.5 * (*gammi + *gampl);
 }
 
+/* (x / 2)^v / Gamma(v + 1) for 0 < v + 1 <= 170 where the power neither overflows nor
+   underflows (1 when *out is set). Taken directly, not as the exponential of its logarithm,
+   which would scale the logarithm's rounding error by its magnitude. */
+OPW_SC_FN int opw_sb_j_series_first_term(double v, double x, double* out) {
+    double log_x_power;
+    if (!(0.0 < v + 1.0 && v + 1.0 <= 170.0)) return 0;
+    log_x_power = v * log(x);
+    if (!(-700.0 < log_x_power && log_x_power < 700.0)) return 0;
+    if (!(-700.0 < log_x_power - v * OPW_SB_LN2 && log_x_power - v * OPW_SB_LN2 < 700.0))
+        return 0;
+    /* x^v and 2^-v apart: x / 2 loses digits (or all) when it is subnormal */
+    *out = pow(x, v) * pow(0.5, v) / opw_sb_tgamma(v + 1.0);
+    return 1;
+}
+
 /* J_v(x) by its power series (x > 0, v not a negative integer). */
 OPW_SC_FN double opw_sb_j_series(double v, double x) {
     double lg = opw_sb_lgamma(v + 1.0), sign = 1.0, log_t0, term, q, total, k;
     if (v + 1.0 < 0.0 && opw_sb_floor_odd(v + 1.0)) sign = -1.0;
-    log_t0 = v * log(0.5 * x) - lg;
-    if (log_t0 > 709.78) return sign * INFINITY;
-    term = log_t0 > -745.2 ? sign * exp(log_t0) : 0.0;
+    if (!opw_sb_j_series_first_term(v, x, &term)) {
+        log_t0 = v * (log(x) - OPW_SB_LN2) - lg; /* x / 2 underflows for the smallest x */
+        if (log_t0 > 709.78) return sign * INFINITY;
+        term = log_t0 > -745.2 ? sign * exp(log_t0) : 0.0;
+    }
     if (term == 0.0) return 0.0;
     q = -0.25 * x * x;
     total = term;
@@ -354,7 +372,9 @@ OPW_SC_FN double opw_sb_jv_positive_x(double v, double x) {
 /* The Bessel function of the first kind of real order v. */
 OPW_SC_FN double opw_sb_jv(double v, double x) {
     double sign;
-    if (isnan(v) || isnan(x) || isinf(v) || isinf(x)) return NAN;
+    if (isnan(v) || isnan(x) || isinf(x)) return NAN;
+    if (isinf(v)) return x >= 0.0 && x <= 2.0 ? 0.0 : NAN; /* SciPy's values: the limit 0
+                                                                for 0 <= x <= 2, else NaN */
     if (opw_sb_is_int(v)) {
         sign = v < 0.0 && fmod(v, 2.0) != 0.0 ? -1.0 : 1.0;
         if (x < 0.0 && fmod(v, 2.0) != 0.0) sign = -sign;
@@ -374,7 +394,7 @@ OPW_SC_FN void opw_sb_k_temme(double mu, double x, double* kmu, double* k1) {
     double x2 = 0.5 * x, pimu = OPW_SB_PI * mu, fact, d, e, fact2, gam1, gam2, gampl, gammi;
     double ff, total, p, q, c, total1, mu2, delta, i;
     fact = fabs(pimu) < OPW_SB_EPS16 ? 1.0 : pimu / sin(pimu);
-    d = -log(x2);
+    d = OPW_SB_LN2 - log(x); /* -log(x / 2); x / 2 underflows for the smallest x */
     e = mu * d;
     fact2 = fabs(e) < OPW_SB_EPS16 ? 1.0 : sinh(e) / e;
     opw_sb_temme_gammas(mu, &gam1, &gam2, &gampl, &gammi);
@@ -428,11 +448,12 @@ OPW_SC_FN void opw_sb_k_steed_scaled(double mu, double x, double* kmu, double* k
 /* exp(x) K_v(x): the exponentially scaled modified Bessel function of the second kind. */
 OPW_SC_FN double opw_sb_kve(double v, double x) {
     double nl, mu, kmu, k1, scale, xi2, t, i;
-    if (isnan(v) || isnan(x) || x < 0.0) return NAN;
-    if (x == 0.0 || isinf(v)) return INFINITY;
-    if (isinf(x)) return 0.0;
+    if (x == 0.0) return INFINITY; /* SciPy: inf at 0 whatever the order, NaN included */
+    if (isnan(v) || isnan(x) || x < 0.0 || isinf(v)) return NAN;
+    if (isinf(x)) return 0.0; /* the limit, so that kv = kve * exp(-x) is SciPy's kv (0) */
     v = fabs(v);
     nl = trunc(v + 0.5);
+    if (nl > OPW_SB_MAX_COUNT) return NAN; /* the recurrence would stop there with NaN */
     mu = v - nl;
     if (x < 2.0) {
         opw_sb_k_temme(mu, x, &kmu, &k1);

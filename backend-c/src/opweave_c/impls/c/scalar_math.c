@@ -10,7 +10,7 @@
 #define OPW_SM_PI 3.141592653589793
 
 OPW_SC_FN double opw_sm_gamma(double x) { return tgamma(x); }
-OPW_SC_FN double opw_sm_gammaln(double x) { return lgamma(x); }
+OPW_SC_FN double opw_sm_gammaln(double x) { return x == -INFINITY ? x : lgamma(x); }
 
 /* digamma for finite x > 0: recurrence up to 12, then the asymptotic series. */
 OPW_SC_FN double opw_sm_digamma_pos(double x) {
@@ -108,7 +108,9 @@ OPW_SC_FN double opw_sm_log1mexp(double x) {
     return x < -0.6931471805599453 ? log1p(-exp(x)) : log(-expm1(x));
 }
 OPW_SC_FN double opw_sm_xlogx(double x) { return x == 0 ? 0.0 : x * log(x); }
-OPW_SC_FN double opw_sm_xlogy0(double x, double y) { return x == 0 ? 0.0 : x * log(y); }
+OPW_SC_FN double opw_sm_xlogy0(double x, double y) {
+    return x == 0 && !isnan(y) ? 0.0 : x * log(y); /* SciPy's xlogy */
+}
 
 /* Winitzki's approximation, then Newton's method on erf (on erfc above 0.5). */
 OPW_SC_FN double opw_sm_erfinv(double x) {
@@ -160,12 +162,37 @@ OPW_SC_FN double opw_sm_erfcx(double x) {
     return opw_sm_erfcx_nonneg(x);
 }
 
-/* x^k exp(-x) / gamma(k) */
-OPW_SC_FN double opw_sm_igam_factor(double k, double x) {
-    return exp(k * log(x) - x - lgamma(k));
+/* log of the largest double: below -OPW_SM_MAX_LOG the factor x^k exp(-x) / gamma(k) is
+   taken as 0 (the result underflows; SciPy flushes it the same way). */
+#define OPW_SM_MAX_LOG 709.782712893384
+/* Above this shape P and Q are the leading term of Temme's uniform expansion (the series and
+   the continued fraction overflow or cancel there; the next terms are below an ulp wherever
+   the result is neither 0 nor 1 in double). */
+#define OPW_SM_HUGE_K 1e40
+
+/* x^k exp(-x) / gamma(k); 0 where its logarithm is below -OPW_SM_MAX_LOG if flush */
+OPW_SC_FN double opw_sm_igam_factor(double k, double x, int flush) {
+    double log_factor = k * log(x) - x - lgamma(k);
+    return flush && log_factor < -OPW_SM_MAX_LOG ? 0.0 : exp(log_factor);
 }
 
-/* P(k, x) by its power series (x < k + 1). */
+/* P(k, x) (lower) or Q(k, x) for k > OPW_SM_HUGE_K and finite x > 0: erfc(-+eta sqrt(k / 2))
+   / 2 with eta^2 / 2 = d - log(1 + d), d = x / k - 1. SciPy's value, NaN, where x is far from
+   k (|x - k| > 0.4 k) and x^k overflows as gamma(k) does (its factor x^k exp(-x) / gamma(k) is
+   then inf / inf). */
+OPW_SC_FN double opw_sm_igam_huge_k(double k, double x, int lower) {
+    double d = (x - k) / k, half_eta2, z;
+    if (fabs(x - k) > 0.4 * k && isnan(k * log(x) - x - lgamma(k))) return NAN;
+    if (d <= -1.0) return lower ? 0.0 : 1.0; /* x / k underflows: x is far below the bulk */
+    if (fabs(d) < 1e-3) /* d - log1p(d) by its series, free of cancellation */
+        half_eta2 = d * d * (0.5 - d * (1.0 / 3 - d * (0.25 - d * (0.2 - d / 6))));
+    else
+        half_eta2 = d - log1p(d);
+    z = copysign(sqrt(2.0 * half_eta2), d) * sqrt(0.5 * k);
+    return 0.5 * erfc(lower ? -z : z);
+}
+
+/* P(k, x) by its power series (x < k + 1), less the factor x^k exp(-x) / gamma(k). */
 OPW_SC_FN double opw_sm_igam_series(double k, double x) {
     double term = 1.0 / k, total = term, a = k;
     int it;
@@ -175,10 +202,40 @@ OPW_SC_FN double opw_sm_igam_series(double k, double x) {
         total += term;
         if (fabs(term) < fabs(total) * OPW_SM_EPS) break;
     }
-    return total * opw_sm_igam_factor(k, x);
+    return total;
 }
 
-/* Q(k, x) by its continued fraction, Lentz's method (x >= k + 1). */
+/* Below this k, Q(k, x) for x < k + 1 is summed directly (1 - P would lose the digits of Q,
+   which is about k E1(x) there). */
+#define OPW_SM_SMALL_K 1e-3
+
+/* log(gamma(1 + k)) for |k| <= OPW_SM_SMALL_K: -euler k + sum (-k)^n zeta(n) / n. */
+OPW_SC_FN double opw_sm_gammaln1p_small(double k) {
+    const double zetas[5] = {1.6449340668482264, 1.2020569031595942, 1.0823232337111382,
+                             1.0369277551433699, 1.0173430619844491};
+    double total = 0.0;
+    int n;
+    for (n = 6; n > 1; n--) total = total * -k + zetas[n - 2] / n;
+    return k * (-0.5772156649015329 + k * total);
+}
+
+/* Q(k, x) for 0 < k < OPW_SM_SMALL_K and x < k + 1: 1 - x^k / gamma(k + 1) (by expm1) less
+   x^k / gamma(k) * sum((-x)^n / (n! (k + n)), n >= 1). */
+OPW_SC_FN double opw_sm_igamc_small_k(double k, double x) {
+    double log_xk = k * log(x), head, term = 1.0, total = 0.0, piece;
+    int n;
+    head = -expm1(log_xk - opw_sm_gammaln1p_small(k));
+    for (n = 1; n < OPW_SM_MAX_ITER; n++) {
+        term *= -x / n;
+        piece = term / (k + n);
+        total += piece;
+        if (fabs(piece) < fabs(total) * OPW_SM_EPS) break;
+    }
+    return head - exp(log_xk - lgamma(k)) * total;
+}
+
+/* Q(k, x) by its continued fraction, Lentz's method (x >= k + 1), less the factor
+   x^k exp(-x) / gamma(k). */
 OPW_SC_FN double opw_sm_igamc_fraction(double k, double x) {
     double b = x + 1.0 - k, c = 1.0 / OPW_SM_TINY, d = 1.0 / b, h = d, an, delta;
     int i;
@@ -194,7 +251,7 @@ OPW_SC_FN double opw_sm_igamc_fraction(double k, double x) {
         h *= delta;
         if (fabs(delta - 1.0) < OPW_SM_EPS) break;
     }
-    return h * opw_sm_igam_factor(k, x);
+    return h;
 }
 
 /* The value of P (lower) or Q at the edges of the domain: 1 when *out is set. */
@@ -207,16 +264,43 @@ OPW_SC_FN int opw_sm_igam_edge(double k, double x, int lower, double* out) {
     return 0;
 }
 
+/* P(k, x) (lower) or Q(k, x) = 1 - P(k, x). With flush, a power series or continued fraction
+   whose factor x^k exp(-x) / gamma(k) underflows gives 0, as SciPy does; the inverses keep
+   the subnormal values, which their root finding needs. */
+OPW_SC_FN double opw_sm_regularized_gamma(double k, double x, int lower, int flush) {
+    double edge, p, q;
+    if (opw_sm_igam_edge(k, x, lower, &edge)) return edge;
+    if (k > OPW_SM_HUGE_K) return opw_sm_igam_huge_k(k, x, lower);
+    if (x < k + 1.0) {
+        if (k < OPW_SM_SMALL_K) {
+            q = opw_sm_igamc_small_k(k, x);
+            return lower ? 1.0 - q : q;
+        }
+        p = opw_sm_igam_series(k, x) * opw_sm_igam_factor(k, x, flush);
+        return lower ? p : 1.0 - p;
+    }
+    q = opw_sm_igamc_fraction(k, x) * opw_sm_igam_factor(k, x, flush);
+    return lower ? 1.0 - q : q;
+}
+
+/* log(P(k, x)) (lower) or log(Q(k, x)), finite where P or Q underflows (-inf where it is 0),
+   for the root finding of the inverses. */
+OPW_SC_FN double opw_sm_log_regularized_gamma(double k, double x, int lower) {
+    double edge, value, total;
+    int direct = x < k + 1.0; /* the series gives P, the continued fraction Q */
+    if (opw_sm_igam_edge(k, x, lower, &edge) || k > OPW_SM_HUGE_K ||
+        (direct && k < OPW_SM_SMALL_K) || direct != lower) {
+        value = opw_sm_regularized_gamma(k, x, lower, 0);
+        return value > 0.0 ? log(value) : -INFINITY;
+    }
+    total = direct ? opw_sm_igam_series(k, x) : opw_sm_igamc_fraction(k, x);
+    return total > 0.0 ? log(total) + (k * log(x) - x - lgamma(k)) : -INFINITY;
+}
+
 OPW_SC_FN double opw_sm_gammainc(double k, double x) {
-    double edge;
-    if (opw_sm_igam_edge(k, x, 1, &edge)) return edge;
-    if (x < k + 1.0) return opw_sm_igam_series(k, x);
-    return 1.0 - opw_sm_igamc_fraction(k, x);
+    return opw_sm_regularized_gamma(k, x, 1, 1);
 }
 
 OPW_SC_FN double opw_sm_gammaincc(double k, double x) {
-    double edge;
-    if (opw_sm_igam_edge(k, x, 0, &edge)) return edge;
-    if (x < k + 1.0) return 1.0 - opw_sm_igam_series(k, x);
-    return opw_sm_igamc_fraction(k, x);
+    return opw_sm_regularized_gamma(k, x, 0, 1);
 }

@@ -95,7 +95,9 @@ OPW_SC_FN double opw_ss_iv_asymptotic_scaled(double v, double x) {
 /* iv(v, x), times exp(-|x|) where scaled. */
 OPW_SC_FN double opw_ss_iv_any(double v, double x, int scaled) {
     double r, sign = 1.0;
-    if (isnan(v) || isnan(x)) return NAN;
+    /* SciPy's values: NaN for an infinite x; 0 (iv) or NaN (ive) for an infinite order */
+    if (isnan(v) || isnan(x) || isinf(x)) return NAN;
+    if (isinf(v)) return scaled ? NAN : 0.0;
     if (x < 0.0) {
         if (!opw_ss_is_int(v)) return NAN;
         if (fmod(v, 2.0) != 0.0) sign = -1.0;
@@ -104,11 +106,8 @@ OPW_SC_FN double opw_ss_iv_any(double v, double x, int scaled) {
     if (v < 0.0 && opw_ss_is_int(v)) v = -v;
     if (x == 0.0) {
         if (v == 0.0) r = 1.0;
-        else r = v > 0.0 ? 0.0 : INFINITY;
-    } else if (isinf(x)) {
-        r = scaled ? 0.0 : INFINITY;
-    } else if (isinf(v)) {
-        r = 0.0;
+        else if (v > 0.0) r = 0.0;
+        else r = scaled ? NAN : INFINITY; /* SciPy's values at 0 for v < 0 */
     } else if (x > 40.0 && x > v * v) {
         r = opw_ss_iv_asymptotic_scaled(v, x);
         if (!scaled) r = x > 709.0 ? copysign(INFINITY, r) : r * exp(x);
@@ -180,10 +179,9 @@ OPW_SC_FN double opw_ss_j_hankel(int n, double x) {
 
 OPW_SC_FN double opw_ss_jn(int n, double x) {
     double sign;
-    if (isnan(x)) return x;
+    if (isnan(x) || isinf(x)) return NAN; /* SciPy's value at +-inf (the limit would be 0) */
     sign = x < 0 && n % 2 ? -1.0 : 1.0;
     x = fabs(x);
-    if (isinf(x)) return 0.0;
     if (x <= 2.0) return sign * opw_ss_j_series(n, x);
     if (x <= 25.0) return sign * opw_ss_j_miller(n, x);
     return sign * opw_ss_j_hankel(n, x);
@@ -225,7 +223,11 @@ OPW_SC_FN double opw_ss_beta_fraction(double a, double b, double x) {
 OPW_SC_FN double opw_ss_betainc(double a, double b, double x) {
     double log_front;
     if (isnan(a) || isnan(b) || isnan(x)) return NAN;
-    if (a <= 0.0 || b <= 0.0 || x < 0.0 || x > 1.0 || isinf(a) || isinf(b)) return NAN;
+    if (a < 0.0 || b < 0.0 || x < 0.0 || x > 1.0) return NAN;
+    /* SciPy's limits: all the mass at 0 (a = 0 or b = inf) or at 1 (b = 0 or a = inf) */
+    if ((a == 0.0 && b == 0.0) || (isinf(a) && isinf(b))) return NAN;
+    if (a == 0.0 || isinf(b)) return x > 0.0 ? 1.0 : 0.0;
+    if (b == 0.0 || isinf(a)) return x < 1.0 ? 0.0 : 1.0;
     if (x == 0.0 || x == 1.0) return x;
     log_front = a * log(x) + b * log1p(-x)
                 - (opw_sm_gammaln(a) + opw_sm_gammaln(b) - opw_sm_gammaln(a + b));
@@ -250,14 +252,18 @@ OPW_SC_FN double opw_ss_gamma_guess(double a, double p, double q) {
     }
     t = 1.0 - a * (0.253 + a * 0.12);
     if (p < t) return pow(p / t, 1.0 / a);
-    return 1.0 - log(q / (1.0 - t));
+    return 1.0 - log(q / (1.0 - t > OPW_SS_TINY ? 1.0 - t : OPW_SS_TINY));
 }
 
 /* x with gammainc(a, x) = p (q = 1 - p), by Newton's method on log(P(a, x)) = log(p),
    or on log(Q(a, x)) = log(q) where upper. */
 OPW_SC_FN double opw_ss_gamma_inverse(double a, double p, double q, int upper) {
-    double x = opw_ss_gamma_guess(a, p, q), small, lg, log_target, val, log_ratio, r, step, nw;
+    double x = opw_ss_gamma_guess(a, p, q), small, lg, log_target, log_val, log_ratio, r, step;
+    double nw;
     int i;
+    /* P ~ x^a / gamma(a + 1) near 0: where that solution underflows, it is 0 */
+    if (((p < 0.5 ? log(p) : log1p(-q)) + opw_sm_gammaln(a + 1.0)) / a < -745.2) return 0.0;
+    if (!(x > OPW_SS_TINY)) x = OPW_SS_TINY; /* Python's max(guess, tiny) */
     if (p < 0.5) { /* the leading term of the series: P ~ x^a / gamma(a + 1) */
         small = exp((log(p) + opw_sm_gammaln(a + 1.0)) / a);
         if (small < 0.2 * a) x = small;
@@ -265,14 +271,14 @@ OPW_SC_FN double opw_ss_gamma_inverse(double a, double p, double q, int upper) {
     lg = opw_sm_gammaln(a);
     log_target = log(upper ? q : p);
     for (i = 0; i < 300; i++) {
-        val = upper ? opw_sm_gammaincc(a, x) : opw_sm_gammainc(a, x);
-        if (val == 0.0 || !isfinite(x)) {
+        if (x <= 0.0) return 0.0;
+        log_val = isfinite(x) ? opw_sm_log_regularized_gamma(a, x, !upper) : -INFINITY;
+        if (log_val == -INFINITY) {
             x = upper ? x * 0.5 : x * 2.0;
             continue;
         }
-        if (x == 0.0) return 0.0;
-        log_ratio = log(val) - (-x + (a - 1.0) * log(x) - lg); /* log(val / dP/dx) */
-        r = log(val) - log_target;
+        log_ratio = log_val - (-x + (a - 1.0) * log(x) - lg); /* log(val / dP/dx) */
+        r = log_val - log_target;
         step = r * exp(700.0 < log_ratio ? 700.0 : log_ratio);
         nw = upper ? x + step : x - step;
         if (nw <= 0.0) nw = 0.1 * x;
@@ -282,20 +288,30 @@ OPW_SC_FN double opw_ss_gamma_inverse(double a, double p, double q, int upper) {
     return x;
 }
 
-OPW_SC_FN int opw_ss_gamma_inverse_bad(double a, double y) {
-    return isnan(a) || isnan(y) || a <= 0.0 || isinf(a) || y < 0.0 || y > 1.0;
+/* SciPy's value outside the open domain (1 when *out is set): NaN outside a >= 0,
+   0 <= y <= 1; the ends 0 and inf of the range at y = 0 and y = 1 (for every a, 0 and inf
+   included); NaN for 0 < y < 1 where a is 0 or inf (the function of x is constant there). */
+OPW_SC_FN int opw_ss_gamma_inverse_edge(double a, double y, int lower, double* out) {
+    if (isnan(a) || isnan(y) || a < 0.0 || y < 0.0 || y > 1.0) { *out = NAN; return 1; }
+    if (y == 0.0 || y == 1.0) { *out = (y == 0.0) == lower ? 0.0 : INFINITY; return 1; }
+    if (a == 0.0 || isinf(a)) { *out = NAN; return 1; }
+    return 0;
 }
 
+/* Above this shape both inverses are a itself: the solution is a + sqrt(a) z + O(1) with
+   |z| < 39 for every double y in (0, 1), within half an ulp of a. */
+#define OPW_SS_HUGE_A 1e40
+
 OPW_SC_FN double opw_ss_gammaincinv(double a, double y) {
-    if (opw_ss_gamma_inverse_bad(a, y)) return NAN;
-    if (y == 0.0) return 0.0;
-    if (y == 1.0) return INFINITY;
+    double edge;
+    if (opw_ss_gamma_inverse_edge(a, y, 1, &edge)) return edge;
+    if (a > OPW_SS_HUGE_A) return a;
     return opw_ss_gamma_inverse(a, y, 1.0 - y, y > 0.5);
 }
 
 OPW_SC_FN double opw_ss_gammainccinv(double a, double y) {
-    if (opw_ss_gamma_inverse_bad(a, y)) return NAN;
-    if (y == 1.0) return 0.0;
-    if (y == 0.0) return INFINITY;
+    double edge;
+    if (opw_ss_gamma_inverse_edge(a, y, 0, &edge)) return edge;
+    if (a > OPW_SS_HUGE_A) return a;
     return opw_ss_gamma_inverse(a, 1.0 - y, y, y < 0.5);
 }
