@@ -12,13 +12,13 @@ Dask is imported (through :mod:`opweave_dask.running`) when a function is first 
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from opweave.configdefaults import config
 from opweave.graph.basic import Apply, Variable
 from opweave.link.loop import LoopLinker
+from opweave.plugins.forksafe import ForkSafeLock
 from opweave.tensor.type import TensorType
 from opweave_dask.kernel import chunk_linker
 
@@ -86,7 +86,7 @@ class DaskLinker(LoopLinker):
             for var, cell in zip(self.fgraph.outputs, outs, strict=True)
             if isinstance(var.type, TensorType)
         ]
-        self._lock = threading.Lock()
+        self._lock = ForkSafeLock()
         fn = linked_function(loop, tensor_inputs, outs, tensor_outputs)
         for attr in ("storage_map", "compute_map", "allow_gc", "loop", "profile"):
             if hasattr(loop, attr):

@@ -63,6 +63,7 @@ typedef struct opw_state {
     PyObject* keep;
     int busy;
     unsigned long owner;
+    unsigned long busy_forks; /* opw_forks when busy was set */
 } opw_state;
 
 #define OPW_ITEMS(t) (((PyTupleObject*)(t))->ob_item)

@@ -29,6 +29,15 @@ OPW_RT PyObject* opw_link(opw_block_fn block, Py_ssize_t n_in, Py_ssize_t n_out,
                           PyObject* args);
 
 #ifndef OPW_RUNTIME_LINKED
+#include <pthread.h>
+/* How many forks this process descends from since the runtime was loaded: a call flag set
+ * under another count was set by a thread that a fork left behind (only the forking
+ * thread goes on in a child), so a call in the child clears it instead of waiting for ever. */
+static unsigned long opw_forks = 0;
+static void opw_count_fork(void) { opw_forks++; }
+static pthread_once_t opw_forks_once = PTHREAD_ONCE_INIT;
+static void opw_watch_forks(void) { pthread_atfork(NULL, NULL, opw_count_fork); }
+
 OPW_RT int opw_runtime_init(void) {
     return PyArray_API == NULL ? _import_array() : 0;
 }
@@ -122,6 +131,7 @@ static PyObject* opw_call(PyObject* self, PyObject* const* args, Py_ssize_t narg
     if (st == NULL) return NULL;
     if (nargs != st->n_args) Py_RETURN_NOTIMPLEMENTED;
     me = PyThread_get_thread_ident();
+    if (st->busy && st->busy_forks != opw_forks) st->busy = 0; /* set before a fork */
     if (st->busy) {
         if (st->owner == me) {
             PyErr_SetString(PyExc_RuntimeError,
@@ -138,6 +148,7 @@ static PyObject* opw_call(PyObject* self, PyObject* const* args, Py_ssize_t narg
         }
     }
     st->busy = 1;
+    st->busy_forks = opw_forks;
     st->owner = me;
     result = opw_call_held(st, args, nargs);
     /* On failure the cells stay for the caller to describe the failing node's inputs; it
@@ -193,6 +204,7 @@ OPW_RT PyObject* opw_link(opw_block_fn block, Py_ssize_t n_in, Py_ssize_t n_out,
                      "link: this block takes %zd input and %zd output cells", n_in, n_out);
         return NULL;
     }
+    pthread_once(&opw_forks_once, opw_watch_forks);
     st = (opw_state*)PyMem_Calloc(1, sizeof(opw_state));
     if (!st) return PyErr_NoMemory();
     st->keep =

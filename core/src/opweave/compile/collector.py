@@ -21,6 +21,8 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from opweave.plugins.forksafe import AfterFork
+
 __all__ = ["COMPILE_THRESHOLD", "fewer_collections"]
 
 #: The first threshold of the cyclic collector during a compile (CPython's default: 700).
@@ -28,12 +30,43 @@ COMPILE_THRESHOLD = 100_000
 
 
 class _Pauses:
-    """How many compiles run now, and the thresholds to put back after the last one."""
+    """How many compiles run now (in all, and in each thread), and the thresholds to put
+    back after the last one."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.depth = 0
+        self.per_thread: dict[int, int] = {}
         self.saved: tuple[int, ...] = ()
+        AfterFork.track(self)
+
+    def enter(self) -> None:
+        """Count a compile starting in this thread (the lock is held)."""
+        me = threading.get_ident()
+        self.per_thread[me] = self.per_thread.get(me, 0) + 1
+        self.depth += 1
+
+    def leave(self) -> None:
+        """Count a compile of this thread ending (the lock is held)."""
+        me = threading.get_ident()
+        left = self.per_thread.get(me, 0) - 1
+        if left > 0:
+            self.per_thread[me] = left
+        else:
+            self.per_thread.pop(me, None)
+        self.depth -= 1
+
+    def reset_after_fork(self) -> None:
+        """In a forked child: a new lock, and only the compiles of the thread that forked
+        still count (the other threads are not there); with none, the thresholds before
+        the compiles are back."""
+        self.lock = threading.Lock()
+        me = threading.get_ident()
+        mine = self.per_thread.get(me, 0)
+        self.per_thread = {me: mine} if mine else {}
+        if self.depth and not mine and self.saved:
+            gc.set_threshold(*self.saved)
+        self.depth = mine
 
 
 _PAUSES = _Pauses()
@@ -43,19 +76,20 @@ _PAUSES = _Pauses()
 def fewer_collections() -> Iterator[None]:
     """Within the block, the cyclic collector's first threshold is at least
     :data:`COMPILE_THRESHOLD`; the thresholds before the outermost block are restored at
-    its end (also when it raises). Safe to nest and to enter from several threads."""
+    its end (also when it raises). Safe to nest and to enter from several threads; a
+    process forked while other threads compile gets the thresholds back."""
     with _PAUSES.lock:
         if _PAUSES.depth == 0:
             _PAUSES.saved = gc.get_threshold()
             first, *rest = _PAUSES.saved
             if first < COMPILE_THRESHOLD:
                 gc.set_threshold(COMPILE_THRESHOLD, *rest)
-        _PAUSES.depth += 1
+        _PAUSES.enter()
     try:
         yield
     finally:
         with _PAUSES.lock:
-            _PAUSES.depth -= 1
+            _PAUSES.leave()
             if _PAUSES.depth == 0:
                 _promote_young()
                 gc.set_threshold(*_PAUSES.saved)

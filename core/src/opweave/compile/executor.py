@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 from opweave.compile.aliasing import InputAliasGuard
 from opweave.compile.io import In, Out
-from opweave.compile.sharedvalue import SharedVariable
+from opweave.compile.sharedvalue import SharedVariable, state_lock_of
 from opweave.graph.basic import Variable, clone_get_equiv
 from opweave.graph.fg import FunctionGraph
+from opweave.plugins.forksafe import AfterFork, StateLock
 
 if TYPE_CHECKING:
     from opweave.compile.maker import FunctionMaker
@@ -36,6 +37,19 @@ class Function:
     previous call's arrays, the ``c`` linker's one-step fast call) and costs a fraction of
     a microsecond when uncontended. A Function that calls itself from inside its own graph
     (an Op's ``perform`` calling it) deadlocks instead of corrupting its storage.
+
+    State shared between Functions: a call that writes shared variables (its updates,
+    random generators included) also holds, from the moment its arguments are stored
+    until its updates are written, the :class:`~opweave.plugins.forksafe.StateLock` of each
+    of those variables' containers, taken in one order common to every Function (after
+    its own lock). Two Functions updating the same shared variable from two threads thus
+    run one at a time and lose no update, nor draw the same random numbers twice;
+    Functions that update nothing take no such lock. ``get_value``/``set_value`` hold the
+    same lock.
+
+    Fork: a process forked while another thread is inside a call gets every such lock
+    back released (:class:`~opweave.plugins.forksafe.AfterFork`), so the child can call
+    the Function.
 
     After each call the storage cells of the explicit inputs that have no default value
     are emptied, so a compiled function never keeps its caller's arrays alive; inputs with
@@ -82,6 +96,7 @@ class Function:
         self.name = maker.name if name is None else name
         self.profile = profile
         self._lock = threading.Lock()
+        AfterFork.track(self)
         ins = maker.inputs
         self._n_args = len(ins)
         self._arg_specs = [
@@ -118,6 +133,9 @@ class Function:
         self._update_targets = [
             (output_cells[o], input_cells[update_mapping[o]]) for o in sorted(update_mapping)
         ]
+        self._state_locks = _state_locks(
+            [inp.variable for inp in ins] + list(maker.implicit), update_mapping.values()
+        )
         # Only a graph overwriting one of its inputs needs its arguments checked for
         # shared memory (None otherwise: the common call does no such check).
         self._alias_guard = InputAliasGuard.for_graph(maker.fgraph, input_cells[self._n_args :])
@@ -138,11 +156,18 @@ class Function:
         # (In(update=...)): binding its current value outside the call could lose an update;
         # or unless arguments must be checked for shared memory (the check reads shared
         # variables' values, which another call may be updating).
+        # Nor when the call writes state other Functions share (their calls must wait).
         self._lock_free = (
             self._fast is not None
             and all(inp.update is None for inp in ins)
             and self._alias_guard is None
+            and not self._state_locks
         )
+
+    def reset_after_fork(self) -> None:
+        """Make the Function's lock anew (in a forked child: the thread that held it is
+        not there)."""
+        self._lock = threading.Lock()
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self._lock_free:
@@ -160,6 +185,11 @@ class Function:
         lock = self._lock
         lock.acquire()
         try:
+            held = _acquire_all(self._state_locks) if self._state_locks else ()
+        except BaseException:  # interrupted while waiting for the shared state
+            lock.release()
+            raise
+        try:
             if self._alias_guard is not None and not self.trust_input:
                 args = tuple(self._alias_guard(self._bind_current(args, kwargs)))
                 kwargs = {}
@@ -175,6 +205,8 @@ class Function:
         finally:
             for cell in self._transient_cells:
                 cell[0] = None
+            for state in held:
+                state.release()
             lock.release()
 
     def _call(self, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
@@ -519,6 +551,30 @@ def _constructor_Function(
     )
     f.trust_input = trust_input
     return f
+
+
+def _state_locks(variables: Sequence[Variable], updated: Any) -> tuple[StateLock, ...]:
+    """The state locks of the shared variables among ``variables`` (a Function's inputs,
+    explicit then implicit) at the positions ``updated``, each once, in the order every
+    Function takes them (by identity: a fixed order among the locks alive together)."""
+    locks = {id(lock): lock for i in updated if (lock := state_lock_of(variables[i])) is not None}
+    return tuple(locks[key] for key in sorted(locks))
+
+
+def _acquire_all(states: tuple[StateLock, ...]) -> tuple[Any, ...]:
+    """Acquire the locks of ``states`` in order; return the locks taken (to release: a
+    forked child replaces a StateLock's lock, never the one a call took)."""
+    held: list[Any] = []
+    try:
+        for state in states:
+            lock = state.lock
+            lock.acquire()
+            held.append(lock)
+    except BaseException:  # interrupted while waiting: give back what was taken
+        for lock in reversed(held):
+            lock.release()
+        raise
+    return tuple(reversed(held))
 
 
 def _copy_in(inp: In) -> In:

@@ -8,6 +8,29 @@ from typing import Any, Self
 from opweave.graph.basic import Variable, _TypeType
 from opweave.graph.utils import MethodNotDefined
 from opweave.link.basic import Container
+from opweave.plugins.forksafe import StateLock
+
+__all__ = ["SharedContainer", "SharedVariable", "state_lock_of"]
+
+
+class SharedContainer(Container):
+    """The container of a shared variable's value (shared by its clones), with the
+    :class:`~opweave.plugins.forksafe.StateLock` that compiled functions writing the value
+    hold while they run (so that two functions updating it from two threads lose no
+    update) and that :meth:`SharedVariable.get_value`/:meth:`~SharedVariable.set_value`
+    hold while they copy or write it."""
+
+    __slots__ = ("state_lock",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.state_lock = StateLock()
+
+
+def state_lock_of(var: Any) -> StateLock | None:
+    """The state lock of shared variable ``var``'s container, or ``None`` (not a shared
+    variable, or a container made without one)."""
+    return getattr(getattr(var, "container", None), "state_lock", None)
 
 
 class SharedVariable(Variable[_TypeType, None]):
@@ -50,20 +73,38 @@ class SharedVariable(Variable[_TypeType, None]):
     ) -> None:
         super().__init__(type, None, None, name)
         storage = [type.filter(value, strict=strict, allow_downcast=allow_downcast)]
-        self.container = Container(
+        self.container = SharedContainer(
             self, storage, strict=strict, allow_downcast=allow_downcast, name=name
         )
         self.default_update = None
 
     def get_value(self, borrow: bool = False, return_internal_type: bool = False) -> Any:
-        """Return the current value (a copy unless ``borrow``)."""
+        """Return the current value (a copy unless ``borrow``).
+
+        The copy is taken while no compiled function updates the value."""
         value = self.container.storage[0]
-        return value if borrow else copy.deepcopy(value)
+        if borrow:
+            return value
+        lock = state_lock_of(self)
+        if lock is None:
+            return copy.deepcopy(value)
+        with lock:
+            return copy.deepcopy(self.container.storage[0])
 
     def set_value(self, value: Any, borrow: bool = False) -> None:
-        """Replace the value, through ``filter_inplace`` when the Type defines it."""
+        """Replace the value, through ``filter_inplace`` when the Type defines it.
+
+        The value is written while no compiled function updates it."""
         if not borrow:
             value = copy.deepcopy(value)
+        lock = state_lock_of(self)
+        if lock is None:
+            self._write_value(value)
+            return
+        with lock:
+            self._write_value(value)
+
+    def _write_value(self, value: Any) -> None:
         cell = self.container.storage
         try:
             cell[0] = self.type.filter_inplace(

@@ -16,12 +16,12 @@ every process that compiles a function does, whatever backend it uses).
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any
 
 from opweave.graph.op import Op
+from opweave.plugins.forksafe import ForkSafeLock
 
 __all__ = ["ImplementationTable", "core_op_classes", "op_classes_of"]
 
@@ -95,7 +95,9 @@ class ImplementationTable(Mapping[type, Any]):
         self._load: Callable[[], Mapping[type, Any]] | None = None
         if callable(entries):
             self._load = entries
-            self._lock = threading.Lock()
+            # Loading imports the backend's modules: a fork waits for a load under way
+            # (a child could not finish another thread's import).
+            self._lock = ForkSafeLock(fork_waits=True)
         else:
             self._loaded = MappingProxyType(dict(entries))
         self.own_method = own_method

@@ -28,6 +28,7 @@ from contextvars import ContextVar
 from typing import Any, TextIO
 
 from opweave.configdefaults import config
+from opweave.plugins.forksafe import ForkSafeLock
 
 __all__ = ["CompileProgress", "Steps", "compile_progress", "current"]
 
@@ -92,7 +93,8 @@ class CompileProgress:
         self.delay = delay
         self.enabled = enabled
         self._stream = stream
-        self._lock = threading.Lock()
+        # Released in a forked child (the silent reporter is shared by every thread).
+        self._lock = ForkSafeLock()
         self._stage = ""
         self._steps: Steps | None = None
         self._shown = False

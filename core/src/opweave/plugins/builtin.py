@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from opweave.plugins.forksafe import ForkSafeLock
 from opweave.plugins.hookspecs import hookimpl
+
+#: Held while the standard rewrites are first imported: a fork waits for that import (a
+#: child could not finish another thread's).
+_importing_rewrites = ForkSafeLock(fork_waits=True)
 
 
 @hookimpl(trylast=True)
@@ -24,7 +29,8 @@ def opweave_rewrites(db: Any) -> None:
     """The core's standard rewrites (constant folding, canonicalization, shapes, fusion,
     in-place), registered like any plugin's: see :mod:`opweave.tensor.rewriting.plugin`.
     """
-    # late: the tensor library (a floor above plugins) holds the standard rewrites
-    from opweave.tensor.rewriting.plugin import register_standard_rewrites
+    with _importing_rewrites:
+        # late: the tensor library (a floor above plugins) holds the standard rewrites
+        from opweave.tensor.rewriting.plugin import register_standard_rewrites
 
     register_standard_rewrites(db)

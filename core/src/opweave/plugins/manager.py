@@ -25,6 +25,7 @@ import pluggy
 from opweave.configdefaults import config
 from opweave.plugins import builtin, hookspecs
 from opweave.plugins.discovery import PluginSource, find_plugins, source_of
+from opweave.plugins.forksafe import ForkSafeLock
 from opweave.plugins.isolation import (
     BUILTIN_PLUGIN_NAME,
     HookFailure,
@@ -246,13 +247,20 @@ def create_plugin_manager(autoload: bool | None = None) -> OpweavePluginManager:
 
 
 _state: dict[str, OpweavePluginManager] = {}
+#: Held while the process-wide manager is made (its plugins' modules imported): one thread
+#: makes it, and a fork waits for it, since a child could not finish another thread's
+#: imports.
+_creating = ForkSafeLock(fork_waits=True)
 
 
 def get_plugin_manager() -> OpweavePluginManager:
     """Return the process-wide plugin manager, creating and loading it on first use."""
     pm = _state.get("pm")
     if pm is None:
-        pm = _state["pm"] = create_plugin_manager()
+        with _creating:
+            pm = _state.get("pm")
+            if pm is None:
+                pm = _state["pm"] = create_plugin_manager()
     return pm
 
 
