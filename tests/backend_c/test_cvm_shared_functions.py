@@ -12,6 +12,7 @@ from opweave.compile import Mode
 from opweave_c.codegen import Block
 from opweave_c.linkers.cvm import describe_kind, node_block
 from opweave_c.module import (
+    MAX_LINES_PER_MODULE,
     MIN_LINES_PER_MODULE,
     block_lines,
     block_weights,
@@ -84,7 +85,8 @@ def test_many_functions_are_split_over_modules_deterministically() -> None:
         name: m.__name__ for name, m in modules.items()
     }
     single = build_modules(distinct, "split test", jobs=1)
-    assert len({id(m) for m in single.values()}) == 1
+    bounded = -(-sum(map(block_lines, distinct)) // MAX_LINES_PER_MODULE)
+    assert len({id(m) for m in single.values()}) == max(1, bounded)
 
 
 def exponent_blocks(n: int) -> list[Block]:
@@ -110,6 +112,28 @@ def test_modules_are_balanced_by_lines_and_small_sets_stay_whole() -> None:
     assert sum(map(block_lines, few)) < 2 * MIN_LINES_PER_MODULE
     assert len(split_blocks(few, jobs=8)) == 1
     assert len(split_blocks(blocks[:1], jobs=8)) == 1
+
+
+def test_a_large_graph_builds_as_more_modules_of_bounded_size(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """However few the jobs, no module gets much more than ``MAX_LINES_PER_MODULE`` lines
+    (GCC's time grows faster than a module's size): a larger graph gets more modules."""
+    import opweave_c.module as module
+
+    blocks = exponent_blocks(9)
+    total = sum(map(block_lines, blocks))
+    largest = max(map(block_lines, blocks))
+    cap = total // 4
+    monkeypatch.setattr(module, "MAX_LINES_PER_MODULE", cap)
+    groups = split_blocks(blocks, jobs=2)
+    assert len(groups) >= 4
+    assert max(sum(map(block_lines, group)) for group in groups) <= cap + largest
+    assert sorted(b.fn_name for g in groups for b in g) == sorted(b.fn_name for b in blocks)
+    assert split_blocks(list(reversed(blocks)), jobs=2) == groups
+    # one function larger than the bound is a module of its own, never split
+    monkeypatch.setattr(module, "MAX_LINES_PER_MODULE", 1)
+    assert len(split_blocks(blocks, jobs=2)) == len(blocks)
 
 
 def test_support_code_no_other_block_brings_weighs_on_its_block() -> None:

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from opweave.link.trusted_files import open_trusted, unsafe_reason
+from opweave.link.trusted_files import open_trusted, unsafe_ancestry, unsafe_reason
 from opweave.link.trusted_files import trusted_uids as _trusted_uids
 from opweave.plugins import get_plugin_manager
 from opweave_c.errors import CacheDirError
@@ -149,11 +149,12 @@ def elf_problem(head: bytes, size: int) -> str | None:
 
 def _refuse(what: str, path: Path, problem: str) -> CacheDirError:
     """The error refusing the directory ``path`` for ``problem``."""
-    hint = (
-        "Run `chmod go-w` on it or choose another config.compiledir"
-        if "writable by group" in problem
-        else "Remove it or choose another config.compiledir"
-    )
+    if "(above " in problem:
+        hint = "Choose a config.compiledir in directories only you (or root) can change"
+    elif "writable by group" in problem:
+        hint = "Run `chmod go-w` on it or choose another config.compiledir"
+    else:
+        hint = "Remove it or choose another config.compiledir"
     return CacheDirError(
         f"{what} {path} {problem}: another user could plant code there, so opweave will not load "
         f"compiled code from it. {hint}"
@@ -176,14 +177,20 @@ def ensure_private_dir(path: Path) -> Path:
     Raises
     ------
     CacheDirError
-        If the directory belongs to another user (root excepted) or group or others can
-        write to it.
+        If the directory belongs to another user (root excepted), group or others can
+        write to it, or another user could replace it through a directory above it
+        (:func:`opweave.link.trusted_files.unsafe_ancestry`).
     OSError
         If it is missing and cannot be created.
     """
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    problem = unsafe_reason(path.stat(), _trusted_uids(), stat.S_IFDIR)
+    trusted = _trusted_uids()
+    problem = unsafe_reason(path.stat(), trusted, stat.S_IFDIR)
     if problem is not None:
+        raise _refuse("compiledir", path, problem)
+    problem = unsafe_ancestry(path, trusted)
+    if problem is not None:
+        problem = f"is below a directory another user can change: {problem}"
         raise _refuse("compiledir", path, problem)
     return path
 

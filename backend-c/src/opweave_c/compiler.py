@@ -1,12 +1,24 @@
-"""The C compiler: its identity (part of every cache key) and one call to build a module."""
+"""The C compiler: its identity (part of every cache key) and one call to build a module.
+
+A compiler run lives no longer than the process that started it: where there is a POSIX
+shell, it runs in a process group of its own under a small shell script that watches a
+pipe only this process writes to, and kills the whole group (the compiler driver and the
+programs it starts: ``cc1``, ``as``, ``ld``) when the pipe closes, which the kernel does
+when this process dies, even by ``SIGKILL``. An exception while waiting (``Ctrl-C``)
+kills the group too.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import functools
 import hashlib
 import os
 import re
 import shlex
+import shutil
+import signal
 import subprocess
 import sysconfig
 from dataclasses import dataclass
@@ -91,7 +103,9 @@ class CCompiler:
         """
         cmd = self.command_line(source, target, **kwargs)
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            if shutil_which(self.command) is None:
+                raise FileNotFoundError(errno.ENOENT, "not found", self.command)
+            proc = run_tied(cmd)
         except OSError as exc:
             raise CompilationError(
                 f"cannot run the C compiler {self.command!r} ({exc}); set config.cxx "
@@ -107,6 +121,60 @@ class CCompiler:
                 source,
                 what,
             )
+
+
+#: Runs ``"$@"`` in the background, stdin from /dev/null, and waits for it; meanwhile a
+#: second background job reads the shell's stdin (the pipe :func:`run_tied` holds open)
+#: and, at its end, kills the shell's process group. The shell exits with the command's
+#: status, after stopping the watcher.
+_TIED_SCRIPT = (
+    "exec 3<&0; "
+    '"$@" </dev/null 3<&- & c=$!; '
+    "{ read _ <&3; kill -KILL 0; } </dev/null >/dev/null 2>&1 & w=$!; "
+    "exec 3<&-; "
+    'wait "$c"; rc=$?; kill "$w" 2>/dev/null; exit "$rc"'
+)
+
+
+def run_tied(cmd: list[str]) -> subprocess.CompletedProcess[str]:
+    """Run ``cmd`` to its end, its output captured (as text), and kill it with every
+    process it started should this process die or the wait be interrupted.
+
+    Without a POSIX shell, a plain :func:`subprocess.run`.
+
+    Raises
+    ------
+    OSError
+        When the command (or the shell) cannot be started.
+    """
+    shell = shutil.which("sh") if os.name == "posix" else None
+    if shell is None:
+        return subprocess.run(cmd, capture_output=True, text=True, check=False)
+    watched, held = os.pipe()
+    try:
+        proc = subprocess.Popen(
+            [shell, "-c", _TIED_SCRIPT, "sh", *cmd],
+            stdin=watched,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,  # a process group of its own, killed whole
+        )
+    except BaseException:
+        os.close(held)
+        raise
+    finally:
+        os.close(watched)
+    try:
+        out, err = proc.communicate()
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
+    finally:
+        os.close(held)
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 @functools.cache
@@ -164,8 +232,6 @@ def _identity_memo(stamp: str) -> Path | None:
 
 def shutil_which(command: str) -> str | None:
     """``shutil.which`` that also accepts paths."""
-    import shutil
-
     if os.sep in command:
         return command if os.access(command, os.X_OK) else None
     return shutil.which(command)

@@ -13,11 +13,14 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.util
+import io
 import os
 import platform
 import re
 import shutil
 import sys
+import tempfile
+import threading
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -49,7 +52,7 @@ RUNTIME = (Path(__file__).parent / "csrc" / "runtime.h").read_text()
 #: The runtime's functions: compiled into each module, or once into the prelude's object.
 RUNTIME_FUNCTIONS = (Path(__file__).parent / "csrc" / "runtime_functions.h").read_text()
 #: Bump when the runtime or the block layout changes: part of every cache key.
-RUNTIME_VERSION = 6
+RUNTIME_VERSION = 7
 #: The define a module is compiled with when it is linked with the runtime's object.
 LINKED_DEFINE = "-DOPW_RUNTIME_LINKED"
 CDEF = "int opw_install(void);"
@@ -302,7 +305,7 @@ def build_module(
     key = spec.key(draft)
     versioned = spec.versioned
     modname = f"opw_{key[:40]}" if versioned else f"opw_u{key[:39]}"
-    loaded = sys.modules.get(modname)
+    loaded = installed_module(modname)
     if loaded is not None:
         return loaded
     source = draft.replace("@MODNAME@", modname)
@@ -317,7 +320,9 @@ def build_module(
         c_path = tmp / f"{modname}.c"
         # cffi's API mode: its wrapper around our source, written without a build step of
         # cffi's own, so that the compiler, flags and timing stay ours.
-        make_c_source(ffi, modname, source, str(c_path), verbose=False)
+        text = io.StringIO()
+        make_c_source(ffi, modname, source, text, verbose=False)
+        write_c_source(c_path, text.getvalue(), what)
         lib_name = f"{modname}.so"
         assert spec.compiler is not None
         compiler = spec.compiler
@@ -377,7 +382,10 @@ def build_module(
             stacklevel=2,
         )
         entry = cache.get_or_build(key, build, what, failed=failed)
-        return load_module(modname, entry.library)
+        # This process has mapped the failed shared object from the entry's path, and the
+        # dynamic loader answers a second load from that path with the object it mapped:
+        # the rebuilt one is loaded through a path of its own.
+        return load_module_afresh(modname, entry.library, cache.root / "tmp")
     finally:
         if entry.private:
             shutil.rmtree(entry.path, ignore_errors=True)
@@ -390,6 +398,10 @@ def build_module(
 MIN_LINES_PER_MODULE = 300
 #: And no module gets more than this many functions, so no compiler run grows without bound.
 MAX_BLOCKS_PER_MODULE = 64
+#: A module gets more lines than this only when one function alone has more: GCC's time
+#: grows faster than a module's size, so a very large graph builds as more modules of
+#: about this size (still ``jobs`` at a time) rather than as ``jobs`` ever larger ones.
+MAX_LINES_PER_MODULE = 5000
 
 
 def block_lines(block: Block) -> int:
@@ -431,7 +443,8 @@ def split_blocks(blocks: list[Block], jobs: int) -> list[list[Block]]:
     """Split ``blocks`` into the modules :func:`build_modules` builds.
 
     As many modules as there are ``jobs``, each with at least :data:`MIN_LINES_PER_MODULE`
-    lines of C and none with more than :data:`MAX_BLOCKS_PER_MODULE` functions; the
+    lines of C, and more where needed for none to have more than
+    :data:`MAX_BLOCKS_PER_MODULE` functions or (about) :data:`MAX_LINES_PER_MODULE` lines; the
     functions go, heaviest first (:func:`block_weights`), to the module with the least
     weight so far, so the modules take about as long to compile. The same set of blocks
     always gives the same modules (and cache entries), in whatever order it comes.
@@ -441,7 +454,8 @@ def split_blocks(blocks: list[Block], jobs: int) -> list[list[Block]]:
     n = len(by_name)
     lines = sum(block_lines(block) for block in by_name.values())
     wanted = min(jobs, n, lines // MIN_LINES_PER_MODULE)
-    groups_wanted = max(-(-n // MAX_BLOCKS_PER_MODULE), wanted, 1)
+    bounded = min(n, -(-lines // MAX_LINES_PER_MODULE))
+    groups_wanted = max(-(-n // MAX_BLOCKS_PER_MODULE), bounded, wanted, 1)
     groups: list[list[str]] = [[] for _ in range(groups_wanted)]
     loads = [0] * groups_wanted
     for name in sorted(by_name, key=lambda name: (-weights[name], name)):
@@ -599,8 +613,65 @@ def _build_in_threads(
     return [module for module in results if module is not None]
 
 
+def write_c_source(path: Path, text: str, what: str) -> None:
+    """Write a module's C source ``text`` to ``path``.
+
+    Raises
+    ------
+    OSError
+        With the errno of the failure, naming the file and what it holds (a full disk
+        says where the compile directory is, not only "No space left on device").
+    """
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise OSError(
+            exc.errno,
+            f"cannot write the C source of {what} ({len(text)} characters) to {path}: "
+            f"{reason}; free space there or set config.compiledir to another directory",
+            str(path),
+        ) from exc
+
+
+def _new_load_lock() -> threading.Lock:
+    return threading.Lock()
+
+
+#: Held while a module is loaded and installed, so that no thread sees a module that is
+#: in ``sys.modules`` before its ``link_*`` functions are attached. Re-created in a child
+#: process after ``os.fork`` (another thread of the parent may have held it).
+_load_lock = _new_load_lock()
+
+
+def _reset_load_lock_after_fork() -> None:
+    global _load_lock
+    _load_lock = _new_load_lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_load_lock_after_fork)
+
+#: The attribute a module gets once ``opw_install`` has succeeded.
+READY = "opw_ready"
+
+
+def installed_module(modname: str) -> ModuleType | None:
+    """The module ``modname`` when it is loaded and installed (its ``link_*`` functions
+    attached), else ``None``: one another thread is still installing is not returned."""
+    module = sys.modules.get(modname)
+    if module is not None and getattr(module, READY, False):
+        return module
+    return None
+
+
 def load_module(modname: str, path: Path) -> ModuleType:
     """Import the cffi module at ``path`` and install its entry points.
+
+    Thread-safe: the module enters ``sys.modules`` (where ``opw_install`` finds it) only
+    under a lock, and is returned to any thread only once installed; a thread loading a
+    module another thread is loading waits for it and gets the same module.
 
     Raises
     ------
@@ -609,22 +680,51 @@ def load_module(modname: str, path: Path) -> ModuleType:
     ModuleInitError
         When its initialisation fails (an ``ImportError`` too).
     """
-    spec = importlib.util.spec_from_file_location(modname, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load compiled module {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[modname] = module
+    with _load_lock:
+        ready = installed_module(modname)
+        if ready is not None:
+            return ready
+        spec = importlib.util.spec_from_file_location(modname, path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load compiled module {path}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[modname] = module
+        try:
+            spec.loader.exec_module(module)
+            if module.lib.opw_install() != 0:
+                error = getattr(module, "install_error", None)
+                raise ModuleInitError(
+                    f"initialising compiled module {path} failed: {error!r}"
+                ) from error
+            setattr(module, READY, True)
+        except BaseException:
+            sys.modules.pop(modname, None)
+            raise
+        return module
+
+
+def load_module_afresh(modname: str, path: Path, scratch: Path) -> ModuleType:
+    """:func:`load_module` through a path this process has never loaded from: a hard
+    link to (or, where none can be made, a copy of) ``path`` in a private directory made
+    under ``scratch`` (the system's temporary directory when that cannot be written),
+    removed once loaded.
+
+    A shared object the process has mapped stays mapped, and the dynamic loader answers
+    every later load from the same path with it, even after the file there was replaced.
+    """
     try:
-        spec.loader.exec_module(module)
-        if module.lib.opw_install() != 0:
-            error = getattr(module, "install_error", None)
-            raise ModuleInitError(
-                f"initialising compiled module {path} failed: {error!r}"
-            ) from error
-    except BaseException:
-        sys.modules.pop(modname, None)
-        raise
-    return module
+        folder = Path(tempfile.mkdtemp(prefix="reload-", dir=scratch))
+    except OSError:
+        folder = Path(tempfile.mkdtemp(prefix="opweave-c-reload-"))
+    try:
+        fresh = folder / path.name
+        try:
+            os.link(path, fresh)
+        except OSError:
+            shutil.copyfile(path, fresh)
+        return load_module(modname, fresh)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _cffi_version() -> str:

@@ -46,7 +46,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from opweave.link.trusted_files import trusted_uids, unsafe_reason
+from opweave.link.trusted_files import open_trusted, trusted_uids, unsafe_reason
 from opweave_c.compiler import CCompiler
 
 __all__ = [
@@ -175,13 +175,28 @@ def settle_build(folder: Path) -> None:
 
 def _stop_build(folder: Path) -> None:
     """Stop the build running in ``folder`` (its process group, from its marker) and
-    remove its marker and partial files."""
+    remove its marker and partial files.
+
+    Only a group that is provably this folder's build is signalled
+    (:func:`_is_our_build`): the marker must be a file no other user could have written,
+    and the group must hold a process of ours running this folder's build. Anything else
+    (a marker planted to name another process, a group whose build has ended and whose
+    number was reused) is left alone."""
     building = folder / ".building"
-    try:
-        group = int(building.read_text().strip() or "0")
-    except (OSError, ValueError):
+    if not _all_trusted(folder):
         return
-    if group <= 1 or not hasattr(os, "killpg"):  # not written yet, or not POSIX
+    try:
+        fh, _, _ = open_trusted(building, trusted_uids())
+    except OSError:
+        return
+    if fh is None:
+        return
+    with fh:
+        try:
+            group = int(fh.read(64).decode().strip() or "0")
+        except (OSError, ValueError):
+            return
+    if group <= 1 or not hasattr(os, "killpg") or not _is_our_build(group, building):
         return
     with contextlib.suppress(OSError):
         os.killpg(group, signal.SIGTERM)
@@ -189,6 +204,39 @@ def _stop_build(folder: Path) -> None:
     for pattern in (".gch-*", ".obj-*"):
         for partial_file in folder.glob(pattern):
             partial_file.unlink(missing_ok=True)
+
+
+def _is_our_build(group: int, marker: Path) -> bool:
+    """Does process group ``group`` hold a process of this user (the effective uid) whose
+    command line names ``marker`` (the build script, :data:`_SCRIPT`, gets it as an
+    argument)? No other user can start a process of ours, so such a group is a build
+    this user started for this folder.
+
+    Read from ``/proc``; ``False`` where there is none (nothing is signalled there)."""
+    proc = Path("/proc")
+    if not (proc / "self" / "stat").exists() or not hasattr(os, "geteuid"):
+        return False
+    wanted = str(marker).encode()
+    me = os.geteuid()
+    try:
+        listing = os.listdir(proc)
+    except OSError:
+        return False
+    for name in listing:
+        if not name.isdigit():
+            continue
+        try:
+            stat_line = (proc / name / "stat").read_bytes()
+            # ``pid (comm) state ppid pgrp ...``: comm may hold spaces and parentheses.
+            fields = stat_line[stat_line.rindex(b")") + 2 :].split()
+            if int(fields[2]) != group or os.stat(proc / name).st_uid != me:
+                continue
+            command_line = (proc / name / "cmdline").read_bytes()
+        except (OSError, ValueError, IndexError):
+            continue
+        if wanted in command_line:
+            return True
+    return False
 
 
 def include_args(folder: Path) -> list[str]:

@@ -30,8 +30,11 @@ usual and not kept.
 Entries are files ``<compiledir>/rewritten/<key>.pickle``, written to a temporary file
 and renamed into place; they are read only when they pass
 :func:`opweave.link.trusted_files.read_trusted` (a file only you or root could have
-written), since unpickling runs code. At most :data:`MAX_ENTRIES` are kept: storing
-beyond that removes the least recently used ones.
+written), since unpickling runs code. Neither read nor written is anything in a compile
+directory (or ``rewritten/`` folder) another user could have written to or replaced
+(:func:`opweave.link.trusted_files.unsafe_ancestry` for the directories above it): a
+graph kept there, its constants included, would be theirs to read or to change. At most
+:data:`MAX_ENTRIES` are kept: storing beyond that removes the least recently used ones.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ import io
 import logging
 import os
 import pickle
+import stat
 import struct
 import sys
 import types
@@ -55,13 +59,16 @@ from typing import Any
 import numpy as np
 
 from opweave.configdefaults import config
-from opweave.graph.basic import Constant, Variable, io_toposort
+from opweave.graph.basic import Constant, Variable, io_toposort, nodes_saved_in_order
 from opweave.graph.fg import FunctionGraph
 from opweave.link.trusted_files import (
     files_by_age,
     keep_newest,
     read_trusted,
     remove_quietly,
+    trusted_uids,
+    unsafe_ancestry,
+    unsafe_reason,
     write_whole,
 )
 from opweave.plugins.manager import get_plugin_manager
@@ -96,7 +103,8 @@ _CANNOT_PICKLE = (pickle.PicklingError, TypeError, AttributeError, RecursionErro
 
 
 class UnsafeRewriteCacheWarning(UserWarning):
-    """A cached rewritten graph another user could have written was ignored."""
+    """A cached rewritten graph another user could have written was ignored, or one was
+    not kept where another user could have read or changed it."""
 
 
 class _GraphPickler(pickle.Pickler):
@@ -126,11 +134,12 @@ def _pickle_graph(
     """``payload`` pickled with ``inputs`` left out, and the modules of the classes and
     functions it refers to. The pickler's memo starts with the inputs, so each reference
     to input ``k`` is written as "memo entry ``k``" (no Python code runs per object for
-    it, as ``persistent_id`` would)."""
+    it, as ``persistent_id`` would). ``payload`` lists the graph's nodes leaves first, so
+    they are saved plainly (:func:`~opweave.graph.basic.nodes_saved_in_order`)."""
     buffer = io.BytesIO()
     pickler = _GraphPickler(buffer, digest_arrays)
     pickler.memo = {id(var): (k, var) for k, var in enumerate(inputs)}
-    with _collector_paused():
+    with _collector_paused(), nodes_saved_in_order():
         pickler.dump(payload)
     return buffer.getvalue(), pickler.modules
 
@@ -293,6 +302,31 @@ def _folder() -> Path:
     return Path(config.compiledir) / "rewritten"
 
 
+def _unsafe_folder(folder: Path) -> str | None:
+    """Why another user could read, write or replace what is kept in ``folder`` (the
+    ``rewritten/`` folder of a compile directory), or ``None``: the compile directory
+    and ``folder``, where they exist, must be yours or root's and writable by no one
+    else, and nothing above them replaceable by another user
+    (:func:`opweave.link.trusted_files.unsafe_ancestry`)."""
+    trusted = trusted_uids()
+    root = folder.parent
+    for path, info_of in ((root, os.stat), (folder, os.lstat)):
+        try:
+            info = info_of(path)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            return f"{path} cannot be checked: {exc.strerror or exc}"
+        problem = unsafe_reason(info, trusted, stat.S_IFDIR)
+        if problem is not None:
+            return f"{path} {problem}"
+    return unsafe_ancestry(root, trusted)
+
+
+def _warn_unsafe(problem: str, doing: str) -> None:
+    warnings.warn(f"{doing}: {problem}", UnsafeRewriteCacheWarning, stacklevel=4)
+
+
 def load_rewritten(key: str, fgraph: FunctionGraph) -> FunctionGraph | None:
     """The rewritten graph kept under ``key``, on ``fgraph``'s inputs, or ``None``.
 
@@ -301,6 +335,10 @@ def load_rewritten(key: str, fgraph: FunctionGraph) -> FunctionGraph | None:
     :class:`UnsafeRewriteCacheWarning`.
     """
     path = _folder() / f"{key}.pickle"
+    problem = _unsafe_folder(path.parent)
+    if problem is not None:
+        _warn_unsafe(problem, "ignored the cached rewritten graphs")
+        return None
     try:
         data, problem = read_trusted(path)
     except OSError as exc:
@@ -347,6 +385,10 @@ def store_rewritten(key: str, fgraph: FunctionGraph) -> None:
     if len(data) > MAX_ENTRY_BYTES:
         return
     folder = _folder()
+    problem = _unsafe_folder(folder)
+    if problem is not None:
+        _warn_unsafe(problem, "did not keep the rewritten graph")
+        return
     try:
         write_whole(folder / f"{key}.pickle", data)
     except OSError as exc:

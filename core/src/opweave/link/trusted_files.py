@@ -3,7 +3,10 @@
 Compiled modules and cached graphs are code: loading a file another user could have
 written would run their code. A file is read only when it is a regular file (never
 through a symbolic link, never a FIFO) owned by you or by root that neither group nor
-others can write to. The C backend's module cache, the cache of rewritten graphs
+others can write to, in a directory no other user could have replaced: every directory
+above it must be yours or root's, and writable by group or others only with the sticky
+bit (``/tmp``), which keeps them from renaming what is yours (:func:`unsafe_ancestry`).
+The C backend's module cache, the cache of rewritten graphs
 (:mod:`opweave.compile.rewrite_cache`) and the plugins found
 (:mod:`opweave.plugins.discovery`) all apply this rule.
 
@@ -29,6 +32,7 @@ __all__ = [
     "read_trusted",
     "remove_quietly",
     "trusted_uids",
+    "unsafe_ancestry",
     "unsafe_reason",
     "write_whole",
 ]
@@ -81,6 +85,62 @@ def unsafe_reason(info: os.stat_result, trusted: frozenset[int] | None, kind: in
     return None
 
 
+def _unsafe_ancestor(info: os.stat_result, trusted: frozenset[int] | None) -> str | None:
+    """Why a directory (or symbolic link) above a trusted one lets another user replace
+    what lies below it; ``None`` when it does not."""
+    if trusted is not None and info.st_uid not in trusted:
+        return unsafe_reason(info, trusted, stat.S_IFMT(info.st_mode))
+    if stat.S_ISLNK(info.st_mode):
+        return None  # its own mode means nothing; its folder and its target are checked
+    if not stat.S_ISDIR(info.st_mode):
+        return unsafe_reason(info, trusted, stat.S_IFDIR)
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not info.st_mode & stat.S_ISVTX:
+        return unsafe_reason(info, trusted, stat.S_IFDIR)
+    return None
+
+
+def unsafe_ancestry(path: Path, trusted: frozenset[int] | None = None) -> str | None:
+    """Why another user could replace the directory ``path`` through a directory above
+    it (rename it away and put one of theirs in its place), or ``None`` when none can.
+
+    Every directory above ``path``, both on the path as written and on the path with its
+    symbolic links resolved, and every symbolic link on the way (``path`` itself
+    included), must belong to you or root; a directory above may be writable by group or
+    others only with the sticky bit set. ``path`` itself is not judged (its callers hold
+    it to the stricter :func:`unsafe_reason`). Missing directories are skipped: whoever
+    creates them must be able to write to the one above, which is checked.
+
+    Parameters
+    ----------
+    path
+        The directory.
+    trusted
+        The uids allowed to own what is above it; by default :func:`trusted_uids`.
+
+    Returns
+    -------
+    str or None
+        The first unsafe directory and what is wrong with it, or ``None``.
+    """
+    trusted = trusted_uids() if trusted is None else trusted
+    written = Path(os.path.abspath(path))
+    resolved = Path(os.path.realpath(written))
+    chain = [*reversed(written.parents), written, *reversed(resolved.parents)]
+    for folder in dict.fromkeys(chain):
+        try:
+            info = os.lstat(folder)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            return f"{folder} (above {path}) cannot be checked: {exc.strerror or exc}"
+        if folder in (written, resolved) and not stat.S_ISLNK(info.st_mode):
+            continue  # the directory itself: judged by the caller
+        problem = _unsafe_ancestor(info, trusted)
+        if problem is not None:
+            return f"{folder} (above {path}) {problem}"
+    return None
+
+
 def open_trusted(
     path: Path, trusted: frozenset[int] | None
 ) -> tuple[BinaryIO | None, os.stat_result | None, str | None]:
@@ -121,8 +181,9 @@ def open_trusted(
 
 
 def read_trusted(path: Path) -> tuple[bytes | None, str | None]:
-    """Read a file after checking it (:func:`open_trusted`) and the directory holding it
-    with :func:`unsafe_reason`.
+    """Read a file after checking it (:func:`open_trusted`), the directory holding it
+    with :func:`unsafe_reason` and the directories above that with
+    :func:`unsafe_ancestry`.
 
     Returns
     -------
@@ -138,6 +199,9 @@ def read_trusted(path: Path) -> tuple[bytes | None, str | None]:
     problem = unsafe_reason(folder, trusted, stat.S_IFDIR)
     if problem is not None:
         return None, f"{path.parent} {problem}"
+    problem = unsafe_ancestry(path.parent, trusted)
+    if problem is not None:
+        return None, problem
     try:
         fh, _, problem = open_trusted(path, trusted)
     except FileNotFoundError:
