@@ -15,7 +15,12 @@ from typing import Any
 
 from sphinx.application import Sphinx
 
-SYMBOLS = {"implemented": "yes", "missing": "**missing**", "fallback": "via another"}
+SYMBOLS = {
+    "implemented": "yes",
+    "partial": "partly",
+    "fallback": "via another",
+    "missing": "**missing**",
+}
 
 
 def write_if_changed(path: Path, text: str) -> None:
@@ -45,11 +50,17 @@ def capability_page() -> str:
         "`python -m opweave matrix`: every Op class that some installed backend means to cover,",
         "against every installed backend.",
         "",
-        "- *yes*: the backend has an implementation for the class (found through its MRO);",
-        "- *missing*: the class is in the backend's scope without an implementation",
-        "  (the completeness test `tests/integration/test_backend_completeness.py` fails then);",
-        "- *via another*: outside the backend's scope; its linkers run such nodes with another",
-        "  implementation (`cvm` in Python, the GPU linker on the host).",
+        "- *yes*: the backend's own implementation runs such nodes (the class defines the",
+        "  backend's method, or the backend's table entry for it, found through the class's",
+        "  MRO, produces an implementation);",
+        "- *partly*: the backend's own implementation runs some of them (its table entry says",
+        "  so); the others run as *via another*;",
+        "- *via another*: another implementation runs them (`cvm` in Python, Dask on one",
+        "  worker, the GPU linker on the host), and linkers that need the backend's own",
+        "  (`c`) refuse them: the class is outside the backend's scope, or its table entry",
+        "  never produces an implementation;",
+        "- *missing*: nothing runs them there: the class is in the backend's scope without an",
+        "  entry, or no installed backend implements it.",
         "",
         "| backend | linkers |",
         "| --- | --- |",

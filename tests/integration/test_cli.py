@@ -72,3 +72,71 @@ def test_logistic_regression_loss_falls() -> None:
     assert all(b <= a + 1e-12 for a, b in itertools.pairwise(losses))
     assert losses[-1] < 0.5 * losses[0]
     assert "training accuracy" in buf.getvalue()
+
+
+def _run_cli(*args: str, flags: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    if flags is not None:
+        env["OPWEAVE_FLAGS"] = flags
+    return subprocess.run(
+        [sys.executable, "-m", "opweave", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
+def test_info_reports_the_versions_a_bug_report_needs(capsys) -> None:
+    from importlib import metadata
+
+    import opweave
+
+    assert main(["info"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    block = lines[
+        lines.index("versions:") + 1 : lines.index("plugins (entry points 'opweave.plugins'):")
+    ]
+    versions = dict(line.strip().split(": ", 1) for line in block)
+    assert versions["python"].startswith(".".join(map(str, sys.version_info[:3])) + " (")
+    assert versions["numpy"] == np.__version__
+    assert versions["scipy"] == metadata.version("scipy")
+    assert versions["opweave"] == opweave.__version__
+    for dist in ("opweave-python", "opweave-c", "opweave-dask"):
+        assert versions[dist] == metadata.version(dist)
+    compiler = versions["C compiler (opweave-c)"]
+    cxx = opweave.config.cxx
+    first_line = subprocess.run([cxx, "--version"], capture_output=True, text=True).stdout
+    assert compiler.endswith(": " + first_line.splitlines()[0])
+    import dask
+
+    assert versions["dask (opweave-dask)"] == dask.__version__
+
+
+def test_version_flag_prints_the_version() -> None:
+    import opweave
+
+    proc = _run_cli("--version")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == f"opweave {opweave.__version__}"
+
+
+@pytest.mark.parametrize("command", ["info", "matrix", "demo"])
+def test_a_mistyped_config_flag_is_one_line_and_a_nonzero_exit(command: str) -> None:
+    proc = _run_cli(command, flags="linkr=cvm")
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    (said,) = proc.stderr.splitlines()  # one line: what is wrong, and the known flags
+    assert said.startswith(
+        "opweave: error: unknown opweave config flag 'linkr' (from OPWEAVE_FLAGS)"
+    )
+    assert "did you mean 'linker'?" in said and "known flags:" in said
+    assert proc.stdout == ""
+
+
+def test_a_mistyped_command_line_option_is_refused_briefly() -> None:
+    proc = _run_cli("info", "--opz")
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.splitlines()[-1] == "opweave: error: unrecognized arguments: --opz"

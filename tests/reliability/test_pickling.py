@@ -237,3 +237,40 @@ def test_nested_composite_in_a_graph_roundtrips() -> None:
     outer = Composite([a, b], [inner(a, b, ps.constant(np.int32(2)))[0] * a])
     node = roundtrip(outer(ps.float64("p"), ps.float64("q")).owner)
     assert isinstance(node, Apply) and node.op == outer
+
+
+# ------------------------------------------------- a function asked for the "auto" linker
+
+#: Loads a pickled function in a process where the C backend's plugin is not loaded, and
+#: prints the linker the function asks for, the one it got and its values.
+LOAD_WITHOUT_C = """
+import pickle, sys
+import numpy as np
+from opweave.plugins import create_plugin_manager, use_plugin_manager
+pm = create_plugin_manager(autoload=False)
+pm.set_blocked("c")
+pm.load_entry_points()
+with use_plugin_manager(pm):
+    f = pickle.load(open(sys.argv[1], "rb"))
+    print(f.maker.mode.linker, type(f.maker.linker).__module__.partition(".")[0])
+    print(f(np.array([0.0, 1.0, -2.0])).tolist())
+"""
+
+
+@pytest.mark.parametrize("through", ["mode", "config"])
+def test_auto_linker_is_chosen_again_where_unpickled(
+    through: str, tmp_path: Any, fresh_python: Any
+) -> None:
+    x = ot.dvector("x")
+    if through == "mode":
+        f = opweave.function([x], ot.exp(x) * 2.0, mode=Mode(linker="auto"))
+    else:
+        with opweave.config.change_flags(linker="auto"):
+            f = opweave.function([x], ot.exp(x) * 2.0)
+    assert type(f.maker.linker).__module__.startswith("opweave_c")  # auto picked C here
+    assert roundtrip(f).maker.mode.linker == "auto"
+    path = tmp_path / "f.pkl"
+    path.write_bytes(pickle.dumps(f))
+    linkers, values = fresh_python(LOAD_WITHOUT_C, str(path)).splitlines()
+    assert linkers.split() == ["auto", "opweave_python"]
+    np.testing.assert_allclose(eval(values), np.exp([0.0, 1.0, -2.0]) * 2.0)

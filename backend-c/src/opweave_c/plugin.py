@@ -7,7 +7,7 @@ from typing import Any
 
 from opweave.plugins import hookimpl
 from opweave_c import hookspecs
-from opweave_c.compiler import compiler_problem
+from opweave_c.compiler import CCompiler, compiler_problem
 from opweave_c.impls import C_OPS, c_code_for, c_type_for, compile_ops
 from opweave_c.linkers import CLinker, CVMLinker
 from opweave_c.linkers.shared_kinds import register_shared_kind_rewrites
@@ -35,7 +35,8 @@ def opweave_linkers() -> dict[str, type]:
 
 @hookimpl
 def opweave_backend_info() -> dict[str, Any]:
-    """Available when ``config.cxx`` names a working C compiler."""
+    """Available when ``config.cxx`` names a working C compiler (whose path and
+    ``--version`` line it reports)."""
     from opweave import config
 
     problem = compiler_problem(config.cxx)
@@ -45,6 +46,9 @@ def opweave_backend_info() -> dict[str, Any]:
         "available": problem is None,
         "reason": problem,
         "implementations": C_OPS,
+        "versions": {
+            "C compiler": CCompiler.from_config().identity if problem is None else problem
+        },
     }
 
 

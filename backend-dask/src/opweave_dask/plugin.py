@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from importlib import metadata
 from typing import Any
 
 from opweave.plugins import hookimpl
@@ -31,4 +32,5 @@ def opweave_backend_info() -> dict[str, Any]:
         "available": True,
         "reason": None,
         "implementations": DASK_OPS,
+        "versions": {"dask": metadata.version("dask")},  # without importing Dask
     }

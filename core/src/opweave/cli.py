@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import platform
 import sys
 from collections.abc import Sequence
+from importlib import metadata
 from pathlib import Path
 from typing import TextIO
 
@@ -13,7 +15,15 @@ import numpy as np
 
 import opweave
 import opweave.tensor as ot
-from opweave.link.capabilities import FALLBACK, IMPLEMENTED, MISSING, capability_matrix
+from opweave.link.capabilities import (
+    FALLBACK,
+    IMPLEMENTED,
+    MISSING,
+    PARTIAL,
+    capability_matrix,
+    coverage,
+    op_class_name,
+)
 from opweave.link.lookup import available_linkers, unusable_linkers
 from opweave.plugins import discovery
 
@@ -25,6 +35,9 @@ def info(out: TextIO, ops: bool = False) -> int:
     """
     pm = opweave.get_plugin_manager()
     print(f"opweave {opweave.__version__}", file=out)
+    print("versions:", file=out)
+    for what, version in versions(pm):
+        print(f"  {what}: {version}", file=out)
     print("plugins (entry points 'opweave.plugins'):", file=out)
     if not pm.records:
         print("  none", file=out)
@@ -54,17 +67,51 @@ def info(out: TextIO, ops: bool = False) -> int:
     return 0
 
 
+def versions(pm: opweave.plugins.OpweavePluginManager) -> list[tuple[str, str]]:
+    """``(what, version)`` of everything a bug report needs: Python and the platform, NumPy,
+    SciPy, opweave, each plugin's distribution, and what each backend relies on (its
+    ``opweave_backend_info`` ``versions``, e.g. the C compiler)."""
+    found = [
+        (
+            "python",
+            f"{platform.python_version()} ({platform.python_implementation()}, "
+            f"{platform.platform(terse=True)}, {platform.machine()})",
+        ),
+        ("numpy", np.__version__),
+        ("scipy", _distribution_version("scipy")),
+        ("opweave", opweave.__version__),
+    ]
+    seen = {"opweave"}
+    for rec in pm.records:
+        if rec.distribution and rec.distribution not in seen:
+            seen.add(rec.distribution)
+            found.append((rec.distribution, rec.version or _distribution_version(rec.distribution)))
+    for backend in pm.hook.opweave_backend_info():
+        for what, version in (backend.get("versions") or {}).items():
+            found.append((f"{what} ({backend['name']})", version))
+    return found
+
+
+def _distribution_version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
 def print_matrix(pm: opweave.plugins.OpweavePluginManager, out: TextIO, as_json: bool) -> int:
     """Print the capability matrix (:mod:`opweave.link.capabilities`), as JSON or as a table
-    with one column per backend (``+`` implemented, ``-`` missing, ``.`` fallback)."""
+    with one column per backend (``+`` implemented, ``~`` partly, ``.`` another
+    implementation runs it, ``-`` nothing runs it)."""
     matrix = capability_matrix(pm.hook.opweave_backend_info())
     if as_json:
         json.dump(matrix, out, indent=2, sort_keys=True)
         print(file=out)
         return 0
     backends = sorted({name for row in matrix.values() for name in row})
-    marks = {IMPLEMENTED: "+", MISSING: "-", FALLBACK: "."}
-    print("  ".join(backends) + "  Op class  (+ implemented, - missing, . fallback)", file=out)
+    marks = {IMPLEMENTED: "+", PARTIAL: "~", FALLBACK: ".", MISSING: "-"}
+    legend = "(+ implemented, ~ partly, . fallback to another implementation, - missing)"
+    print("  ".join(backends) + f"  Op class  {legend}", file=out)
     for cls, row in matrix.items():
         cells = "  ".join(marks[row[name]].center(len(name)) for name in backends)
         print(f"{cells}  {cls}", file=out)
@@ -72,20 +119,31 @@ def print_matrix(pm: opweave.plugins.OpweavePluginManager, out: TextIO, as_json:
 
 
 def print_ops(pm: opweave.plugins.OpweavePluginManager, out: TextIO) -> None:
-    """For each backend publishing an implementation table: what it covers and lacks."""
+    """For each backend publishing an implementation table: which Op classes its own
+    implementation runs, which another one runs (a fallback), and which nothing runs."""
+    infos = pm.hook.opweave_backend_info()
+    matrix = capability_matrix(infos)
     print("implementations:", file=out)
-    for backend in pm.hook.opweave_backend_info():
+    for backend in infos:
         table = backend.get("implementations")
         if table is None:
             continue
-        scope, missing = table.scope(), table.missing()
+        scope = {op_class_name(cls) for cls in table.scope()}
+        found = coverage({cls: matrix[cls] for cls in sorted(scope)}, backend["name"])
+        implemented = len(found[IMPLEMENTED])
         print(
-            f"  {backend['name']} ({table.backend}): {len(scope) - len(missing)} of "
-            f"{len(scope)} Op classes",
+            f"  {backend['name']} ({table.backend}): {implemented} of {len(scope)} Op classes",
             file=out,
         )
-        for cls in missing:
-            print(f"    missing: {cls.__module__}.{cls.__qualname__}", file=out)
+        if implemented < len(scope):
+            print(
+                f"    the others: {len(found[PARTIAL])} partly, {len(found[FALLBACK])} by "
+                f"another implementation (fallback), {len(found[MISSING])} missing",
+                file=out,
+            )
+        for status in (PARTIAL, FALLBACK, MISSING):
+            for cls in found[status]:
+                print(f"    {status}: {cls}", file=out)
 
 
 def demo(out: TextIO) -> int:
@@ -177,6 +235,7 @@ def rewritten_cache_command(action: str, out: TextIO) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``opweave`` command."""
     parser = argparse.ArgumentParser(prog="opweave", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"opweave {opweave.__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("demo", help="run the (x + y) * z example with every installed linker")
     info_parser = sub.add_parser("info", help="list plugins, backends, linkers and configuration")
@@ -197,6 +256,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     cache_parser.add_argument("action", choices=["list", "clear"])
     args = parser.parse_args(argv)
+    try:
+        opweave.get_plugin_manager()  # reads and checks the configuration flags
+    except ValueError as exc:  # an unknown flag, or a flag's bad value: said in one line
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return 2
     if args.command == "cache":
         return rewritten_cache_command(args.action, sys.stdout)
     if args.command == "demo":

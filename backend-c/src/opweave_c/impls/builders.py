@@ -13,15 +13,10 @@ from types import MappingProxyType
 from typing import Any
 
 from opweave.compile.builders import OpFromGraph
-from opweave.graph.basic import Apply
+from opweave_c.impls.common import python_only
 
 __all__ = ["C_OPS"]
 
 
-def _python_only(op: Any, node: Apply) -> None:
-    """No C implementation: the node runs its compiled inner graph from Python (``cvm``)."""
-    return None
-
-
 #: Op class -> ``factory(op, node)`` giving the C implementation or ``None``. Read-only.
-C_OPS: MappingProxyType[type, Any] = MappingProxyType({OpFromGraph: _python_only})
+C_OPS: MappingProxyType[type, Any] = MappingProxyType({OpFromGraph: python_only})

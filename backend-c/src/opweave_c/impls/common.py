@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from opweave.graph.basic import Apply
+from opweave.link.capabilities import CAPABILITY_ATTRIBUTE, FALLBACK
 from opweave.tensor.type import TensorType
 from opweave_c.impls.csource import snippet
 from opweave_c.impls.tensor_type import C_DTYPES
@@ -27,6 +28,7 @@ __all__ = [
     "dtype_kind",
     "int_value",
     "py_int",
+    "python_only",
     "raw_value",
     "tensor_dtype",
     "typenum",
@@ -34,6 +36,16 @@ __all__ = [
 
 #: C helpers shared by the implementations (identical text: one copy per module).
 SHARED_SUPPORT = snippet("common.c", "helpers")
+
+
+def python_only(op: Any, node: Apply) -> None:
+    """The table entry of an Op class without C code: ``cvm`` runs its nodes with the
+    Python backend's implementation and ``c`` refuses them; the capability matrix reports
+    the class as a fallback (it declares so)."""
+    return None
+
+
+setattr(python_only, CAPABILITY_ATTRIBUTE, FALLBACK)
 
 
 def c_string(text: str) -> str:

@@ -27,7 +27,7 @@ from opweave.tensor.extra_ops import (
     Unique,
     UnravelIndex,
 )
-from opweave_c.impls.common import SnippetImpl, int_value, tensor_dtype, typenum
+from opweave_c.impls.common import SnippetImpl, int_value, python_only, tensor_dtype, typenum
 from opweave_c.impls.csource import render
 
 __all__ = [
@@ -147,12 +147,6 @@ def _fill_diagonal_offset(op: FillDiagonalOffset, node: Apply) -> FillDiagonalOf
     return FillDiagonalOffsetC() if _all_c(node) else None
 
 
-def _python_only(op: Any, node: Apply) -> None:
-    """``Unique``, ``UnravelIndex``, ``RavelMultiIndex``: no C code (see the module
-    docstring), so the C linkers run the Python backend's implementation."""
-    return None
-
-
 #: Op class -> ``factory(op, node)`` giving the C implementation or ``None``. Read-only.
 C_OPS: MappingProxyType[type, Any] = MappingProxyType(
     {
@@ -161,8 +155,8 @@ C_OPS: MappingProxyType[type, Any] = MappingProxyType(
         Repeat: _repeat,
         FillDiagonal: _fill_diagonal,
         FillDiagonalOffset: _fill_diagonal_offset,
-        Unique: _python_only,
-        UnravelIndex: _python_only,
-        RavelMultiIndex: _python_only,
+        Unique: python_only,
+        UnravelIndex: python_only,
+        RavelMultiIndex: python_only,
     }
 )

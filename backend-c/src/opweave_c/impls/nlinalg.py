@@ -10,7 +10,6 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Any
 
-from opweave.graph.basic import Apply
 from opweave.tensor.nlinalg import (
     QR,
     SVD,
@@ -24,19 +23,15 @@ from opweave.tensor.nlinalg import (
     TensorInv,
     TensorSolve,
 )
+from opweave_c.impls.common import python_only
 
 __all__ = ["C_OPS"]
-
-
-def _python_only(op: Any, node: Apply) -> None:
-    """No C implementation: the node runs in Python (``cvm``)."""
-    return None
 
 
 #: Op class -> ``factory(op, node)`` giving the C implementation or ``None``. Read-only.
 C_OPS: MappingProxyType[type, Any] = MappingProxyType(
     {
-        cls: _python_only
+        cls: python_only
         for cls in (
             Det,
             Eig,

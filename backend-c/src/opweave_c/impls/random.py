@@ -11,17 +11,12 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Any
 
-from opweave.graph.basic import Apply
 from opweave.tensor.random.op import RandomVariable
+from opweave_c.impls.common import python_only
 
 __all__ = ["C_OPS"]
 
 
-def _python_only(op: Any, node: Apply) -> None:
-    """No C implementation: the node runs in Python (``cvm``)."""
-    return None
-
-
 #: Op class -> ``factory(op, node)`` giving the C implementation or ``None``; one entry
 #: covers every distribution (subclasses are matched through their MRO). Read-only.
-C_OPS: MappingProxyType[type, Any] = MappingProxyType({RandomVariable: _python_only})
+C_OPS: MappingProxyType[type, Any] = MappingProxyType({RandomVariable: python_only})

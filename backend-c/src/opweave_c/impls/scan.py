@@ -11,16 +11,11 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Any
 
-from opweave.graph.basic import Apply
 from opweave.scan.op import Scan
+from opweave_c.impls.common import python_only
 
 __all__ = ["C_OPS"]
 
 
-def _python_only(op: Any, node: Apply) -> None:
-    """No C implementation: the node runs in Python (``cvm``)."""
-    return None
-
-
 #: Op class -> ``factory(op, node)`` giving the C implementation or ``None``. Read-only.
-C_OPS: MappingProxyType[type, Any] = MappingProxyType({Scan: _python_only})
+C_OPS: MappingProxyType[type, Any] = MappingProxyType({Scan: python_only})

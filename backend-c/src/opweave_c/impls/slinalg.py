@@ -14,7 +14,6 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Any
 
-from opweave.graph.basic import Apply
 from opweave.tensor.linalg_constructors import BlockDiagonal
 from opweave.tensor.linalg_control import SolveSylvester
 from opweave.tensor.linalg_eigen import Eigvalsh
@@ -23,19 +22,15 @@ from opweave.tensor.linalg_products import Expm
 from opweave.tensor.linalg_schur import QZ, Schur
 from opweave.tensor.slinalg import Cholesky, CholeskySolve, Solve, SolveBase, SolveTriangular
 from opweave.tensor.slinalg_riccati import SolveDiscreteARE
+from opweave_c.impls.common import python_only
 
 __all__ = ["C_OPS"]
-
-
-def _python_only(op: Any, node: Apply) -> None:
-    """No C implementation: the node runs in Python (``cvm``)."""
-    return None
 
 
 #: Op class -> ``factory(op, node)`` giving the C implementation or ``None``. Read-only.
 C_OPS: MappingProxyType[type, Any] = MappingProxyType(
     {
-        cls: _python_only
+        cls: python_only
         for cls in (
             Cholesky,
             CholeskySolve,

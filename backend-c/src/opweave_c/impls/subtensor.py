@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import Any
 
 from opweave.graph.basic import Apply
+from opweave.link.capabilities import CAPABILITY_ATTRIBUTE, PARTIAL
 from opweave.scalar.type import DTYPE_SPECS
 from opweave.tensor.subtensor import (
     AdvancedIncSubtensor,
@@ -497,6 +498,7 @@ class AdvancedTakeC(SnippetImpl):
 
 
 def _advanced_subtensor(op: AdvancedSubtensor, node: Apply) -> AdvancedTakeC | None:
+    """A take along one axis; other index patterns run in Python (``cvm``)."""
     axis = _take_axis(op.idx_list)
     if axis is None or tensor_dtype(node.inputs[0]) is None:
         return None
@@ -519,6 +521,10 @@ def _advanced_inc_subtensor(op: AdvancedIncSubtensor, node: Apply) -> AdvancedIn
 
 
 #: Op class -> ``factory(op, node)`` giving the C implementation or ``None``. Read-only.
+# C for some index patterns only; the others run in Python (``cvm``).
+for _partial in (_advanced_subtensor, _advanced_inc_subtensor):
+    setattr(_partial, CAPABILITY_ATTRIBUTE, PARTIAL)
+
 C_OPS: MappingProxyType[type, Any] = MappingProxyType(
     {
         Subtensor: _subtensor,

@@ -210,12 +210,14 @@ class FunctionMaker:
         """Pickle what builds this maker again (as PyTensor does): the inputs, outputs,
         updates, mode (its linker by name where it has one) and name. Unpickling rewrites
         and links the graph anew; a maker that was given a prepared graph (a copied
-        function's) keeps that graph."""
+        function's) keeps that graph. A linker asked for as ``"auto"`` (by the mode or by
+        ``config.linker``) is stored as ``"auto"`` and chosen again where it is unpickled,
+        among the linkers installed there."""
         given = self.mode.linker
+        if given is None and config.linker == "auto":
+            given = "auto"
         mode = Mode(
-            given
-            if isinstance(given, str) and given != "auto"
-            else _linker_for_pickle(self._chosen_linker()),
+            given if isinstance(given, str) else _linker_for_pickle(self._chosen_linker()),
             self.mode.optimizer,
             self.mode._including,
             self.mode._excluding,

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import copy as _copy
 import weakref
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar, Token
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, cast
 
 if TYPE_CHECKING:
     # Type checkers read PEP 696 defaults from typing_extensions' TypeVar; at run time the
@@ -155,6 +157,141 @@ def _hashable(value: Any) -> Any:
     return value
 
 
+# --------------------------------------------------------------------- pickling
+
+#: The ids of the Apply nodes whose saving (by ``pickle`` or ``copy.deepcopy``) is under
+#: way, leaves first; they and their outputs are saved plainly while it lasts.
+_ancestors_being_saved: ContextVar[frozenset[int]] = ContextVar(
+    "opweave_ancestors_being_saved", default=frozenset()
+)
+
+
+#: True while a payload that lists a graph's nodes in topological order is pickled
+#: (:func:`nodes_saved_in_order`): each node then refers only to saved ones, and the
+#: ancestors walk of each would make the whole save quadratic.
+_nodes_saved_in_order: ContextVar[bool] = ContextVar("opweave_nodes_saved_in_order", default=False)
+
+
+@contextmanager
+def nodes_saved_in_order() -> Iterator[None]:
+    """Within it, ``pickle`` and ``copy.deepcopy`` save Apply nodes and Variables plainly,
+    for a payload that lists its graph's nodes leaves first (as :func:`io_toposort` gives
+    them): its recursion depth is bounded without the ancestors walk (which would walk
+    each node's whole ancestry again, quadratic in the graph)."""
+    token = _nodes_saved_in_order.set(True)
+    try:
+        yield
+    finally:
+        _nodes_saved_in_order.reset(token)
+
+
+def _nothing() -> None:
+    """What a marker of :func:`_ancestors_first` unpickles to."""
+    return None
+
+
+class _AncestorsStart:
+    """First item of an ancestors list: saving it marks the nodes that follow as under way."""
+
+    def __init__(self, ids: frozenset[int]) -> None:
+        self.ids = ids
+        self.token: Token[frozenset[int]] | None = None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        self.token = _ancestors_being_saved.set(_ancestors_being_saved.get() | self.ids)
+        return (_nothing, ())
+
+
+class _AncestorsEnd:
+    """Last item of an ancestors list: saving it ends what its start marked."""
+
+    def __init__(self, start: _AncestorsStart) -> None:
+        self.start = start
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        if self.start.token is not None:
+            _ancestors_being_saved.reset(self.start.token)
+            self.start.token = None
+        return (_nothing, ())
+
+
+def _ancestors_first(inputs: Iterable[Variable]) -> list[Any]:
+    """The Apply nodes ``inputs`` depend on, each after those it depends on, between markers.
+
+    ``pickle`` and ``copy.deepcopy`` save a list's items in order, so the nodes of a graph
+    saved through this list are each saved when everything they refer to already is: the
+    depth of the recursion no longer grows with the depth of the graph. Empty when
+    ``inputs`` are all roots. The walk is iterative.
+    """
+    order: list[AbstractApply] = []
+    expanded: set[int] = set()
+    stack: list[tuple[AbstractApply, bool]] = [
+        (v.owner, False) for v in reversed(list(inputs)) if v.owner is not None
+    ]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            order.append(node)
+            continue
+        if id(node) in expanded:
+            continue
+        expanded.add(id(node))
+        stack.append((node, True))
+        for inp in reversed(node.inputs):
+            owner = inp.owner
+            if owner is not None and id(owner) not in expanded:
+                stack.append((owner, False))
+    if not order:
+        return []
+    start = _AncestorsStart(frozenset(id(node) for node in order))
+    return [start, *order, _AncestorsEnd(start)]
+
+
+def _after_ancestors(cls: Any, ancestors: list[Any]) -> Any:
+    """A new, empty ``cls`` object, made once ``ancestors`` are loaded (see
+    :func:`_ancestors_first`); its state is set afterwards."""
+    return cls.__new__(cls)
+
+
+#: The type of what :func:`_plain_copy` copies.
+_Copied = TypeVar("_Copied")
+
+
+def _plain_copy(obj: _Copied) -> _Copied:
+    """What ``copy.copy(obj)`` gives through the plain reduce value (no ancestors walk),
+    or through the object's own ``__reduce_ex__`` (a frozen node's output gives itself)."""
+    own = vars(obj).get("__reduce_ex__")
+    value: Any = own(4) if own is not None else object.__reduce_ex__(obj, 4)
+    parts: list[Any] = [*value, None]
+    func, args, state = parts[0], parts[1], parts[2]
+    new: Any = func(*args)
+    if state is None:
+        return cast(_Copied, new)
+    if hasattr(new, "__setstate__"):
+        new.__setstate__(state)
+        return cast(_Copied, new)
+    slots = None
+    if isinstance(state, tuple) and len(state) == 2:
+        state, slots = state
+    if state:
+        new.__dict__.update(state)
+    for name, value in (slots or {}).items():
+        setattr(new, name, value)
+    return cast(_Copied, new)
+
+
+def _reduce_after_ancestors(obj: Any, inputs: Sequence[Variable], protocol: int) -> Any:
+    """``obj``'s reduce value, saving the nodes ``inputs`` depend on first (leaves first),
+    or the plain one where there are none or they are being saved already."""
+    own_reduce = getattr(type(obj), "__reduce__", None)
+    if own_reduce is not object.__reduce__ or _nodes_saved_in_order.get():
+        return object.__reduce_ex__(obj, protocol)
+    ancestors = _ancestors_first(inputs)
+    if not ancestors:
+        return object.__reduce_ex__(obj, protocol)
+    return (_after_ancestors, (type(obj), ancestors), obj.__getstate__())
+
+
 class Node:
     """Common base of Apply nodes and :class:`Variable`."""
 
@@ -251,6 +388,17 @@ class Apply(AbstractApply[OpType]):
             elif out.owner is not self or out.index != i:
                 raise ValueError(f"output {i} of {op} already belongs to another Apply node")
             self.outputs.append(out)
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        """Pickle (and deep-copy) the node after the nodes it depends on, leaves first, so
+        that a deep graph does not take one level of recursion per node."""
+        if id(self) in _ancestors_being_saved.get():
+            return object.__reduce_ex__(self, protocol)
+        return _reduce_after_ancestors(self, self.inputs, protocol)
+
+    def __copy__(self) -> Self:
+        """A shallow copy (``copy.copy``), as for any object; the graph is not walked."""
+        return _plain_copy(self)
 
     def clone(self, clone_inner_graph: bool = False) -> Apply[OpType]:
         """Return a copy with the same inputs and fresh (cloned) outputs."""
@@ -442,6 +590,18 @@ class Variable(Node, Generic[_TypeType, OptionalApplyType]):
         self.__dict__.update(state)
         self.auto_name = f"auto_{Variable.__count__}"
         Variable.__count__ += 1
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        """Pickle (and deep-copy) a computed variable after the nodes it depends on, leaves
+        first, so that a deep graph does not take one level of recursion per node."""
+        owner = self.owner
+        if owner is None or id(owner) in _ancestors_being_saved.get():
+            return object.__reduce_ex__(self, protocol)
+        return _reduce_after_ancestors(self, owner.inputs, protocol)
+
+    def __copy__(self) -> Self:
+        """A shallow copy (``copy.copy``), as for any object; the graph is not walked."""
+        return _plain_copy(self)
 
 
 class Constant(Variable[_TypeType, None]):

@@ -14,6 +14,8 @@ from opweave.graph.basic import (
     NominalVariable,
     Variable,
     _opweave,
+    _plain_copy,
+    _reduce_after_ancestors,
     clone_get_equiv,
 )
 from opweave.graph.trace import inherit_stack_trace
@@ -475,6 +477,18 @@ class FunctionGraph:
     def dprint(self, **kwargs: Any) -> Any:
         """:func:`~opweave.printing.debugprint` of this graph; ``kwargs`` go to it."""
         return _opweave().printing.debugprint(self, **kwargs)
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        """Pickle (and deep-copy) the graph's nodes first, in topological order, then the
+        rest (features, clients ...), which then only refers to saved nodes: neither the
+        depth of the recursion nor the work grows with the depth of the graph. The graph
+        it was cloned from (``equiv``'s keys) is saved the same way."""
+        originals = [v for v in (getattr(self, "equiv", None) or ()) if isinstance(v, Variable)]
+        return _reduce_after_ancestors(self, [*self.outputs, *originals], protocol)
+
+    def __copy__(self) -> FunctionGraph:
+        """A shallow copy (``copy.copy``), as for any object; the graph is not walked."""
+        return _plain_copy(self)
 
     def __contains__(self, item: object) -> bool:
         """True for a variable or an Apply node of the graph."""

@@ -22,9 +22,11 @@ Rules every hook follows:
 * A plugin may implement any subset of the hooks, and may accept any subset of
   a hook's arguments (pluggy passes only those a function names).
 * A broken plugin never breaks the core: an implementation that raises an
-  unexpected exception, or answers a collect hook with a result of the wrong
-  shape, is reported once with a ``PluginWarning`` naming the plugin and the
-  hook, and its answer is skipped. A first-result hook may still answer with an
+  unexpected exception, or answers with a result of the wrong kind (a collect
+  hook's of the wrong shape, a thunk that is not callable, a transfer that is not
+  a Variable), is reported once with a ``PluginWarning`` naming the plugin and the
+  hook, and its answer is skipped. Plugins' hook wrappers are isolated the same
+  way and leave the others isolated. A first-result hook may still answer with an
   error: ``NotImplementedError``, ``TypeError``, ``ValueError``, opweave's own
   exceptions and the plugin package's own exceptions reach the caller, with a
   note naming the plugin (see :mod:`opweave.plugins.isolation`).
@@ -127,6 +129,9 @@ def opweave_backend_info() -> dict[str, Any]:
     device includes the rewrites tagged with the kind's name, and fails with this
     backend's ``reason`` when it is unavailable (see
     :mod:`opweave.compile.device`).
+
+    Optionally, ``versions``: ``{what: version}`` of what the backend relies on (its
+    compiler, its array library), which ``opweave info`` reports.
     """
 
 

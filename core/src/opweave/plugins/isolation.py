@@ -2,28 +2,34 @@
 
 Every hook call goes through :class:`IsolatingHookExec`, which the plugin manager
 installs as pluggy's hook executor. It calls the hook implementations in pluggy's
-order, as pluggy does, but:
+order, as pluggy does (through pluggy's own executor, each implementation wrapped, when
+a plugin wraps the hook), but:
 
 * An unexpected exception raised by a plugin's implementation (a bug such as a
   ``RuntimeError``, ``AttributeError`` or ``KeyError``) is reported once with a
   :class:`~opweave.plugins.manager.PluginWarning` naming the plugin, its distribution
   and the hook, recorded in ``pm.failures``, and that plugin's answer is skipped.
-* A result of the wrong shape (``opweave_linkers`` returning a string, say) is
-  reported and skipped the same way.
+* A result of the wrong kind is reported and skipped the same way: a collect hook's
+  answer of the wrong shape (``opweave_linkers`` returning a string, say), or a
+  first-result hook's answer that cannot be what it asks for (``opweave_make_thunk``
+  returning something that is not callable, ``opweave_transfer`` returning something
+  that is not a Variable). The next plugin in line answers instead.
 * Errors that are part of a hook's contract still reach the caller, with a note
   naming the plugin: ``NotImplementedError``, ``TypeError``, ``ValueError`` and
   ``MemoryError``, opweave's own exceptions, and exceptions of the plugin's own package
   (the C backend's ``CompilationError``, say). Such an error is the plugin's answer
   to what the user asked of it.
+* A plugin's hook wrapper (``wrapper=True`` or the old-style ``hookwrapper=True``) is
+  isolated too: one that raises before it yields is skipped as if it were absent, and
+  one that fails after it yields leaves the answer of the implementations it wraps.
+  Isolation stays on for every other plugin of the call.
 * The core's own built-in plugin is never isolated: its errors are opweave's bugs.
-
-Hook calls where any implementation is a pluggy wrapper run through pluggy's own
-executor, without isolation.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import sys
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -71,11 +77,15 @@ class HookFailure:
         return f"plugin {self.plugin!r}{where} failed in hook {self.hook}: {self.error}"
 
 
+#: A check of one hook's answer, given the hook's arguments: a problem, or ``None``.
+ResultCheck = Callable[[Any, Mapping[str, object]], "str | None"]
+
+
 def _is_str_list(value: Any) -> bool:
     return isinstance(value, list | tuple) and all(isinstance(item, str) for item in value)
 
 
-def _check_linkers(result: Any) -> str | None:
+def _check_linkers(result: Any, kwargs: Mapping[str, object]) -> str | None:
     if not isinstance(result, Mapping):
         return f"returned {type(result).__name__}, expected a dict {{name: Linker class}}"
     for name, cls in result.items():
@@ -84,15 +94,20 @@ def _check_linkers(result: Any) -> str | None:
     return None
 
 
-def _check_backend_info(result: Any) -> str | None:
+def _check_backend_info(result: Any, kwargs: Mapping[str, object]) -> str | None:
     if not isinstance(result, Mapping):
         return f"returned {type(result).__name__}, expected a dict with 'name' and 'linkers'"
     if not isinstance(result.get("name"), str) or not _is_str_list(result.get("linkers", [])):
         return f"returned {result!r}; expected 'name' a str and 'linkers' a list of str"
+    versions = result.get("versions", {})
+    if not isinstance(versions, Mapping) or not all(
+        isinstance(key, str) and isinstance(value, str) for key, value in versions.items()
+    ):
+        return f"returned 'versions' {versions!r}; expected a dict of str to str"
     return None
 
 
-def _check_entries(result: Any) -> str | None:
+def _check_entries(result: Any, kwargs: Mapping[str, object]) -> str | None:
     if not isinstance(result, list | tuple) or not all(
         isinstance(entry, tuple) and entry and isinstance(entry[0], type) for entry in result
     ):
@@ -100,14 +115,49 @@ def _check_entries(result: Any) -> str | None:
     return None
 
 
-#: Checks of the results of collect hooks: a problem description, or ``None``.
-RESULT_CHECKS: Mapping[str, Callable[[Any], str | None]] = {
+def _check_thunk(result: Any, kwargs: Mapping[str, object]) -> str | None:
+    if callable(result):
+        return None
+    return f"returned {result!r} ({type(result).__name__}), expected a callable thunk or None"
+
+
+def _check_implementation(result: Any, kwargs: Mapping[str, object]) -> str | None:
+    backend = kwargs.get("backend")
+    if backend == "c":
+        if hasattr(result, "c_code"):
+            return None
+        expected = "an object with a c_code method"
+    else:
+        if callable(result):
+            return None
+        expected = "a perform-style callable"
+    return (
+        f"returned {result!r} ({type(result).__name__}) for backend {backend!r}, "
+        f"expected {expected} or None"
+    )
+
+
+def _check_variable(result: Any, kwargs: Mapping[str, object]) -> str | None:
+    # The graph is a floor above the plugin machinery; an answer can only be a Variable
+    # once that module is loaded.
+    graph = sys.modules.get("opweave.graph.basic")
+    if graph is not None and isinstance(result, graph.Variable):
+        return None
+    return f"returned {result!r} ({type(result).__name__}), expected a Variable or None"
+
+
+#: Checks of hook answers (``None`` answers are never checked).
+RESULT_CHECKS: Mapping[str, ResultCheck] = {
     "opweave_linkers": _check_linkers,
     "opweave_backend_info": _check_backend_info,
     "opweave_register_deep_copy_op_c_code": _check_entries,
     "opweave_register_view_op_c_code": _check_entries,
     "opweave_register_shape_c_code": _check_entries,
     "opweave_register_shape_i_c_code": _check_entries,
+    "opweave_make_thunk": _check_thunk,
+    "opweave_implementation": _check_implementation,
+    "opweave_transfer": _check_variable,
+    "opweave_shared": _check_variable,
 }
 
 
@@ -139,8 +189,45 @@ def _is_answer(exc: BaseException, plugin: Any, firstresult: bool) -> bool:
     return origin in ("opweave", _top_package(plugin))
 
 
-def _note(plugin: str, hook: str) -> str:
-    return f"(raised by opweave plugin {plugin!r} in {hook})"
+#: How the note naming the plugin that raised an error begins.
+_NOTE_PREFIX = "(raised by opweave plugin"
+
+
+def _noted(exc: BaseException) -> bool:
+    """Whether a plugin was already named on ``exc`` (by the hook call that raised it).
+
+    An error raised inside a nested hook call (a backend's ``opweave_make_thunk`` asking
+    ``opweave_implementation``) names the plugin that raised it, not the one it passed
+    through.
+    """
+    return any(note.startswith(_NOTE_PREFIX) for note in getattr(exc, "__notes__", ()))
+
+
+class _IsolatedImpl:
+    """A stand-in for a pluggy ``HookImpl`` whose function is isolated.
+
+    pluggy's executor reads only these attributes; everything but ``function`` is the
+    original implementation's.
+    """
+
+    __slots__ = (
+        "argnames",
+        "function",
+        "hookwrapper",
+        "kwargnames",
+        "optionalhook",
+        "opts",
+        "plugin",
+        "plugin_name",
+        "tryfirst",
+        "trylast",
+        "wrapper",
+    )
+
+    def __init__(self, impl: Any, function: Callable[..., Any]) -> None:
+        for name in self.__slots__:
+            setattr(self, name, getattr(impl, name))
+        self.function = function
 
 
 class IsolatingHookExec:
@@ -151,7 +238,8 @@ class IsolatingHookExec:
     pm
         The plugin manager whose ``failures``, ``records`` and names are used.
     fallback
-        pluggy's own executor, used for calls that involve hook wrappers.
+        pluggy's own executor, which runs the isolated implementations of calls that
+        involve hook wrappers.
     """
 
     def __init__(self, pm: Any, fallback: Callable[..., Any]) -> None:
@@ -166,7 +254,10 @@ class IsolatingHookExec:
         firstresult: bool,
     ) -> Any:
         if any(impl.hookwrapper or impl.wrapper for impl in hook_impls):
-            return self.fallback(hook_name, hook_impls, caller_kwargs, firstresult)
+            isolated = [
+                self.isolate(impl, hook_name, caller_kwargs, firstresult) for impl in hook_impls
+            ]
+            return self.fallback(hook_name, isolated, caller_kwargs, firstresult)
         answers = self.answers(hook_name, hook_impls, caller_kwargs, firstresult)
         if firstresult:
             return next((result for _, result in answers), None)
@@ -182,35 +273,173 @@ class IsolatingHookExec:
         """Yield ``(plugin name, result)`` for each implementation that answered.
 
         Implementations are called in pluggy's order, lazily: a first-result caller
-        stops iterating at the first answer.
+        stops iterating at the first answer. Hook wrappers take no part: they wrap a
+        whole call, not one plugin's answer.
         """
-        check = None if firstresult else RESULT_CHECKS.get(hook_name)
         for impl in reversed(hook_impls):
+            if impl.hookwrapper or impl.wrapper:
+                continue
             args = [caller_kwargs[name] for name in impl.argnames]
             kwargs = {
                 name: caller_kwargs[name] for name in impl.kwargnames if name in caller_kwargs
             }
-            isolated = impl.plugin_name != BUILTIN_PLUGIN_NAME
+            result = self._call(impl, hook_name, caller_kwargs, firstresult, args, kwargs)
+            if result is not None:
+                yield impl.plugin_name, result
+
+    def isolate(
+        self,
+        impl: Any,
+        hook_name: str,
+        caller_kwargs: Mapping[str, object],
+        firstresult: bool,
+    ) -> Any:
+        """``impl`` with its function isolated (the built-in plugin's is returned as is)."""
+        if impl.plugin_name == BUILTIN_PLUGIN_NAME:
+            return impl
+        if impl.hookwrapper:
+            function = self._isolated_old_style_wrapper(impl, hook_name, firstresult)
+        elif impl.wrapper:
+            function = self._isolated_wrapper(impl, hook_name, caller_kwargs, firstresult)
+        else:
+
+            def function(*args: Any, **kwargs: Any) -> Any:
+                return self._call(impl, hook_name, caller_kwargs, firstresult, args, kwargs)
+
+        return _IsolatedImpl(impl, function)
+
+    def _call(
+        self,
+        impl: Any,
+        hook_name: str,
+        caller_kwargs: Mapping[str, object],
+        firstresult: bool,
+        args: Sequence[Any],
+        kwargs: Mapping[str, Any],
+    ) -> Any:
+        """Call one (non-wrapper) implementation: its answer, or ``None`` when skipped."""
+        if impl.plugin_name == BUILTIN_PLUGIN_NAME:
+            return impl.function(*args, **kwargs)
+        try:
+            result = impl.function(*args, **kwargs)
+        except BaseException as exc:
+            self._fail(exc, impl, hook_name, firstresult)
+            return None
+        check = RESULT_CHECKS.get(hook_name)
+        if result is None or check is None:
+            return result
+        problem = check(result, caller_kwargs)
+        if problem is not None:
+            self.report(impl.plugin_name, hook_name, problem)
+            return None
+        return result
+
+    def _isolated_wrapper(
+        self,
+        impl: Any,
+        hook_name: str,
+        caller_kwargs: Mapping[str, object],
+        firstresult: bool,
+    ) -> Callable[..., Generator[None, Any, Any]]:
+        check = RESULT_CHECKS.get(hook_name)
+
+        def isolated(*args: Any, **kwargs: Any) -> Generator[None, Any, Any]:
+            teardown = self._set_up(impl, hook_name, firstresult, args, kwargs)
+            if teardown is None:  # skipped: pass the wrapped answer through
+                return (yield)
             try:
-                result = impl.function(*args, **kwargs)
+                inner = yield
+            except BaseException as raised:
+                return self._tear_down_after_error(teardown, raised, impl, hook_name, firstresult)
+            try:
+                teardown.send(inner)
+            except StopIteration as stop:
+                result = stop.value
             except BaseException as exc:
-                if not isolated:
-                    raise
-                if _is_answer(exc, impl.plugin, firstresult):
-                    if isinstance(exc, Exception):
-                        exc.add_note(
-                            f"(raised by opweave plugin {impl.plugin_name!r} in {hook_name})"
-                        )
-                    raise
-                self.report(impl.plugin_name, hook_name, f"{type(exc).__name__}: {exc}")
-                continue
-            if result is None:
-                continue
-            problem = check(result) if check is not None and isolated else None
+                self._fail(exc, impl, hook_name, firstresult)
+                return inner
+            else:
+                teardown.close()
+                self.report(impl.plugin_name, hook_name, "wrapper yielded more than once")
+                return inner
+            problem = None if result is None or check is None else check(result, caller_kwargs)
             if problem is not None:
                 self.report(impl.plugin_name, hook_name, problem)
-                continue
-            yield impl.plugin_name, result
+                return inner
+            return result
+
+        return isolated
+
+    def _isolated_old_style_wrapper(
+        self, impl: Any, hook_name: str, firstresult: bool
+    ) -> Callable[..., Generator[None, Any, None]]:
+        def isolated(*args: Any, **kwargs: Any) -> Generator[None, Any, None]:
+            teardown = self._set_up(impl, hook_name, firstresult, args, kwargs)
+            if teardown is None:
+                yield
+                return
+            outcome = yield
+            try:
+                teardown.send(outcome)
+            except StopIteration:
+                return
+            except BaseException as exc:
+                self._fail(exc, impl, hook_name, firstresult)
+                return
+            teardown.close()
+            self.report(impl.plugin_name, hook_name, "wrapper yielded more than once")
+
+        return isolated
+
+    def _set_up(
+        self,
+        impl: Any,
+        hook_name: str,
+        firstresult: bool,
+        args: Sequence[Any],
+        kwargs: Mapping[str, Any],
+    ) -> Generator[None, Any, Any] | None:
+        """Run a wrapper up to its ``yield``; ``None`` when it failed there (reported)."""
+        try:
+            teardown: Generator[None, Any, Any] = impl.function(*args, **kwargs)
+            next(teardown)
+        except StopIteration:
+            self.report(impl.plugin_name, hook_name, "wrapper did not yield")
+            return None
+        except BaseException as exc:
+            self._fail(exc, impl, hook_name, firstresult)
+            return None
+        return teardown
+
+    def _tear_down_after_error(
+        self,
+        teardown: Generator[None, Any, Any],
+        raised: BaseException,
+        impl: Any,
+        hook_name: str,
+        firstresult: bool,
+    ) -> Any:
+        """Let a wrapper see the error of what it wraps; its own failure is isolated."""
+        try:
+            teardown.throw(raised)
+        except StopIteration as stop:
+            return stop.value
+        except BaseException as exc:
+            if exc is raised:
+                raise
+            self._fail(exc, impl, hook_name, firstresult)
+        else:
+            teardown.close()
+            self.report(impl.plugin_name, hook_name, "wrapper yielded more than once")
+        raise raised
+
+    def _fail(self, exc: BaseException, impl: Any, hook_name: str, firstresult: bool) -> None:
+        """Re-raise ``exc`` with a note when it is the plugin's answer, else report it."""
+        if _is_answer(exc, impl.plugin, firstresult):
+            if isinstance(exc, Exception) and not _noted(exc):
+                exc.add_note(f"{_NOTE_PREFIX} {impl.plugin_name!r} in {hook_name})")
+            raise exc
+        self.report(impl.plugin_name, hook_name, f"{type(exc).__name__}: {exc}")
 
     def report(self, plugin: str, hook: str, error: str) -> None:
         """Record a failure and warn about it once per plugin, hook and error."""
