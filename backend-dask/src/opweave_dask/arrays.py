@@ -24,6 +24,7 @@ from opweave.tensor.dimshuffle import DimShuffle
 from opweave.tensor.index_list import indices_from_subtensor
 from opweave.tensor.type import TensorType
 from opweave_dask.kernel import NodeKernel, detached_inputs, variable_positions
+from opweave_dask.portable import Portable
 from opweave_dask.values import as_dask, concrete
 
 __all__ = [
@@ -101,6 +102,9 @@ def build_reshape(node: Apply, linker: str) -> Runner:
         if not _known(x.shape):
             return None
         shape = tuple(int(n) for n in np.asarray(concrete(values[1])).reshape(-1))
+        if 0 in x.shape:  # nothing to move: NumPy's reshape (and its errors) on a stand-in
+            empty = np.empty(tuple(int(n) for n in x.shape), dtype=x.dtype).reshape(shape)
+            return [da.from_array(empty, chunks=empty.shape, name=False)]
         try:
             return [x.reshape(shape)]
         except NotImplementedError:  # not a plain merge or split of axes: through 1-d
@@ -160,7 +164,8 @@ def build_advanced_subtensor1(node: Apply, linker: str) -> Runner:
             return None
         ilist = values[1]
         if isinstance(ilist, da.Array):
-            checked = ilist.map_blocks(_check_bounds, int(n), what, dtype=ilist.dtype)
+            check = Portable(_check_bounds, n=int(n), what=what)
+            checked = ilist.map_blocks(check, dtype=ilist.dtype)
             return [x[checked]]
         ilist = _check_bounds(np.asarray(ilist), int(n), what)
         return [x[ilist]]

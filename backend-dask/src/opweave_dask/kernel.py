@@ -21,6 +21,7 @@ import numpy as np
 from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.op import Op
 from opweave.graph.type import Type
+from opweave_dask.portable import reduce_through_core
 
 __all__ = ["NodeKernel", "chunk_linker"]
 
@@ -163,7 +164,8 @@ class NodeKernel:
         return self.token
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        return (
+        # Through the core, so that loading it without opweave-dask names the distribution.
+        return reduce_through_core(
             NodeKernel,
             (self.op, self.inputs, self.linker, self.output_types, self.destroyed, self.token),
         )

@@ -9,7 +9,6 @@ elementwise map (blockwise) then its reduction. ``Argmax``/``Argmin`` use Dask's
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +20,7 @@ from opweave.tensor.elemwise import CAReduce
 from opweave.tensor.map_reduce import MapReduce
 from opweave.tensor.reductions import Argmin
 from opweave_dask.elemwise import build_elemwise
+from opweave_dask.portable import Portable
 from opweave_dask.values import as_dask, meta_for
 from opweave_python.impls.elemwise import reducer_ufunc
 
@@ -77,8 +77,8 @@ def build_careduce(node: Apply, linker: str) -> Runner | None:
     ndim = node.inputs[0].type.ndim
     axes = op.reduced_axes(ndim)
     out_ndim = ndim - len(axes)
-    partial = functools.partial(_partial, ufunc=ufunc, acc_dtype=acc_dtype)
-    final = functools.partial(_final, ufunc=ufunc, acc_dtype=acc_dtype, out_dtype=out_dtype)
+    partial = Portable(_partial, ufunc=ufunc, acc_dtype=acc_dtype)
+    final = Portable(_final, ufunc=ufunc, acc_dtype=acc_dtype, out_dtype=out_dtype)
 
     def run(values: list[Any]) -> list[Any]:
         x = as_dask(values[0])
@@ -127,6 +127,8 @@ def build_argmax(node: Apply, linker: str) -> Runner:
 
     def run(values: list[Any]) -> list[Any]:
         x = as_dask(values[0])
+        if any(x.shape[a] == 0 for a in axes):  # NumPy's refusal, before Dask's own
+            raise ValueError(f"attempt to get {fn.__name__} of an empty sequence")
         if op.axis is None or len(axes) == ndim:
             result = fn(x.reshape((-1,)) if ndim != 1 else x, axis=0)
         elif len(axes) == 1:

@@ -78,14 +78,15 @@ def debugprint(
             labels[key] = f"[id {_letters(len(labels))}]"
         return " " + labels[key]
 
-    def visit(var: Variable, prefix: str, level: int) -> None:
+    def line(var: Variable, prefix: str, level: int) -> list[Variable]:
+        """Write ``var``'s line; return the inputs to print below it."""
         typ = f" <{var.type}>" if print_type else ""
         owner = var.owner
         if owner is None:
             named = var.name or isinstance(var, Constant | NominalVariable)
             text = str(var) if named else f"<{var.type}>"
             lines.append(f"{prefix}{text}{label(var)}{typ}")
-            return
+            return []
         out = "" if len(owner.outputs) == 1 else f".{var.index}"
         name = f" '{var.name}'" if var.name else ""
         seen = id(owner) in done
@@ -101,13 +102,17 @@ def debugprint(
             f"{prefix}{owner.op}{out}{label(owner)}{name}{typ}{maps}{' ...' if seen else ''}"
         )
         if seen or level == depth:
-            return
+            return []
         done.add(id(owner))
-        for inp in owner.inputs:
-            visit(inp, prefix + " |", level + 1)
+        return list(owner.inputs)
 
-    for root in _roots(obj):
-        visit(root, "", 0)
+    # Depth first, each node before its inputs, with a stack of its own rather than
+    # Python's: a graph thousands of nodes deep prints like a shallow one.
+    stack = [(root, "", 0) for root in reversed(_roots(obj))]
+    while stack:
+        var, prefix, level = stack.pop()
+        below = line(var, prefix, level)
+        stack.extend((inp, prefix + " |", level + 1) for inp in reversed(below))
     text = "\n".join(lines)
     if file == "str":
         return text
@@ -159,10 +164,52 @@ def pprint(var: Variable) -> str:
     Dimension shuffles that only add or drop broadcastable axes print as their input, a
     full reversal as ``.T``.
     """
+    return _render_all(var)
+
+
+def _render_all(var: Variable) -> str:
+    """:func:`pprint`'s text, each variable rendered once after its inputs, with a stack
+    of its own rather than Python's (a graph thousands of nodes deep renders too)."""
+    # How many times each variable is still to be read: its text is dropped after the last.
+    remaining: dict[Variable, int] = {}
+    stack = [var]
+    found = {var}
+    while stack:
+        owner = stack.pop().owner
+        if owner is None:
+            continue
+        for inp in owner.inputs:
+            remaining[inp] = remaining.get(inp, 0) + 1
+            if inp not in found:
+                found.add(inp)
+                stack.append(inp)
+    texts: dict[Variable, str] = {}
+    work = [(var, False)]
+    while work:
+        current, inputs_ready = work.pop()
+        if current in texts:
+            continue
+        owner = current.owner
+        if owner is None:
+            texts[current] = str(current)
+            continue
+        if not inputs_ready:
+            work.append((current, True))
+            work.extend((inp, False) for inp in reversed(owner.inputs) if inp not in texts)
+            continue
+        args = [texts[inp] for inp in owner.inputs]
+        for inp in owner.inputs:
+            remaining[inp] -= 1
+            if remaining[inp] == 0:
+                del texts[inp]
+        texts[current] = _render_node(current, args)
+    return texts[var]
+
+
+def _render_node(var: Variable, args: list[str]) -> str:
+    """:func:`pprint`'s text of ``var`` (which has an owner), given its inputs' texts."""
     owner = var.owner
-    if owner is None:
-        return str(var)
-    args = [pprint(i) for i in owner.inputs]
+    assert owner is not None
     out = "" if len(owner.outputs) == 1 else f"[{var.index}]"
     kind = {c.__name__ for c in type(owner.op).__mro__}
     order = getattr(owner.op, "new_order", None)

@@ -10,7 +10,8 @@ __all__ = ["PerformLinker"]
 
 
 class PerformLinker(LoopLinker):
-    """Run each node's ``perform`` one after the other; keep every value until the end."""
+    """Run each node's ``perform`` one after the other; keep every value until the end
+    of the call (and, but for views of the inputs, until the next one)."""
 
     name: ClassVar[str] = "py"
     priority: ClassVar[int] = 10

@@ -14,7 +14,8 @@ class VMLinker(LoopLinker):
 
     With ``allow_gc`` (default ``config.allow_gc``) each intermediate is freed after its
     last client ran; without it, intermediates stay in their cells so that ``perform`` can
-    reuse their memory on the next call (see :class:`opweave.link.loop.LoopLinker`).
+    reuse their memory on the next call, except views of the inputs, emptied at the end of
+    each call (see :class:`opweave.link.loop.LoopLinker`).
     """
 
     name: ClassVar[str] = "vm"

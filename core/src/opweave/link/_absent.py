@@ -1,16 +1,29 @@
-"""Errors for the parts of PyTensor's ``pytensor.link`` that opweave does not have.
+"""Errors for what is missing here: parts of PyTensor's ``pytensor.link`` that opweave
+does not have, and backends that are not installed.
 
 opweave keeps PyTensor's module paths for what it has, as thin re-exports
 (``opweave.link.c.interface``, ``opweave.link.c.op``, ``opweave.link.c.type``); importing a
 module or a name it deliberately lacks raises an :class:`ImportError` whose message names
 the opweave equivalent, instead of a bare "No module named ...".
+
+A backend's object that may travel in a pickle (a per-chunk kernel in a Dask graph, say)
+pickles as a call of :func:`rebuild` naming its distribution, so that loading it where
+that distribution is not installed says what to install (:func:`absent_distribution`).
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
+from typing import Any
 
-__all__ = ["FOREIGN_BACKEND_ADVICE", "absent_module", "absent_name"]
+__all__ = [
+    "FOREIGN_BACKEND_ADVICE",
+    "absent_distribution",
+    "absent_module",
+    "absent_name",
+    "rebuild",
+]
 
 #: What to use instead of a PyTensor backend that opweave does not ship.
 FOREIGN_BACKEND_ADVICE = (
@@ -73,3 +86,66 @@ def absent_name(module: str, name: str, hints: Mapping[str, str]) -> ImportError
         f"cannot import name {name!r} from {module!r}: opweave has no {pytensor_name}. {hint}",
         name=module,
     )
+
+
+def absent_distribution(module: str, distribution: str, what: str) -> ModuleNotFoundError:
+    """The error for needing ``module`` of ``distribution`` where it is not installed.
+
+    Parameters
+    ----------
+    module
+        The missing module.
+    distribution
+        The distribution that provides it (what ``pip install`` takes).
+    what
+        What needed it (completes "... needs the module ...").
+
+    Returns
+    -------
+    ModuleNotFoundError
+        Its ``name`` is ``module``; the message says ``pip install <distribution>``.
+    """
+    return ModuleNotFoundError(
+        f"{what} needs the module {module!r} of the {distribution} distribution, which is not "
+        f"installed here: pip install {distribution}",
+        name=module,
+    )
+
+
+def rebuild(distribution: str, module: str, qualname: str, args: tuple[Any, ...] | None) -> Any:
+    """What a backend's object is unpickled through: ``module.qualname(*args)``, or the
+    object ``module.qualname`` itself when ``args`` is ``None``.
+
+    An object of a plugin distribution pickles as this call (its ``__reduce__`` returns
+    ``(rebuild, (distribution, module, qualname, args))``, with ``args`` holding no object
+    of the distribution's own modules): pickle then finds ``rebuild`` in the core, and a
+    process without the distribution gets an error naming what to install instead of
+    "No module named ...".
+
+    Parameters
+    ----------
+    distribution
+        The distribution providing ``module`` (what ``pip install`` takes).
+    module
+        The module defining the object.
+    qualname
+        The object's qualified name in ``module`` (``"Class.method"`` allowed).
+    args
+        The arguments to call it with, or ``None`` to return it uncalled.
+
+    Raises
+    ------
+    ModuleNotFoundError
+        When ``module`` (or a package above it) cannot be found: the message names
+        ``distribution`` (:func:`absent_distribution`).
+    """
+    try:
+        found: Any = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        missing = exc.name or module
+        if module != missing and not module.startswith(missing + "."):
+            raise  # a module the distribution itself needs: its own error says which
+        raise absent_distribution(module, distribution, f"unpickling {module}.{qualname}") from exc
+    for part in qualname.split("."):
+        found = getattr(found, part)
+    return found if args is None else found(*args)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any, ClassVar
 
 from opweave.configdefaults import config
@@ -129,6 +130,56 @@ def gc_plan(fgraph: FunctionGraph, linked: LinkedGraph) -> list[tuple[GcEntry, .
     return [tuple(entries) for entries in plan]
 
 
+def input_views(fgraph: FunctionGraph, order: Sequence[Apply]) -> list[Variable]:
+    """The computed variables that may share memory with one of ``fgraph``'s inputs.
+
+    Those are the outputs of nodes that declare them views (``view_map``) or overwritten
+    versions (``destroy_map``) of an input or of another such variable, following the
+    chain from the graph's inputs in execution order. The graph's outputs are left out:
+    their cells hold what a call returns.
+
+    A linker that keeps intermediates between calls empties these cells at the end of
+    each call, so that a compiled function never keeps its caller's array alive
+    through a view of it (``x.T``).
+    """
+    aliasing: set[Variable] = set(fgraph.inputs)
+    outputs = set(fgraph.outputs)
+    found: list[Variable] = []
+    for node in order:
+        op = node.op
+        maps = chain(
+            (getattr(op, "view_map", None) or {}).items(),
+            (getattr(op, "destroy_map", None) or {}).items(),
+        )
+        for out_pos, in_positions in maps:
+            var = node.outputs[out_pos]
+            if var in aliasing or not any(node.inputs[i] in aliasing for i in in_positions):
+                continue
+            aliasing.add(var)
+            if var not in outputs:
+                found.append(var)
+    return found
+
+
+def release_plan(
+    fgraph: FunctionGraph, linked: LinkedGraph, plan: list[tuple[GcEntry, ...]] | None
+) -> tuple[GcEntry, ...]:
+    """The cells to empty at the end of every call: views of the inputs that ``plan``
+    (:func:`gc_plan`, or ``None`` when every value is kept) does not free already."""
+    planned = {id(cell) for entries in plan or () for cell, _ in entries}
+    return tuple(
+        (linked.storage_map[var], linked.compute_map[var])
+        for var in input_views(fgraph, linked.order)
+        if id(linked.storage_map[var]) not in planned
+    )
+
+
+def _release(entries: tuple[GcEntry, ...]) -> None:
+    for cell, computed in entries:
+        cell[0] = None
+        computed[0] = 2
+
+
 def _free(steps: Sequence[tuple[Any, tuple[GcEntry, ...]]]) -> None:
     for _, entries in steps:
         for cell, computed in entries:
@@ -140,6 +191,7 @@ def run_loop(
     linked: LinkedGraph,
     plan: list[tuple[GcEntry, ...]] | None,
     on_failure: Callable[[BaseException, int], None],
+    release: tuple[GcEntry, ...] = (),
 ) -> Callable[[], None]:
     """The function running ``linked``'s thunks in order.
 
@@ -152,6 +204,9 @@ def run_loop(
     on_failure
         Called as ``on_failure(exc, i)`` when step ``i`` raised ``exc``, before it
         propagates (to attach notes); intermediates are freed after it.
+    release
+        Cells emptied at the end of every call, whether it succeeded or not
+        (:func:`release_plan`: the views of the inputs ``plan`` does not free).
     """
     thunks = linked.thunks
     if plan is None:
@@ -166,9 +221,22 @@ def run_loop(
                 on_failure(exc, i)
                 raise
 
-        return keep_all
+        if not release:
+            return keep_all
+
+        def keep_all_but_views() -> None:
+            try:
+                keep_all()
+            finally:
+                for cell, computed in release:
+                    cell[0] = None
+                    computed[0] = 2
+
+        return keep_all_but_views
 
     steps = list(zip(thunks, plan, strict=True))
+    if release:
+        steps.append((_no_step, release))
 
     def collect() -> None:
         i = 0
@@ -185,6 +253,10 @@ def run_loop(
             raise
 
     return collect
+
+
+def _no_step() -> None:
+    """The step after the last node, which only empties the cells it is given."""
 
 
 def thunk_origin(thunk: Any, default: str | None) -> str:
@@ -206,6 +278,7 @@ def run_timed_loop(
     on_failure: Callable[[BaseException, int], None],
     profile: Any,
     keys: Sequence[Any],
+    release: tuple[GcEntry, ...] = (),
 ) -> Callable[[], None]:
     """Like :func:`run_loop`, timing each thunk into ``profile``.
 
@@ -215,6 +288,7 @@ def run_timed_loop(
     only when the function is profiled, so unprofiled calls pay nothing for it. A node
     that raises is counted with the time it took; one that ran has its values' shapes and
     sizes recorded (:meth:`~opweave.compile.profiling.ProfileStats.record_node`).
+    ``release`` is emptied at the end of every call, as in :func:`run_loop`.
     """
     apply_time = profile.apply_time
     apply_callcount = profile.apply_callcount
@@ -248,6 +322,7 @@ def run_timed_loop(
                 _free([(thunk, entries) for thunk, entries, _, _ in steps])
             raise
         finally:
+            _release(release)
             profile.vm_call_time += clock() - start
 
     timed.profile = profile  # type: ignore[attr-defined]
@@ -269,7 +344,9 @@ class LoopLinker(Linker):
     With ``allow_gc`` (default ``config.allow_gc``) each intermediate is freed after its
     last client ran (its storage cell set to ``None``, its compute-map cell to 2); without
     it, intermediates stay in their cells so that implementations can reuse their memory
-    on the next call.
+    on the next call. Either way, the intermediates that are views of the graph's inputs
+    (:func:`input_views`) are emptied at the end of every call: a compiled function keeps
+    no reference to its caller's arrays.
 
     When one of the thunks is lazy (:func:`opweave.link.lazy.is_lazy`), the graph runs in
     the lazy loop (:func:`opweave.link.lazy.run_lazy_loop`), which computes only what the
@@ -316,6 +393,7 @@ class LoopLinker(Linker):
         allow_gc = config.allow_gc if self.allow_gc is None else self.allow_gc
         allow_gc = allow_gc and not self.keep_values
         plan = gc_plan(fgraph, linked) if allow_gc else None
+        release = release_plan(fgraph, linked, plan)
 
         def on_failure(exc: BaseException, i: int) -> None:
             self.on_failure(exc, i, linked)
@@ -323,11 +401,11 @@ class LoopLinker(Linker):
         if any(is_lazy(t) for t in linked.thunks):
             fn = self._lazy_loop(fgraph, linked, allow_gc, on_failure)
         elif self.profile is None:
-            fn = run_loop(linked, plan, on_failure)
+            fn = run_loop(linked, plan, on_failure, release)
         else:
             origins = [thunk_origin(t, self.impls[0]) for t in linked.thunks]
             keys = self.profile.register_nodes(fgraph, order, origins)
-            fn = run_timed_loop(linked, plan, on_failure, self.profile, keys)
+            fn = run_timed_loop(linked, plan, on_failure, self.profile, keys, release)
         fn.storage_map = smap  # type: ignore[attr-defined]
         fn.compute_map = cmap  # type: ignore[attr-defined]
         fn.allow_gc = allow_gc  # type: ignore[attr-defined]
@@ -342,14 +420,26 @@ class LoopLinker(Linker):
         allow_gc: bool,
         on_failure: Callable[[BaseException, int], None],
     ) -> Callable[[], None]:
-        """The lazy loop of ``linked`` (timed into :attr:`profile` when it is set)."""
+        """The lazy loop of ``linked`` (timed into :attr:`profile` when it is set); the
+        views of the inputs are emptied at the end of every call."""
         schedule = lazy_schedule(
             fgraph, linked.order, linked.thunks, linked.storage_map, linked.compute_map, allow_gc
         )
+        release = release_plan(fgraph, linked, None)
         if self.profile is None:
-            fn = run_lazy_loop(linked.order, linked.thunks, schedule, on_failure)
-            fn.loop = "lazy"  # type: ignore[attr-defined]
-            return fn
+            run_lazy = run_lazy_loop(linked.order, linked.thunks, schedule, on_failure)
+            if not release:
+                run_lazy.loop = "lazy"  # type: ignore[attr-defined]
+                return run_lazy
+
+            def lazy_then_release() -> None:
+                try:
+                    run_lazy()
+                finally:
+                    _release(release)
+
+            lazy_then_release.loop = "lazy"  # type: ignore[attr-defined]
+            return lazy_then_release
         profile = self.profile
         origins = [thunk_origin(t, self.impls[0]) for t in linked.thunks]
         keys = profile.register_nodes(fgraph, linked.order, origins)
@@ -366,6 +456,7 @@ class LoopLinker(Linker):
             try:
                 run()
             finally:
+                _release(release)
                 profile.vm_call_time += clock() - start
 
         timed.profile = profile  # type: ignore[attr-defined]

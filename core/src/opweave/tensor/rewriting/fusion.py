@@ -8,14 +8,18 @@ inputs joins when
   needed nowhere else, not even as graph outputs: nothing is computed twice);
 * its outputs have the root's broadcast pattern (a value broadcast inside the root is
   not recomputed for every element it is broadcast to);
-* the fused node would still have at most ``max_inputs`` inputs (32 by default);
+* the fused node would still have at most ``max_inputs`` inputs (32 by default) and its
+  ``Composite`` at most ``max_nodes`` scalar nodes (256 by default; a fused node counts
+  its ``Composite``'s nodes), so that a chain of any length becomes a chain of fused
+  nodes of bounded size, whose code compiles in a time bounded per node: linear in the
+  graph, however long the chain;
 * it is not in place and its scalar Op (like every Op in a ``Composite``) comes from
   the core's scalar library, for which every backend has an implementation.
 
 A cluster of two nodes or more is replaced by one ``Elemwise`` of a
 :class:`~opweave.scalar.Composite` of the clustered scalar Ops; constants holding a
 single element are inlined into the ``Composite``. ``exp(x) * y + z`` becomes one node,
-a chain of 200 elementwise Ops on ``x`` too.
+a chain of 200 elementwise Ops on ``x`` too, and a chain of 20000 about 80 nodes.
 
 Registered as its own phase ``elemwise_fusion`` at position 3 (after ``specialize``,
 before ``merge2``), tags ``fast_run``, ``fusion``.
@@ -40,10 +44,18 @@ if TYPE_CHECKING:
     from opweave.graph.fg import FunctionGraph
     from opweave.graph.rewriting import RewriteDatabase
 
-__all__ = ["FusionOptimizer", "is_fusable", "is_inlinable_constant", "register_fusion"]
+__all__ = [
+    "FusionOptimizer",
+    "is_fusable",
+    "is_inlinable_constant",
+    "register_fusion",
+    "scalar_node_count",
+]
 
 #: The default bound on the number of inputs of a fused node.
 DEFAULT_MAX_INPUTS = 32
+#: The default bound on the number of scalar nodes in a fused node's ``Composite``.
+DEFAULT_MAX_NODES = 256
 #: Passes over the graph before giving up on reaching a fixed point.
 _MAX_PASSES = 8
 
@@ -86,6 +98,15 @@ def is_fusable(node: Apply) -> TypeGuard[Apply[Elemwise]]:
     )
 
 
+def scalar_node_count(node: Apply) -> int:
+    """How many scalar nodes ``node`` (an Elemwise's) brings into a fused ``Composite``:
+    its ``Composite``'s inner nodes, or 1 for any other scalar Op."""
+    scalar_op = getattr(node.op, "scalar_op", None)
+    if isinstance(scalar_op, Composite):
+        return len(scalar_op.inner_nodes())
+    return 1
+
+
 def is_inlinable_constant(var: Variable) -> TypeGuard[Constant]:
     """True for a constant with a single element (inlined as a scalar constant)."""
     return (
@@ -104,6 +125,8 @@ class FusionOptimizer(GraphRewriter):
     ----------
     max_inputs
         The most inputs a fused node may have.
+    max_nodes
+        The most scalar nodes a fused node's ``Composite`` may have.
     name
         A display name.
 
@@ -113,10 +136,18 @@ class FusionOptimizer(GraphRewriter):
         How many fused nodes the last :meth:`apply` created.
     """
 
-    def __init__(self, max_inputs: int = DEFAULT_MAX_INPUTS, name: str | None = None) -> None:
+    def __init__(
+        self,
+        max_inputs: int = DEFAULT_MAX_INPUTS,
+        name: str | None = None,
+        max_nodes: int = DEFAULT_MAX_NODES,
+    ) -> None:
         if max_inputs < 1:
             raise ValueError(f"max_inputs must be at least 1, got {max_inputs}")
+        if max_nodes < 2:
+            raise ValueError(f"max_nodes must be at least 2, got {max_nodes}")
         self.max_inputs = max_inputs
+        self.max_nodes = max_nodes
         self.name = name
         self.fused = 0
 
@@ -152,6 +183,7 @@ class FusionOptimizer(GraphRewriter):
         """Return the cluster rooted at ``root`` and its outer inputs (in first-use order)."""
         pattern = tensor_type_of(root.outputs[0]).broadcastable
         cluster: set[Apply] = {root}
+        size = scalar_node_count(root)
         outer: dict[Variable, None] = {
             v: None for v in root.inputs if not is_inlinable_constant(v) and v not in root.outputs
         }
@@ -163,6 +195,9 @@ class FusionOptimizer(GraphRewriter):
                 if cand is None or cand in cluster or not is_fusable(cand):
                     continue
                 if any(tensor_type_of(o).broadcastable != pattern for o in cand.outputs):
+                    continue
+                cand_size = scalar_node_count(cand)
+                if size + cand_size > self.max_nodes:
                     continue
                 if not all(
                     isinstance(client, Apply) and client in cluster
@@ -187,6 +222,7 @@ class FusionOptimizer(GraphRewriter):
                         ordered[v] = None
                 outer = ordered
                 cluster.add(cand)
+                size += cand_size
                 changed = True
         return cluster, list(outer)
 
