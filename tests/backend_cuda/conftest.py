@@ -74,7 +74,7 @@ def _forget_pycuda() -> None:
         del sys.modules[module]
     availability = sys.modules.get("opweave_cuda.availability")
     if availability is not None:
-        for name in ("cuda_problem", "_context_module", "memory_pool"):
+        for name in ("cuda_problem", "_process_device", "memory_pool"):
             _clear(getattr(availability, name, None))
     runtime = sys.modules.get("opweave_cuda.kernels.runtime")
     if runtime is not None:
@@ -172,6 +172,16 @@ def machine_without_pycuda() -> Iterator[None]:
     if EMULATED:
         _use_emulator(False)
     yield
+
+
+@pytest.fixture
+def fresh_pycuda() -> Iterator[None]:
+    """The test starts as a new process would: pycuda not imported, no device chosen, every
+    cache of the backend that holds what pycuda gave emptied (so that it can change the
+    emulated driver's settings first); the next test starts afresh too."""
+    _forget_pycuda()
+    yield
+    _forget_pycuda()
 
 
 @pytest.fixture(scope="session")

@@ -97,13 +97,19 @@ def opweave_make_thunk(
 
     A GPU node has no other implementation, so it runs on the GPU whether the linker
     asks for ``"cuda"`` (the ``cuda`` linker), ``"py"`` or any implementation (the
-    ``vm`` and ``cvm`` loops after ``config.device="cuda"`` moved the graph).
+    ``vm`` and ``cvm`` loops after ``config.device="cuda"`` moved the graph). A
+    ``config.device`` naming a device number (``"cuda1"``) makes that device the process's
+    (:func:`~opweave_cuda.availability.select_device`: a ``ValueError`` lists the devices
+    when there is no such device).
     """
     if impl not in (None, "py", "cuda"):
         return None
     perform = _gpu_perform(op, node)
     if perform is None:
         return None
+    from opweave import config
+
+    availability.select_device(str(getattr(config, "device", "cpu")))
     return make_perform_thunk(node, perform, storage_map, compute_map, no_recycling)
 
 

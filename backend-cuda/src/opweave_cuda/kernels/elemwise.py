@@ -42,7 +42,7 @@ from opweave_cuda.kernels.launch import (
 )
 from opweave_cuda.kernels.layout import fits_int32, merge_dims
 from opweave_cuda.kernels.runtime import BoundLaunch, LaunchMemo, bind
-from opweave_cuda.kernels.scalar import scalar_code
+from opweave_cuda.kernels.scalar import scalar_code, with_conversions
 from opweave_cuda.kernels.source import (
     CUDA_DTYPES,
     CUDA_TYPE,
@@ -498,7 +498,7 @@ def elemwise_kernel(
         )
     ins = [f"x{k}" for k in range(len(in_dtypes))]
     outs = [f"y{k}" for k in range(len(out_dtypes))]
-    code = scalar_code(scalar_op, in_dtypes, ins, outs)
+    code = with_conversions(scalar_code(scalar_op, in_dtypes, ins, outs))
     if len(code.out_dtypes) != len(out_dtypes):
         raise ValueError(f"{scalar_op} has {len(code.out_dtypes)} outputs, not {len(out_dtypes)}")
     # The name covers everything the kernels' code depends on (helpers included), so that a

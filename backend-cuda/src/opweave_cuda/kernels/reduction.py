@@ -35,7 +35,7 @@ from opweave_cuda.kernels.elemwise import LaunchPlan
 from opweave_cuda.kernels.launch import MAX_BLOCKS, MAX_NDIM, element_strides
 from opweave_cuda.kernels.layout import ReductionLayout, merge_reduction_dims
 from opweave_cuda.kernels.runtime import BoundLaunch, LaunchMemo, bind, launch
-from opweave_cuda.kernels.scalar import scalar_code
+from opweave_cuda.kernels.scalar import scalar_code, with_conversions
 from opweave_cuda.kernels.source import (
     CUDA_DTYPES,
     CUDA_TYPE,
@@ -800,7 +800,7 @@ def reduction_kernel(
         raise ValueError(f"invalid reduction axes {axes} for a {ndim}-d input")
     if getattr(scalar_op, "identity", None) is None:
         raise NotImplementedError(f"scalar Op {scalar_op} has no identity to reduce with")
-    code = scalar_code(scalar_op, [acc, acc], ["a", "b"], ["r"])
+    code = with_conversions(scalar_code(scalar_op, [acc, acc], ["a", "b"], ["r"]))
     ident = identity_literal(scalar_op.identity, acc)
     main = _reduction_source("opw_reduce", code, ident, in_dtype, out_dtype, acc, ndim, norm)
     variants = ReductionVariants(code, ident, in_dtype, acc)

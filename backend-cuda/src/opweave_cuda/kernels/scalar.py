@@ -19,8 +19,9 @@ which run one operation at a time, do.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -34,7 +35,7 @@ from opweave.scalar.type import get_scalar_type
 from opweave_c import c_code_for
 from opweave_cuda.kernels.source import CUDA_DTYPES
 
-__all__ = ["RoundToHalf", "ScalarCode", "scalar_code"]
+__all__ = ["RoundToHalf", "ScalarCode", "conversion_support", "scalar_code", "with_conversions"]
 
 
 @dataclass(frozen=True)
@@ -206,3 +207,19 @@ def scalar_code(
         in_dtypes=tuple(str(v.type.dtype) for v in node.inputs),  # type: ignore[attr-defined]
         out_dtypes=out_dtypes,
     )
+
+
+@functools.cache
+def conversion_support() -> tuple[str, ...]:
+    """The support snippets that define the float to integer helpers (``opw_sc_f2i_<dtype>``)
+    of :func:`~opweave_cuda.kernels.source.convert`: those of the graph's own ``Cast`` from
+    ``float64`` to ``int32``, so that every conversion of a kernel gives what a cast node
+    gives."""
+    cast = sb.Cast(get_scalar_type("int32"))
+    return scalar_code(cast, ["float64"], ["x"], ["y"], name="opw_cast").support
+
+
+def with_conversions(code: ScalarCode) -> ScalarCode:
+    """``code`` whose support also defines the conversion helpers (each snippet once)."""
+    extra = tuple(s for s in conversion_support() if s not in code.support)
+    return replace(code, support=code.support + extra) if extra else code

@@ -22,6 +22,7 @@ __all__ = [
     "KernelSource",
     "convert",
     "guarded",
+    "is_float_to_int",
     "kernel_name",
     "load",
     "store",
@@ -153,13 +154,27 @@ def translation_unit(support: Sequence[str], kernel: str) -> str:
 
 def convert(expr: str, src: str, dst: str) -> str:
     """C conversion of ``expr`` (a value of ``src``'s compute type) to ``dst``'s compute type
-    as NumPy's ``astype`` does it (``float16`` values are computed as ``float``)."""
+    as NumPy's ``astype`` does it on x86-64 (``float16`` values are computed as ``float``).
+
+    A float to an integer goes through the C backend's ``opw_sc_f2i_<dtype>`` helpers, as
+    the graph's casts do: a plain C cast compiles to a saturating ``cvt.rzi`` on a GPU
+    (``-1.0`` to ``uint8`` gives ``0`` there, ``255`` in NumPy). The translation unit must
+    hold those helpers (:func:`~opweave_cuda.kernels.scalar.conversion_support`).
+    """
     src, dst = _compute(src), _compute(dst)
     if src == dst:
         return expr
     if dst == "bool":
         return f"((npy_bool)(({expr}) != 0))"
+    if is_float_to_int(src, dst):
+        return f"opw_sc_f2i_{dst}((double)({expr}))"
     return f"(({CUDA_TYPE[dst]})({expr}))"
+
+
+def is_float_to_int(src: str, dst: str) -> bool:
+    """Whether converting ``src`` values to ``dst`` turns floats into integers (``bool``
+    excluded: it is a comparison with zero)."""
+    return src in _FLOATS and dst in CUDA_DTYPES and dst not in _FLOATS and dst != "bool"
 
 
 def load(expr: str, dtype: str) -> str:
@@ -170,6 +185,9 @@ def load(expr: str, dtype: str) -> str:
 def store(expr: str, dtype: str) -> str:
     """``expr`` (a compute-type value of ``dtype``) as stored in memory."""
     return f"__float2half_rn({expr})" if dtype == "float16" else expr
+
+
+_FLOATS = frozenset({"float16", "float32", "float64"})
 
 
 def _compute(dtype: str) -> str:

@@ -9,7 +9,9 @@
  * `opw_emu_checks.h` (included at the end) adds the memory checks: shared-memory races and
  * reads of unwritten shared memory, global accesses outside their allocation, and two threads
  * writing one global element (the stand-in rewrites `__shared__` declarations and kernel
- * pointer parameters into its checked types before compiling).
+ * pointer parameters into its checked types before compiling). `opw_emu_convert.h` (included
+ * last) converts floats to integers as a GPU does: saturating (the stand-in rewrites C casts
+ * to integer types into its conversion).
  */
 #ifndef OPW_EMU_CUDA_FP16_H
 #define OPW_EMU_CUDA_FP16_H
@@ -548,5 +550,6 @@ static inline T atomicAdd(T *address, T val) {
 }
 
 #include "opw_emu_checks.h"
+#include "opw_emu_convert.h"
 
 #endif

@@ -43,6 +43,8 @@ ALIGN = 256
 ORDER_VARIABLE = "OPWEAVE_CUDA_EMULATOR_ORDER"
 #: Environment variable naming the only blocks of each launch to run (see :func:`launch_blocks`).
 BLOCKS_VARIABLE = "OPWEAVE_CUDA_EMULATOR_BLOCKS"
+#: Environment variable choosing when a launch's fault is raised (see :func:`fault_mode`).
+FAULTS_VARIABLE = "OPWEAVE_CUDA_EMULATOR_FAULTS"
 #: Allocations of at least this many bytes are not poisoned: their pages stay unmapped until a
 #: kernel or a copy touches them, so that a huge launch can run on a few selected blocks.
 LAZY_BYTES = 1 << 30
@@ -80,6 +82,17 @@ def launch_order() -> tuple[int, int]:
     raise ValueError(
         f"{ORDER_VARIABLE}={text!r}: expected 'forward', 'reverse', 'random' or 'random:<int>'"
     )
+
+
+def fault_mode() -> str:
+    """When a kernel's fault is raised, from ``$OPWEAVE_CUDA_EMULATOR_FAULTS``:
+    ``immediate`` (the default: by the launch itself) or ``deferred`` (as on a GPU, where
+    launches are asynchronous: the launch returns, and the next operation that waits for the
+    device, a synchronisation, a copy or another launch, raises it)."""
+    text = os.environ.get(FAULTS_VARIABLE, "immediate").strip().lower() or "immediate"
+    if text not in ("immediate", "deferred"):
+        raise ValueError(f"{FAULTS_VARIABLE}={text!r}: expected 'immediate' or 'deferred'")
+    return text
 
 
 def launch_blocks(total: int) -> list[int] | None:
@@ -140,6 +153,28 @@ class EmulatedContext:
         self._lock = threading.RLock()
         self.launch_lock = threading.Lock()
         self.launches = 0
+        #: A deferred fault (its exception) not yet raised.
+        self.pending: Exception | None = None
+        #: Device numbers of the current contexts, innermost last (``pycuda.driver.Context``).
+        self.current_devices: list[int] = [0]
+
+    # -- deferred faults ---------------------------------------------------------------------
+    def fault(self, error: Exception) -> None:
+        """A launch faulted: raise ``error`` now, or keep it for the next operation that
+        waits for the device (:func:`fault_mode`)."""
+        if fault_mode() == "deferred":
+            with self._lock:
+                if self.pending is None:
+                    self.pending = error
+            return
+        raise error
+
+    def raise_pending(self) -> None:
+        """Raise (once) the deferred fault of an earlier launch, if any."""
+        with self._lock:
+            error, self.pending = self.pending, None
+        if error is not None:
+            raise error
 
     # -- memory ------------------------------------------------------------------------------
     def allocate(self, nbytes: int) -> tuple[int, int]:

@@ -8,6 +8,11 @@ real GPU untouched (see ``include/opw_emu_checks.h`` for what the checked types 
 * in a ``__global__`` function's parameter list, ``T* p`` becomes ``opw_emu::gptr<T> p``.
 
 The launcher (``_emulator._launcher``) still unpacks raw pointers and wraps them.
+
+A third rewrite (:func:`saturating_casts`) makes float to integer conversions behave as on a
+GPU: every C cast to an integer type written ``(T)(expr)`` (the form the kernel generator
+writes) becomes ``opw_emu::cvt<T>(expr)`` (``include/opw_emu_convert.h``), which saturates
+as ``cvt.rzi`` does where x86-64 would wrap.
 """
 
 from __future__ import annotations
@@ -26,6 +31,42 @@ KERNEL_HEAD_RE = re.compile(r"(__global__\s+void\s+\w+\s*\()([^)]*)(\))", re.S)
 POINTER_PARAM_RE = re.compile(
     r"^(?P<type>[^*]+?)\s*\*\s*(?:__restrict__\s*|__restrict\s*)?(?P<name>\w+)$", re.S
 )
+
+
+#: The prefix ``(T)(`` of a C cast to an integer type (``npy_*`` or a built-in one).
+INT_CAST_RE = re.compile(
+    r"(?<![\w)\]])\(\s*(?P<type>npy_u?int(?:8|16|32|64)|"
+    r"(?:(?:unsigned|signed)\s+)?(?:char|short|int|long\s+long|long)(?:\s+int)?|"
+    r"unsigned|signed)\s*\)\s*\("
+)
+#: What may follow a parenthesised operand and bind tighter than a cast (postfix operators).
+_POSTFIX = ("[", "(", ".", "->", "++", "--")
+
+
+def _closing(source: str, start: int) -> int:
+    """Index just past the parenthesis that closes the one before ``start`` (or the end)."""
+    depth = 1
+    i = start
+    while i < len(source) and depth:
+        depth += {"(": 1, ")": -1}.get(source[i], 0)
+        i += 1
+    return i
+
+
+def saturating_casts(source: str) -> str:
+    """``source`` with each ``(T)(expr)`` cast to an integer type ``T`` written
+    ``opw_emu::cvt<T>(expr)`` (a GPU's conversion); a cast whose operand is followed by a
+    postfix operator (``(T)(a)[i]`` casts ``(a)[i]``) is left as it is."""
+    out: list[str] = []
+    last = 0
+    for match in INT_CAST_RE.finditer(source):
+        after = source[_closing(source, match.end()) :].lstrip()
+        if after.startswith(_POSTFIX):
+            continue
+        kind = " ".join(match.group("type").split())
+        out += [source[last : match.start()], f"opw_emu::cvt<{kind}>("]
+        last = match.end()
+    return "".join(out) + source[last:]
 
 
 def pointee(decl: str) -> tuple[str, str] | None:
@@ -61,5 +102,6 @@ def _kernel_head(match: re.Match[str]) -> str:
 
 
 def instrument(source: str) -> str:
-    """``source`` with checked shared arrays and checked kernel pointer parameters."""
-    return KERNEL_HEAD_RE.sub(_kernel_head, SHARED_RE.sub(_shared, source))
+    """``source`` with checked shared arrays, checked kernel pointer parameters and a GPU's
+    float to integer conversions."""
+    return saturating_casts(KERNEL_HEAD_RE.sub(_kernel_head, SHARED_RE.sub(_shared, source)))

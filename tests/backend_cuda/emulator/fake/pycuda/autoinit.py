@@ -1,7 +1,8 @@
-"""Makes the emulated device's context current (there is only one)."""
+"""Makes the primary context of the emulated device 0 current."""
 
 from pycuda import driver
 
 driver.init()
 device = driver.Device(0)
-context = driver.Context()
+context = device.retain_primary_context()
+context.push()

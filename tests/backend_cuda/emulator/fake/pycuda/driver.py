@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import os
 import struct
 from collections.abc import Sequence
 from typing import Any
@@ -58,20 +59,42 @@ def get_driver_version() -> int:
     return 12000
 
 
+#: Environment variable: how many devices the emulated driver reports (default 1).
+DEVICES_VARIABLE = "OPWEAVE_CUDA_EMULATOR_DEVICES"
+
+
+def _device_count() -> int:
+    text = os.environ.get(DEVICES_VARIABLE, "1").strip() or "1"
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise ValueError(f"{DEVICES_VARIABLE}={text!r}: expected a positive number of devices")
+    return count
+
+
 class Device:
-    """The single emulated device."""
+    """An emulated device (``$OPWEAVE_CUDA_EMULATOR_DEVICES`` of them, 1 by default; they
+    share the host's memory and differ only by their number)."""
 
     def __init__(self, number: int = 0) -> None:
-        if not 0 <= int(number) < 1:
+        if not 0 <= int(number) < _device_count():
             raise LogicError(f"cuDeviceGet failed: invalid device ordinal {number}")
         self.number = int(number)
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Device) and other.number == self.number
+
+    def __hash__(self) -> int:
+        return hash(("emulated device", self.number))
+
     @staticmethod
     def count() -> int:
-        return 1
+        return _device_count()
 
     def name(self) -> str:
-        return DEVICE_NAME
+        return DEVICE_NAME if self.number == 0 else f"{DEVICE_NAME} #{self.number}"
 
     def compute_capability(self) -> tuple[int, int]:
         return (9, 0)
@@ -80,39 +103,55 @@ class Device:
         return 1 << 34
 
     def pci_bus_id(self) -> str:
-        return "0000:00:00.0"
+        return f"0000:{self.number:02x}:00.0"
 
     def retain_primary_context(self) -> Context:
-        return Context()
+        return Context(self.number)
 
     def make_context(self, flags: int = 0) -> Context:
-        return Context()
+        context = Context(self.number)
+        context.push()
+        return context
 
 
 class Context:
-    """The emulated context (one per process; launches run synchronously)."""
+    """An emulated context: the device it belongs to (launches run synchronously; a stack of
+    current contexts per process says which device :meth:`get_device` reports)."""
+
+    def __init__(self, device: int | None = None) -> None:
+        self.device = _current()[-1] if device is None else int(device)
 
     @staticmethod
     def synchronize() -> None:
-        """Every launch has already finished (errors were raised by the launch itself)."""
+        """Every launch has already finished; raises the fault a launch deferred."""
+        context().raise_pending()
 
     @staticmethod
     def get_current() -> Context:
-        return Context()
+        return Context(_current()[-1])
 
     @staticmethod
     def get_device() -> Device:
-        return Device(0)
+        return Device(_current()[-1])
 
     @staticmethod
     def pop() -> None:
-        """Nothing to pop."""
+        """Make the previous context current."""
+        stack = _current()
+        if len(stack) > 1:
+            stack.pop()
 
     def push(self) -> None:
-        """Nothing to push."""
+        """Make this context current."""
+        _current().append(self.device)
 
     def detach(self) -> None:
         """Nothing to detach."""
+
+
+def _current() -> list[int]:
+    """The stack of current contexts' device numbers (device 0 at the bottom)."""
+    return context().current_devices
 
 
 class DeviceAllocation:
@@ -158,6 +197,7 @@ def _host_bytes(host: Any, writable: bool) -> np.ndarray:
 
 def memcpy_htod(dest: Any, src: Any) -> None:
     """Copy the host buffer ``src`` to the device address ``dest`` (bounds-checked)."""
+    context().raise_pending()
     data = _host_bytes(np.asarray(src) if not isinstance(src, bytes) else src, False)
     address = int(dest)
     context().check_range(address, data.size, "cuMemcpyHtoD failed", LogicError)
@@ -167,6 +207,7 @@ def memcpy_htod(dest: Any, src: Any) -> None:
 
 def memcpy_dtoh(dest: Any, src: Any) -> None:
     """Copy device bytes at ``src`` into the host buffer ``dest`` (bounds-checked)."""
+    context().raise_pending()
     data = _host_bytes(dest, True)
     address = int(src)
     context().check_range(address, data.size, "cuMemcpyDtoH failed", LogicError)
@@ -176,6 +217,7 @@ def memcpy_dtoh(dest: Any, src: Any) -> None:
 
 def memcpy_dtod(dest: Any, src: Any, size: int) -> None:
     """Copy ``size`` bytes between device addresses (both bounds-checked)."""
+    context().raise_pending()
     size = int(size)
     context().check_range(int(src), size, "cuMemcpyDtoD failed (source)", LogicError)
     context().check_range(int(dest), size, "cuMemcpyDtoD failed (destination)", LogicError)
@@ -240,7 +282,8 @@ class Function:
 
     def prepared_call(self, grid: Sequence[int], block: Sequence[int], *args: Any, **kw: Any):
         """Launch on ``grid`` x ``block`` with ``args`` packed by the prepared types; runs to
-        completion and raises :class:`LaunchError` on a detected fault."""
+        completion and raises :class:`LaunchError` on a detected fault (or, with deferred
+        faults, leaves it to the next operation that waits for the device)."""
         if self.arg_format is None:
             raise LogicError(f"kernel {self.info.name}: prepared_call before prepare")
         buffer = struct.pack("@" + self.arg_format, *args)
@@ -270,10 +313,11 @@ class Function:
             raise LogicError(
                 f"kernel {name}: {len(buffer)} bytes of arguments, the kernel takes {self.arg_size}"
             )
+        ctx = context()
+        ctx.raise_pending()  # a fault of an earlier launch fails this one, as on a GPU
         order, state = _emulator.launch_order()
         chosen = _emulator.launch_blocks(g[0] * g[1] * g[2])
         blocks = (ctypes.c_longlong * max(len(chosen or ()), 1))(*(chosen or ()))
-        ctx = context()
         dims = (ctypes.c_uint * 6)(*g, *b)
         err = ctypes.create_string_buffer(1024)
         pointers = [self._pointer(fmt, buffer, i) for i in self.info.pointer_params()]
@@ -293,11 +337,12 @@ class Function:
                 len(err),
             )
         if status:
-            raise LaunchError(f"emulated device: {err.value.decode(errors='replace')}")
+            ctx.fault(LaunchError(f"emulated device: {err.value.decode(errors='replace')}"))
+            return
         try:
             ctx.check_guards([p for p in pointers if p], name)
         except EmulatorError as exc:
-            raise LaunchError(f"emulated device: {exc}") from None
+            ctx.fault(LaunchError(f"emulated device: {exc}"))
 
     @staticmethod
     def _pointer(fmt: str, buffer: bytes, index: int) -> int:

@@ -25,3 +25,7 @@ class DeviceMemoryPool:
 
 def make_default_context() -> driver.Context:
     return driver.Context()
+
+
+def clear_context_caches() -> None:
+    """Nothing is cached per context."""
