@@ -158,8 +158,10 @@ def test_sums_are_accurate_and_handle_signed_zeros():
     assert abs(got - exact) <= 1e-13 * np.abs(v).sum()
     assert got32.dtype == np.float32
     assert abs(float(got32) - math.fsum(v.astype(np.float32))) <= 1e-6 * np.abs(v).sum()
-    neg0 = f(np.array([-0.0, -0.0]), np.zeros(1, np.float32))[0]
-    assert neg0 == 0.0 and math.copysign(1.0, neg0) == -1.0  # as numpy.sum
+    zeros = np.array([-0.0, -0.0])
+    neg0 = f(zeros, np.zeros(1, np.float32))[0]
+    # as numpy.sum (which starts from +0.0: a sum of negative zeros is +0.0)
+    assert neg0 == 0.0 and math.copysign(1.0, neg0) == math.copysign(1.0, np.sum(zeros))
     empty = f(np.zeros(0), np.zeros(0, np.float32))[0]
     assert empty == 0.0 and math.copysign(1.0, empty) == 1.0
 

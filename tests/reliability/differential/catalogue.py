@@ -808,18 +808,6 @@ KNOWN_DISAGREEMENTS: dict[tuple[str, tuple[str, ...]], str] = {
     "to 5e-324 (740.443), for a = 0.1, 0.5 and 7.25",
     ("fused_exp_mul_add", (_F64, _F64)): "c/cvm round exp(x) * y + x once where py rounds "
     "twice (a fused multiply-add): exp(-1) * 3 - 1 differs by 16 ulps after cancellation",
-    # -- signed zeros in sums ------------------------------------------------------------
-    **{
-        (name, (dtype,)): "c/cvm sum a row of -0.0 to -0.0, py/vm and NumPy to +0.0"
-        for name, dtype in (
-            ("sum(axis=1)", _F64),
-            ("mean(axis=1)", _F64),
-            ("sum(axis=1, dtype=float32)", _F64),
-            ("sum(axis=1, dtype=float32)", "float32"),
-            ("sum(axis=1, dtype=float64)", _F64),
-            ("mean(axis=1, dtype=float32)", _F64),
-        )
-    },
     # -- integer powers of mixed signedness --------------------------------------------
     **{
         ("pow", pair): "computed in an input dtype, not the output's: int8 2 ** uint8 7 "

@@ -60,7 +60,7 @@ __all__ = [
 ]
 
 #: Bump when the generated C changes.
-VERSION = (4,)
+VERSION = (5,)
 
 #: Scalar Op class of a CAReduce -> the name of its combination in the generated C.
 _REDUCE_OPS: MappingProxyType[type, str] = MappingProxyType(
@@ -185,11 +185,11 @@ class ReduceSpec:
 
     def identity(self) -> str:
         """The value accumulators start from: the identity, the type's extreme for integer
-        ``max``/``min``, infinity for float ones, and ``-0.0`` for float sums (so that a
-        sum of negative zeros is ``-0.0``, as NumPy's)."""
+        ``max``/``min``, infinity for float ones (a float sum starts from ``+0.0``, as
+        NumPy's: a sum of negative zeros is ``+0.0``)."""
         op, kind = self.op, self.acc_kind
         if op == "add":
-            return "-0.0" if kind == "f" else "0"
+            return "0.0" if kind == "f" else "0"
         if op == "mul_nz":
             return "0"
         if op == "mul":
