@@ -13,6 +13,8 @@ names its seed) or the ``n_examples`` fixture (``N`` or ``M``) to loop over itse
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Iterator
 
 import pytest
 
@@ -41,3 +43,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def n_examples(request: pytest.FixtureRequest) -> int:
     """How many examples the requesting test generates (from its ``reliability_long`` marker)."""
     return _count(request.node.get_closest_marker("reliability_long"))
+
+
+@pytest.fixture
+def fast_switching() -> Iterator[None]:
+    """Switch threads often, so that calls interleave inside the linkers' loops (the
+    thread-safety tests use it for every test: ``pytest.mark.usefixtures``)."""
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    yield
+    sys.setswitchinterval(old)

@@ -7,13 +7,11 @@ function each thread calls.
 
 from __future__ import annotations
 
-import sys
 import threading
-from collections.abc import Callable, Iterator
-from typing import Any
 
 import numpy as np
 import pytest
+from thread_runs import run_threads
 
 import opweave
 import opweave.tensor as ot
@@ -27,40 +25,7 @@ N_THREADS = 8
 N_CALLS = 200  # per thread: 1600 calls in all
 
 
-@pytest.fixture(autouse=True)
-def fast_switching() -> Iterator[None]:
-    """Switch threads often, so that calls interleave inside the linkers' loops."""
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    yield
-    sys.setswitchinterval(old)
-
-
-def run_threads(n: int, target: Callable[[int], Any], timeout: float = 120.0) -> list[Any]:
-    """Run ``target(k)`` for ``k`` in ``range(n)`` in ``n`` threads started together and
-    return the results in order; fail (rather than hang) if a thread has not finished
-    after ``timeout`` seconds, and re-raise the first exception a thread raised."""
-    results: list[Any] = [None] * n
-    errors: list[BaseException] = []
-    barrier = threading.Barrier(n)
-
-    def work(k: int) -> None:
-        try:
-            barrier.wait()
-            results[k] = target(k)
-        except BaseException as exc:  # reported in the main thread
-            errors.append(exc)
-
-    threads = [threading.Thread(target=work, args=(k,), daemon=True) for k in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout)
-    stuck = sum(t.is_alive() for t in threads)
-    assert stuck == 0, f"{stuck} of {n} threads still running after {timeout} s: a deadlock"
-    if errors:
-        raise errors[0]
-    return results
+pytestmark = pytest.mark.usefixtures("fast_switching")
 
 
 @pytest.mark.parametrize("linker", LINKERS)

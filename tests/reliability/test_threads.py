@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
-from typing import Any
-
 import numpy as np
 import pytest
+from thread_runs import run_threads
 
 import opweave
 import opweave.tensor as ot
@@ -17,40 +14,7 @@ LINKERS = ("py", "vm", "c", "cvm")
 N_THREADS = 8
 N_CALLS = 200
 
-
-def run_threads(n: int, target: Callable[[int], Any]) -> list[Any]:
-    """Run ``target(k)`` for ``k`` in ``range(n)`` in ``n`` threads started together; return
-    the results in order, re-raising the first exception a thread raised."""
-    results: list[Any] = [None] * n
-    errors: list[BaseException] = []
-    barrier = threading.Barrier(n)
-
-    def work(k: int) -> None:
-        try:
-            barrier.wait()
-            results[k] = target(k)
-        except BaseException as exc:  # reported in the main thread
-            errors.append(exc)
-
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if errors:
-        raise errors[0]
-    return results
-
-
-@pytest.fixture(autouse=True)
-def fast_switching() -> Any:
-    """Switch threads often, so that calls interleave inside the linkers' loops."""
-    import sys
-
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    yield
-    sys.setswitchinterval(old)
+pytestmark = pytest.mark.usefixtures("fast_switching")
 
 
 @pytest.mark.parametrize("linker", LINKERS)
