@@ -12,6 +12,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from opweave.tensor.type import all_dtypes
+
 __all__ = [
     "ALL_DTYPES",
     "LAYOUTS",
@@ -20,22 +22,8 @@ __all__ = [
     "edge_values",
 ]
 
-ALL_DTYPES: tuple[str, ...] = (
-    "bool",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "float16",
-    "float32",
-    "float64",
-    "complex64",
-    "complex128",
-)
+#: Every dtype opweave's tensors take: a dtype the library adds is checked here too.
+ALL_DTYPES: tuple[str, ...] = tuple(all_dtypes)
 
 #: Finite ordinary float values (exact in float16 as well).
 _FLOAT_ORDINARY = (0.5, -0.5, 1.5, -2.5, 3.0, 7.25, -100.0, 0.1)
