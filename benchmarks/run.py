@@ -4,7 +4,7 @@ Usage::
 
     python benchmarks/run.py [--quick] [--linkers py,vm,cvm,c] [--no-pytensor]
                              [--pytensor-venv PATH] [--pytensor-modes CVM,C,NUMBA]
-                             [--only main|scaling] [--scaling-blocks 30,120,500]
+                             [--only main|scaling|pymc] [--scaling-blocks 30,120,500]
                              [--scaling-timeout 300] [--scaling-repeat 1]
                              [--jax-venv PATH] [--no-jax]
 
@@ -26,7 +26,10 @@ opweave's ``vm``, ``cvm``, ``c`` and default mode, PyTensor's default mode and `
 seconds (larger N of that column are then skipped). JAX runs in its own venv
 (``--jax-venv``, created with ``pip install jax jaxlib`` on first use; ``--no-jax`` leaves
 its columns out). ``--only main`` prints the first table alone, ``--only scaling`` the
-second alone; ``--pytensor-modes`` and ``--quick`` concern only the first.
+second alone; ``--pytensor-modes`` and ``--quick`` concern only the first. A third table
+(``pymc_bench.py``, ``--only pymc``) runs PyMC's linear regression on opweave through the
+pytensor alias and on PyTensor, each in its own PyMC venv (compile cold and warm, logp and
+dlogp per call, NUTS); ``--no-pytensor`` leaves it out.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from pathlib import Path
 import jax_env
 import numpy as np
 import opweave_side as ows
+import pymc_bench
 import scaling
 import workloads
 from pytensor_env import MODE_COLUMNS, PyTensorSide, log, prepare
@@ -461,8 +465,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--only",
-        choices=("main", "scaling"),
-        help="print only the main table or only the compile-scaling table (default: both)",
+        choices=("main", "scaling", "pymc"),
+        help="print only the main, the compile-scaling or the PyMC table (default: all)",
     )
     parser.add_argument(
         "--scaling-blocks",
@@ -554,11 +558,13 @@ def main(argv: list[str] | None = None) -> int:
     ctx = Context(Settings.choose(args.quick), args.linkers, args.modes, pytensor, jax)
     load_before = load_average()
     parts = []
-    if args.only != "scaling":
+    if args.only in (None, "main"):
         parts.append(main_table(ctx))
-    if args.only != "main":
+    if args.only in (None, "scaling"):
         parts.append(scaling_section(ctx, args))
-    print(header(ctx, load_before, args.only != "scaling"), *parts, sep="\n\n")
+    if args.only in (None, "pymc") and not args.no_pytensor:
+        parts.append(pymc_bench.section())
+    print(header(ctx, load_before, args.only in (None, "main")), *parts, sep="\n\n")
     return 0
 
 
