@@ -1,13 +1,19 @@
 """NumPy implementations of the random variables of :mod:`opweave.tensor.random`.
 
 Every node copies its input generator (unless the Op is ``inplace``), draws with it and
-returns it advanced. Distributions whose core draw is a scalar use NumPy's broadcasting
-directly; the others loop over the batch dimensions.
+returns it advanced. Each distribution draws exactly as PyTensor's does for the same
+generator state: with the NumPy ``Generator`` method of the distribution, or the SciPy
+distribution's ``rvs`` given the generator, called the same way.
+
+An Op class defined outside opweave that defines its own ``rng_fn`` (or, for a
+:class:`~opweave.tensor.random.basic.ScipyRandomVariable`, ``rng_fn_scipy``) is drawn
+with it, called as ``op.rng_fn(rng, *dist_params, size)``; so is any RandomVariable
+subclass without an entry here (the default ``rng_fn`` calls the ``Generator`` method
+named like the Op).
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Sequence
 from types import MappingProxyType
 from typing import Any
@@ -17,60 +23,88 @@ import numpy as np
 from opweave.graph.basic import Apply
 from opweave.tensor.random.basic import (
     BernoulliRV,
-    BetaRV,
-    BinomialRV,
+    BetaBinomialRV,
     CategoricalRV,
+    CauchyRV,
     DirichletRV,
-    ExponentialRV,
-    GammaRV,
-    IntegersRV,
+    GenGammaRV,
+    GumbelRV,
+    HalfCauchyRV,
+    HalfNormalRV,
+    InvGammaRV,
+    MultinomialRV,
     MvNormalRV,
-    NormalRV,
+    NegBinomialRV,
+    ParetoRV,
     PermutationRV,
-    PoissonRV,
-    UniformRV,
+    StudentTRV,
+    TruncExponentialRV,
+    scipy_draws_shape,
 )
-from opweave.tensor.random.op import RandomVariable
+from opweave.tensor.random.op import RandomVariable, RNGConsumerOp
+from opweave.tensor.random.utils import custom_rng_deepcopy
+from opweave_python.impls import PERFORMS as _ALL_PERFORMS
 
 Size = tuple[int, ...] | None
 Draw = Callable[[RandomVariable, np.random.Generator, list[np.ndarray], Size], Any]
 
 
-def _batched(
-    core: Callable[..., np.ndarray],
-    core_shape: Callable[..., tuple[int, ...]],
-) -> Draw:
-    """A draw looping ``core(rng, *core_params)`` over the broadcast batch dimensions."""
+def _rng_fn(
+    op: RandomVariable, rng: np.random.Generator, params: list[np.ndarray], size: Size
+) -> Any:
+    """The Op's own ``rng_fn(rng, *dist_params, size)``."""
+    return op.rng_fn(rng, *params, size)
+
+
+def _draws_itself(cls: type) -> bool:
+    """Whether a class defined outside opweave, before any opweave class in ``cls``'s
+    MRO, defines ``rng_fn`` or ``rng_fn_scipy``."""
+    for base in cls.__mro__:
+        if base.__module__.split(".")[0] == "opweave":
+            return False
+        if "rng_fn" in vars(base) or "rng_fn_scipy" in vars(base):
+            return True
+    return False
+
+
+def _scipy(dist: str, call: Callable[..., Any]) -> Draw:
+    """A draw with ``call(scipy.stats.<dist>, rng, *params, size)``, shaped as NumPy's."""
 
     def draw(
         op: RandomVariable, rng: np.random.Generator, params: list[np.ndarray], size: Size
     ) -> Any:
-        batch_shapes = [
-            p.shape[: p.ndim - nd] for p, nd in zip(params, op.ndims_params, strict=True)
-        ]
-        batch = np.broadcast_shapes(*batch_shapes) if size is None else size
-        params = [
-            np.broadcast_to(p, batch + p.shape[p.ndim - nd :])
-            for p, nd in zip(params, op.ndims_params, strict=True)
-        ]
-        if not all(batch):  # no draws: only the core shape matters
-            cores = [np.zeros(p.shape[len(batch) :], dtype=p.dtype) for p in params]
-            return np.empty(batch + tuple(core_shape(op, *cores)))
-        results = [core(op, rng, *(p[idx] for p in params)) for idx in np.ndindex(*batch)]
-        return np.stack(results).reshape(batch + results[0].shape) if batch else results[0]
+        from scipy import stats  # SciPy's statistics load only when a node draws with them
+
+        return scipy_draws_shape(call(getattr(stats, dist), rng, *params, size), params, size)
 
     return draw
 
 
-def _method(name: str) -> Draw:
-    """The draw of the ``Generator`` method ``name``, which broadcasts its parameters."""
+def _loc_scale(d: Any, rng: np.random.Generator, loc: Any, scale: Any, size: Size) -> Any:
+    return d.rvs(loc=loc, scale=scale, size=size, random_state=rng)
 
-    def draw(
-        op: RandomVariable, rng: np.random.Generator, params: list[np.ndarray], size: Size
-    ) -> Any:
-        return getattr(rng, name)(*params, size=size)
 
-    return draw
+def _halfnormal(d: Any, rng: np.random.Generator, loc: Any, scale: Any, size: Size) -> Any:
+    return d.rvs(loc, scale, random_state=rng, size=size)
+
+
+def _pareto(d: Any, rng: np.random.Generator, b: Any, scale: Any, size: Size) -> Any:
+    return d.rvs(b, scale=scale, size=size, random_state=rng)
+
+
+def _shape_loc_scale(
+    d: Any, rng: np.random.Generator, a: Any, loc: Any, scale: Any, size: Size
+) -> Any:
+    return d.rvs(a, loc=loc, scale=scale, size=size, random_state=rng)
+
+
+def _shapes(d: Any, rng: np.random.Generator, *args: Any) -> Any:
+    *params, size = args
+    return d.rvs(*params, size=size, random_state=rng)
+
+
+def _gengamma(d: Any, rng: np.random.Generator, alpha: Any, p: Any, lambd: Any, size: Size) -> Any:
+    return d.rvs(alpha / p, p, scale=lambd, size=size, random_state=rng)
 
 
 def _bernoulli(
@@ -78,6 +112,13 @@ def _bernoulli(
 ) -> Any:
     (p,) = params
     return rng.binomial(1, p, size=size)
+
+
+def _invgamma(
+    op: RandomVariable, rng: np.random.Generator, params: list[np.ndarray], size: Size
+) -> Any:
+    shape, scale = params
+    return 1 / rng.gamma(shape, 1 / scale, size)
 
 
 def _categorical(
@@ -92,62 +133,123 @@ def _categorical(
         p = np.broadcast_to(p, size + p.shape[-1:])
     cum = np.cumsum(p, axis=-1)
     u = rng.uniform(size=p.shape[:-1])
-    idx = np.sum(u[..., None] >= cum, axis=-1)
+    idx = np.sum(cum < u[..., None], axis=-1)  # the first i with cum[i] >= u
     return np.minimum(idx, p.shape[-1] - 1)
 
 
-def _permutation_core(op: RandomVariable, rng: np.random.Generator, x: np.ndarray) -> np.ndarray:
-    return rng.permutation(int(x) if op.ndims_params[0] == 0 else x)
-
-
-def _permutation_shape(op: RandomVariable, x: np.ndarray) -> tuple[int, ...]:
-    return (int(x),) if op.ndims_params[0] == 0 else x.shape
-
-
-def _mvnormal_core(
-    op: RandomVariable, rng: np.random.Generator, mean: np.ndarray, cov: np.ndarray
+def _batch_loop(
+    rng_draw: Callable[[np.ndarray], np.ndarray], core: np.ndarray, dtype: Any
 ) -> np.ndarray:
-    return rng.multivariate_normal(mean, cov)
+    """``rng_draw`` of each core entry of ``core`` (batch dimensions first, core last)."""
+    out = np.empty(core.shape, dtype=dtype)
+    for idx in np.ndindex(*core.shape[:-1]):
+        out[idx] = rng_draw(idx)
+    return out
 
 
-def _dirichlet_core(op: RandomVariable, rng: np.random.Generator, alphas: np.ndarray) -> np.ndarray:
-    return rng.dirichlet(alphas)
-
-
-def _last_axis(op: RandomVariable, first: np.ndarray, *rest: np.ndarray) -> tuple[int, ...]:
-    return first.shape[-1:]
-
-
-def _by_name(
+def _dirichlet(
     op: RandomVariable, rng: np.random.Generator, params: list[np.ndarray], size: Size
 ) -> Any:
-    """The ``Generator`` method named like the Op (as PyTensor's default draw does)."""
-    method = getattr(np.random.Generator, op.name, None)
-    if method is None or op.name.startswith("_"):
-        raise TypeError(
-            f"{type(op).__name__} {op.name!r}: numpy.random.Generator has no method of that "
-            "name; register a draw for the Op class in opweave_python.impls.random.DRAWS"
-        )
-    return method(rng, *params, size=size)
+    (alphas,) = params
+    if alphas.ndim == 1:
+        return rng.dirichlet(alphas, size=size)
+    if size is not None:
+        alphas = np.broadcast_to(alphas, size + alphas.shape[-1:])
+    return _batch_loop(lambda idx: rng.dirichlet(alphas[idx]), alphas, np.float64)
 
 
-#: Op class -> ``draw(op, rng, params, size)``.
+def _multinomial(
+    op: RandomVariable, rng: np.random.Generator, params: list[np.ndarray], size: Size
+) -> Any:
+    n, p = params
+    if n.ndim == 0 and p.ndim <= 1:
+        return rng.multinomial(n, p, size=size)
+    if size is None:
+        batch = np.broadcast_shapes(n.shape, p.shape[:-1])
+    else:
+        batch = size
+    n = np.broadcast_to(n, batch)
+    p = np.broadcast_to(p, batch + p.shape[-1:])
+    return _batch_loop(lambda idx: rng.multinomial(n[idx], p[idx]), p, np.int64)
+
+
+def _mvnormal(
+    op: RandomVariable, rng: np.random.Generator, params: list[np.ndarray], size: Size
+) -> Any:
+    mean, cov = params
+    if size is None:
+        size = np.broadcast_shapes(mean.shape[:-1], cov.shape[:-2])
+    method = getattr(op, "method", "cholesky")
+    if method == "cholesky":
+        factor = np.linalg.cholesky(cov)
+    elif method == "svd":
+        factor, s, _ = np.linalg.svd(cov)
+        factor = factor * np.sqrt(s)[..., None, :]
+    else:
+        w, factor = np.linalg.eigh(cov)
+        factor = factor * np.sqrt(w)[..., None, :]
+    out = rng.normal(size=(*size, mean.shape[-1]))
+    return np.einsum("...ij,...j->...i", factor, out, optimize=False) + mean
+
+
+def _permutation(
+    op: RandomVariable, rng: np.random.Generator, params: list[np.ndarray], size: Size
+) -> Any:
+    (x,) = params
+    batch_ndim = x.ndim - op.ndims_params[0]
+    if not batch_ndim:
+        return rng.permutation(x.item() if op.ndims_params[0] == 0 else x)
+    if size is None:
+        size = x.shape[:batch_ndim]
+    else:
+        x = np.broadcast_to(x, size + x.shape[batch_ndim:])
+    if op.ndims_params[0] == 0:
+        n = int(x.reshape(-1)[0]) if x.size else 0
+        out = np.empty((*size, n), dtype=np.int64)
+    else:
+        out = np.empty(size + x.shape[batch_ndim:], dtype=x.dtype)
+    for idx in np.ndindex(*size):
+        out[idx] = rng.permutation(x[idx].item() if op.ndims_params[0] == 0 else x[idx])
+    return out
+
+
+def _after_rng_consumer(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
+    """An Op that consumes generators and is something else too (e.g. a graph of Ops):
+    run the implementation of the next class of its MRO that has one."""
+    mro = type(op).__mro__
+    for base in mro[mro.index(RNGConsumerOp) + 1 :]:
+        entry = _ALL_PERFORMS.get(base)
+        if entry is not None:
+            entry(op, node, inputs, out)
+            return
+    raise NotImplementedError(
+        f"{type(op).__name__}: an RNGConsumerOp needs its own perform or another base "
+        "class with an implementation"
+    )
+
+
+#: Op class -> ``draw(op, rng, params, size)``; RandomVariable (and the classes without
+#: an entry) draw with the Op's ``rng_fn``.
 DRAWS: MappingProxyType[type, Draw] = MappingProxyType(
     {
-        RandomVariable: _by_name,
-        NormalRV: _method("normal"),
-        UniformRV: _method("uniform"),
-        IntegersRV: _method("integers"),
+        RandomVariable: _rng_fn,
         BernoulliRV: _bernoulli,
-        BinomialRV: _method("binomial"),
-        PoissonRV: _method("poisson"),
-        GammaRV: _method("gamma"),
-        BetaRV: _method("beta"),
-        ExponentialRV: _method("exponential"),
+        InvGammaRV: _invgamma,
+        HalfNormalRV: _scipy("halfnorm", _halfnormal),
+        ParetoRV: _scipy("pareto", _pareto),
+        GumbelRV: _scipy("gumbel_r", _loc_scale),
+        CauchyRV: _scipy("cauchy", _loc_scale),
+        HalfCauchyRV: _scipy("halfcauchy", _loc_scale),
+        TruncExponentialRV: _scipy("truncexpon", _shape_loc_scale),
+        StudentTRV: _scipy("t", _shape_loc_scale),
+        NegBinomialRV: _scipy("nbinom", _shapes),
+        BetaBinomialRV: _scipy("betabinom", _shapes),
+        GenGammaRV: _scipy("gengamma", _gengamma),
         CategoricalRV: _categorical,
-        PermutationRV: _batched(_permutation_core, _permutation_shape),
-        MvNormalRV: _batched(_mvnormal_core, _last_axis),
-        DirichletRV: _batched(_dirichlet_core, _last_axis),
+        DirichletRV: _dirichlet,
+        MultinomialRV: _multinomial,
+        MvNormalRV: _mvnormal,
+        PermutationRV: _permutation,
     }
 )
 
@@ -159,10 +261,11 @@ def _performer(draw: Draw) -> Callable[..., None]:
         """Draw with a copy of the generator (the generator itself when ``inplace``)."""
         rng, size, *params = inputs
         if not op.inplace:
-            rng = copy.deepcopy(rng)
+            rng = custom_rng_deepcopy(rng)
         shape = None if size is None else tuple(int(s) for s in size)
+        fn = _rng_fn if _draws_itself(type(op)) else draw
         try:
-            value = draw(op, rng, [np.asarray(p) for p in params], shape)
+            value = fn(op, rng, [np.asarray(p) for p in params], shape)
         except ValueError as exc:
             raise ValueError(f"{op.name}: invalid parameters or size: {exc}") from exc
         out[0][0] = rng
@@ -173,5 +276,8 @@ def _performer(draw: Draw) -> Callable[..., None]:
 
 #: Op class -> ``perform(op, node, inputs, output_storage)``. Read-only.
 PERFORMS: MappingProxyType[type, Callable[..., None]] = MappingProxyType(
-    {cls: _performer(draw) for cls, draw in DRAWS.items()}
+    {
+        **{cls: _performer(draw) for cls, draw in DRAWS.items()},
+        RNGConsumerOp: _after_rng_consumer,
+    }
 )

@@ -1,10 +1,12 @@
 """The common distributions (``pytensor.tensor.random.basic``).
 
 Each distribution is a :class:`~opweave.tensor.random.op.RandomVariable` subclass and a
-ready instance (or a function, where the parameters need preparing) named as in NumPy's
-``Generator``: ``normal(loc, scale, size=None, rng=None)`` returns symbolic draws. The
-keyword arguments of every one are ``size``, ``name``, ``rng``, ``dtype`` and
-``return_next_rng`` (see :meth:`RandomVariable.__call__`).
+ready instance (or a function, where the parameters need preparing) named as in
+PyTensor: ``normal(loc, scale, size=None, rng=None)`` returns symbolic draws. The keyword
+arguments of every one are ``size``, ``name``, ``rng``, ``dtype`` and
+``return_next_rng`` (see :meth:`RandomVariable.__call__`). The draws of each equal, for
+the same generator state, those of the NumPy ``Generator`` method or the SciPy
+distribution's ``rvs`` of the same distribution.
 """
 
 from __future__ import annotations
@@ -13,7 +15,10 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from opweave.tensor.basic import _const_int, _static_vector, as_tensor_variable, get_vector_length
+from opweave.tensor.math import sqrt
 from opweave.tensor.random.op import RandomVariable, normalize_size_param
 from opweave.tensor.reductions import prod
 from opweave.tensor.shape import specify_shape
@@ -22,115 +27,529 @@ from opweave.tensor.variable import TensorVariable
 
 __all__ = [
     "BernoulliRV",
+    "BetaBinomialRV",
     "BetaRV",
     "BinomialRV",
     "CategoricalRV",
+    "CauchyRV",
     "DirichletRV",
     "ExponentialRV",
     "GammaRV",
+    "GenGammaRV",
+    "GeometricRV",
+    "GumbelRV",
+    "HalfCauchyRV",
+    "HalfNormalRV",
+    "HyperGeometricRV",
     "IntegersRV",
+    "InvGammaRV",
+    "LaplaceRV",
+    "LogNormalRV",
+    "LogisticRV",
+    "MultinomialRV",
     "MvNormalRV",
+    "NegBinomialRV",
     "NormalRV",
+    "ParetoRV",
     "PermutationRV",
     "PoissonRV",
+    "ScipyRandomVariable",
+    "StudentTRV",
+    "TriangularRV",
+    "TruncExponentialRV",
     "UniformRV",
+    "VonMisesRV",
+    "WaldRV",
+    "WeibullRV",
     "bernoulli",
     "beta",
+    "betabinom",
     "binomial",
     "categorical",
+    "cauchy",
+    "chisquare",
     "choice",
     "dirichlet",
     "exponential",
     "gamma",
+    "gengamma",
+    "geometric",
+    "gumbel",
+    "halfcauchy",
+    "halfnormal",
+    "hypergeometric",
     "integers",
+    "invgamma",
+    "laplace",
+    "logistic",
+    "lognormal",
+    "multinomial",
     "multivariate_normal",
+    "nbinom",
+    "negative_binomial",
     "normal",
+    "pareto",
     "permutation",
     "poisson",
+    "rayleigh",
+    "standard_normal",
+    "t",
+    "triangular",
+    "truncexpon",
     "uniform",
+    "vonmises",
+    "wald",
+    "weibull",
 ]
 
 
-class NormalRV(RandomVariable):
-    """Normal draws: ``normal(loc=0.0, scale=1.0)``; ``scale`` must be non-negative."""
+def scipy_draws_shape(draws: Any, params: Sequence[Any], size: Any) -> np.ndarray:
+    """``draws`` from a SciPy ``rvs`` as an array of the shape NumPy broadcasting gives.
 
-    name = "normal"
-    signature = "(),()->()"
-    dtype = "floatX"
+    SciPy returns NumPy scalars for 0-d draws and may drop the broadcast dimensions of
+    the parameters when ``size`` is ``None``; this restores both.
+    """
+    array = np.asarray(draws)
+    if size is None:
+        expected = np.broadcast_shapes(*(np.shape(p) for p in params))
+        if array.shape != expected:
+            return np.broadcast_to(array, expected).copy()
+    return array
 
-    def __call__(self, loc: Any = 0.0, scale: Any = 1.0, **kwargs: Any) -> Any:  # type: ignore[override]
-        """Draws with mean ``loc`` and standard deviation ``scale``."""
-        return super().__call__(loc, scale, **kwargs)
+
+class ScipyRandomVariable(RandomVariable):
+    """A random variable drawn by a SciPy distribution's ``rvs`` (PyTensor's contract).
+
+    Subclasses define the classmethod ``rng_fn_scipy(rng, *dist_params, size)``;
+    :meth:`rng_fn` calls it and gives its result the broadcast shape of the parameters
+    that SciPy may have dropped.
+    """
+
+    @classmethod
+    def rng_fn_scipy(cls, rng: np.random.Generator, *args: Any, **kwargs: Any) -> Any:
+        """The SciPy draws; subclasses define it.
+
+        Raises
+        ------
+        NotImplementedError
+            Unless a subclass defines it.
+        """
+        raise NotImplementedError(f"{cls.__name__} must define the classmethod rng_fn_scipy")
+
+    @classmethod
+    def rng_fn(cls, *args: Any, **kwargs: Any) -> Any:
+        """``rng_fn_scipy(rng, *dist_params, size)`` with the broadcast shape restored."""
+        draws = cls.rng_fn_scipy(*args, **kwargs)
+        return scipy_draws_shape(draws, args[1:-1], args[-1])
 
 
 class UniformRV(RandomVariable):
-    """Uniform draws on ``[low, high)``: ``uniform(low=0.0, high=1.0)``."""
+    """Uniform draws on ``[low, high)``."""
 
     name = "uniform"
     signature = "(),()->()"
     dtype = "floatX"
+    _print_name = ("Uniform", "\\operatorname{Uniform}")
 
-    def __call__(self, low: Any = 0.0, high: Any = 1.0, **kwargs: Any) -> Any:  # type: ignore[override]
-        """Draws uniform on ``[low, high)``."""
-        return super().__call__(low, high, **kwargs)
+    def __call__(self, low: Any = 0.0, high: Any = 1.0, size: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Symbolic draws; ``size`` and ``kwargs`` as for every random variable."""
+        return super().__call__(low, high, size=size, **kwargs)
 
 
-class IntegersRV(RandomVariable):
-    """Integer draws on ``[low, high)``: ``integers(low, high=None)`` (int64)."""
+class TriangularRV(RandomVariable):
+    """Triangular draws on ``[left, right]`` with peak ``mode``."""
 
-    name = "integers"
+    name = "triangular"
+    signature = "(),(),()->()"
+    dtype = "floatX"
+    _print_name = ("Triangular", "\\operatorname{Triangular}")
+
+    def __call__(self, left: Any, mode: Any, right: Any, size: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Symbolic draws; ``size`` and ``kwargs`` as for every random variable."""
+        return super().__call__(left, mode, right, size=size, **kwargs)
+
+
+class BetaRV(RandomVariable):
+    """Beta draws in ``[0, 1]`` with positive ``alpha`` and ``beta``."""
+
+    name = "beta"
     signature = "(),()->()"
-    dtype = "int64"
+    dtype = "floatX"
+    _print_name = ("Beta", "\\operatorname{Beta}")
 
-    def __call__(self, low: Any, high: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
-        """Draws in ``[low, high)``, or in ``[0, low)`` when ``high`` is ``None``."""
-        if high is None:
-            low, high = 0, low
-        return super().__call__(low, high, **kwargs)
-
-
-class BernoulliRV(RandomVariable):
-    """Bernoulli draws (0 or 1, int64): ``bernoulli(p)`` with ``0 <= p <= 1``."""
-
-    name = "bernoulli"
-    signature = "()->()"
-    dtype = "int64"
-
-    def __call__(self, p: Any, **kwargs: Any) -> Any:  # type: ignore[override]
-        """Draws that are 1 with probability ``p``."""
-        return super().__call__(p, **kwargs)
+    def __call__(self, alpha: Any, beta: Any, size: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Symbolic draws; ``size`` and ``kwargs`` as for every random variable."""
+        return super().__call__(alpha, beta, size=size, **kwargs)
 
 
-class BinomialRV(RandomVariable):
-    """Binomial draws (int64): ``binomial(n, p)``."""
+class NormalRV(RandomVariable):
+    """Normal draws with mean ``loc`` and standard deviation ``scale``."""
 
-    name = "binomial"
+    name = "normal"
     signature = "(),()->()"
-    dtype = "int64"
+    dtype = "floatX"
+    _print_name = ("Normal", "\\operatorname{Normal}")
 
-    def __call__(self, n: Any, p: Any, **kwargs: Any) -> Any:  # type: ignore[override]
-        """The number of successes in ``n`` trials of probability ``p``."""
-        return super().__call__(n, p, **kwargs)
+    def __call__(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Symbolic draws; ``size`` and ``kwargs`` as for every random variable."""
+        return super().__call__(loc, scale, size=size, **kwargs)
 
 
-class PoissonRV(RandomVariable):
-    """Poisson draws (int64): ``poisson(lam=1.0)``."""
+class HalfNormalRV(ScipyRandomVariable):
+    """Half-normal draws: ``loc + |N(0, scale)|``."""
 
-    name = "poisson"
-    signature = "()->()"
-    dtype = "int64"
+    name = "halfnormal"
+    signature = "(),()->()"
+    dtype = "floatX"
+    _print_name = ("HalfNormal", "\\operatorname{HalfNormal}")
 
-    def __call__(self, lam: Any = 1.0, **kwargs: Any) -> Any:  # type: ignore[override]
-        """Draws with mean ``lam``."""
-        return super().__call__(lam, **kwargs)
+    def __call__(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Symbolic draws; ``size`` and ``kwargs`` as for every random variable."""
+        return super().__call__(loc, scale, size=size, **kwargs)
+
+
+class LogNormalRV(RandomVariable):
+    """Log-normal draws: ``exp(N(mean, sigma))``."""
+
+    name = "lognormal"
+    signature = "(),()->()"
+    dtype = "floatX"
+    _print_name = ("LogNormal", "\\operatorname{LogNormal}")
+
+    def __call__(self, mean: Any = 0.0, sigma: Any = 1.0, size: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Symbolic draws; ``size`` and ``kwargs`` as for every random variable."""
+        return super().__call__(mean, sigma, size=size, **kwargs)
 
 
 class GammaRV(RandomVariable):
-    """Gamma draws with parameters ``(shape, scale)``; see :func:`gamma`."""
+    """Gamma draws of ``shape`` and ``scale`` (see :func:`gamma` for ``rate``)."""
 
     name = "gamma"
     signature = "(),()->()"
     dtype = "floatX"
+    _print_name = ("Gamma", "\\operatorname{Gamma}")
+
+    def __call__(self, shape: Any, scale: Any, size: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Symbolic draws; ``size`` and ``kwargs`` as for every random variable."""
+        return super().__call__(shape, scale, size=size, **kwargs)
+
+
+class ParetoRV(ScipyRandomVariable):
+    """Pareto draws of shape ``b`` on ``[scale, inf)``."""
+
+    name = "pareto"
+    signature = "(),()->()"
+    dtype = "floatX"
+    _print_name = ("Pareto", "\\operatorname{Pareto}")
+
+    def __call__(self, b: Any, scale: Any = 1.0, size: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Symbolic draws; ``size`` and ``kwargs`` as for every random variable."""
+        return super().__call__(b, scale, size=size, **kwargs)
+
+
+class GumbelRV(ScipyRandomVariable):
+    """Gumbel (maximum) draws of location ``loc`` and scale ``scale``."""
+
+    name = "gumbel"
+    signature = "(),()->()"
+    dtype = "floatX"
+    _print_name = ("Gumbel", "\\operatorname{Gumbel}")
+
+    def __call__(self, loc: Any, scale: Any = 1.0, size: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Symbolic draws; ``size`` and ``kwargs`` as for every random variable."""
+        return super().__call__(loc, scale, size=size, **kwargs)
+
+
+class ExponentialRV(RandomVariable):
+    """Exponential draws with mean ``scale``."""
+
+    name = "exponential"
+    signature = "()->()"
+    dtype = "floatX"
+    _print_name = ("Exponential", "\\operatorname{Exponential}")
+
+    def __call__(self, scale: Any = 1.0, size: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Symbolic draws; ``size`` and ``kwargs`` as for every random variable."""
+        return super().__call__(scale, size=size, **kwargs)
+
+
+class WeibullRV(RandomVariable):
+    """Weibull draws of ``shape`` (scale 1)."""
+
+    name = "weibull"
+    signature = "()->()"
+    dtype = "floatX"
+    _print_name = ("Weibull", "\\operatorname{Weibull}")
+
+    def __call__(self, shape: Any, size: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Symbolic draws; ``size`` and ``kwargs`` as for every random variable."""
+        return super().__call__(shape, size=size, **kwargs)
+
+
+class LogisticRV(RandomVariable):
+    """Logistic draws of location ``loc`` and scale ``scale``."""
+
+    name = "logistic"
+    signature = "(),()->()"
+    dtype = "floatX"
+    _print_name = ("Logistic", "\\operatorname{Logistic}")
+
+    def __call__(self, loc: Any = 0, scale: Any = 1, size: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Symbolic draws; ``size`` and ``kwargs`` as for every random variable."""
+        return super().__call__(loc, scale, size=size, **kwargs)
+
+
+class VonMisesRV(RandomVariable):
+    """Von Mises draws on ``[-pi, pi]`` with mode ``mu`` and concentration ``kappa``."""
+
+    name = "vonmises"
+    signature = "(),()->()"
+    dtype = "floatX"
+    _print_name = ("VonMises", "\\operatorname{VonMises}")
+
+    def __call__(self, mu: Any, kappa: Any, size: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Symbolic draws; ``size`` and ``kwargs`` as for every random variable."""
+        return super().__call__(mu, kappa, size=size, **kwargs)
+
+
+class PoissonRV(RandomVariable):
+    """Poisson draws (int64) with mean ``lam``."""
+
+    name = "poisson"
+    signature = "()->()"
+    dtype = "int64"
+    _print_name = ("Poisson", "\\operatorname{Poisson}")
+
+    def __call__(self, lam: Any = 1.0, size: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Symbolic draws; ``size`` and ``kwargs`` as for every random variable."""
+        return super().__call__(lam, size=size, **kwargs)
+
+
+class GeometricRV(RandomVariable):
+    """Geometric draws (int64, from 1): the trial of the first success of probability ``p``."""
+
+    name = "geometric"
+    signature = "()->()"
+    dtype = "int64"
+    _print_name = ("Geometric", "\\operatorname{Geometric}")
+
+    def __call__(self, p: Any, size: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Symbolic draws; ``size`` and ``kwargs`` as for every random variable."""
+        return super().__call__(p, size=size, **kwargs)
+
+
+class HyperGeometricRV(RandomVariable):
+    """Hypergeometric draws (int64): good items among ``nsample`` taken without replacement."""
+
+    name = "hypergeometric"
+    signature = "(),(),()->()"
+    dtype = "int64"
+    _print_name = ("HyperGeometric", "\\operatorname{HyperGeometric}")
+
+    def __call__(self, ngood: Any, nbad: Any, nsample: Any, size: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Symbolic draws; ``size`` and ``kwargs`` as for every random variable."""
+        return super().__call__(ngood, nbad, nsample, size=size, **kwargs)
+
+
+class CauchyRV(ScipyRandomVariable):
+    """Cauchy draws of location ``loc`` and scale ``scale``."""
+
+    name = "cauchy"
+    signature = "(),()->()"
+    dtype = "floatX"
+    _print_name = ("Cauchy", "\\operatorname{Cauchy}")
+
+    def __call__(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Symbolic draws; ``size`` and ``kwargs`` as for every random variable."""
+        return super().__call__(loc, scale, size=size, **kwargs)
+
+
+class HalfCauchyRV(ScipyRandomVariable):
+    """Half-Cauchy draws: ``loc + |Cauchy(0, scale)|``."""
+
+    name = "halfcauchy"
+    signature = "(),()->()"
+    dtype = "floatX"
+    _print_name = ("HalfCauchy", "\\operatorname{HalfCauchy}")
+
+    def __call__(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Symbolic draws; ``size`` and ``kwargs`` as for every random variable."""
+        return super().__call__(loc, scale, size=size, **kwargs)
+
+
+class InvGammaRV(RandomVariable):
+    """Inverse-gamma draws: ``1 / Gamma(shape, 1 / scale)``."""
+
+    name = "invgamma"
+    signature = "(),()->()"
+    dtype = "floatX"
+    _print_name = ("InverseGamma", "\\operatorname{InverseGamma}")
+
+    def __call__(self, shape: Any, scale: Any, size: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Symbolic draws; ``size`` and ``kwargs`` as for every random variable."""
+        return super().__call__(shape, scale, size=size, **kwargs)
+
+
+class WaldRV(RandomVariable):
+    """Wald (inverse Gaussian) draws of mean ``mean`` and shape ``scale``."""
+
+    name = "wald"
+    signature = "(),()->()"
+    dtype = "floatX"
+    _print_name = ("Wald", "\\operatorname{Wald}")
+
+    def __call__(self, mean: Any = 1.0, scale: Any = 1.0, size: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Symbolic draws; ``size`` and ``kwargs`` as for every random variable."""
+        return super().__call__(mean, scale, size=size, **kwargs)
+
+
+class TruncExponentialRV(ScipyRandomVariable):
+    """Exponential draws truncated to ``[loc, loc + b * scale]``."""
+
+    name = "truncexpon"
+    signature = "(),(),()->()"
+    dtype = "floatX"
+    _print_name = ("TruncatedExponential", "\\operatorname{TruncatedExponential}")
+
+    def __call__(  # type: ignore[override]  # named parameters
+        self, b: Any, loc: Any = 0.0, scale: Any = 1.0, size: Any = None, **kwargs: Any
+    ) -> Any:
+        """Symbolic draws; ``size`` and ``kwargs`` as for every random variable."""
+        return super().__call__(b, loc, scale, size=size, **kwargs)
+
+
+class StudentTRV(ScipyRandomVariable):
+    """Student's t draws with ``df`` degrees of freedom, location ``loc`` and scale ``scale``."""
+
+    name = "t"
+    signature = "(),(),()->()"
+    dtype = "floatX"
+    _print_name = ("StudentT", "\\operatorname{StudentT}")
+
+    def __call__(  # type: ignore[override]  # named parameters
+        self, df: Any, loc: Any = 0.0, scale: Any = 1.0, size: Any = None, **kwargs: Any
+    ) -> Any:
+        """Symbolic draws; ``size`` and ``kwargs`` as for every random variable."""
+        return super().__call__(df, loc, scale, size=size, **kwargs)
+
+
+class BernoulliRV(ScipyRandomVariable):
+    """Bernoulli draws (0 or 1, int64) that are 1 with probability ``p``."""
+
+    name = "bernoulli"
+    signature = "()->()"
+    dtype = "int64"
+    _print_name = ("Bernoulli", "\\operatorname{Bernoulli}")
+
+    def __call__(self, p: Any, size: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Symbolic draws; ``size`` and ``kwargs`` as for every random variable."""
+        return super().__call__(p, size=size, **kwargs)
+
+
+class LaplaceRV(RandomVariable):
+    """Laplace draws of location ``loc`` and scale ``scale``."""
+
+    name = "laplace"
+    signature = "(),()->()"
+    dtype = "floatX"
+    _print_name = ("Laplace", "\\operatorname{Laplace}")
+
+    def __call__(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Symbolic draws; ``size`` and ``kwargs`` as for every random variable."""
+        return super().__call__(loc, scale, size=size, **kwargs)
+
+
+class BinomialRV(RandomVariable):
+    """Binomial draws (int64): successes in ``n`` trials of probability ``p``."""
+
+    name = "binomial"
+    signature = "(),()->()"
+    dtype = "int64"
+    _print_name = ("Binomial", "\\operatorname{Binomial}")
+
+    def __call__(self, n: Any, p: Any, size: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Symbolic draws; ``size`` and ``kwargs`` as for every random variable."""
+        return super().__call__(n, p, size=size, **kwargs)
+
+
+class NegBinomialRV(ScipyRandomVariable):
+    """Negative binomial draws (int64): failures before ``n`` successes of probability ``p``."""
+
+    name = "negative_binomial"
+    signature = "(),()->()"
+    dtype = "int64"
+    _print_name = ("NegativeBinomial", "\\operatorname{NegativeBinomial}")
+
+    def __call__(self, n: Any, p: Any, size: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Symbolic draws; ``size`` and ``kwargs`` as for every random variable."""
+        return super().__call__(n, p, size=size, **kwargs)
+
+
+class BetaBinomialRV(ScipyRandomVariable):
+    """Beta-binomial draws (int64): binomial of ``n`` trials with a ``Beta(a, b)`` probability."""
+
+    name = "beta_binomial"
+    signature = "(),(),()->()"
+    dtype = "int64"
+    _print_name = ("BetaBinomial", "\\operatorname{BetaBinomial}")
+
+    def __call__(self, n: Any, a: Any, b: Any, size: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Symbolic draws; ``size`` and ``kwargs`` as for every random variable."""
+        return super().__call__(n, a, b, size=size, **kwargs)
+
+
+class GenGammaRV(ScipyRandomVariable):
+    """Generalized gamma draws of shapes ``alpha``, ``p`` and scale ``lambd``."""
+
+    name = "gengamma"
+    signature = "(),(),()->()"
+    dtype = "floatX"
+    _print_name = ("GeneralizedGamma", "\\operatorname{GeneralizedGamma}")
+
+    def __call__(  # type: ignore[override]  # named parameters
+        self, alpha: Any = 1.0, p: Any = 1.0, lambd: Any = 1.0, size: Any = None, **kwargs: Any
+    ) -> Any:
+        """Symbolic draws; ``size`` and ``kwargs`` as for every random variable."""
+        return super().__call__(alpha, p, lambd, size=size, **kwargs)
+
+
+class MultinomialRV(RandomVariable):
+    """Multinomial draws (int64): counts of ``n`` trials over the categories of ``p``."""
+
+    name = "multinomial"
+    signature = "(),(p)->(p)"
+    dtype = "int64"
+    _print_name = ("Multinomial", "\\operatorname{Multinomial}")
+
+    def __call__(self, n: Any, p: Any, size: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Symbolic draws; ``size`` and ``kwargs`` as for every random variable."""
+        return super().__call__(n, p, size=size, **kwargs)
+
+
+class CategoricalRV(RandomVariable):
+    """Categorical draws (int64 indices into the last axis of ``p``, which sums to 1)."""
+
+    name = "categorical"
+    signature = "(p)->()"
+    dtype = "int64"
+    _print_name = ("Categorical", "\\operatorname{Categorical}")
+
+    def __call__(self, p: Any, size: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Symbolic draws; ``size`` and ``kwargs`` as for every random variable."""
+        return super().__call__(p, size=size, **kwargs)
+
+
+class DirichletRV(RandomVariable):
+    """Dirichlet draws on the simplex of the last axis of ``alphas``."""
+
+    name = "dirichlet"
+    signature = "(a)->(a)"
+    dtype = "floatX"
+    _print_name = ("Dirichlet", "\\operatorname{Dirichlet}")
+
+    def __call__(self, alphas: Any, size: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Symbolic draws; ``size`` and ``kwargs`` as for every random variable."""
+        return super().__call__(alphas, size=size, **kwargs)
 
 
 _gamma = GammaRV()
@@ -151,67 +570,72 @@ def gamma(shape: Any, rate: Any = None, scale: Any = None, **kwargs: Any) -> Any
     return _gamma(shape, 1.0 if scale is None else scale, **kwargs)
 
 
-class BetaRV(RandomVariable):
-    """Beta draws: ``beta(alpha, beta)`` with positive parameters."""
+def chisquare(df: Any, size: Any = None, **kwargs: Any) -> Any:
+    """Chi-square draws with ``df`` degrees of freedom: ``gamma(df / 2, scale=2)``."""
+    return gamma(shape=as_tensor_variable(df) / 2.0, scale=2.0, size=size, **kwargs)
 
-    name = "beta"
+
+def rayleigh(scale: Any = 1.0, *, size: Any = None, **kwargs: Any) -> Any:
+    """Rayleigh draws of ``scale``: ``sqrt(chisquare(2)) * scale``."""
+    scale = as_tensor_variable(scale)
+    if size is None:
+        size = scale.shape
+    return sqrt(chisquare(df=2, size=size, **kwargs)) * scale
+
+
+def standard_normal(*, size: Any = None, rng: Any = None, dtype: str | None = None) -> Any:
+    """Standard normal draws: ``normal(0, 1)``."""
+    return normal(0.0, 1.0, size=size, rng=rng, dtype=dtype)
+
+
+class IntegersRV(RandomVariable):
+    """Integer draws on ``[low, high)``: ``integers(low, high=None)`` (int64)."""
+
+    name = "integers"
     signature = "(),()->()"
-    dtype = "floatX"
-
-    def __call__(self, alpha: Any, beta: Any, **kwargs: Any) -> Any:  # type: ignore[override]
-        """Draws in ``[0, 1]``."""
-        return super().__call__(alpha, beta, **kwargs)
-
-
-class ExponentialRV(RandomVariable):
-    """Exponential draws: ``exponential(scale=1.0)`` (the mean)."""
-
-    name = "exponential"
-    signature = "()->()"
-    dtype = "floatX"
-
-    def __call__(self, scale: Any = 1.0, **kwargs: Any) -> Any:  # type: ignore[override]
-        """Draws with mean ``scale``."""
-        return super().__call__(scale, **kwargs)
-
-
-class CategoricalRV(RandomVariable):
-    """Categorical draws (int64 indices into the last axis of ``p``): ``categorical(p)``.
-
-    The probabilities along the last axis must be non-negative and sum to 1.
-    """
-
-    name = "categorical"
-    signature = "(p)->()"
     dtype = "int64"
+    _print_name = ("integers", "\\operatorname{integers}")
 
-    def __call__(self, p: Any, **kwargs: Any) -> Any:  # type: ignore[override]
-        """Draws ``i`` with probability ``p[..., i]``."""
-        return super().__call__(p, **kwargs)
+    def __call__(self, low: Any, high: Any = None, size: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Draws in ``[low, high)``, or in ``[0, low)`` when ``high`` is ``None``."""
+        if high is None:
+            low, high = 0, low
+        return super().__call__(low, high, size=size, **kwargs)
+
+
+_MVN_METHODS = ("cholesky", "svd", "eigh")
 
 
 class MvNormalRV(RandomVariable):
-    """Multivariate normal draws: ``multivariate_normal(mean, cov)``."""
+    """Multivariate normal draws: ``multivariate_normal(mean, cov)``.
+
+    Each draw is ``mean + A @ z`` for standard normal ``z``, where ``A`` factors ``cov``
+    by ``method``: ``"cholesky"`` (the default), ``"svd"`` or ``"eigh"``.
+    """
 
     name = "multivariate_normal"
     signature = "(n),(n,n)->(n)"
     dtype = "floatX"
+    _print_name = ("MultivariateNormal", "\\operatorname{MultivariateNormal}")
+    __props__ = ("name", "signature", "dtype", "inplace", "method")
 
-    def __call__(self, mean: Any, cov: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+    def __init__(self, *args: Any, method: str = "cholesky", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if method not in _MVN_METHODS:
+            raise ValueError(
+                f"multivariate_normal: unknown method {method!r}; use one of {_MVN_METHODS}"
+            )
+        self.method = method
+
+    def __call__(  # type: ignore[override]
+        self, mean: Any, cov: Any, size: Any = None, method: str | None = None, **kwargs: Any
+    ) -> Any:
         """Draws of mean ``mean`` (last axis) and covariance ``cov`` (last two axes)."""
-        return super().__call__(mean, cov, **kwargs)
-
-
-class DirichletRV(RandomVariable):
-    """Dirichlet draws: ``dirichlet(alphas)`` with positive concentrations."""
-
-    name = "dirichlet"
-    signature = "(a)->(a)"
-    dtype = "floatX"
-
-    def __call__(self, alphas: Any, **kwargs: Any) -> Any:  # type: ignore[override]
-        """Draws on the simplex, one weight per entry of the last axis of ``alphas``."""
-        return super().__call__(alphas, **kwargs)
+        if method is not None and method != self.method:
+            props = self._props_dict()
+            props["method"] = method
+            return type(self)(**props)(mean, cov, size=size, **kwargs)
+        return super().__call__(mean, cov, size=size, **kwargs)
 
 
 class PermutationRV(RandomVariable):
@@ -220,6 +644,7 @@ class PermutationRV(RandomVariable):
     name = "permutation"
     signature = "()->(x)"
     dtype = "int64"
+    _print_name = ("permutation", "\\operatorname{permutation}")
 
     def _supp_shape_from_params(
         self, dist_params: Sequence[TensorVariable], param_shapes: Sequence[Any] | None = None
@@ -245,7 +670,7 @@ def permutation(x: Any, **kwargs: Any) -> Any:
     if x.ndim == 0:
         if x.dtype not in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"):
             raise TypeError(f"permutation: a 0-d x must be an integer, got {x} of type {x.type!r}")
-        signature, dtype = "()->(x)", "int64"
+        signature, dtype = "()->(x)", x.dtype
     else:
         dims = ",".join(f"x{i}" for i in range(x.ndim))
         signature, dtype = f"({dims})->({dims})", x.dtype
@@ -315,14 +740,35 @@ def choice(
     return (next_rng, out) if return_next_rng else out
 
 
-normal = NormalRV()
 uniform = UniformRV()
-integers = IntegersRV()
-bernoulli = BernoulliRV()
-binomial = BinomialRV()
-poisson = PoissonRV()
+triangular = TriangularRV()
 beta = BetaRV()
+normal = NormalRV()
+halfnormal = HalfNormalRV()
+lognormal = LogNormalRV()
+pareto = ParetoRV()
+gumbel = GumbelRV()
 exponential = ExponentialRV()
-categorical = CategoricalRV()
-multivariate_normal = MvNormalRV()
+weibull = WeibullRV()
+logistic = LogisticRV()
+vonmises = VonMisesRV()
+multivariate_normal = MvNormalRV(method="cholesky")
 dirichlet = DirichletRV()
+poisson = PoissonRV()
+geometric = GeometricRV()
+hypergeometric = HyperGeometricRV()
+cauchy = CauchyRV()
+halfcauchy = HalfCauchyRV()
+invgamma = InvGammaRV()
+wald = WaldRV()
+truncexpon = TruncExponentialRV()
+t = StudentTRV()
+bernoulli = BernoulliRV()
+laplace = LaplaceRV()
+binomial = BinomialRV()
+nbinom = negative_binomial = NegBinomialRV()
+betabinom = BetaBinomialRV()
+gengamma = GenGammaRV()
+multinomial = MultinomialRV()
+categorical = CategoricalRV()
+integers = IntegersRV()

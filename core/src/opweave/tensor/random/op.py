@@ -6,37 +6,61 @@ A random variable node takes ``(rng, size, *dist_params)`` and returns
 vector of known length (the batch shape). Each Op has a ``signature`` in NumPy's
 gufunc notation giving the core dimensions of its parameters and of one draw
 (``"(),()->()"`` for the normal, ``"(n),(n,n)->(n)"`` for the multivariate normal);
-parameters broadcast over their leading (batch) dimensions. The draws themselves are
-computed by the backends (opweave-python, with NumPy).
+parameters broadcast over their leading (batch) dimensions, and every parameter of a
+node has the draws' batch rank (:func:`explicit_expand_dims`).
+
+:class:`RNGConsumerOp` is the base of every Op that consumes generators; its
+:meth:`~RNGConsumerOp.update` maps each generator input to its advanced output. The draws
+of a :class:`RandomVariable` are those of its ``rng_fn(rng, *dist_params, size)``, which
+subclasses may define; the backends compute them (opweave-python, with NumPy and SciPy).
 """
 
 from __future__ import annotations
 
+import itertools
 import re
+import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from opweave.gradient.opsupport import grad_undefined
-from opweave.graph.basic import Apply, Constant, Variable
+from opweave.graph.basic import Apply, Constant, Variable, equal_computations
 from opweave.graph.op import Op
-from opweave.graph.type import generic
+from opweave.graph.replace import _vectorize_node
 from opweave.scalar.type import floatX
 from opweave.tensor import math as tm
-from opweave.tensor._typing import tensor_type_of, tensor_var
-from opweave.tensor.basic import _const_int, _int_vector, _static_vector, as_tensor_variable
+from opweave.tensor._typing import tensor_type_of, tensor_var, tensor_vars
+from opweave.tensor.basic import (
+    _const_int,
+    _int_vector,
+    _static_vector,
+    as_tensor_variable,
+    concatenate,
+    get_vector_length,
+)
+from opweave.tensor.extra_ops import broadcast_arrays
 from opweave.tensor.random.type import RandomType
 from opweave.tensor.random.var import randomgen_constructor
+from opweave.tensor.shape import shape_padleft
 from opweave.tensor.type import TensorType
+from opweave.tensor.type_other import NoneConst, NoneTypeT
 from opweave.tensor.variable import TensorVariable
 
-__all__ = ["RandomVariable", "normalize_size_param"]
+__all__ = [
+    "RNGConsumerOp",
+    "RandomVariable",
+    "compute_batch_shape",
+    "explicit_expand_dims",
+    "normalize_size_param",
+    "vectorize_random_variable",
+]
 
 _GROUP = re.compile(r"\(([^()]*)\)")
 
 
-def _parse_signature(signature: str) -> tuple[list[tuple[str, ...]], tuple[str, ...]]:
+def _parse_signature(signature: str | None) -> tuple[list[tuple[str, ...]], tuple[str, ...]]:
     """The core dimension names of each parameter and of the output."""
     if not isinstance(signature, str) or signature.count("->") != 1:
         raise ValueError(f"RandomVariable: invalid signature {signature!r} (want '(),()->()')")
@@ -49,7 +73,7 @@ def _parse_signature(signature: str) -> tuple[list[tuple[str, ...]], tuple[str, 
 
 
 def normalize_size_param(size: Any, who: str = "RandomVariable") -> Variable:
-    """``size`` as a graph input: a ``None`` constant, or an integer vector of known length.
+    """``size`` as a graph input: ``NoneConst``, or an integer vector of known length.
 
     Raises
     ------
@@ -58,8 +82,10 @@ def normalize_size_param(size: Any, who: str = "RandomVariable") -> Variable:
     ValueError
         If its length is not known statically or an entry is negative.
     """
+    if isinstance(size, Variable) and isinstance(size.type, NoneTypeT):
+        return size
     if size is None or (isinstance(size, Constant) and size.data is None):
-        return Constant(generic, None, name="None")
+        return NoneConst
     if isinstance(size, int | np.integer) and not isinstance(size, bool):
         size = (int(size),)
     var = _int_vector(size, f"{who}: size")
@@ -71,8 +97,59 @@ def normalize_size_param(size: Any, who: str = "RandomVariable") -> Variable:
     return var
 
 
+def explicit_expand_dims(
+    params: Sequence[TensorVariable],
+    ndim_params: Sequence[int],
+    size_length: int | None = None,
+) -> list[TensorVariable]:
+    """Give every parameter the same number of batch dimensions (leading broadcastable ones).
+
+    Parameters
+    ----------
+    params
+        The distribution parameters.
+    ndim_params
+        The core rank of each.
+    size_length
+        The batch rank to reach (the length of ``size``); by default the largest batch
+        rank of the parameters.
+
+    Returns
+    -------
+    list of TensorVariable
+        The parameters, padded on the left where they had fewer batch dimensions.
+    """
+    batch_dims = [p.type.ndim - nd for p, nd in zip(params, ndim_params, strict=True)]
+    target = max(batch_dims, default=0) if size_length is None else size_length
+    return [
+        shape_padleft(p, target - b) if target > b else p
+        for p, b in zip(params, batch_dims, strict=True)
+    ]
+
+
+def compute_batch_shape(params: Sequence[Any], ndims_params: Sequence[int]) -> TensorVariable:
+    """The symbolic batch shape of random variable parameters broadcast together.
+
+    Parameters
+    ----------
+    params
+        The parameters (tensor variables).
+    ndims_params
+        The core rank of each.
+    """
+    padded = explicit_expand_dims([as_tensor_variable(p) for p in params], ndims_params)
+    batch = [p[(..., *(0,) * nd)] for p, nd in zip(padded, ndims_params, strict=True)]
+    batch_shape: TensorVariable = broadcast_arrays(*batch)[0].shape
+    return batch_shape
+
+
+def _overrides(cls: type, method: str) -> bool:
+    """Whether ``cls`` redefines ``method`` of :class:`RandomVariable`."""
+    return getattr(cls, method) is not getattr(RandomVariable, method)
+
+
 def _is_none(v: Variable) -> bool:
-    return isinstance(v, Constant) and v.data is None
+    return isinstance(v.type, NoneTypeT) or (isinstance(v, Constant) and v.data is None)
 
 
 def _broadcast_static(shapes: Sequence[Sequence[int | None]], who: str) -> list[int | None]:
@@ -110,51 +187,137 @@ def _broadcast_symbolic(shapes: Sequence[Sequence[Any]]) -> list[Any]:
     return out
 
 
-class RandomVariable(Op):
+class RNGConsumerOp(Op):
+    """Base class of the Ops that consume random generators (PyTensor's contract).
+
+    Such an Op says, through :meth:`update`, which of its outputs is the advanced state
+    of each generator it reads, so that repeated calls of a compiled function can
+    carry the generators forward.
+    """
+
+    def update(self, node: Apply) -> dict[Variable, Variable]:
+        """``{generator input: advanced generator output}`` for ``node``.
+
+        Raises
+        ------
+        NotImplementedError
+            Unless a subclass defines it.
+        """
+        raise NotImplementedError(f"{type(self).__name__} must define update(node)")
+
+
+def _signature_from_ndims(ndims_params: Sequence[int], ndim_supp: int) -> str:
+    """A gufunc signature with the given core ranks (fresh dimension names)."""
+    counter = itertools.count()
+
+    def group(ndim: int) -> str:
+        return "(" + ",".join(f"d{next(counter)}" for _ in range(ndim)) + ")"
+
+    return ",".join(group(nd) for nd in ndims_params) + "->" + group(ndim_supp)
+
+
+class RandomVariable(RNGConsumerOp):
     """A random variable: draws from a distribution with a NumPy generator.
 
     Inputs are ``(rng, size, *dist_params)``, outputs ``(next_rng, draws)``; calling the
     Op returns the draws (``default_output = 1``), whose ``owner.outputs[0]`` is the
     advanced generator.
 
+    The draws are computed by :meth:`rng_fn` ``(rng, *dist_params, size)``; by default
+    the ``numpy.random.Generator`` method named like the Op. A subclass that defines its
+    own ``rng_fn`` (a method or a classmethod) is drawn with it by every linker.
+
     Parameters
     ----------
     name
         The distribution's name (NumPy's method name for most).
-    signature
-        The gufunc signature of one draw (see the module docstring).
+    ndim_supp, ndims_params
+        The core ranks of one draw and of each parameter; deprecated in favour of
+        ``signature`` (a ``FutureWarning`` says so). Used only without a signature.
     dtype
-        The draws' dtype; ``"floatX"`` means ``config.floatX``.
+        The draws' dtype; ``"floatX"`` means ``config.floatX``; ``None`` means that each
+        call must give one.
     inplace
         Advance the input generator in place instead of a copy of it.
+    signature
+        The gufunc signature of one draw (see the module docstring).
     """
 
-    __props__ = ("name", "signature", "dtype", "inplace")
+    __props__: tuple[str, ...] = ("name", "signature", "dtype", "inplace")
     default_output = 1
+    _output_type_depends_on_input_value = True
 
     name: str = "random_variable"
-    signature: str = "()->()"
-    dtype: str = "floatX"
+    signature: str | None = None
+    dtype: str | None = "floatX"
+    inplace: bool = False
 
     def __init__(
         self,
         name: str | None = None,
-        signature: str | None = None,
+        ndim_supp: int | str | None = None,
+        ndims_params: Sequence[int] | None = None,
         dtype: str | None = None,
-        inplace: bool = False,
+        inplace: bool | None = None,
+        signature: str | None = None,
     ) -> None:
-        if name is not None:
-            self.name = name
-        if signature is not None:
-            self.signature = signature
-        if dtype is not None:
-            self.dtype = dtype
-        params, out = _parse_signature(self.signature)
+        if isinstance(ndim_supp, str) and signature is None:
+            # ``RandomVariable(name, signature)``: the signature given second.
+            signature, ndim_supp = ndim_supp, None
+        self.name = name or type(self).name
+        signature = signature or getattr(self, "signature", None)
+        if signature is None:
+            signature = self._signature_from_ranks(ndim_supp, ndims_params)
+        self.signature = signature
+        params, out = _parse_signature(signature)
+        self.inputs_sig: list[tuple[str, ...]] = params
+        self.output_sig: tuple[str, ...] = out
         self.ndims_params: tuple[int, ...] = tuple(len(p) for p in params)
-        self.ndim_supp = len(out)
-        self.inplace = bool(inplace)
+        self.ndim_supp: int = len(out)
+        if isinstance(dtype, np.dtype):
+            dtype = dtype.name
+        self.dtype = dtype or getattr(self, "dtype", None)
+        self.inplace = bool(inplace if inplace is not None else getattr(self, "inplace", False))
         if self.inplace:
             self.destroy_map = {0: [0]}
+
+    def _signature_from_ranks(self, ndim_supp: Any, ndims_params: Any) -> str:
+        """The signature implied by the deprecated ``ndim_supp`` and ``ndims_params``."""
+        ndim_supp = ndim_supp if ndim_supp is not None else getattr(self, "ndim_supp", None)
+        if ndims_params is None:
+            ndims_params = getattr(self, "ndims_params", None)
+        if ndim_supp is None or ndims_params is None:
+            raise ValueError(f"{self.name}: signature must be provided")
+        if not isinstance(ndims_params, Sequence):
+            raise TypeError(
+                f"{self.name}: ndims_params must be a sequence of ints, got {ndims_params!r}"
+            )
+        warnings.warn(
+            "ndim_supp and ndims_params are deprecated; provide signature instead",
+            FutureWarning,
+            stacklevel=3,
+        )
+        return _signature_from_ndims([int(n) for n in ndims_params], int(ndim_supp))
+
+    def update(self, node: Apply) -> dict[Variable, Variable]:
+        """``{rng input: next_rng output}``."""
+        return {node.inputs[0]: node.outputs[0]}
+
+    def rng_fn(self, rng: np.random.Generator, *args: Any, **kwargs: Any) -> Any:
+        """Draw with the ``numpy.random.Generator`` method named like the Op.
+
+        Called as ``rng_fn(rng, *dist_params, size)`` with NumPy values; subclasses
+        whose draws are not that method override it.
+        """
+        return getattr(rng, self.name)(*args, **kwargs)
+
+    def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Any]) -> list[Any]:
+        """No directional derivative: ``None`` for every evaluation point."""
+        return [None for _ in eval_points]
+
+    def batch_ndim(self, node: Apply) -> int:
+        """The number of batch dimensions of ``node``'s draws."""
+        return int(tensor_type_of(node.outputs[1]).ndim) - self.ndim_supp
 
     # ------------------------------------------------------------------ shapes
 
@@ -164,17 +327,30 @@ class RandomVariable(Op):
     def _supp_shape_from_params(
         self, dist_params: Sequence[TensorVariable], param_shapes: Sequence[Any] | None = None
     ) -> list[Any]:
-        """The core shape of one draw, from the parameters' core dimensions."""
+        """The core shape of one draw, from the parameters' core dimensions.
+
+        A numeric core dimension of the output (``"->(3)"``) is that number; a named one
+        is the length of a parameter dimension of that name. Subclasses whose core shape
+        depends on something else override this.
+
+        Raises
+        ------
+        NotImplementedError
+            When the signature does not determine the core shape.
+        """
         params_dims, out_dims = self._core_dims()
         shape: list[Any] = []
         for name in out_dims:
-            for p, dims, k in zip(dist_params, params_dims, range(len(dist_params)), strict=False):
+            if name.isdigit():
+                shape.append(int(name))
+                continue
+            for k, (p, dims) in enumerate(zip(dist_params, params_dims, strict=False)):
                 if name in dims:
                     axis = p.ndim - len(dims) + dims.index(name)
                     shape.append(p.shape[axis] if param_shapes is None else param_shapes[k][axis])
                     break
             else:
-                raise ValueError(
+                raise NotImplementedError(
                     f"{self.name}: the core dimension {name!r} of the draws is not a "
                     "dimension of any parameter; the Op must define _supp_shape_from_params"
                 )
@@ -185,13 +361,19 @@ class RandomVariable(Op):
         params_dims, out_dims = self._core_dims()
         shape: list[int | None] = []
         for name in out_dims:
-            dim: int | None = None
+            dim: int | None = int(name) if name.isdigit() else None
             for p, dims in zip(dist_params, params_dims, strict=False):
-                if name in dims:
+                if dim is None and name in dims:
                     dim = p.type.shape[p.ndim - len(dims) + dims.index(name)]
-                    if dim is not None:
-                        break
             shape.append(dim)
+        if None in shape and _overrides(type(self), "_supp_shape_from_params"):
+            try:
+                symbolic = self._supp_shape_from_params(dist_params, param_shapes=None)
+            except (NotImplementedError, TypeError, ValueError, IndexError):
+                return shape
+            shape = [
+                s if s is not None else _const_int(d) for s, d in zip(shape, symbolic, strict=False)
+            ]
         return shape
 
     def _batch_shapes(self, dist_params: Sequence[TensorVariable]) -> list[tuple[int | None, ...]]:
@@ -200,13 +382,65 @@ class RandomVariable(Op):
             for p, nd in zip(dist_params, self.ndims_params, strict=True)
         ]
 
+    def _infer_shape(
+        self,
+        size: Variable,
+        dist_params: Sequence[TensorVariable],
+        param_shapes: Sequence[Sequence[Any]] | None = None,
+    ) -> tuple[Any, ...]:
+        """The symbolic shape of the draws: the batch shape, then the core shape.
+
+        Parameters
+        ----------
+        size
+            The size input (a ``None`` constant or an integer vector).
+        dist_params
+            The distribution parameters.
+        param_shapes
+            Their shapes, when known better than ``p.shape`` (shape inference).
+
+        Raises
+        ------
+        ValueError
+            If a parameter has more batch dimensions than ``size`` has entries.
+        """
+        supp = (
+            ()
+            if self.ndim_supp == 0
+            else tuple(self._supp_shape_from_params(dist_params, param_shapes=param_shapes))
+        )
+        if not _is_none(size):
+            length = get_vector_length(size)
+            for i, (p, nd) in enumerate(zip(dist_params, self.ndims_params, strict=True)):
+                if p.ndim - nd > length:
+                    raise ValueError(
+                        f"{self.name}: size of length {length} is shorter than the "
+                        f"{p.ndim - nd} batch dimensions of parameter {i} {p}"
+                    )
+            return tuple(tensor_var(size)[i] for i in range(length)) + supp
+        if param_shapes is None:
+            param_shapes = [tuple(p.shape[i] for i in range(p.ndim)) for p in dist_params]
+        batch_shapes = [
+            tuple(1 if bc else s for s, bc in zip(shape, p.type.broadcastable, strict=False))[
+                : p.ndim - nd
+            ]
+            for shape, p, nd in zip(param_shapes, dist_params, self.ndims_params, strict=True)
+        ]
+        return tuple(_broadcast_symbolic(batch_shapes)) + supp
+
     # ------------------------------------------------------------------ graph
 
     def _output_dtype(self, dist_params: Sequence[TensorVariable]) -> str:
+        if self.dtype is None:
+            raise TypeError(f"{self.name}: this random variable needs a dtype argument")
         return floatX() if self.dtype == "floatX" else str(self.dtype)
 
     def make_node(self, rng: Any, size: Any, *dist_params: Any) -> Apply:
         """Check the inputs and build ``(next_rng, draws)``.
+
+        Parameters with fewer batch dimensions than the draws get explicit leading
+        broadcastable dimensions, so that every parameter of the node has the draws'
+        batch rank (the rewrites that lift indexing through random variables rely on it).
 
         Parameters
         ----------
@@ -250,7 +484,10 @@ class RandomVariable(Op):
         if _is_none(size_var):
             batch = _broadcast_static(batch_shapes, who)
         else:
-            batch = list(_static_vector(size_var) or [])
+            batch = [
+                d if d is not None else _const_int(tensor_var(size_var)[i])
+                for i, d in enumerate(_static_vector(size_var) or [])
+            ]
             if any(len(s) > len(batch) for s in batch_shapes):
                 raise ValueError(
                     f"{who}: size of length {len(batch)} is shorter than the batch dimensions "
@@ -264,6 +501,7 @@ class RandomVariable(Op):
                         )
         shape = tuple(batch) + tuple(self._static_supp_shape(params))
         draws = TensorType(self._output_dtype(params), shape=shape)()
+        params = explicit_expand_dims(params, self.ndims_params, size_length=len(batch))
         return Apply(self, [rng, size_var, *params], [rng.type(), draws])
 
     def __call__(
@@ -274,6 +512,7 @@ class RandomVariable(Op):
         rng: Any = None,
         dtype: str | None = None,
         return_next_rng: bool = False,
+        **kwargs: Any,
     ) -> Any:
         """Return the draws (or ``(next_rng, draws)`` with ``return_next_rng``).
 
@@ -288,15 +527,32 @@ class RandomVariable(Op):
         rng
             The generator variable (default: a new shared generator).
         dtype
-            Another dtype for the draws.
+            Another dtype for the draws (of the same kind: float or not).
         return_next_rng
             Also return the advanced generator.
+        **kwargs
+            Passed on to :meth:`Op.__call__`.
+
+        Raises
+        ------
+        ValueError
+            For a ``dtype`` that switches between floating point and other dtypes.
         """
         op = self
-        if dtype is not None and dtype != self.dtype:
-            op = type(self)(self.name, self.signature, dtype, self.inplace)
-        node = op.make_node(rng, size, *args)
-        next_rng, draws = node.outputs
+        if dtype == "floatX":
+            dtype = floatX()
+        own = floatX() if self.dtype == "floatX" else self.dtype
+        if dtype is not None and dtype != own:
+            if own is not None and str(dtype).startswith("float") != own.startswith("float"):
+                raise ValueError(
+                    f"Cannot change the dtype of a {self.name} RV from {own} to {dtype}"
+                )
+            props = self._props_dict()
+            props["dtype"] = str(np.dtype(dtype))
+            op = type(self)(**props)
+        next_rng, draws = cast(  # return_list=True: always the list of outputs
+            "list[Variable]", Op.__call__(op, rng, size, *args, return_list=True, **kwargs)
+        )
         if name is not None:
             draws.name = name
         return (next_rng, draws) if return_next_rng else draws
@@ -315,20 +571,8 @@ class RandomVariable(Op):
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
         """No shape for the generator; the batch shape and core shape for the draws."""
-        _, size, *rest = node.inputs
-        params: list[Any] = rest
-        param_shapes = shapes[2:]
-        if _is_none(size):
-            batch_shapes = [
-                tuple(s)[: p.ndim - nd]
-                for s, p, nd in zip(param_shapes, params, self.ndims_params, strict=True)
-            ]
-            batch = _broadcast_symbolic(batch_shapes)
-        else:
-            ndim = tensor_type_of(node.outputs[1]).ndim
-            batch = [tensor_var(size)[i] for i in range(ndim - self.ndim_supp)]
-        supp = self._supp_shape_from_params(params, param_shapes=param_shapes)
-        return [None, (*batch, *supp)]
+        _, size, *params = node.inputs
+        return [None, list(self._infer_shape(size, tensor_vars(params), param_shapes=shapes[2:]))]
 
     def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list[Any]:
         """Undefined for every input, as in PyTensor."""
@@ -343,3 +587,18 @@ class RandomVariable(Op):
 
     def __str__(self) -> str:
         return f"{type(self).__name__}{{{self.name}, {self.signature}, {self.dtype}}}"
+
+
+@_vectorize_node.register(RandomVariable)
+def vectorize_random_variable(
+    op: RandomVariable, node: Apply, rng: Variable, size: Variable, *dist_params: Variable
+) -> Apply:
+    """Draw with batched parameters: a given ``size`` gains the new batch dimensions."""
+    old_params = op.dist_params(node)
+    old_size = op.size_param(node)
+    if not _is_none(old_size) and equal_computations([old_size], [size]):
+        new_ndim = tensor_type_of(dist_params[0]).ndim - tensor_type_of(old_params[0]).ndim
+        if new_ndim >= 0:
+            batch = compute_batch_shape(dist_params, op.ndims_params)
+            size = concatenate([batch[:new_ndim], size])
+    return op.make_node(rng, size, *dist_params)
