@@ -22,6 +22,7 @@ PACKAGE_MODULES = {
     "scalar": "opweave.scalar",
     "random": "opweave.tensor.random",
     "scan": "opweave.scan",
+    "sparse": "opweave.sparse",
 }
 #: Implementation module name -> the core module it is named for (instead of the rule).
 RENAMED_MODULES = {"compile_ops": "opweave.compile.ops"}

@@ -1,0 +1,255 @@
+"""NumPy/SciPy implementations of the package :mod:`opweave.sparse` (``basic``, ``math``).
+
+Sparse values are ``scipy.sparse.csr_matrix`` / ``csc_matrix``; each output is built in
+the format and dtype of its node's output Type. SciPy is the ``scipy`` extra of
+opweave-python: these implementations import it when first run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from opweave.graph.basic import Apply
+from opweave.sparse.basic import (
+    CSM,
+    Cast,
+    CSMGrad,
+    CSMProperties,
+    DenseFromSparse,
+    SparseBlockDiagonal,
+    SparseDenseMultiply,
+    SparseFromDense,
+    SparseSparseMultiply,
+    StructuredUnary,
+    Transpose,
+)
+from opweave.sparse.math import AddSD, AddSS, Dot, SpSum, StructuredDot
+from opweave.sparse.type import scipy_sparse
+
+__all__ = ["PERFORMS", "STRUCTURED_KERNELS"]
+
+Out = list[list[Any]]
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return np.exp(-np.logaddexp(0, -x))
+
+
+#: ``StructuredUnary.name`` -> the NumPy function applied to the stored values.
+STRUCTURED_KERNELS: MappingProxyType[str, Callable[[np.ndarray], np.ndarray]] = MappingProxyType(
+    {
+        "abs": np.abs,
+        "arcsin": np.arcsin,
+        "arcsinh": np.arcsinh,
+        "arctan": np.arctan,
+        "arctanh": np.arctanh,
+        "ceil": np.ceil,
+        "conj": np.conj,
+        "deg2rad": np.deg2rad,
+        "exp": np.exp,
+        "expm1": np.expm1,
+        "floor": np.floor,
+        "log": np.log,
+        "log1p": np.log1p,
+        "neg": np.negative,
+        "ones_like": np.ones_like,
+        "rad2deg": np.rad2deg,
+        "rint": np.rint,
+        "sigmoid": _sigmoid,
+        "sign": np.sign,
+        "sin": np.sin,
+        "sinh": np.sinh,
+        "sqr": np.square,
+        "sqrt": np.sqrt,
+        "tan": np.tan,
+        "tanh": np.tanh,
+        "trunc": np.trunc,
+    }
+)
+
+
+def _as_output(node: Apply, value: Any, index: int = 0) -> Any:
+    """``value`` (sparse) in the format and dtype of the node's output ``index``."""
+    out_type = node.outputs[index].type
+    return out_type.format_class()(value, dtype=out_type.numpy_dtype)
+
+
+def _dense_output(node: Apply, value: Any) -> np.ndarray:
+    return np.asarray(value, dtype=node.outputs[0].type.numpy_dtype)
+
+
+def _check_sparse(op: Any, value: Any, what: str = "x") -> None:
+    if not scipy_sparse().issparse(value):
+        raise TypeError(f"{op}: input {what} must be a scipy.sparse matrix, got {type(value)}")
+
+
+def dense_from_sparse_perform(op: Any, node: Apply, inputs: Sequence[Any], out: Out) -> None:
+    """``x.toarray()``."""
+    (x,) = inputs
+    _check_sparse(op, x)
+    out[0][0] = _dense_output(node, x.toarray())
+
+
+def sparse_from_dense_perform(op: Any, node: Apply, inputs: Sequence[Any], out: Out) -> None:
+    """The CSR or CSC matrix of ``x``."""
+    out[0][0] = _as_output(node, np.asarray(inputs[0]))
+
+
+def transpose_perform(op: Any, node: Apply, inputs: Sequence[Any], out: Out) -> None:
+    """``x.T`` (CSR becomes CSC and vice versa; the buffers are shared)."""
+    (x,) = inputs
+    _check_sparse(op, x)
+    out[0][0] = _as_output(node, x.transpose())
+
+
+def cast_perform(op: Any, node: Apply, inputs: Sequence[Any], out: Out) -> None:
+    """``x.astype(out_type)``."""
+    out[0][0] = _as_output(node, inputs[0].astype(op.out_type))
+
+
+def structured_unary_perform(op: Any, node: Apply, inputs: Sequence[Any], out: Out) -> None:
+    """The kernel applied to the stored values, the structure kept (copied)."""
+    (x,) = inputs
+    _check_sparse(op, x)
+    out_type = node.outputs[0].type
+    x = x.asformat(out_type.format)
+    data = np.asarray(STRUCTURED_KERNELS[op.name](x.data), dtype=out_type.numpy_dtype)
+    out[0][0] = out_type.format_class()((data, x.indices.copy(), x.indptr.copy()), shape=x.shape)
+
+
+def mul_s_s_perform(op: Any, node: Apply, inputs: Sequence[Any], out: Out) -> None:
+    """``x.multiply(y)``."""
+    x, y = inputs
+    _check_shapes(op, x, y)
+    out[0][0] = _as_output(node, x.multiply(y))
+
+
+def mul_s_d_perform(op: Any, node: Apply, inputs: Sequence[Any], out: Out) -> None:
+    """``x.multiply(y)`` with ``y`` dense (broadcast), stored where ``x`` stores."""
+    x, y = inputs
+    _check_sparse(op, x)
+    coo = x.tocoo()
+    y2 = np.broadcast_to(np.asarray(y).reshape((1,) * (2 - np.ndim(y)) + np.shape(y)), x.shape)
+    data = coo.data * y2[coo.row, coo.col]
+    sp = scipy_sparse()
+    out[0][0] = _as_output(node, sp.coo_matrix((data, (coo.row, coo.col)), shape=x.shape))
+
+
+def _check_shapes(op: Any, x: Any, y: Any) -> None:
+    _check_sparse(op, x, "x")
+    _check_sparse(op, y, "y")
+    if x.shape != y.shape:
+        raise ValueError(f"{op}: the shapes {x.shape} and {y.shape} differ")
+
+
+def sp_sum_perform(op: Any, node: Apply, inputs: Sequence[Any], out: Out) -> None:
+    """``x.sum(axis)``, dense."""
+    (x,) = inputs
+    _check_sparse(op, x)
+    total = x.sum() if op.axis is None else np.asarray(x.sum(op.axis)).ravel()
+    out[0][0] = _dense_output(node, total)
+
+
+def add_s_s_perform(op: Any, node: Apply, inputs: Sequence[Any], out: Out) -> None:
+    """``x + y``, sparse."""
+    x, y = inputs
+    _check_shapes(op, x, y)
+    out[0][0] = _as_output(node, x + y)
+
+
+def add_s_d_perform(op: Any, node: Apply, inputs: Sequence[Any], out: Out) -> None:
+    """``x.toarray() + y``, dense."""
+    x, y = inputs
+    _check_sparse(op, x)
+    out[0][0] = _dense_output(node, x.toarray() + np.asarray(y))
+
+
+def structured_dot_perform(op: Any, node: Apply, inputs: Sequence[Any], out: Out) -> None:
+    """``a @ b`` with ``b`` dense."""
+    a, b = inputs
+    _check_sparse(op, a, "a")
+    if a.shape[1] != b.shape[0]:
+        raise ValueError(f"{op}: shape mismatch, {a.shape} @ {b.shape}")
+    out[0][0] = _dense_output(node, a @ b)
+
+
+def dot_perform(op: Any, node: Apply, inputs: Sequence[Any], out: Out) -> None:
+    """``x @ y``, dense."""
+    x, y = inputs
+    sp = scipy_sparse()
+    if not (sp.issparse(x) or sp.issparse(y)):
+        raise TypeError(f"{op}: at least one input must be a scipy.sparse matrix")
+    if x.shape[-1] != y.shape[0]:
+        raise ValueError(f"{op}: shape mismatch, {x.shape} @ {y.shape}")
+    result = x @ y
+    if sp.issparse(result):
+        result = result.toarray()
+    out[0][0] = _dense_output(node, result)
+
+
+def block_diagonal_perform(op: Any, node: Apply, inputs: Sequence[Any], out: Out) -> None:
+    """``scipy.sparse.block_diag(inputs)``."""
+    out[0][0] = _as_output(node, scipy_sparse().block_diag(inputs, format=op.format))
+
+
+def csm_properties_perform(op: Any, node: Apply, inputs: Sequence[Any], out: Out) -> None:
+    """``(data, indices, indptr, shape)``, the index vectors as int32."""
+    (x,) = inputs
+    _check_sparse(op, x, "csm")
+    out[0][0] = x.data
+    out[1][0] = np.asarray(x.indices, dtype=np.int32)
+    out[2][0] = np.asarray(x.indptr, dtype=np.int32)
+    out[3][0] = np.asarray(x.shape, dtype=np.int32)
+
+
+def csm_perform(op: Any, node: Apply, inputs: Sequence[Any], out: Out) -> None:
+    """The CSR or CSC matrix of the parts, sharing ``data``."""
+    data, indices, indptr, shape = inputs
+    if len(shape) != 2:
+        raise ValueError(f"{op}: shape must have 2 entries, got {list(shape)}")
+    if data.shape != indices.shape:
+        raise ValueError(
+            f"{op}: data ({data.shape[0]} values) and indices ({indices.shape[0]}) differ in length"
+        )
+    cls = node.outputs[0].type.format_class()
+    parts = (data, np.array(indices, dtype=np.int32), np.array(indptr, dtype=np.int32))
+    out[0][0] = cls(parts, shape=tuple(int(n) for n in shape), copy=False)
+
+
+def csm_grad_perform(op: Any, node: Apply, inputs: Sequence[Any], out: Out) -> None:
+    """The values of ``g`` at ``x``'s stored positions, in ``x``'s data order."""
+    x_data, x_indices, x_indptr, x_shape, g_data, g_indices, g_indptr, _ = inputs
+    n_outer = len(x_indptr) - 1
+    n_inner = int(x_shape[1] if n_outer == x_shape[0] else x_shape[0])
+    sp = scipy_sparse()
+    g = sp.csr_matrix((g_data, g_indices, g_indptr), shape=(n_outer, n_inner))
+    outer = np.repeat(np.arange(n_outer), np.diff(x_indptr))
+    values = np.asarray(g[outer, np.asarray(x_indices)]).ravel() if outer.size else []
+    out[0][0] = np.asarray(values, dtype=node.outputs[0].type.numpy_dtype).reshape(x_data.shape)
+
+
+#: Op class -> ``perform(op, node, inputs, output_storage)``. Read-only.
+PERFORMS: MappingProxyType[type, Callable[..., None]] = MappingProxyType(
+    {
+        CSMProperties: csm_properties_perform,
+        CSM: csm_perform,
+        CSMGrad: csm_grad_perform,
+        DenseFromSparse: dense_from_sparse_perform,
+        SparseFromDense: sparse_from_dense_perform,
+        Transpose: transpose_perform,
+        Cast: cast_perform,
+        StructuredUnary: structured_unary_perform,
+        SparseSparseMultiply: mul_s_s_perform,
+        SparseDenseMultiply: mul_s_d_perform,
+        SparseBlockDiagonal: block_diagonal_perform,
+        SpSum: sp_sum_perform,
+        AddSS: add_s_s_perform,
+        AddSD: add_s_d_perform,
+        StructuredDot: structured_dot_perform,
+        Dot: dot_perform,
+    }
+)

@@ -1,0 +1,838 @@
+"""Sparse variables and the Ops that convert between sparse and dense (PyTensor's
+``pytensor.sparse.basic`` names).
+
+:func:`as_sparse_variable` (``as_sparse``) makes a sparse variable of a SciPy matrix,
+:func:`as_sparse_or_tensor_variable` a sparse or a dense one, whichever fits;
+:class:`DenseFromSparse` (``dense_from_sparse``) and :class:`SparseFromDense`
+(``csr_from_dense``, ``csc_from_dense``) convert; :class:`Transpose` swaps the format
+(a CSR matrix's transpose is CSC); :class:`Cast` changes the dtype;
+:class:`CSMProperties` (``csm_data``, ``csm_indices``, ``csm_indptr``, ``csm_shape``)
+takes a matrix apart and :class:`CSM` (``CSR``, ``CSC``) builds one from those parts;
+:class:`StructuredUnary` applies an elementwise function to the stored values only (its
+functions are in :mod:`opweave.sparse.math`); :class:`SparseSparseMultiply` and
+:class:`SparseDenseMultiply` (``mul_s_s``, ``mul_s_d``, which
+:func:`opweave.sparse.math.multiply` dispatches to) multiply elementwise, the result
+stored where the sparse operand stores. The kernels live in the backends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from opweave.configdefaults import config
+from opweave.gradient import grad_not_implemented
+from opweave.graph.basic import Apply, Variable
+from opweave.graph.op import Op
+from opweave.graph.type import DisconnectedType, disconnected_type
+from opweave.sparse.type import SPARSE_FORMATS, SparseTensorType, _is_sparse_value
+from opweave.tensor import basic as tb
+from opweave.tensor import math as tm
+from opweave.tensor.basic import as_tensor_variable
+from opweave.tensor.type import TensorType, continuous_dtypes
+
+__all__ = [
+    "CSC",
+    "CSM",
+    "CSR",
+    "STRUCTURED_FUNCTIONS",
+    "CSMGrad",
+    "CSMProperties",
+    "Cast",
+    "DenseFromSparse",
+    "SparseBlockDiagonal",
+    "SparseDenseMultiply",
+    "SparseFromDense",
+    "SparseSparseMultiply",
+    "StructuredUnary",
+    "Transpose",
+    "as_sparse",
+    "as_sparse_or_tensor_variable",
+    "as_sparse_variable",
+    "block_diag",
+    "cast",
+    "csc_dmatrix",
+    "csc_fmatrix",
+    "csc_from_dense",
+    "csc_matrix",
+    "csm_data",
+    "csm_grad",
+    "csm_indices",
+    "csm_indptr",
+    "csm_properties",
+    "csm_shape",
+    "csr_dmatrix",
+    "csr_fmatrix",
+    "csr_from_dense",
+    "csr_matrix",
+    "dense_from_sparse",
+    "is_sparse_variable",
+    "matrix",
+    "mul_s_d",
+    "mul_s_s",
+    "sp_ones_like",
+    "sp_zeros_like",
+    "sparse_formats",
+    "transpose",
+]
+
+#: The formats sparse variables can have (PyTensor's name).
+sparse_formats = list(SPARSE_FORMATS)
+
+
+def is_sparse_variable(x: Any) -> bool:
+    """Whether ``x`` is a variable of a :class:`SparseTensorType`."""
+    return isinstance(x, Variable) and isinstance(x.type, SparseTensorType)
+
+
+def sparse_input(x: Any, who: str, what: str = "x") -> Variable:
+    """``x`` as a sparse variable (SciPy matrices become constants), or raise.
+
+    Raises
+    ------
+    TypeError
+        Naming ``who`` and the input ``what`` when ``x`` is not sparse.
+    """
+    if isinstance(x, Apply):
+        x = x.default_output()
+    if is_sparse_variable(x):
+        return x
+    if _is_sparse_value(x):
+        return as_sparse_variable(x)
+    kind = f"the variable {x} of type {x.type!r}" if isinstance(x, Variable) else repr(x)[:60]
+    raise TypeError(
+        f"{who}: input {what} must be a sparse variable (a SparseTensorType, format csr or "
+        f"csc), got {kind}"
+    )
+
+
+# ------------------------------------------------------------------ variables
+
+
+def as_sparse_variable(x: Any, name: str | None = None, ndim: int | None = None) -> Variable:
+    """Return ``x`` as a sparse variable.
+
+    Parameters
+    ----------
+    x
+        A sparse variable (returned as is), an Apply node with one output, or a SciPy
+        sparse matrix (a :class:`~opweave.sparse.variable.SparseConstant` of its format and
+        dtype; formats other than CSR and CSC become CSR).
+    name
+        Name of a constant made from a matrix.
+    ndim
+        Accepted for PyTensor compatibility; sparse variables are always 2-d.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is a non-sparse variable or value.
+    ValueError
+        For an Apply node with several outputs.
+    """
+    if isinstance(x, Apply):
+        if len(x.outputs) != 1:
+            raise ValueError(
+                f"as_sparse_variable: the Apply node {x} has {len(x.outputs)} outputs; "
+                "pass the one to use"
+            )
+        x = x.outputs[0]
+    if isinstance(x, Variable):
+        if not isinstance(x.type, SparseTensorType):
+            raise TypeError(
+                f"as_sparse_variable: expected a variable of a SparseTensorType, got {x} of "
+                f"type {x.type!r} (convert dense matrices with csr_from_dense/csc_from_dense)"
+            )
+        return x
+    if not _is_sparse_value(x):
+        raise TypeError(
+            f"as_sparse_variable: cannot convert {type(x).__name__} {repr(x)[:60]} to a sparse "
+            "variable: expected a scipy.sparse matrix"
+        )
+    fmt = x.format if x.format in SPARSE_FORMATS else "csr"
+    type_ = SparseTensorType(fmt, x.dtype, shape=(None, None))
+    return type_.make_constant(x.copy() if x.format == fmt else x, name=name)
+
+
+#: Short alias of :func:`as_sparse_variable` (PyTensor's name).
+as_sparse = as_sparse_variable
+
+
+def as_sparse_or_tensor_variable(x: Any, name: str | None = None, **kwargs: Any) -> Variable:
+    """A SciPy sparse matrix or sparse variable as a sparse variable, anything else as a
+    tensor variable (:func:`~opweave.tensor.as_tensor_variable`).
+
+    Parameters
+    ----------
+    x
+        The value or variable.
+    name
+        Name of a constant made from a value.
+    **kwargs
+        Passed to ``as_tensor_variable`` for dense values (``ndim``, ``dtype``).
+    """
+    if is_sparse_variable(x) or _is_sparse_value(x):
+        return as_sparse_variable(x, name=name)
+    if isinstance(x, Variable):
+        return x
+    return as_tensor_variable(x, name=name, **kwargs)
+
+
+def matrix(format: str, name: str | None = None, dtype: Any = None, shape: Any = None) -> Variable:
+    """A sparse matrix variable of ``format`` and ``dtype`` (default ``config.floatX``)."""
+    dtype = config.floatX if dtype is None else dtype
+    return SparseTensorType(format, dtype, shape=shape)(name)
+
+
+def csr_matrix(name: str | None = None, dtype: Any = None, shape: Any = None) -> Variable:
+    """A CSR sparse matrix variable (dtype default ``config.floatX``)."""
+    return matrix("csr", name=name, dtype=dtype, shape=shape)
+
+
+def csc_matrix(name: str | None = None, dtype: Any = None, shape: Any = None) -> Variable:
+    """A CSC sparse matrix variable (dtype default ``config.floatX``)."""
+    return matrix("csc", name=name, dtype=dtype, shape=shape)
+
+
+csc_dmatrix = SparseTensorType("csc", "float64")
+csr_dmatrix = SparseTensorType("csr", "float64")
+csc_fmatrix = SparseTensorType("csc", "float32")
+csr_fmatrix = SparseTensorType("csr", "float32")
+
+
+def _sparse_out(x: Variable, dtype: str | None = None, fmt: str | None = None) -> Variable:
+    """A new variable of ``x``'s sparse Type with the dtype and/or format replaced."""
+    return SparseTensorType(fmt or x.type.format, dtype or x.type.dtype, shape=x.type.shape)()
+
+
+# ------------------------------------------------------------------ conversions
+
+
+class DenseFromSparse(Op):
+    """The dense ndarray of a sparse matrix (``x.toarray()``).
+
+    Parameters
+    ----------
+    structured
+        The gradient's kind: ``True`` (default) keeps only the input's stored positions,
+        ``False`` gives the full dense gradient as a sparse matrix.
+    """
+
+    __props__ = ("sparse_grad",)
+
+    def __init__(self, structured: bool = True) -> None:
+        self.sparse_grad = bool(structured)
+
+    def __str__(self) -> str:
+        return f"{type(self).__name__}{{structured_grad={self.sparse_grad}}}"
+
+    def make_node(self, x: Any) -> Apply:
+        """One sparse matrix; the output is a dense matrix of its dtype and static shape."""
+        x = sparse_input(x, "DenseFromSparse")
+        return Apply(self, [x], [TensorType(x.type.dtype, shape=x.type.shape)()])
+
+    def grad(self, inputs: Sequence[Variable], grads: Sequence[Variable]) -> list[Variable]:
+        """Structured: the gradient at the stored positions; else all of it, as sparse."""
+        (x,), (gz,) = inputs, grads
+        if self.sparse_grad:
+            return [mul_s_d(sp_ones_like(x), gz)]
+        return [SparseFromDense(x.type.format)(gz)]
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+        """The input's shape."""
+        return [shapes[0]]
+
+
+dense_from_sparse = DenseFromSparse()
+
+
+class SparseFromDense(Op):
+    """The sparse matrix (of ``format``) of a dense matrix; vectors and scalars become
+    one-row matrices, as in PyTensor.
+
+    Parameters
+    ----------
+    format
+        ``"csr"`` or ``"csc"``.
+    """
+
+    __props__ = ("format",)
+
+    def __init__(self, format: str) -> None:
+        if format not in SPARSE_FORMATS:
+            raise ValueError(
+                f"SparseFromDense: format must be one of {SPARSE_FORMATS}, got {format!r}"
+            )
+        self.format = format
+
+    def __str__(self) -> str:
+        return f"{type(self).__name__}{{{self.format}}}"
+
+    def __call__(self, x: Any, **kwargs: Any) -> Any:
+        """A sparse input is returned as it is."""
+        if is_sparse_variable(x):
+            return x
+        return super().__call__(x, **kwargs)
+
+    def make_node(self, x: Any) -> Apply:
+        """One dense tensor of at most 2 dimensions.
+
+        Raises
+        ------
+        TypeError
+            For a tensor of more than 2 dimensions.
+        """
+        x = as_tensor_variable(x)
+        if x.ndim > 2:
+            raise TypeError(
+                f"SparseFromDense: sparse matrices have 2 dimensions; input x ({x}) has {x.ndim}"
+            )
+        if x.ndim < 2:
+            x = x.dimshuffle(["x"] * (2 - x.ndim) + list(range(x.ndim)))
+        out = SparseTensorType(self.format, x.type.dtype, shape=x.type.shape)()
+        return Apply(self, [x], [out])
+
+    def grad(self, inputs: Sequence[Variable], grads: Sequence[Variable]) -> list[Variable]:
+        """The gradient's dense form."""
+        (gz,) = grads
+        return [dense_from_sparse(gz) if is_sparse_variable(gz) else gz]
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+        """The input's shape."""
+        return [shapes[0]]
+
+
+csr_from_dense = SparseFromDense("csr")
+csc_from_dense = SparseFromDense("csc")
+
+
+class Transpose(Op):
+    """The transpose of a sparse matrix; a CSR matrix's transpose is CSC and vice versa."""
+
+    __props__ = ()
+    view_map = {0: [0]}
+    format_map = {"csr": "csc", "csc": "csr"}
+
+    def __str__(self) -> str:
+        return "SparseTranspose"
+
+    def make_node(self, x: Any) -> Apply:
+        """One sparse matrix."""
+        x = sparse_input(x, "Transpose")
+        out = SparseTensorType(
+            self.format_map[x.type.format], x.type.dtype, shape=x.type.shape[::-1]
+        )()
+        return Apply(self, [x], [out])
+
+    def grad(self, inputs: Sequence[Variable], grads: Sequence[Variable]) -> list[Variable]:
+        """The gradient, transposed back."""
+        (gz,) = grads
+        return [transpose(gz) if is_sparse_variable(gz) else gz.T]
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+        """The input's shape, reversed."""
+        return [tuple(shapes[0])[::-1]]
+
+
+transpose = Transpose()
+
+
+class Cast(Op):
+    """A sparse matrix with its values cast to ``out_type`` (a dtype name)."""
+
+    __props__ = ("out_type",)
+
+    def __init__(self, out_type: Any) -> None:
+        self.out_type = np.dtype(out_type).name
+
+    def make_node(self, x: Any) -> Apply:
+        """One sparse matrix."""
+        x = sparse_input(x, "Cast")
+        return Apply(self, [x], [_sparse_out(x, dtype=self.out_type)])
+
+    def grad(self, inputs: Sequence[Variable], grads: Sequence[Variable]) -> list[Variable]:
+        """The gradient cast back to the input's dtype (float inputs only)."""
+        (x,), (gz,) = inputs, grads
+        if x.type.dtype not in continuous_dtypes or self.out_type not in continuous_dtypes:
+            return [grad_not_implemented(self, 0, x, "Cast between discrete dtypes")]
+        return [cast(gz, x.type.dtype)]
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+        """The input's shape."""
+        return [shapes[0]]
+
+
+def cast(variable: Any, dtype: Any) -> Variable:
+    """``variable`` with its values cast to ``dtype`` (itself when it has that dtype)."""
+    x = sparse_input(variable, "cast", "variable")
+    if np.dtype(dtype).name == x.type.dtype:
+        return x
+    return Cast(dtype)(x)
+
+
+# ------------------------------------------------------------------ compressed parts
+
+
+def _int_vector(v: Any, who: str, what: str) -> Variable:
+    """``v`` as a 1-d integer tensor (values given as int32 when they fit), or raise."""
+    if not isinstance(v, Variable):
+        arr = np.asarray(v)
+        if arr.dtype.kind in "iu" and np.array_equal(arr, arr.astype("int32")):
+            v = arr.astype("int32")
+    var = as_tensor_variable(v)
+    if var.ndim != 1 or var.dtype not in ("int8", "int16", "int32", "int64", "uint8",
+                                          "uint16", "uint32", "uint64"):  # fmt: skip
+        raise TypeError(
+            f"{who}: input {what} must be a vector of integers, got {var} of type {var.type!r}"
+        )
+    return var
+
+
+class CSMProperties(Op):
+    """The parts of a CSR or CSC matrix: ``(data, indices, indptr, shape)``, the last three
+    as int32 vectors. The gradient is the regular one (the data's gradient, put back in
+    the input's structure)."""
+
+    __props__ = ()
+    view_map = {0: [0], 1: [0], 2: [0]}
+
+    def make_node(self, csm: Any) -> Apply:
+        """One sparse matrix."""
+        csm = sparse_input(csm, "CSMProperties", "csm")
+        outputs = [TensorType(csm.type.dtype, shape=(None,))()]
+        outputs += [TensorType("int32", shape=(None,))() for _ in range(2)]
+        outputs.append(TensorType("int32", shape=(2,))())
+        return Apply(self, [csm], outputs)
+
+    def grad(self, inputs: Sequence[Variable], grads: Sequence[Variable]) -> list[Variable]:
+        """The data's gradient in the input's structure."""
+        (csm,) = inputs
+        if isinstance(grads[0].type, DisconnectedType):
+            return [sp_zeros_like(csm)]
+        _, indices, indptr, shape = csm_properties(csm)
+        return [CSM(csm.type.format)(grads[0], indices, indptr, shape)]
+
+
+csm_properties = CSMProperties()
+
+
+def csm_data(csm: Any) -> Variable:
+    """The stored values of the sparse matrix ``csm``."""
+    return csm_properties(csm)[0]
+
+
+def csm_indices(csm: Any) -> Variable:
+    """The ``indices`` vector of the sparse matrix ``csm``."""
+    return csm_properties(csm)[1]
+
+
+def csm_indptr(csm: Any) -> Variable:
+    """The ``indptr`` vector of the sparse matrix ``csm``."""
+    return csm_properties(csm)[2]
+
+
+def csm_shape(csm: Any) -> Variable:
+    """The shape of the sparse matrix ``csm`` (an int32 vector)."""
+    return csm_properties(csm)[3]
+
+
+class CSM(Op):
+    """The sparse matrix of ``format`` built from ``(data, indices, indptr, shape)``,
+    sharing ``data``. The gradient flows to ``data`` (aligned with its order).
+
+    Parameters
+    ----------
+    format
+        ``"csr"`` or ``"csc"``.
+    """
+
+    __props__ = ("format",)
+    view_map = {0: [0]}
+
+    def __init__(self, format: str) -> None:
+        if format not in SPARSE_FORMATS:
+            raise ValueError(f"CSM: format must be one of {SPARSE_FORMATS}, got {format!r}")
+        self.format = format
+
+    def make_node(self, data: Any, indices: Any, indptr: Any, shape: Any) -> Apply:
+        """A data vector and three integer vectors.
+
+        Raises
+        ------
+        TypeError
+            For a data input that is not a vector, or index inputs that are not integer
+            vectors.
+        """
+        data = as_tensor_variable(data)
+        if data.ndim != 1:
+            raise TypeError(f"CSM: input data must be a vector, got {data} of type {data.type!r}")
+        indices = _int_vector(indices, "CSM", "indices")
+        indptr = _int_vector(indptr, "CSM", "indptr")
+        shape = _int_vector(shape, "CSM", "shape")
+        static: tuple[Any, ...] = (None, None)
+        owner = shape.owner
+        if owner is not None and isinstance(owner.op, CSMProperties) and owner.outputs[3] is shape:
+            static = owner.inputs[0].type.shape
+        out = SparseTensorType(self.format, data.type.dtype, shape=static)()
+        return Apply(self, [data, indices, indptr, shape], [out])
+
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        """Only ``data`` carries values."""
+        return [[True], [False], [False], [False]]
+
+    def grad(self, inputs: Sequence[Variable], grads: Sequence[Variable]) -> list[Variable]:
+        """The output gradient's values at ``data``'s positions; the rest disconnected."""
+        x_data, x_indices, x_indptr, x_shape = inputs
+        g_parts = csm_properties(as_sparse_gradient(grads[0], self.format))
+        g_data = csm_grad(x_data, x_indices, x_indptr, x_shape, *g_parts)
+        return [g_data, disconnected_type(), disconnected_type(), disconnected_type()]
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+        """The ``shape`` input's two entries."""
+        shape = node.inputs[3]
+        return [(shape[0], shape[1])]
+
+
+CSC = CSM("csc")
+CSR = CSM("csr")
+
+
+class CSMGrad(Op):
+    """The gradient of :class:`CSM` with respect to its data: for each stored position of
+    ``x`` (in its data order), the value the gradient matrix ``g`` (same format) holds
+    there, 0 where ``g`` stores nothing."""
+
+    __props__ = ()
+
+    def make_node(self, *parts: Any) -> Apply:
+        """``x_data, x_indices, x_indptr, x_shape, g_data, g_indices, g_indptr, g_shape``.
+
+        Raises
+        ------
+        ValueError
+            For another number of inputs.
+        """
+        if len(parts) != 8:
+            raise ValueError(f"CSMGrad: expected 8 inputs, got {len(parts)}")
+        names = ("x_data", "x_indices", "x_indptr", "x_shape")
+        names += ("g_data", "g_indices", "g_indptr", "g_shape")
+        inputs = [
+            as_tensor_variable(p) if i % 4 == 0 else _int_vector(p, "CSMGrad", names[i])
+            for i, p in enumerate(parts)
+        ]
+        return Apply(self, inputs, [inputs[4].type()])
+
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        """Only ``g_data`` carries values."""
+        return [[i == 4] for i in range(8)]
+
+    def grad(self, inputs: Sequence[Variable], grads: Sequence[Variable]) -> list[Variable]:
+        """Not implemented (a second derivative through sparse structure)."""
+        return [
+            grad_not_implemented(self, i, v, "second derivative of CSM")
+            if i == 4
+            else disconnected_type()
+            for i, v in enumerate(inputs)
+        ]
+
+
+csm_grad = CSMGrad()
+
+
+# ------------------------------------------------------------------ structured elementwise
+
+#: The elementwise functions :class:`StructuredUnary` applies to the stored values, by
+#: name: each is the ``opweave.tensor.math`` function of that name (``ones_like`` gives
+#: ones), and all but ``ones_like``, ``exp``, ``log`` and ``sigmoid`` map 0 to 0.
+STRUCTURED_FUNCTIONS: tuple[str, ...] = (
+    "abs",
+    "arcsin",
+    "arcsinh",
+    "arctan",
+    "arctanh",
+    "ceil",
+    "conj",
+    "deg2rad",
+    "exp",
+    "expm1",
+    "floor",
+    "log",
+    "log1p",
+    "neg",
+    "ones_like",
+    "rad2deg",
+    "rint",
+    "sigmoid",
+    "sign",
+    "sin",
+    "sinh",
+    "sqr",
+    "sqrt",
+    "tan",
+    "tanh",
+    "trunc",
+)
+
+
+def _elementwise_dtype(name: str, dtype: str) -> str:
+    """The dtype ``opweave.tensor.math``'s ``name`` gives for a ``dtype`` input."""
+    probe = TensorType(dtype, shape=(None,))()
+    if name == "ones_like":
+        return dtype
+    if name == "sigmoid":
+        return tm.sigmoid(probe).dtype
+    if name == "conj":
+        return tm.conj(probe).dtype
+    return getattr(tm, name)(probe).dtype  # type: ignore[no-any-return]
+
+
+class StructuredUnary(Op):
+    """An elementwise function of a sparse matrix's stored values; the structure (which
+    positions are stored) is kept, so ``f(0)`` is never computed.
+
+    Parameters
+    ----------
+    name
+        One of :data:`STRUCTURED_FUNCTIONS`.
+    """
+
+    __props__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        if name not in STRUCTURED_FUNCTIONS:
+            raise ValueError(
+                f"StructuredUnary: unknown function {name!r}; expected one of "
+                f"{STRUCTURED_FUNCTIONS}"
+            )
+        self.name = name
+
+    def __str__(self) -> str:
+        return f"Structured{{{self.name}}}"
+
+    def make_node(self, x: Any) -> Apply:
+        """One sparse matrix; the output dtype is the tensor function's."""
+        x = sparse_input(x, f"Structured{{{self.name}}}")
+        return Apply(self, [x], [_sparse_out(x, dtype=_elementwise_dtype(self.name, x.dtype))])
+
+    def grad(self, inputs: Sequence[Variable], grads: Sequence[Variable]) -> list[Variable]:
+        """For ``neg``, ``sign``, ``abs``, ``ones_like`` and the rounding functions; the
+        other functions' gradients are not implemented (a clear error when asked)."""
+        (x,), (gz,) = inputs, grads
+        gz = as_sparse_gradient(gz, x)
+        # the gradient flows to the stored values only: it has x's structure
+        if self.name == "neg":
+            return [mul_s_s(StructuredUnary("neg")(sp_ones_like(x)), gz)]
+        if self.name in ("sign", "ones_like", "ceil", "floor", "rint", "trunc"):
+            return [sp_zeros_like(x)]
+        if self.name == "abs":
+            return [mul_s_s(StructuredUnary("sign")(x), gz)]
+        return [grad_not_implemented(self, 0, x, f"structured {self.name}")]
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+        """The input's shape."""
+        return [shapes[0]]
+
+
+def sp_ones_like(x: Any) -> Variable:
+    """``x``'s structure with every stored value 1."""
+    return StructuredUnary("ones_like")(x)
+
+
+def sp_zeros_like(x: Any) -> Variable:
+    """A sparse matrix of zeros (nothing stored) of ``x``'s shape, format and dtype."""
+    x = sparse_input(x, "sp_zeros_like")
+    return SparseFromDense(x.type.format)(tb.zeros_like(dense_from_sparse(x)))
+
+
+def as_sparse_gradient(g: Variable, like: Variable | str) -> Variable:
+    """A gradient term ``g`` as a sparse matrix (a dense one is converted to the format
+    ``like``, or ``like``'s format)."""
+    if is_sparse_variable(g):
+        return g
+    return SparseFromDense(like if isinstance(like, str) else like.type.format)(g)
+
+
+# ------------------------------------------------------------------ elementwise products
+
+
+def _upcast(*dtypes: str) -> str:
+    return np.result_type(*(np.dtype(d) for d in dtypes)).name
+
+
+class SparseSparseMultiply(Op):
+    """The elementwise product of two sparse matrices of one shape (``x.multiply(y)``),
+    in ``x``'s format."""
+
+    __props__ = ()
+
+    def make_node(self, x: Any, y: Any) -> Apply:
+        """Two sparse matrices."""
+        x = sparse_input(x, "SparseSparseMultiply", "x")
+        y = sparse_input(y, "SparseSparseMultiply", "y")
+        return Apply(self, [x, y], [_sparse_out(x, dtype=_upcast(x.dtype, y.dtype))])
+
+    def grad(self, inputs: Sequence[Variable], grads: Sequence[Variable]) -> list[Variable]:
+        """``gz * y`` and ``gz * x``."""
+        (x, y), (gz,) = inputs, grads
+        gz = as_sparse_gradient(gz, x)
+        return [mul_s_s(gz, y), mul_s_s(gz, x)]
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+        """The first input's shape."""
+        return [shapes[0]]
+
+
+mul_s_s = SparseSparseMultiply()
+
+
+class SparseDenseMultiply(Op):
+    """The elementwise product of a sparse matrix and a dense one broadcasting to its
+    shape (a scalar, a row, a column or a matrix): a sparse matrix in ``x``'s format,
+    stored where ``x`` stores."""
+
+    __props__ = ()
+
+    def make_node(self, x: Any, y: Any) -> Apply:
+        """A sparse matrix and a dense tensor of at most 2 dimensions.
+
+        Raises
+        ------
+        TypeError
+            If ``x`` is not sparse or ``y`` has more than 2 dimensions.
+        """
+        x = sparse_input(x, "SparseDenseMultiply", "x")
+        y = as_tensor_variable(y)
+        if y.ndim > 2:
+            raise TypeError(
+                f"SparseDenseMultiply: input y must have at most 2 dimensions, got {y} of "
+                f"type {y.type!r}"
+            )
+        return Apply(self, [x, y], [_sparse_out(x, dtype=_upcast(x.dtype, y.dtype))])
+
+    def grad(self, inputs: Sequence[Variable], grads: Sequence[Variable]) -> list[Variable]:
+        """``gz * y`` (sparse, where ``gz`` stores), and ``x * gz`` (dense) summed to
+        ``y``'s shape."""
+        (x, y), (gz,) = inputs, grads
+        gz_sparse = as_sparse_gradient(gz, x)
+        gx = mul_s_d(gz_sparse, y)
+        gy_full = dense_from_sparse(mul_s_s(gz_sparse, x))
+        return [gx, _sum_to(gy_full, y)]
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+        """The sparse input's shape."""
+        return [shapes[0]]
+
+
+mul_s_d = SparseDenseMultiply()
+
+
+def _sum_to(full: Variable, like: Variable) -> Variable:
+    """The matrix ``full`` summed over the axes that ``like`` (0-, 1- or 2-d) broadcasts."""
+    if like.ndim == 0:
+        return tm.sum(full)
+    if like.ndim == 1:
+        return tm.sum(full, axis=0) if like.type.shape[0] != 1 else tm.sum(full, keepdims=True)[0]
+    axes = [i for i, s in enumerate(like.type.shape) if s == 1]
+    return tm.sum(full, axis=axes, keepdims=True) if axes else full
+
+
+# ------------------------------------------------------------------ block diagonal
+
+
+class SparseBlockDiagonal(Op):
+    """The sparse block-diagonal matrix of ``n_inputs`` matrices, dense or sparse
+    (``scipy.sparse.block_diag``), in ``format``.
+
+    Parameters
+    ----------
+    n_inputs
+        The number of matrices, 2 or more.
+    format
+        ``"csc"`` (default) or ``"csr"``.
+    """
+
+    __props__ = ("n_inputs", "format")
+
+    def __init__(self, n_inputs: int, format: str = "csc") -> None:
+        if isinstance(n_inputs, bool) or not isinstance(n_inputs, int | np.integer):
+            raise TypeError(f"SparseBlockDiagonal: n_inputs must be an int, got {n_inputs!r}")
+        if n_inputs <= 1:
+            raise ValueError(
+                f"SparseBlockDiagonal: n_inputs must be greater than 1, got {n_inputs}"
+            )
+        if format not in SPARSE_FORMATS:
+            raise ValueError(
+                f"SparseBlockDiagonal: format must be one of {SPARSE_FORMATS}, got {format!r}"
+            )
+        self.n_inputs = int(n_inputs)
+        self.format = format
+
+    def make_node(self, *matrices: Any) -> Apply:
+        """``n_inputs`` matrices (sparse variables, SciPy matrices or dense matrices).
+
+        Raises
+        ------
+        ValueError
+            For another count of inputs.
+        TypeError
+            For an input that is not a matrix.
+        """
+        if len(matrices) != self.n_inputs:
+            raise ValueError(
+                f"SparseBlockDiagonal: expected {self.n_inputs} matrices, got {len(matrices)}"
+            )
+        inputs = [as_sparse_or_tensor_variable(m) for m in matrices]
+        for i, m in enumerate(inputs):
+            if getattr(m.type, "ndim", None) != 2:
+                raise TypeError(
+                    f"SparseBlockDiagonal: input matrices[{i}] must be a matrix, got {m} of "
+                    f"type {m.type!r}"
+                )
+        dtype = np.result_type(*(np.dtype(m.type.dtype) for m in inputs)).name
+        return Apply(self, inputs, [SparseTensorType(self.format, dtype)()])
+
+    def grad(self, inputs: Sequence[Variable], grads: Sequence[Variable]) -> list[Variable]:
+        """Each input's block of the (dense) output gradient, sparse for sparse inputs."""
+        (gz,) = grads
+        g = dense_from_sparse(gz) if is_sparse_variable(gz) else gz
+        result: list[Variable] = []
+        row: Any = 0
+        col: Any = 0
+        for x in inputs:
+            dense_x = dense_from_sparse(x) if is_sparse_variable(x) else x
+            end_row = tm.add(row, dense_x.shape[0])
+            end_col = tm.add(col, dense_x.shape[1])
+            block = g[row:end_row, col:end_col]
+            result.append(SparseFromDense(x.type.format)(block) if is_sparse_variable(x) else block)
+            row, col = end_row, end_col
+        return result
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+        """The sums of the rows and of the columns."""
+        return [(tm.add(*(s[0] for s in shapes)), tm.add(*(s[1] for s in shapes)))]
+
+
+def block_diag(*matrices: Any, format: str = "csc") -> Variable:
+    """The sparse block-diagonal matrix of the given matrices.
+
+    Given ``A``, ``B`` and ``C``, the result is ``[[A, 0, 0], [0, B, 0], [0, 0, C]]``.
+
+    Parameters
+    ----------
+    *matrices
+        Matrices: sparse variables, SciPy sparse matrices or dense matrices.
+    format
+        The result's format, ``"csc"`` (default) or ``"csr"``.
+
+    Raises
+    ------
+    ValueError
+        If no matrix is given.
+    """
+    if not matrices:
+        raise ValueError("block_diag: expected at least one matrix, got none")
+    if len(matrices) == 1:
+        return as_sparse_or_tensor_variable(matrices[0])
+    return SparseBlockDiagonal(len(matrices), format=format)(*matrices)
