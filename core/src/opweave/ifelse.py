@@ -7,6 +7,12 @@ loop (``vm``, ``cvm``, ``py``) compute the condition first, then only the branch
 selects (see :mod:`opweave.link.lazy`). The whole-graph ``c`` linker has no C code for it
 and refuses such graphs (use ``cvm``).
 
+The rewrites of ``IfElse`` nodes keep PyTensor's names: :data:`cond_make_inplace` (run by
+default, in the ``inplace`` phase) and, not registered by default,
+:data:`cond_merge_ifs_true`, :data:`cond_merge_ifs_false`, :data:`cond_remove_identical`,
+:data:`cond_merge_random_op`, :data:`ifelse_lift_single_if_through_acceptable_ops` and
+the graph rewriter :class:`CondMerge`.
+
 The Op declares which inputs it needs through :meth:`IfElse.needed_inputs` (the lazy
 protocol of :mod:`opweave.link.lazy`); the value it returns (a copy of the selected
 branch, or the branch itself with ``as_view``) is the backends' implementation.
@@ -14,19 +20,42 @@ branch, or the branch itself with ``as_view``) is the backends' implementation.
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from opweave.configdefaults import config
 from opweave.graph.basic import Apply, Constant, Variable
+from opweave.graph.features import ReplaceValidate
 from opweave.graph.op import Op
+from opweave.graph.replace import clone_replace
+from opweave.graph.rewriting.graph import GraphRewriter
+from opweave.graph.rewriting.node import node_rewriter
+from opweave.graph.traversal import apply_depends_on
 from opweave.graph.type import DisconnectedType
-from opweave.tensor._typing import tensor_var
-from opweave.tensor.basic import cast, zeros_like
+from opweave.tensor._typing import tensor_outs, tensor_var
+from opweave.tensor.basic import Alloc, cast, zeros_like
+from opweave.tensor.blockwise import Blockwise
 from opweave.tensor.constructors import as_tensor_variable
+from opweave.tensor.dimshuffle import DimShuffle
+from opweave.tensor.elemwise import Elemwise
+from opweave.tensor.math import Argmax, Dot, Max
+from opweave.tensor.shape import Reshape, Shape, SpecifyShape
+from opweave.tensor.subtensor import IncSubtensor, Subtensor
 from opweave.tensor.type import ShapedType
 
-__all__ = ["IfElse", "ifelse"]
+__all__ = [
+    "CondMerge",
+    "IfElse",
+    "acceptable_ops",
+    "cond_make_inplace",
+    "cond_merge_ifs_false",
+    "cond_merge_ifs_true",
+    "cond_merge_random_op",
+    "cond_remove_identical",
+    "ifelse",
+    "ifelse_lift_single_if_through_acceptable_ops",
+]
 
 _CONTINUOUS = ("float16", "float32", "float64", "complex64", "complex128")
 
@@ -324,3 +353,199 @@ def ifelse(
     if rval_type is list:
         return list(rval)
     return tuple(rval)
+
+
+# ====================================================================== rewrites
+
+
+def _ifelse_op(node: Apply) -> IfElse:
+    """The Op of ``node``, an ``IfElse`` node (the rewrites below track ``IfElse``)."""
+    return typing.cast(IfElse, node.op)
+
+
+def _branches(node: Apply) -> tuple[list[Variable], list[Variable]]:
+    """The ``then`` and ``else`` inputs of an ``IfElse`` node."""
+    n = _ifelse_op(node).n_outs
+    return list(node.inputs[1 : 1 + n]), list(node.inputs[1 + n :])
+
+
+@node_rewriter([IfElse])
+def cond_make_inplace(fgraph: Any, node: Apply) -> Any:
+    """``IfElse`` -> ``IfElse(as_view=True)``: the ``then`` values are returned without a
+    copy (skipped for all-scalar outputs in graphs of 500 nodes or more)."""
+    op = _ifelse_op(node)
+    if op.as_view:
+        return False
+    if len(fgraph.apply_nodes) >= 500 and all(
+        getattr(o.type, "ndim", -1) == 0 for o in node.outputs
+    ):
+        return False
+    return IfElse(n_outs=op.n_outs, as_view=True, name=op.name)(*node.inputs, return_list=True)
+
+
+#: The Op classes :data:`ifelse_lift_single_if_through_acceptable_ops` lifts ``IfElse``
+#: through.
+acceptable_ops = (
+    Shape,
+    SpecifyShape,
+    Reshape,
+    Dot,
+    Max,
+    Argmax,
+    Subtensor,
+    IncSubtensor,
+    Alloc,
+    Elemwise,
+    DimShuffle,
+    Blockwise,
+)
+
+
+@node_rewriter(list(acceptable_ops))
+def ifelse_lift_single_if_through_acceptable_ops(fgraph: Any, main_node: Apply) -> Any:
+    """``op(ifelse(c, x, y)) -> ifelse(c, op(x), op(y))`` for ``op`` in
+    :data:`acceptable_ops`, when exactly one ``IfElse`` node feeds ``op``."""
+    if not isinstance(main_node.op, acceptable_ops):
+        return False
+    if_nodes = {
+        inp.owner
+        for inp in main_node.inputs
+        if inp.owner is not None and isinstance(inp.owner.op, IfElse)
+    }
+    if len(if_nodes) != 1:
+        return False
+    (node,) = if_nodes
+    thens, elses = _branches(node)
+    true_ins, false_ins = [], []
+    for x in main_node.inputs:
+        if x in node.outputs:
+            idx = node.outputs.index(x)
+            true_ins.append(thens[idx])
+            false_ins.append(elses[idx])
+        else:
+            true_ins.append(x)
+            false_ins.append(x)
+    true_eval = tensor_outs(main_node.op(*true_ins, return_list=True))
+    false_eval = tensor_outs(main_node.op(*false_ins, return_list=True))
+    return ifelse(node.inputs[0], list(true_eval), list(false_eval))
+
+
+def _merge_nested(node: Apply, take_then: bool) -> Any:
+    """Replace the ``then`` (or ``else``) inputs that are outputs of an ``IfElse`` on the
+    same condition by that node's ``then`` (or ``else``) input."""
+    op = _ifelse_op(node)
+    offset = 1 if take_then else 1 + op.n_outs
+    branch = _branches(node)[0 if take_then else 1]
+    new_inputs = list(node.inputs)
+    changed = False
+    for idx, value in enumerate(branch):
+        inner = value.owner
+        if inner is not None and isinstance(inner.op, IfElse) and inner.inputs[0] == node.inputs[0]:
+            inner_branch = _branches(inner)[0 if take_then else 1]
+            new_inputs[offset + idx] = inner_branch[inner.outputs.index(value)]
+            changed = True
+    if not changed:
+        return False
+    return op(*new_inputs, return_list=True)
+
+
+@node_rewriter([IfElse])
+def cond_merge_ifs_true(fgraph: Any, node: Apply) -> Any:
+    """``ifelse(c, ifelse(c, a, b), y) -> ifelse(c, a, y)``."""
+    return _merge_nested(node, take_then=True)
+
+
+@node_rewriter([IfElse])
+def cond_merge_ifs_false(fgraph: Any, node: Apply) -> Any:
+    """``ifelse(c, x, ifelse(c, a, b)) -> ifelse(c, x, b)``."""
+    return _merge_nested(node, take_then=False)
+
+
+def _merged_ifelse(first: Apply, second: Apply) -> list[Variable]:
+    """One ``IfElse`` computing the outputs of ``first`` then those of ``second``."""
+    t1, f1 = _branches(first)
+    t2, f2 = _branches(second)
+    name = f"{_ifelse_op(first).name or '?'}&{_ifelse_op(second).name or '?'}"
+    op = IfElse(n_outs=len(t1) + len(t2), as_view=False, name=name)
+    return op(first.inputs[0], *t1, *t2, *f1, *f2, return_list=True)
+
+
+class CondMerge(GraphRewriter):
+    """Merges ``IfElse`` nodes on the same condition (the first one in topological order
+    with each later one that does not depend on it) into one."""
+
+    def add_requirements(self, fgraph: Any) -> None:
+        """Attach a ReplaceValidate."""
+        fgraph.attach_feature(ReplaceValidate())
+
+    def apply(self, fgraph: Any) -> bool:
+        """Merge; return whether a merge was made."""
+        cond_nodes = [n for n in fgraph.toposort() if isinstance(n.op, IfElse)]
+        if len(cond_nodes) < 2:
+            return False
+        merging = cond_nodes[0]
+        merged = False
+        for proposal in cond_nodes[1:]:
+            if merging not in fgraph.apply_nodes or proposal not in fgraph.apply_nodes:
+                continue
+            if proposal.inputs[0] != merging.inputs[0] or apply_depends_on(proposal, merging):
+                continue
+            new_outs = _merged_ifelse(merging, proposal)
+            old_outs = [*merging.outputs, *proposal.outputs]
+            fgraph.replace_all_validate(
+                list(zip(old_outs, new_outs, strict=True)), reason="cond_merge"
+            )
+            merged = True
+            merging = new_outs[0].owner
+        return merged
+
+
+@node_rewriter([IfElse])
+def cond_remove_identical(fgraph: Any, node: Apply) -> Any:
+    """Outputs of an ``IfElse`` with the same ``then`` and ``else`` inputs as an earlier
+    output are computed once."""
+    thens, elses = _branches(node)
+    first_of: dict[int, int] = {}
+    for j in range(len(thens)):
+        for i in range(j):
+            if i not in first_of and thens[i] == thens[j] and elses[i] == elses[j]:
+                first_of[j] = i
+                break
+    if not first_of:
+        return False
+    kept = [i for i in range(len(thens)) if i not in first_of]
+    position = {i: k for k, i in enumerate(kept)}
+    old_op = _ifelse_op(node)
+    op = IfElse(n_outs=len(kept), as_view=old_op.as_view, name=old_op.name)
+    new_outs = op(
+        node.inputs[0], *[thens[i] for i in kept], *[elses[i] for i in kept], return_list=True
+    )
+    return [new_outs[position[first_of.get(i, i)]] for i in range(len(thens))]
+
+
+@node_rewriter(None)
+def cond_merge_random_op(fgraph: Any, main_node: Apply) -> Any:
+    """A node fed by two independent ``IfElse`` nodes on the same condition is rebuilt
+    on one merged ``IfElse``."""
+    if isinstance(main_node.op, IfElse):
+        return False
+    cond_nodes = list(
+        dict.fromkeys(
+            inp.owner
+            for inp in main_node.inputs
+            if inp.owner is not None and isinstance(inp.owner.op, IfElse)
+        )
+    )
+    if len(cond_nodes) < 2:
+        return False
+    merging = cond_nodes[0]
+    for proposal in cond_nodes[1:]:
+        if (
+            proposal.inputs[0] == merging.inputs[0]
+            and not apply_depends_on(proposal, merging)
+            and not apply_depends_on(merging, proposal)
+        ):
+            new_outs = _merged_ifelse(merging, proposal)
+            pairs = list(zip([*merging.outputs, *proposal.outputs], new_outs, strict=True))
+            return clone_replace(main_node.outputs, replace=pairs)
+    return False

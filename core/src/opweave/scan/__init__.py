@@ -17,13 +17,26 @@ import sys
 import types
 from typing import Any
 
+from opweave import configdefaults
 from opweave.scan.basic import scan
+from opweave.scan.checkpoints import scan_checkpoints
 from opweave.scan.info import ScanInfo
 from opweave.scan.op import Scan
 from opweave.scan.utils import until
 from opweave.scan.views import foldl, foldr, map, reduce
 
-__all__ = ["Scan", "ScanInfo", "foldl", "foldr", "map", "reduce", "scan", "until"]
+__all__ = [
+    "Scan",
+    "ScanInfo",
+    "configdefaults",
+    "foldl",
+    "foldr",
+    "map",
+    "reduce",
+    "scan",
+    "scan_checkpoints",
+    "until",
+]
 
 
 class _CallablePackage(types.ModuleType):

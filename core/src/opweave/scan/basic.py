@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from opweave.graph.basic import Variable
 from opweave.scan.builder import build_scan
 from opweave.scan.op import Scan
+from opweave.scan.utils import get_updates_and_outputs
 
-__all__ = ["scan"]
+__all__ = ["get_updates_and_outputs", "scan"]
 
 
 def scan(
@@ -27,7 +26,8 @@ def scan(
     allow_gc: bool | None = None,
     strict: bool = False,
     return_list: bool = False,
-) -> tuple[Any, OrderedDict[Variable, Variable]]:
+    return_updates: bool = True,
+) -> Any:
     """Repeat ``fn`` over sequences, feeding some of its outputs back (PyTensor's ``scan``).
 
     Parameters
@@ -47,7 +47,12 @@ def scan(
         One entry per output of ``fn``: an initial value (tap ``-1``: the previous step's
         value), ``dict(initial=x0, taps=[-2, -1])`` (``x0[0]`` is the value two steps
         before the first, ``x0[1]`` one step before), or ``None`` for an output that is
-        not fed back. ``None`` altogether: no output is fed back.
+        not fed back. ``None`` altogether: no output is fed back. As in PyTensor, only
+        the list ``[-1]`` (the default) takes a one-step initial value; other taps,
+        ``(-1,)`` and ``range(-1, 0)`` included, take the values before the first step
+        stacked along a first dimension. A value without a shape, such as a random
+        generator, can be carried from step to step (tap ``-1`` only): its output is its
+        last value, not a stack.
     non_sequences
         Variables given unchanged to every step. Other outer variables and shared
         variables the body reads become implicit non-sequences (unless ``strict``).
@@ -79,6 +84,10 @@ def scan(
         in ``non_sequences``.
     return_list
         Return a list of outputs even when there is one.
+    return_updates
+        Return ``(outputs, updates)`` (the default) or, with ``False``, the outputs alone;
+        a loop that updates shared variables then raises (carry such values as states
+        through ``outputs_info`` instead).
 
     Returns
     -------
@@ -96,9 +105,10 @@ def scan(
     ValueError
         For malformed sequences/outputs_info, a body whose outputs do not match
         ``outputs_info`` (count, dtype or rank), a loop with neither sequences nor
-        ``n_steps``, or (``strict``) a free variable not in ``non_sequences``.
+        ``n_steps``, or (``strict``) a free variable not in ``non_sequences``, or (without
+        ``return_updates``) a loop that updates shared variables.
     """
-    return build_scan(
+    outputs, updates = build_scan(
         Scan,
         fn,
         sequences=sequences,
@@ -114,3 +124,13 @@ def scan(
         strict=strict,
         return_list=return_list,
     )
+    if return_updates:
+        return outputs, updates
+    if updates:
+        names = ", ".join(str(v) for v in updates)
+        raise ValueError(
+            f"scan: return_updates=False, but the loop updates the shared variable(s) {names}; "
+            "carry them as states through outputs_info, or pass return_updates=True and give "
+            "the updates to opweave.function"
+        )
+    return outputs

@@ -12,16 +12,19 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from opweave.compile.sharedvalue import SharedVariable
 from opweave.graph.basic import Constant, Variable
 from opweave.graph.replace import clone_replace
 from opweave.graph.traversal import graph_inputs
 from opweave.scan.info import ScanInfo
 from opweave.scan.utils import get_updates_and_outputs
-from opweave.tensor.basic import cast
+from opweave.tensor.basic import AllocEmpty, cast
 from opweave.tensor.constructors import as_tensor_variable
 from opweave.tensor.math import minimum
 from opweave.tensor.shape import shape_padleft
+from opweave.tensor.subtensor import set_subtensor
 from opweave.tensor.type import TensorType
 
 __all__ = ["build_scan"]
@@ -29,10 +32,18 @@ __all__ = ["build_scan"]
 
 @dataclass
 class _State:
-    """One entry of ``outputs_info``: an initial value and taps, or ``None`` (not fed back)."""
+    """One entry of ``outputs_info``.
+
+    ``kind`` is ``"nit"`` (``None``: not fed back), ``"sit"`` (a tensor fed back through
+    the single tap ``-1``; ``initial`` is one step), ``"mit"`` (a tensor fed back through
+    ``taps``; ``initial`` stacks the ``-min(taps)`` values before the first step) or
+    ``"untraced"`` (a value without a shape, such as a random generator, carried from
+    step to step through the single tap ``-1``; only its last value is returned).
+    """
 
     initial: Any | None
     taps: list[int] = field(default_factory=lambda: [-1])
+    kind: str = "nit"
 
 
 def _as_list(x: Any) -> list[Any]:
@@ -72,24 +83,64 @@ def _normalize_sequences(sequences: Any) -> list[tuple[Any, list[int]]]:
     return result
 
 
+def _is_single_previous_tap(taps: Any) -> bool:
+    """Whether ``taps`` asks for the previous step only with a one-step initial value: the
+    list ``[-1]``, the integer ``-1`` or an integer array equal to ``[-1]``, as PyTensor's
+    ``scan`` reads it. Other
+    sequences of taps, ``(-1,)`` and ``range(-1, 0)`` included, take an initial value that
+    stacks the values before the first step."""
+    if isinstance(taps, np.ndarray):
+        return taps.shape == (1,) and int(taps[0]) == -1
+    if isinstance(taps, (int, np.integer)):
+        return int(taps) == -1
+    return isinstance(taps, list) and taps == [-1]
+
+
+def _state_taps(i: int, taps: Any) -> list[int]:
+    """The taps of ``outputs_info[i]`` as a list of distinct negative integers."""
+    found = [taps] if isinstance(taps, (int, np.integer)) else list(taps)
+    if not found or not all(isinstance(k, (int, np.integer)) and k < 0 for k in found):
+        raise ValueError(
+            f"scan: the taps of outputs_info[{i}] must be negative integers, got {found}"
+        )
+    if len(set(found)) != len(found):
+        raise ValueError(f"scan: the taps of outputs_info[{i}] must be distinct, got {found}")
+    return [int(k) for k in found]
+
+
 def _normalize_outputs_info(outputs_info: Any) -> list[_State]:
     states = []
     for i, info in enumerate(_as_list(outputs_info)):
         if isinstance(info, Mapping):
             initial = info.get("initial")
-            taps = list(_as_list(info.get("taps", [-1])))
+            raw_taps = info.get("taps")
             if initial is None:
-                states.append(_State(None, []))
+                states.append(_State(None, [], "nit"))
                 continue
-            if not taps or not all(isinstance(k, int) and k < 0 for k in taps):
-                raise ValueError(
-                    f"scan: the taps of outputs_info[{i}] must be negative integers, got {taps}"
-                )
-            states.append(_State(_as_var(initial), taps))
+            single = raw_taps is None or _is_single_previous_tap(raw_taps)
+            taps = [-1] if single else _state_taps(i, raw_taps)
         elif info is None:
-            states.append(_State(None, []))
+            states.append(_State(None, [], "nit"))
+            continue
         else:
-            states.append(_State(_as_var(info), [-1]))
+            initial, single, taps = info, True, [-1]
+        initial = _as_var(initial)
+        if isinstance(initial.type, TensorType):
+            kind = "sit" if single else "mit"
+        elif single:
+            kind = "untraced"
+        else:
+            raise ValueError(
+                f"scan: outputs_info[{i}] ({initial}, Type {initial.type}) has no shape, so it "
+                f"can only be carried through the single tap -1, got taps {taps}"
+            )
+        if kind == "mit" and initial.type.ndim < 1:
+            raise ValueError(
+                f"scan: the initial value of outputs_info[{i}] (taps {taps}) must stack the "
+                f"{-min(taps)} values before the first step along a first dimension, got "
+                f"{initial.type}"
+            )
+        states.append(_State(initial, taps, kind))
     return states
 
 
@@ -158,18 +209,19 @@ def build_scan(
         base = sl.name or f"seq{i}"
         inner_seqs.append(_inner_like(sl, True, f"{base}[t{k:+d}]"))
 
-    state_args: list[Any] = []
-    fed_back = [s for s in states_info if s.initial is not None]
-    for j, st in enumerate(fed_back):
-        assert st.initial is not None
-        single = st.taps == [-1]
-        for k in st.taps:
-            state_args.append(_inner_like(st.initial, not single, f"state{j}[t{k:+d}]"))
+    # the body's arguments, outputs_info in the user's order
+    tap_args: dict[int, list[Any]] = {}
+    for i, st in enumerate(states_info):
+        if st.kind in ("sit", "untraced"):
+            tap_args[i] = [_inner_like(st.initial, False, f"state{i}[t-1]")]
+        elif st.kind == "mit":
+            tap_args[i] = [_inner_like(st.initial, True, f"state{i}[t{k:+d}]") for k in st.taps]
+    state_args = [v for i in sorted(tap_args) for v in tap_args[i]]
 
     raw = fn(*inner_seqs, *state_args, *non_seqs)
     cond, outputs, updates = get_updates_and_outputs(raw)
     if outputs_info is None:
-        states_info = [_State(None, []) for _ in outputs]
+        states_info = [_State(None, [], "nit") for _ in outputs]
     if len(outputs) != len(states_info):
         raise ValueError(
             f"scan: fn returned {len(outputs)} outputs but outputs_info has "
@@ -177,17 +229,24 @@ def build_scan(
         )
     updates = _with_default_updates(outputs, updates, cond)
 
-    # which user output is which state / per-step output
-    state_outs: list[Any] = []
-    nit_outs: list[Any] = []
-    kinds: list[tuple[str, int]] = []
-    for out, st in zip(outputs, states_info, strict=True):
-        if st.initial is None:
-            kinds.append(("nit", len(nit_outs)))
-            nit_outs.append(out)
-        else:
-            kinds.append(("state", len(state_outs)))
-            state_outs.append(_check_state_output(len(kinds) - 1, out, st))
+    # the node's layout: states with other taps than (-1,) (mit-sot), then those with the
+    # single tap -1 (sit-sot, and mit-sot given as (-1,)), then per-step outputs, then the
+    # untraced states and the shared variables the body updates (each in the user's order)
+    by_kind = {
+        kind: [i for i, st in enumerate(states_info) if st.kind == kind]
+        for kind in ("nit", "untraced")
+    }
+    traced = [i for i, st in enumerate(states_info) if st.kind in ("mit", "sit")]
+    state_order = [i for i in traced if states_info[i].taps != [-1]]
+    state_order += [i for i in traced if states_info[i].taps == [-1]]
+    state_outs = [_check_state_output(i, outputs[i], states_info[i]) for i in state_order]
+    nit_outs = [outputs[i] for i in by_kind["nit"]]
+    untraced_outs = [
+        _check_untraced_output(i, outputs[i], states_info[i]) for i in by_kind["untraced"]
+    ]
+    untraced_initials = [states_info[i].initial for i in by_kind["untraced"]]
+    untraced_inner = [tap_args[i][0] for i in by_kind["untraced"]]
+    taps_inner = [v for i in state_order for v in tap_args[i]]
 
     shared_vars = list(updates)
     shared_inner = [sv.type(name=sv.name) for sv in shared_vars]
@@ -196,7 +255,13 @@ def build_scan(
     explicit_inner = [x.type(name=x.name) for x in explicit]
     replace = dict(zip(shared_vars, shared_inner, strict=True))
     replace.update(zip(explicit, explicit_inner, strict=True))
-    inner_outs = [*state_outs, *nit_outs, *upd_values, *([cond] if cond is not None else [])]
+    inner_outs = [
+        *state_outs,
+        *nit_outs,
+        *untraced_outs,
+        *upd_values,
+        *([cond] if cond is not None else []),
+    ]
     inner_outs = clone_replace(inner_outs, replace=replace) if inner_outs else []
 
     own = {*inner_seqs, *state_args, *shared_inner, *explicit_inner}
@@ -214,15 +279,22 @@ def build_scan(
 
     info = ScanInfo(
         n_seqs=len(outer_seqs),
-        state_taps=tuple(tuple(st.taps) for st in fed_back),
+        state_taps=tuple(tuple(states_info[i].taps) for i in state_order),
         n_nit=len(nit_outs),
-        n_shared=len(shared_vars),
+        n_shared=len(untraced_outs) + len(shared_vars),
         n_non_seqs=len(explicit) + len(implicit),
         as_while=cond is not None,
         truncate_gradient=truncate_gradient,
     )
     op = op_class(
-        [*inner_seqs, *state_args, *shared_inner, *explicit_inner, *implicit_inner],
+        [
+            *inner_seqs,
+            *taps_inner,
+            *untraced_inner,
+            *shared_inner,
+            *explicit_inner,
+            *implicit_inner,
+        ],
         inner_outs,
         info,
         mode=mode,
@@ -230,27 +302,44 @@ def build_scan(
         profile=profile,
         allow_gc=allow_gc,
     )
-    buffers = [
-        shape_padleft(st.initial) if st.taps == [-1] else st.initial[: -min(st.taps)]  # type: ignore[index]
-        for st in fed_back
-    ]
-    node_outs = op(steps, *outer_seqs, *buffers, *shared_vars, *explicit, *implicit)
+    buffers = [_initial_buffer(states_info[i]) for i in state_order]
+    node_outs = op(
+        steps, *outer_seqs, *buffers, *untraced_initials, *shared_vars, *explicit, *implicit
+    )
     node_outs = node_outs if isinstance(node_outs, list) else [node_outs]
-    n_st = info.n_states
-    results = []
-    for kind, idx in kinds:
-        if kind == "state":
-            results.append(node_outs[idx][info.depths[idx] :])
-        else:
-            results.append(node_outs[n_st + idx])
+    n_st, n_nit, n_untraced = info.n_states, info.n_nit, len(untraced_outs)
+    results: list[Any] = [None] * len(states_info)
+    for p, i in enumerate(state_order):
+        results[i] = node_outs[p][info.depths[p] :]
+    for k, i in enumerate(by_kind["nit"]):
+        results[i] = node_outs[n_st + k]
+    for u, i in enumerate(by_kind["untraced"]):
+        results[i] = node_outs[n_st + n_nit + u]
     new_updates: OrderedDict[Variable, Variable] = OrderedDict(
-        (sv, node_outs[n_st + info.n_nit + i]) for i, sv in enumerate(shared_vars)
+        (sv, node_outs[n_st + n_nit + n_untraced + k]) for k, sv in enumerate(shared_vars)
     )
     if not results:
         return ([] if return_list else None), new_updates
     if len(results) == 1 and not return_list:
         return results[0], new_updates
     return results, new_updates
+
+
+def _initial_buffer(state: _State) -> Any:
+    """The outer input of a traced state: its initial values, stacked (a one-step
+    ``initial`` gains a first dimension of length 1; a multi-tap one is cut to its first
+    ``-min(taps)`` entries), written into a new uninitialized buffer of that shape:
+    ``set_subtensor(AllocEmpty(dtype)(*shape)[:n], init)``, as PyTensor's ``scan`` lays
+    it out (readers find the initial values as that node's second input).
+    """
+    assert state.initial is not None
+    if state.kind == "sit":
+        init = shape_padleft(state.initial)
+    else:
+        init = state.initial[: -min(state.taps)]
+    shape = [init.shape[d] for d in range(init.type.ndim)]
+    empty = AllocEmpty(init.type.dtype)(*shape)
+    return set_subtensor(empty[: shape[0]], init)
 
 
 def _unique(items: Any) -> list[Any]:
@@ -262,7 +351,7 @@ def _unique(items: Any) -> list[Any]:
 
 def _check_state_output(i: int, out: Any, st: _State) -> Any:
     assert st.initial is not None
-    want_ndim = st.initial.type.ndim - (0 if st.taps == [-1] else 1)
+    want_ndim = st.initial.type.ndim - (0 if st.kind == "sit" else 1)
     want_dtype = st.initial.type.dtype
     if out.type.ndim != want_ndim:
         raise ValueError(
@@ -274,6 +363,17 @@ def _check_state_output(i: int, out: Any, st: _State) -> Any:
             f"scan: the initial state (outputs_info[{i}]) has dtype {want_dtype}, while "
             f"output {i} of fn has dtype {out.type.dtype}; this happens when the body "
             "upcasts or downcasts: cast the initial state or the output"
+        )
+    return out
+
+
+def _check_untraced_output(i: int, out: Any, st: _State) -> Any:
+    assert st.initial is not None
+    if out.type != st.initial.type:
+        raise ValueError(
+            f"scan: output {i} of fn has Type {out.type}, but its initial value "
+            f"(outputs_info[{i}]) has Type {st.initial.type}; a state carried from step to "
+            "step keeps its Type"
         )
     return out
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from opweave.configdefaults import config
 from opweave.gradient import grad
 from opweave.gradient.opsupport import grad_not_implemented
 from opweave.graph.basic import Constant
@@ -65,6 +66,15 @@ def _not_implemented(op: Scan, inputs: list[Any], why: str) -> list[Any]:
         for i, x in enumerate(inputs)
         if i > 0
     ]
+
+
+def _no_grad(x: Any) -> Any:
+    """The gradient term of an input the cost does not depend on: float zeros of its
+    shape (the connection pattern of a Scan marks every input but ``n_steps`` as
+    connected, so a DisconnectedType would be refused)."""
+    if not hasattr(x.type, "dtype"):
+        return disconnected_type()
+    return zeros_like(x, dtype=x.type.dtype if _is_float(x) else config.floatX)
 
 
 def _last(result: Any) -> Any:
@@ -268,7 +278,7 @@ def scan_grad(
             g_rev = gseq_out[diff_seqs.index(i)]
             grads_out.append(set_subtensor(zeros_like(x)[n_run - n_back : n_run], g_rev[::-1]))
         else:
-            grads_out.append(disconnected_type())
+            grads_out.append(_no_grad(x))
     complete = ge(n_back, n_run)
     for j in range(n_st):
         if j in diff_states:
@@ -277,15 +287,15 @@ def scan_grad(
             through = w if info.truncate_gradient == -1 else switch(complete, w, zeros_like(w))
             grads_out.append(state_grads[j][: depths[j]] + through)
         else:
-            grads_out.append(disconnected_type())
+            grads_out.append(_no_grad(outer["states"][j]))
     for i, x in enumerate(outer["shared"]):
         grads_out.append(
             grad_not_implemented(op, 1 + info.n_seqs + n_st + i, x, "shared variables updated")
             if _is_float(x)
             else disconnected_type()
         )
-    for i, _x in enumerate(outer["non_seqs"]):
+    for i, x in enumerate(outer["non_seqs"]):
         grads_out.append(
-            _last(accs_out[diff_non_seqs.index(i)]) if i in diff_non_seqs else disconnected_type()
+            _last(accs_out[diff_non_seqs.index(i)]) if i in diff_non_seqs else _no_grad(x)
         )
     return grads_out

@@ -13,8 +13,12 @@ A *state* (PyTensor's sit-sot / mit-sot) with taps ``taps`` (all negative) has d
 ``d = -min(taps)``; its outer input is the buffer of its ``d`` initial values and its outer
 output the buffer of ``d + n_steps`` values, initial ones first (step ``t`` writes entry
 ``t + d`` and reads entry ``t + d + k`` for tap ``k``). A *per-step output* (nit-sot) is
-stacked over the steps. A *shared state* is a shared variable updated by the body: its
-value goes from step to step and its last value is the output. Sequences are given already
+stacked over the steps. A *shared state* (PyTensor's untraced sit-sot) is a shared variable
+updated by the body, or a value without a shape (a random generator) given in
+``outputs_info``: its value goes from step to step and its last value is the output.
+``scan`` lays out the states mit-sots (other taps than ``(-1,)``) first, then sit-sots, and
+gives each its initial values as ``set_subtensor(AllocEmpty(...)[:n], init)`` (see
+:mod:`opweave.scan.initial_buffer`). Sequences are given already
 sliced and ordered (``go_backwards`` is applied by ``scan``): step ``t`` reads entry ``t``.
 
 With a ``condition`` (``until``) the loop stops after the first step whose condition is
@@ -30,19 +34,44 @@ from collections.abc import Sequence
 from dataclasses import replace as dc_replace
 from typing import Any
 
-from opweave.graph.basic import Apply, Variable
+from opweave.compile.maker import function
+from opweave.graph.basic import Apply, Variable, clone_get_equiv
+from opweave.graph.fg import FunctionGraph
 from opweave.graph.op import Op
 from opweave.scan.grad import scan_grad
 from opweave.scan.info import ScanInfo
+from opweave.scan.layout import (
+    ScanMethodsMixin,
+    TensorConstructorType,
+    check_broadcast,
+    copy_var_format,
+    err_msg1,
+    err_msg2,
+    err_msg3,
+    profile_printer,
+)
 from opweave.scan.rop import scan_rop
+from opweave.scan.utils import scan_io_mappings
 from opweave.tensor.constructors import as_tensor_variable
 from opweave.tensor.math import minimum
 from opweave.tensor.type import TensorType
 
-__all__ = ["Scan", "ScanInfo"]
+__all__ = [
+    "InnerGraph",
+    "Scan",
+    "ScanInfo",
+    "ScanMethodsMixin",
+    "TensorConstructorType",
+    "check_broadcast",
+    "copy_var_format",
+    "err_msg1",
+    "err_msg2",
+    "err_msg3",
+    "profile_printer",
+]
 
 
-class Scan(Op):
+class Scan(ScanMethodsMixin, Op):
     """A loop over an inner graph (see the module docstring for the layout).
 
     Parameters
@@ -57,6 +86,20 @@ class Scan(Op):
         ``mode`` argument.
     name
         A name for printing.
+    profile, allow_gc
+        How the inner function is compiled (as :func:`opweave.scan.scan`'s arguments).
+    truncate_gradient
+        PyTensor's keyword: when given, replaces ``info.truncate_gradient``.
+    typeConstructor, strict
+        PyTensor's keywords, accepted and unused (opweave's outer Types follow the inner
+        ones, and every inner input is explicit).
+
+    Raises
+    ------
+    TypeError
+        If ``info`` is not a :class:`ScanInfo`.
+    ValueError
+        If the inner graph does not have the sizes ``info`` gives it.
 
     Notes
     -----
@@ -74,7 +117,17 @@ class Scan(Op):
         name: str | None = None,
         profile: Any = False,
         allow_gc: bool | None = None,
+        *,
+        truncate_gradient: int | None = None,
+        typeConstructor: Any = None,
+        strict: bool = True,
     ) -> None:
+        if not isinstance(info, ScanInfo):
+            raise TypeError(
+                f"Scan: info must be an opweave.scan.info.ScanInfo, got {type(info).__name__}"
+            )
+        if truncate_gradient is not None and truncate_gradient != info.truncate_gradient:
+            info = dc_replace(info, truncate_gradient=int(truncate_gradient))
         self.inner_inputs = list(inner_inputs)
         self.inner_outputs = list(inner_outputs)
         self.info = info
@@ -113,7 +166,64 @@ class Scan(Op):
         state = dict(self.__dict__)
         state.pop("_inner_function", None)  # a compiled function: rebuilt on demand
         state.pop("_inner_in_place", None)  # what the backend learnt compiling it
+        state.pop("_fgraph", None)  # rebuilt on demand
+        state.pop("_fn", None)
         return state
+
+    # ------------------------------------------------------------------ PyTensor's names
+
+    @property
+    def truncate_gradient(self) -> int:
+        """Number of steps the gradient flows back through (``-1``: all); ``info``'s."""
+        return self.info.truncate_gradient
+
+    @property
+    def fgraph(self) -> FunctionGraph:
+        """The inner graph as an :class:`InnerGraph` over the inner inputs and outputs
+        themselves (not copies); built on first use. Clone it before changing it: a clone
+        keeps the inner inputs, so that its outputs and :attr:`inner_inputs` make a new
+        Scan."""
+        fgraph = self.__dict__.get("_fgraph")
+        if fgraph is None:
+            fgraph = InnerGraph(self.inner_inputs, self.inner_outputs, clone=False)
+            self.__dict__["_fgraph"] = fgraph
+        return fgraph
+
+    @property
+    def fn(self) -> Any:
+        """The inner graph compiled with the Op's mode (a function of the inner inputs
+        returning the list of inner outputs); compiled on first use."""
+        fn = self.__dict__.get("_fn")
+        if fn is None:
+            fn = function(
+                self.inner_inputs,
+                list(self.inner_outputs),
+                mode=self.mode,
+                on_unused_input="ignore",
+                name=f"inner function of {self}",
+            )
+            self.__dict__["_fn"] = fn
+        return fn
+
+    def get_oinp_iinp_iout_oout_mappings(self) -> dict[str, dict[int, Any]]:
+        """How the outer and inner inputs and outputs correspond (PyTensor's name).
+
+        Returns
+        -------
+        dict
+            ``{"<to>_from_<from>": {index: index(es)}}`` over ``outer_inp``, ``inner_inp``,
+            ``inner_out`` and ``outer_out``; see :func:`opweave.scan.utils.scan_io_mappings`
+            (per-step outputs have no outer input: ``-1``).
+        """
+        info = self.info
+        return scan_io_mappings(
+            info.n_seqs, info.state_taps, info.n_nit, info.n_shared, len(self.inner_inputs)
+        )
+
+    @property
+    def var_mappings(self) -> dict[str, dict[int, Any]]:
+        """:meth:`get_oinp_iinp_iout_oout_mappings`, as PyTensor's attribute."""
+        return self.get_oinp_iinp_iout_oout_mappings()
 
     def clone_with(
         self,
@@ -291,6 +401,35 @@ class Scan(Op):
         """Forward mode: a loop running the body and its tangents side by side (see
         :mod:`opweave.scan.rop`)."""
         return scan_rop(self, list(inputs), list(eval_points))
+
+
+class InnerGraph(FunctionGraph):
+    """A loop's inner graph, whose copies share its inputs.
+
+    :meth:`clone` and :meth:`clone_get_equiv` copy every node but keep the root inputs
+    themselves, as PyTensor's inner graphs do (they root on interned nominal inputs):
+    a copy's outputs, rewritten or not, are computed from the Op's ``inner_inputs``.
+    """
+
+    def clone_get_equiv(
+        self, check_integrity: bool = True, attach_feature: bool = True
+    ) -> tuple[FunctionGraph, dict[Any, Any]]:
+        """Return a copy of this graph (over the same inputs) and the old-to-new map."""
+        equiv = clone_get_equiv(self.inputs, self.outputs, copy_inputs=False)
+        new = InnerGraph(
+            list(self.inputs),
+            [equiv[o] for o in self.outputs],
+            clone=False,
+            update_mapping=self.update_mapping,
+        )
+        if check_integrity:
+            new.check_integrity()
+        if attach_feature:
+            for feature in self._features:
+                clone_feature = getattr(feature, "clone", None)
+                if clone_feature is not None:
+                    new.attach_feature(clone_feature())
+        return new, equiv
 
 
 def _split(items: Sequence[Any], sizes: Sequence[int]) -> list[list[Any]]:

@@ -31,6 +31,16 @@ Scan built without a ``mode`` the mode of the function being compiled (when that
 its linker: ``"vm"``, ``"cvm"``, ...): the body is then compiled, once per Scan Op, the first
 time the loop runs, with the same linker (C nodes in the body of a ``cvm`` function, Python
 in a ``vm`` one) and rewritten with the same rewrite database and query as the outer graph.
+``scan_initial_buffer`` (0.02, same tags) gives a loop its initial states directly when
+their buffers (``set_subtensor(AllocEmpty(...)[:taps], init)``, PyTensor's layout, which
+code inspecting Scan nodes reads) are written whole, so that no buffer is allocated and
+copied.
+
+``scan_eqopt1`` and ``scan_eqopt2`` (PyTensor's names) are databases of the Scan rewrites
+of the two groups (before canonicalization, after stabilization), each entry tagged
+``fast_run``, ``scan`` and its name, for registering into a database of one's own
+(``my_db.register("scan_eqopt1", scan_eqopt1, "fast_run", "scan")``). Each access
+builds a new database: registering into one changes nothing elsewhere.
 """
 
 from __future__ import annotations
@@ -41,7 +51,9 @@ from typing import TYPE_CHECKING, Any
 from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.replace import clone_replace
 from opweave.graph.rewriting import node_rewriter
+from opweave.graph.rewriting.db import EquilibriumDB
 from opweave.graph.traversal import ancestors, io_toposort
+from opweave.scan.initial_buffer import scan_initial_buffer
 from opweave.scan.op import Scan
 from opweave.scan.push_out_dot import scan_push_out_dot_accumulators, scan_push_out_seq_dot
 from opweave.scan.save_mem import scan_save_mem
@@ -333,6 +345,7 @@ def register_scan_rewrites(db: RewriteDatabase) -> None:
     unused_inputs = "remove_constants_and_unused_inputs_scan"
     entries = [
         ("scan_inner_mode", scan_inner_mode, 0.01, ("fast_compile",)),
+        ("scan_initial_buffer", scan_initial_buffer, 0.02, ("fast_compile",)),
         ("scan_push_out_non_seq", scan_push_out_non_seq, 0.05, ()),
         ("scan_push_out_seq_dot", scan_push_out_seq_dot, 0.055, ()),
         (unused_inputs, remove_constants_and_unused_inputs_scan, 0.06, ()),
@@ -355,3 +368,36 @@ def register_scan_rewrites(db: RewriteDatabase) -> None:
     ]
     for name, rewriter, position, tags in entries:
         db.register(name, rewriter, "fast_run", "scan", *tags, position=position)
+
+
+def _scan_eqopt(name: str) -> EquilibriumDB:
+    """A fresh database holding the Scan rewrites of one group (see the module
+    docstring): ``scan_eqopt1`` those run before canonicalization, ``scan_eqopt2`` those
+    run after stabilization."""
+    unused_inputs = "remove_constants_and_unused_inputs_scan"
+    groups = {
+        "scan_eqopt1": [
+            ("scan_push_out_non_seq", scan_push_out_non_seq),
+            ("scan_push_out_seq_dot", scan_push_out_seq_dot),
+            (unused_inputs, remove_constants_and_unused_inputs_scan),
+        ],
+        "scan_eqopt2": [
+            ("scan_merge", scan_merge),
+            (unused_inputs, remove_constants_and_unused_inputs_scan),
+            ("scan_remove_unused_outputs", scan_remove_unused_outputs),
+            ("scan_save_mem", scan_save_mem),
+            ("scan_push_out_dot_accumulators", scan_push_out_dot_accumulators),
+        ],
+    }
+    db = EquilibriumDB(name=name)
+    for entry, rewriter in groups[name]:
+        db.register(entry, rewriter, "fast_run", "scan")
+    return db
+
+
+def __getattr__(name: str) -> EquilibriumDB:
+    # ``scan_eqopt1``/``scan_eqopt2``: a new database on each access, so that nothing
+    # registered into one is shared (there is no module-level registry).
+    if name in ("scan_eqopt1", "scan_eqopt2"):
+        return _scan_eqopt(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

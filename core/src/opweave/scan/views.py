@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from opweave.graph.basic import Variable
 from opweave.scan.basic import scan
 
 __all__ = ["foldl", "foldr", "map", "reduce"]
@@ -20,13 +18,19 @@ def map(  # PyTensor's name (shadows the builtin here only)
     go_backwards: bool = False,
     mode: Any = None,
     name: str | None = None,
-) -> tuple[Any, OrderedDict[Variable, Variable]]:
+    return_updates: bool = True,
+) -> Any:
     """Apply ``fn`` to every step of ``sequences``: ``scan`` with no output fed back.
+
+    Parameters
+    ----------
+    return_updates
+        As :func:`~opweave.scan.scan`'s: ``False`` returns the outputs alone.
 
     Returns
     -------
     outputs, updates
-        As :func:`~opweave.scan.scan`.
+        As :func:`~opweave.scan.scan` (the outputs alone without ``return_updates``).
     """
     return scan(
         fn,
@@ -37,7 +41,15 @@ def map(  # PyTensor's name (shadows the builtin here only)
         go_backwards=go_backwards,
         mode=mode,
         name=name,
+        return_updates=return_updates,
     )
+
+
+def _last_steps(outs: Any) -> Any:
+    """The last step of each output (one variable or a list)."""
+    if isinstance(outs, (list, tuple)):
+        return [o[-1] for o in outs]
+    return outs[-1]
 
 
 def reduce(
@@ -48,18 +60,25 @@ def reduce(
     go_backwards: bool = False,
     mode: Any = None,
     name: str | None = None,
-) -> tuple[Any, OrderedDict[Variable, Variable]]:
+    return_updates: bool = True,
+) -> Any:
     """Fold ``fn`` over ``sequences``: ``scan``, keeping only each output's last step.
 
     ``fn`` is called as by :func:`~opweave.scan.scan` (sequence steps, accumulators,
     non-sequences).
 
+    Parameters
+    ----------
+    return_updates
+        As :func:`~opweave.scan.scan`'s: ``False`` returns the last values alone.
+
     Returns
     -------
     outputs, updates
-        The last value of each output (one variable or a list), and the updates.
+        The last value of each output (one variable or a list), and the updates (the
+        last values alone without ``return_updates``).
     """
-    outs, updates = scan(
+    result = scan(
         fn,
         sequences=sequences,
         outputs_info=outputs_info,
@@ -67,10 +86,12 @@ def reduce(
         go_backwards=go_backwards,
         mode=mode,
         name=name,
+        return_updates=return_updates,
     )
-    if isinstance(outs, (list, tuple)):
-        return [o[-1] for o in outs], updates
-    return outs[-1], updates
+    if not return_updates:
+        return _last_steps(result)
+    outs, updates = result
+    return _last_steps(outs), updates
 
 
 def foldl(
@@ -80,9 +101,12 @@ def foldl(
     non_sequences: Any = None,
     mode: Any = None,
     name: str | None = None,
-) -> tuple[Any, OrderedDict[Variable, Variable]]:
-    """:func:`reduce` from the first step to the last."""
-    return reduce(fn, sequences, outputs_info, non_sequences, False, mode, name)
+    return_updates: bool = True,
+) -> Any:
+    """:func:`reduce` from the first step to the last (``return_updates`` as :func:`reduce`'s)."""
+    return reduce(
+        fn, sequences, outputs_info, non_sequences, False, mode, name, return_updates=return_updates
+    )
 
 
 def foldr(
@@ -92,6 +116,9 @@ def foldr(
     non_sequences: Any = None,
     mode: Any = None,
     name: str | None = None,
-) -> tuple[Any, OrderedDict[Variable, Variable]]:
-    """:func:`reduce` from the last step to the first."""
-    return reduce(fn, sequences, outputs_info, non_sequences, True, mode, name)
+    return_updates: bool = True,
+) -> Any:
+    """:func:`reduce` from the last step to the first (``return_updates`` as :func:`reduce`'s)."""
+    return reduce(
+        fn, sequences, outputs_info, non_sequences, True, mode, name, return_updates=return_updates
+    )

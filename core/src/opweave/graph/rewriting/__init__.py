@@ -2,7 +2,8 @@
 
 Write a local rewrite with :func:`node_rewriter` (or :class:`PatternNodeRewriter`),
 run it over a graph with :func:`in2out`, :func:`out2in` or
-:class:`EquilibriumGraphRewriter`, and publish it to compilations by registering it
+:class:`EquilibriumGraphRewriter` (or the standard rewrites with :func:`rewrite_graph`),
+and publish it to compilations by registering it
 into the database a plugin receives through the ``opweave_rewrites(db)`` hook (see
 :mod:`opweave.graph.rewriting.db` for the standard phases).
 """
@@ -18,10 +19,12 @@ from opweave.graph.rewriting.basic import (
     NodeRewriter,
     OpKeyGraphRewriter,
     PatternNodeRewriter,
+    RewriteFailureWarning,
     SequentialGraphRewriter,
     SequentialNodeRewriter,
     WalkingGraphRewriter,
     apply_node_rewrite,
+    check_stack_trace,
     copy_stack_trace,
     dfs_rewriter,
     graph_rewriter,
@@ -33,10 +36,15 @@ from opweave.graph.rewriting.basic import (
 )
 from opweave.graph.rewriting.db import (
     EquilibriumDB,
+    LocalGroupDB,
+    ProxyDB,
     RewriteDatabase,
     RewriteDatabaseQuery,
+    SequenceDB,
+    TopoDB,
     build_rewrite_database,
 )
+from opweave.graph.rewriting.utils import rewrite_graph
 
 __all__ = [
     "EquilibriumDB",
@@ -46,17 +54,23 @@ __all__ = [
     "FromFunctionGraphRewriter",
     "FromFunctionNodeRewriter",
     "GraphRewriter",
+    "LocalGroupDB",
     "MergeOptimizer",
     "NodeRewriter",
     "OpKeyGraphRewriter",
     "PatternNodeRewriter",
+    "ProxyDB",
     "RewriteDatabase",
     "RewriteDatabaseQuery",
+    "RewriteFailureWarning",
+    "SequenceDB",
     "SequentialGraphRewriter",
     "SequentialNodeRewriter",
+    "TopoDB",
     "WalkingGraphRewriter",
     "apply_node_rewrite",
     "build_rewrite_database",
+    "check_stack_trace",
     "copy_stack_trace",
     "dfs_rewriter",
     "graph_rewriter",
@@ -64,5 +78,6 @@ __all__ = [
     "inplace_graph_rewriter",
     "node_rewriter",
     "out2in",
+    "rewrite_graph",
     "walking_rewriter",
 ]

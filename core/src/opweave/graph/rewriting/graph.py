@@ -29,6 +29,7 @@ from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.features import ChangeTracker, DestroyHandler, Feature, ReplaceValidate
 from opweave.graph.rewriting.node import (
     NodeRewriter,
+    Rewriter,
     SequentialNodeRewriter,
     attach_requirements,
 )
@@ -42,9 +43,12 @@ __all__ = [
     "EquilibriumGraphRewriter",
     "EquilibriumLimitError",
     "EquilibriumLimitWarning",
+    "FailureCallbackType",
     "FromFunctionGraphRewriter",
     "GraphRewriter",
+    "NodeProcessingGraphRewriter",
     "OpKeyGraphRewriter",
+    "RewriteFailureWarning",
     "SequentialGraphRewriter",
     "WalkingGraphRewriter",
     "apply_node_rewrite",
@@ -66,6 +70,11 @@ class EquilibriumLimitError(RuntimeError):
 
 class EquilibriumLimitWarning(UserWarning):
     """Warning form of :class:`EquilibriumLimitError`."""
+
+
+class RewriteFailureWarning(UserWarning):
+    """A rewriter run by a :class:`SequentialGraphRewriter` with
+    ``failure_callback=SequentialGraphRewriter.warn`` raised; the others still ran."""
 
 
 # ---------------------------------------------------------------------- applying one rewrite
@@ -162,7 +171,7 @@ def apply_node_rewrite(fgraph: FunctionGraph, node: Apply, rewriter: NodeRewrite
 # ---------------------------------------------------------------------- graph rewriters
 
 
-class GraphRewriter:
+class GraphRewriter(Rewriter):
     """Base class of rewriters that work on a whole graph.
 
     Subclasses define :meth:`apply` and, when they need features, :meth:`add_requirements`.
@@ -199,6 +208,13 @@ def _as_graph_rewriter(rewriter: GraphRewriter | NodeRewriter) -> GraphRewriter:
     raise TypeError(f"expected a GraphRewriter or NodeRewriter, got {rewriter!r}")
 
 
+#: ``failure_callback(exc, sequence, failed_rewriter, fgraph)`` of a
+#: :class:`SequentialGraphRewriter`.
+FailureCallback = Callable[
+    [Exception, "SequentialGraphRewriter", GraphRewriter, "FunctionGraph"], Any
+]
+
+
 class SequentialGraphRewriter(GraphRewriter):
     """Runs graph rewriters one after the other (node rewriters are wrapped in :func:`in2out`).
 
@@ -208,11 +224,38 @@ class SequentialGraphRewriter(GraphRewriter):
         The rewriters, in order.
     name
         A display name.
+    failure_callback
+        ``None`` (the default): an exception raised by a rewriter propagates. Otherwise
+        ``failure_callback(exc, self, rewriter, fgraph)`` is called and the next rewriter
+        runs (PyTensor's contract); :meth:`warn` is one such callback. The graph stays
+        valid: a failing rewriter leaves it as its last completed replacement did.
     """
 
-    def __init__(self, *rewriters: GraphRewriter | NodeRewriter, name: str | None = None) -> None:
+    def __init__(
+        self,
+        *rewriters: GraphRewriter | NodeRewriter,
+        name: str | None = None,
+        failure_callback: FailureCallback | None = None,
+    ) -> None:
         self.rewriters = [_as_graph_rewriter(rw) for rw in rewriters]
         self.name = name
+        self.failure_callback = failure_callback
+
+    @staticmethod
+    def warn(
+        exc: Exception,
+        sequence: SequentialGraphRewriter,
+        rewriter: GraphRewriter,
+        fgraph: FunctionGraph,
+    ) -> None:
+        """A ``failure_callback`` that warns with a :class:`RewriteFailureWarning` naming
+        the rewriter and the exception."""
+        warnings.warn(
+            f"{sequence}: rewriter {rewriter} raised {type(exc).__name__}: {exc}; the "
+            "rewriters after it still run",
+            RewriteFailureWarning,
+            stacklevel=3,
+        )
 
     def add_requirements(self, fgraph: FunctionGraph) -> None:
         """Attach every child's requirements."""
@@ -220,9 +263,15 @@ class SequentialGraphRewriter(GraphRewriter):
             rw.add_requirements(fgraph)
 
     def apply(self, fgraph: FunctionGraph) -> None:
-        """Run each child with :meth:`GraphRewriter.rewrite`."""
+        """Run each child with :meth:`GraphRewriter.rewrite` (see ``failure_callback``)."""
         for rw in self.rewriters:
-            rw.rewrite(fgraph)
+            if self.failure_callback is None:
+                rw.rewrite(fgraph)
+                continue
+            try:
+                rw.rewrite(fgraph)
+            except Exception as exc:  # reported through the callback, which may re-raise
+                self.failure_callback(exc, self, rw, fgraph)
 
     def __str__(self) -> str:
         return self.name or "SequentialGraphRewriter(" + ", ".join(map(str, self.rewriters)) + ")"
@@ -304,7 +353,52 @@ def _rewrite_node(fgraph: FunctionGraph, node: Apply, rewriters: _RewritersByOp)
     return None
 
 
-class WalkingGraphRewriter(GraphRewriter):
+#: PyTensor's node-rewrite failure callback:
+#: ``callback(exc, graph_rewriter, replacement_pairs, node_rewriter, node)``.
+FailureCallbackType = Callable[
+    [Exception, "NodeProcessingGraphRewriter", list[tuple[Variable, Any]], NodeRewriter, Apply],
+    None,
+]
+
+
+class NodeProcessingGraphRewriter(GraphRewriter):
+    """The base of the graph rewriters that apply node rewriters' results
+    (:class:`WalkingGraphRewriter`, :class:`EquilibriumGraphRewriter`).
+
+    Its class methods are failure callbacks of PyTensor's signature
+    (:data:`FailureCallbackType`).
+    """
+
+    @classmethod
+    def warn(cls, exc: Exception, nav: Any, repl_pairs: Any, node_rewriter: Any, node: Any) -> None:
+        """Warn with a :class:`RewriteFailureWarning` naming the rewriter, the node and
+        the exception; an ``AssertionError`` is raised again."""
+        if isinstance(exc, AssertionError):
+            raise exc
+        warnings.warn(
+            f"rewrite {node_rewriter} failed on {node}: {type(exc).__name__}: {exc}",
+            RewriteFailureWarning,
+            stacklevel=2,
+        )
+
+    @classmethod
+    def warn_inplace(
+        cls, exc: Exception, nav: Any, repl_pairs: Any, node_rewriter: Any, node: Any
+    ) -> None:
+        """As :meth:`warn`, but silent for an :class:`InconsistencyError` (an in-place
+        rewrite the destroy handler refused)."""
+        if isinstance(exc, InconsistencyError):
+            return
+        cls.warn(exc, nav, repl_pairs, node_rewriter, node)
+
+    @classmethod
+    def warn_ignore(
+        cls, exc: Exception, nav: Any, repl_pairs: Any, node_rewriter: Any, node: Any
+    ) -> None:
+        """Ignore the failure."""
+
+
+class WalkingGraphRewriter(NodeProcessingGraphRewriter):
     """Shows each node of the graph to node rewriters, once, in topological order.
 
     Parameters
@@ -521,7 +615,7 @@ class OpKeyGraphRewriter(WalkingGraphRewriter):
         return self.name or f"OpKeyGraphRewriter({rws})"
 
 
-class EquilibriumGraphRewriter(GraphRewriter):
+class EquilibriumGraphRewriter(NodeProcessingGraphRewriter):
     """Applies node and graph rewriters until none of them changes the graph.
 
     Each pass runs the graph rewriters, then walks the graph from the inputs (new nodes

@@ -7,8 +7,9 @@ applies what it returns.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from opweave.graph.basic import Apply, Variable
 from opweave.graph.features import DestroyHandler
@@ -30,11 +31,72 @@ Requirement = type | Callable[["FunctionGraph"], Any]
 __all__ = [
     "FromFunctionNodeRewriter",
     "NodeRewriter",
+    "OpPattern",
+    "Rewriter",
     "SequentialNodeRewriter",
+    "check_stack_trace",
     "copy_stack_trace",
     "node_rewriter",
     "op_matches",
 ]
+
+
+class OpPattern:
+    """A track matching the Ops of class ``op_type`` whose ``scalar_op`` is an instance of
+    ``scalar_op`` (a class, a union of classes, or an instance, whose class is used).
+
+    :func:`node_rewriter` turns it into ``tracks=[op_type]`` and
+    ``scalar_tracks=(classes of scalar_op)``.
+    """
+
+    def __init__(self, op_type: type, scalar_op: Any = None) -> None:
+        if not isinstance(op_type, type):
+            raise TypeError(f"OpPattern: op_type must be an Op class, got {op_type!r}")
+        self.op_type = op_type
+        self.scalar_op = scalar_op
+
+    def scalar_classes(self) -> tuple[type, ...] | None:
+        """The scalar Op classes matched, or ``None`` for any."""
+        sop = self.scalar_op
+        if sop is None:
+            return None
+        if isinstance(sop, type):
+            return (sop,)
+        args = getattr(sop, "__args__", None)
+        if args is not None and all(isinstance(a, type) for a in args):
+            return tuple(args)
+        return (type(sop),)
+
+    def matches(self, op: Any) -> bool:
+        """True if ``op`` is matched."""
+        if not isinstance(op, self.op_type):
+            return False
+        classes = self.scalar_classes()
+        return classes is None or isinstance(getattr(op, "scalar_op", None), classes)
+
+    def __repr__(self) -> str:
+        return f"OpPattern({self.op_type.__name__}, scalar_op={self.scalar_op!r})"
+
+
+def _expand_patterns(
+    tracks: list[Any], scalar_tracks: Sequence[type] | None
+) -> tuple[list[Any], Sequence[type] | None]:
+    """Replace the :class:`OpPattern` tracks by their Op class, folding their scalar
+    classes into ``scalar_tracks`` (only when every track is a pattern with them)."""
+    patterns = [t for t in tracks if isinstance(t, OpPattern)]
+    if not patterns:
+        return tracks, scalar_tracks
+    classes: list[type] = []
+    for t in patterns:
+        found = t.scalar_classes()
+        if found is None:
+            classes = []
+            break
+        classes.extend(found)
+    expanded = [t.op_type if isinstance(t, OpPattern) else t for t in tracks]
+    if scalar_tracks is None and classes and len(patterns) == len(tracks):
+        scalar_tracks = tuple(classes)
+    return expanded, scalar_tracks
 
 
 def op_matches(tracks: Sequence[Track] | None, op: Any) -> bool:
@@ -72,7 +134,23 @@ def attach_requirements(fgraph: FunctionGraph, requirements: Sequence[Requiremen
             )
 
 
-class NodeRewriter:
+class Rewriter:
+    """The common base of node and graph rewriters (PyTensor's name).
+
+    Rewriters compare by identity.
+    """
+
+    name: str | None = None
+
+    def add_requirements(self, fgraph: FunctionGraph) -> None:
+        """Attach the features the rewriter needs (default: none)."""
+
+    def print_summary(self, stream: Any = None, level: int = 0, depth: int = -1) -> None:
+        """Print one indented line naming the rewriter to ``stream`` (default stdout)."""
+        print(f"{' ' * level}{type(self).__name__} {self} id={id(self)}", file=stream)
+
+
+class NodeRewriter(Rewriter):
     """Base class of rewriters that replace the outputs of one node.
 
     Subclasses define :meth:`transform` and usually :meth:`tracks`.
@@ -163,8 +241,13 @@ class FromFunctionNodeRewriter(NodeRewriter):
         if inplace:
             requirements.append(DestroyHandler)
         self.requirements = requirements
-        self.name = name or getattr(fn, "__name__", None) or type(self).__name__
+        self.name: str = str(name or getattr(fn, "__name__", None) or "FromFunctionNodeRewriter")
         self.__doc__ = getattr(fn, "__doc__", None)
+
+    @property
+    def __name__(self) -> str:
+        """The rewrite's name, as a function's ``__name__`` (follows :attr:`name`)."""
+        return self.name
 
     def tracks(self) -> list[Track] | None:
         """Return the tracked Ops."""
@@ -174,8 +257,15 @@ class FromFunctionNodeRewriter(NodeRewriter):
         """Return the tracked scalar Op classes."""
         return self._scalar_tracks
 
-    def transform(self, fgraph: FunctionGraph, node: Apply) -> TransformResult:
-        """Call the wrapped function."""
+    def transform(
+        self, fgraph: FunctionGraph, node: Apply, enforce_tracks: bool = True
+    ) -> TransformResult:
+        """Call the wrapped function; ``False`` for a node whose Op is not tracked.
+
+        ``enforce_tracks=False`` calls the function whatever the node's Op.
+        """
+        if enforce_tracks and not op_matches(self._tracks, node.op):
+            return False
         return self.fn(fgraph, node)
 
     def add_requirements(self, fgraph: FunctionGraph) -> None:
@@ -221,7 +311,7 @@ def node_rewriter(
             return False
     """
     if tracks is not None:
-        tracks = list(tracks)
+        tracks, scalar_tracks = _expand_patterns(list(tracks), scalar_tracks)
         if not tracks:
             raise ValueError("tracks must list at least one Op; use None to track every Op")
         for track in tracks:
@@ -245,15 +335,29 @@ class SequentialNodeRewriter(NodeRewriter):
     ----------
     rewriters
         The node rewriters, in the order they are tried.
+    apply_all_rewrites
+        PyTensor's flag: after a rewriter replaces the node's single output, the
+        remaining rewriters are tried on the node computing the replacement, and the
+        last replacement is returned.
+    profile
+        Accepted for PyTensor's signature; nothing is profiled.
     name
         A display name.
     """
 
-    def __init__(self, *rewriters: NodeRewriter, name: str | None = None) -> None:
+    def __init__(
+        self,
+        *rewriters: NodeRewriter,
+        apply_all_rewrites: bool = False,
+        profile: bool = False,
+        name: str | None = None,
+    ) -> None:
         for rw in rewriters:
             if not isinstance(rw, NodeRewriter):
                 raise TypeError(f"SequentialNodeRewriter takes NodeRewriters, got {rw!r}")
         self.rewriters = list(rewriters)
+        self.apply_all_rewrites = bool(apply_all_rewrites)
+        self.profile = bool(profile)
         self.name = name or "SequentialNodeRewriter(" + ", ".join(map(str, rewriters)) + ")"
 
     def tracks(self) -> list[Track] | None:
@@ -267,14 +371,39 @@ class SequentialNodeRewriter(NodeRewriter):
         return union
 
     def transform(self, fgraph: FunctionGraph, node: Apply) -> TransformResult:
-        """Return the result of the first child that proposes a change."""
-        for rw in self.rewriters:
+        """Return the result of the first child that proposes a change (with
+        ``apply_all_rewrites``, of the last child in a chain of changes)."""
+        for i, rw in enumerate(self.rewriters):
             if not op_matches(rw.tracks(), node.op):
                 continue
             result = rw.transform(fgraph, node)
             if result is not False and result is not None:
+                if self.apply_all_rewrites:
+                    return self._chain(fgraph, result, self.rewriters[i + 1 :])
                 return result
         return False
+
+    @staticmethod
+    def _chain(
+        fgraph: FunctionGraph, result: TransformResult, rest: Sequence[NodeRewriter]
+    ) -> TransformResult:
+        """Try ``rest`` in turn on the node computing a single replacement."""
+        for rw in rest:
+            if not isinstance(result, Sequence) or len(result) != 1:
+                break
+            (new,) = result
+            owner = getattr(new, "owner", None)
+            if owner is None or not op_matches(rw.tracks(), owner.op):
+                continue
+            further = rw.transform(fgraph, owner)
+            if (
+                isinstance(further, Sequence)
+                and len(further) == 1
+                and further[0] is not None
+                and len(owner.outputs) == 1
+            ):
+                result = further
+        return result
 
     def add_requirements(self, fgraph: FunctionGraph) -> None:
         """Attach every child's requirements."""
@@ -317,3 +446,78 @@ def copy_stack_trace(
     for var in targets:
         var.tag.trace = traces_of(var) + traces
     return to_var
+
+
+def _nodes_to_check(fgraph: FunctionGraph, ops_to_check: Any) -> list[Apply]:
+    """The nodes of ``fgraph`` that :func:`check_stack_trace` looks at."""
+    if isinstance(ops_to_check, Op) or (
+        isinstance(ops_to_check, type) and issubclass(ops_to_check, Op)
+    ):
+        ops_to_check = (ops_to_check,)
+    if isinstance(ops_to_check, str):
+        if ops_to_check == "last":
+            return [out.owner for out in fgraph.outputs if out.owner is not None]
+        if ops_to_check == "all":
+            return list(fgraph.apply_nodes)
+        raise ValueError(f"ops_to_check: expected 'last' or 'all', got {ops_to_check!r}")
+    if isinstance(ops_to_check, tuple | list):
+        instances = [o for o in ops_to_check if isinstance(o, Op)]
+        classes = tuple(o for o in ops_to_check if isinstance(o, type))
+        return [
+            node
+            for node in fgraph.apply_nodes
+            if any(node.op == op for op in instances)
+            or isinstance(node.op, classes)
+            or isinstance(getattr(node.op, "scalar_op", None), classes)
+        ]
+    if callable(ops_to_check):
+        return [node for node in fgraph.apply_nodes if ops_to_check(node)]
+    raise ValueError(
+        "ops_to_check must be 'last', 'all', an Op or Op class, a list of them, or a "
+        f"function of a node; got {ops_to_check!r}"
+    )
+
+
+def check_stack_trace(
+    f_or_fgraph: Any, ops_to_check: Any = "last", bug_print: str = "raise"
+) -> bool:
+    """True if every output of the nodes checked has a creation trace (PyTensor's function).
+
+    Parameters
+    ----------
+    f_or_fgraph
+        A :class:`~opweave.graph.fg.FunctionGraph`, or a compiled function (its
+        ``maker.fgraph`` is checked).
+    ops_to_check
+        ``"last"`` (the nodes computing the outputs), ``"all"``, an Op instance or class,
+        a list of them (a class also matches an ``Elemwise`` of that scalar Op), or a
+        function ``f(node) -> bool``.
+    bug_print
+        What happens when no node is checked: ``"raise"`` (a ``ValueError``), ``"warn"``
+        or ``"ignore"``.
+
+    Raises
+    ------
+    ValueError
+        For arguments of another kind, and (``bug_print="raise"``) when there is no node
+        to check.
+    """
+    # A compiled function is recognised by its maker (compile sits above graph).
+    maker = getattr(f_or_fgraph, "maker", None)
+    fgraph = getattr(maker, "fgraph", None) if maker is not None else f_or_fgraph
+    if not hasattr(fgraph, "apply_nodes") or not hasattr(fgraph, "outputs"):
+        raise ValueError(
+            "check_stack_trace: expected a FunctionGraph or a compiled function, got "
+            f"{type(f_or_fgraph).__name__}"
+        )
+    # The checks above accept anything shaped like a FunctionGraph.
+    nodes = _nodes_to_check(cast("FunctionGraph", fgraph), ops_to_check)
+    if not nodes:
+        msg = "check_stack_trace: none of the Ops to check is in the graph (or it is empty)"
+        if bug_print == "raise":
+            raise ValueError(msg)
+        if bug_print == "warn":
+            warnings.warn(msg, stacklevel=2)
+        elif bug_print != "ignore":
+            raise ValueError(f"bug_print: expected 'raise', 'warn' or 'ignore', got {bug_print!r}")
+    return all(traces_of(out) for node in nodes for out in node.outputs)

@@ -22,6 +22,8 @@ node is left alone.
 * ``local_dimshuffle_merge``: two DimShuffles in a row become one
   (``x.dimshuffle(a).dimshuffle(b) -> x.dimshuffle(a[b])``: ``x.T.T -> x``,
   ``expand_dims`` then ``squeeze`` -> nothing), and an identity DimShuffle is removed;
+* ``local_useless_dimshuffle_makevector``: ``MakeVector(a).dimshuffle(()) -> a`` (the
+  0-d element of a one-element vector, where it has the result's Type);
 * ``local_fill_of_elemwise``: ``second(f(x, ...), v) -> second(x, v)`` for an elementwise
   ``f`` and an input ``x`` of the output's shape (a fill reads only its first input's
   shape: the gradient of ``sum(x ** 2)`` no longer keeps ``x ** 2`` alive for it).
@@ -54,7 +56,7 @@ from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.rewriting import node_rewriter
 from opweave.tensor import math as tm
 from opweave.tensor._typing import tensor_out, tensor_type_of, tensor_var
-from opweave.tensor.basic import zeros_like
+from opweave.tensor.basic import MakeVector, zeros_like
 from opweave.tensor.blas import Dot
 from opweave.tensor.dimshuffle import DimShuffle
 from opweave.tensor.elemwise import Elemwise
@@ -80,6 +82,7 @@ __all__ = [
     "local_reduce_of_dimshuffle",
     "local_sub_self",
     "local_sub_zero",
+    "local_useless_dimshuffle_makevector",
     "register_canonicalize",
 ]
 
@@ -293,6 +296,23 @@ def local_dimshuffle_merge(fgraph: FunctionGraph, node: Apply) -> list[Variable]
     return False
 
 
+@node_rewriter([DimShuffle])
+def local_useless_dimshuffle_makevector(
+    fgraph: FunctionGraph, node: Apply
+) -> list[Variable] | bool:
+    """``MakeVector(a).dimshuffle(()) -> a`` (PyTensor's name): dropping the only
+    dimension of a one-element ``MakeVector`` gives back its element."""
+    if not isinstance(node.op, DimShuffle) or node.op.new_order != ():
+        return False
+    vec = node.inputs[0].owner
+    if vec is None or not isinstance(vec.op, MakeVector) or len(vec.inputs) != 1:
+        return False
+    (element,) = vec.inputs
+    if element.type != node.outputs[0].type:
+        return False
+    return [element]
+
+
 @node_rewriter([Elemwise], scalar_tracks=(ps.Second,))
 def local_fill_of_elemwise(fgraph: FunctionGraph, node: Apply) -> list[Variable] | bool:
     """``second(f(x, ...), v) -> second(x, v)``: the fill's shape comes from an input of
@@ -425,6 +445,7 @@ def register_canonicalize(db: RewriteDatabase) -> None:
         ("local_sub_self", local_sub_self),
         ("local_reduce_of_dimshuffle", local_reduce_of_dimshuffle),
         ("local_dimshuffle_merge", local_dimshuffle_merge),
+        ("local_useless_dimshuffle_makevector", local_useless_dimshuffle_makevector),
         ("local_fill_of_elemwise", local_fill_of_elemwise),
     ):
         canonicalize.register(name, rewriter, "fast_run", "canonicalize")

@@ -19,6 +19,10 @@ Registered (see :func:`register_constant_folding`):
   ``constant_folding``: folding what the other rewrites of those phases expose.
 
 Excluding the tag ``constant_folding`` turns all three off.
+
+:func:`unconditional_constant_folding` (and :data:`topo_unconditional_constant_folding`,
+a walk over a whole graph) folds whatever ``do_constant_folding`` says; nothing
+registers it, it is run by hand (``topo_unconditional_constant_folding.apply(fgraph)``).
 """
 
 from __future__ import annotations
@@ -33,21 +37,34 @@ if TYPE_CHECKING:
     from opweave.graph.fg import FunctionGraph
     from opweave.graph.rewriting import RewriteDatabase
 
-__all__ = ["compute_constant_node", "constant_folding", "register_constant_folding"]
+__all__ = [
+    "compute_constant_node",
+    "constant_folding",
+    "register_constant_folding",
+    "topo_constant_folding",
+    "topo_unconditional_constant_folding",
+    "unconditional_constant_folding",
+]
 
 #: The implementations asked for, in order: a Python one first (nothing to compile at
 #: compile time, as PyTensor does), then whatever an installed backend offers.
 _IMPLS = ("py", None)
 
 
+def _computable(node: Apply, allow_no_inputs: bool = False) -> bool:
+    """True if every input of ``node`` is a constant and it destroys none of them."""
+    if not node.inputs and not allow_no_inputs:
+        return False
+    if not all(isinstance(inp, Constant) for inp in node.inputs):
+        return False
+    return not getattr(node.op, "destroy_map", None)
+
+
 def _foldable(fgraph: FunctionGraph | None, node: Apply) -> bool:
     """True if ``node`` may be replaced by constants (before computing anything)."""
-    if not node.inputs or not all(isinstance(inp, Constant) for inp in node.inputs):
+    if not _computable(node):
         return False
-    op = node.op
-    if getattr(op, "destroy_map", None):
-        return False
-    decide = getattr(op, "do_constant_folding", None)
+    decide = getattr(node.op, "do_constant_folding", None)
     if decide is None:
         return False
     try:
@@ -103,15 +120,8 @@ def compute_constant_node(node: Apply) -> list[Any] | None:
     return values
 
 
-@node_rewriter(None)
-def constant_folding(fgraph: FunctionGraph, node: Apply) -> list[Variable] | bool:
-    """Replace the outputs of a node whose inputs are all constants by their values.
-
-    See the module docstring for the conditions. All outputs of a multi-output node are
-    replaced at once.
-    """
-    if not _foldable(fgraph, node):
-        return False
+def _fold(node: Apply) -> list[Variable] | bool:
+    """The constants replacing the outputs of ``node``, or ``False``."""
     values = compute_constant_node(node)
     if values is None:
         return False
@@ -122,6 +132,43 @@ def constant_folding(fgraph: FunctionGraph, node: Apply) -> list[Variable] | boo
         except (TypeError, ValueError):
             return False
     return replacements
+
+
+@node_rewriter(None)
+def constant_folding(fgraph: FunctionGraph, node: Apply) -> list[Variable] | bool:
+    """Replace the outputs of a node whose inputs are all constants by their values.
+
+    See the module docstring for the conditions. All outputs of a multi-output node are
+    replaced at once.
+    """
+    if not _foldable(fgraph, node):
+        return False
+    return _fold(node)
+
+
+@node_rewriter(None)
+def unconditional_constant_folding(fgraph: FunctionGraph, node: Apply) -> list[Variable] | bool:
+    """Fold a node whose inputs are all constants (or that has no inputs) whatever its
+    Op's ``do_constant_folding`` says (PyTensor's contract).
+
+    A node that destroys an input, that no installed backend implements, or whose
+    computation fails is left alone.
+    """
+    if not _computable(node, allow_no_inputs=True):
+        return False
+    return _fold(node)
+
+
+#: :func:`constant_folding` over a whole graph, once from the inputs (PyTensor's name).
+topo_constant_folding = in2out(constant_folding, ignore_newtrees=True, name="topo_constant_folding")
+
+#: :func:`unconditional_constant_folding` over a whole graph, once from the inputs
+#: (PyTensor's name): ``topo_unconditional_constant_folding.apply(fgraph)``.
+topo_unconditional_constant_folding = in2out(
+    unconditional_constant_folding,
+    ignore_newtrees=True,
+    name="topo_unconditional_constant_folding",
+)
 
 
 def register_constant_folding(db: RewriteDatabase) -> None:

@@ -59,6 +59,11 @@ DEFAULT_MAX_NODES = 256
 #: Passes over the graph before giving up on reaching a fixed point.
 _MAX_PASSES = 8
 
+#: What :meth:`FusionOptimizer.apply` returns (PyTensor's profile tuple): the rewriter,
+#: fused nodes made, nodes replaced, inconsistent replacements, validate time, callback
+#: time, callback times by feature, toposort time.
+FusionProfile = tuple[Any, int, int, int, None, None, dict[str, float], int]
+
 
 def _library_scalar_op(op: Any) -> bool:
     """True for a scalar Op of the core's library (backends implement all of them)."""
@@ -150,19 +155,40 @@ class FusionOptimizer(GraphRewriter):
         self.max_nodes = max_nodes
         self.name = name
         self.fused = 0
+        self.replaced = 0
 
     def add_requirements(self, fgraph: FunctionGraph) -> None:
         """Attach a ReplaceValidate."""
         fgraph.attach_feature(ReplaceValidate())
 
-    def apply(self, fgraph: FunctionGraph) -> int:
-        """Fuse until nothing more can be fused; return the number of fused nodes made."""
+    def apply(self, fgraph: FunctionGraph) -> FusionProfile:
+        """Fuse until nothing more can be fused; return PyTensor's profile tuple.
+
+        The ReplaceValidate feature is attached first when ``fgraph`` lacks it (a direct
+        call, not through :meth:`rewrite`).
+
+        Returns
+        -------
+        tuple
+            ``(self, nb_fused, nb_replacement, 0, None, None, {}, -1)``: the fused nodes
+            made, the nodes they replaced (the Elemwise nodes removed, each fused node
+            counted once), then PyTensor's timing slots (not measured).
+        """
+        if not hasattr(fgraph, "replace_all_validate"):
+            self.add_requirements(fgraph)
         self.fused = 0
+        self.replaced = 0
         for _ in range(_MAX_PASSES):
             made = self._pass(fgraph)
             self.fused += made
             if not made:
                 break
+        return (self, self.fused, self.replaced, 0, None, None, {}, -1)
+
+    def rewrite(self, fgraph: FunctionGraph) -> int:
+        """Attach the requirements and fuse; return the number of fused nodes made."""
+        self.add_requirements(fgraph)
+        self.apply(fgraph)
         return self.fused
 
     # ------------------------------------------------------------------ one pass
@@ -266,10 +292,12 @@ class FusionOptimizer(GraphRewriter):
         for old, new in pairs:
             if new.type != old.type and not tensor_type_of(old).is_super(new.type):
                 return False
+        before = len(fgraph.apply_nodes)
         try:
             fgraph.replace_all_validate(pairs, reason="elemwise_fusion")
         except InconsistencyError:
             return False
+        self.replaced += before - len(fgraph.apply_nodes) + 1
         return True
 
 

@@ -25,11 +25,15 @@ entry                           where               tags
 ``log1p_neg_sigmoid``
 ``specialize_constant_folding`` ``specialize``      fast_run, constant_folding
 ``local_dot_transposes``        ``specialize``      fast_run, specialize
+``local_useless_alloc``, ...    phases as PyTensor  fast_run (and useless, shape_unsafe),
+                                                    see :func:`~opweave.tensor.rewriting.
+                                                    simplify.register_simplify`
 ``elemwise_fusion``             own phase, 3        fast_run, fusion
 ``careduce_fusion``             own phase, 3.5      fast_run, fusion
 ``inplace_elemwise``            ``inplace``         fast_run, inplace
 ``scan_push_out_non_seq``, ...  own entries, 0.01   fast_run, scan
 ``scan_merge``, ``scan_save_mem`` to 1.61           (:mod:`opweave.scan.rewriting`)
+``cond_make_inplace``           own phase, 95       fast_run, inplace
 =============================== =================== ===================================
 
 Every entry is also tagged with its own name and the name of the database holding it.
@@ -40,6 +44,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from opweave.compile.builders_rewrites import register_inline_ofg
+from opweave.graph.rewriting.graph import in2out
+from opweave.ifelse import cond_make_inplace
 from opweave.scan.rewriting import register_scan_rewrites
 from opweave.tensor.rewriting.canonicalize import register_canonicalize
 from opweave.tensor.rewriting.constant_folding import register_constant_folding
@@ -48,6 +54,7 @@ from opweave.tensor.rewriting.inplace import register_inplace
 from opweave.tensor.rewriting.math import register_math
 from opweave.tensor.rewriting.reduce_fusion import register_reduce_fusion
 from opweave.tensor.rewriting.shape import register_shape
+from opweave.tensor.rewriting.simplify import register_simplify
 
 if TYPE_CHECKING:
     from opweave.graph.rewriting import RewriteDatabase
@@ -69,7 +76,15 @@ def register_standard_rewrites(db: RewriteDatabase) -> None:
     register_canonicalize(db)
     register_math(db)
     register_shape(db)
+    register_simplify(db)
     register_fusion(db)
     register_reduce_fusion(db)
     register_inplace(db)
     register_scan_rewrites(db)
+    db.register(
+        "cond_make_inplace",
+        in2out(cond_make_inplace, ignore_newtrees=True),
+        "fast_run",
+        "inplace",
+        position=95,
+    )
