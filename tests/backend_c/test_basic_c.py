@@ -162,23 +162,25 @@ def join_fns():
     f32, i32 = ot.fmatrix("f32"), ot.imatrix("i32")
     u8, i64 = ot.matrix("u8", dtype="uint8"), ot.lmatrix("i64")
     bo = ot.matrix("bo", dtype="bool")
+    ax = ot.lscalar("ax")
     outs = []
-    for axis in (0, 1):  # the axis is the Op's property
+    for axis in (0, -1, ax):  # the axis is the first input: constant (normalized) or not
         outs += [
-            Join(axis)(f32, i32),  # float64, as NumPy
-            Join(axis)(u8, i64, bo),
-            Join(axis)(f32, f32, f32),
+            Join()(axis, f32, i32),  # float64, as NumPy
+            Join()(axis, u8, i64, bo),
+            Join()(axis, f32, f32, f32),
         ]
-    outs.append(Join(1)(u8, bo))
-    return compiled([f32, i32, u8, i64, bo], outs)
+    outs.append(Join()(1, u8, bo))
+    return compiled([f32, i32, u8, i64, bo, ax], outs)
 
 
-def _join_args(shapes=((2, 3),) * 5, layout=np.ascontiguousarray):
+def _join_args(shapes=((2, 3),) * 5, layout=np.ascontiguousarray, axis=1):
     dtypes = ["float32", "int32", "uint8", "int64", "bool"]
     rng = np.random.default_rng(4)
-    return tuple(
+    arrays = tuple(
         layout(rng.integers(0, 9, size=s).astype(d)) for s, d in zip(shapes, dtypes, strict=True)
     )
+    return (*arrays, np.int64(axis))
 
 
 def test_join_values_and_errors(join_fns) -> None:
@@ -186,6 +188,8 @@ def test_join_values_and_errors(join_fns) -> None:
         return np.asfortranarray(a)[::-1]
 
     cases = [_join_args(), _join_args(layout=strided), _join_args(layout=np.asfortranarray)]
+    cases += [_join_args(axis=a) for a in (0, -1, -2)]
+    cases += [_join_args(axis=a) for a in (2, -3, 2**40)]  # the symbolic axis out of range
     cases += [
         _join_args(((1, 3), (4, 3), (2, 3), (0, 3), (5, 3))),  # different lengths: an error
         _join_args(((2, 1), (2, 3), (2, 0), (2, 2), (2, 4))),  # along one axis or the other
@@ -195,6 +199,13 @@ def test_join_values_and_errors(join_fns) -> None:
     with pytest.raises(ValueError) as info:
         join_fns["c"](*_join_args(((2, 3), (2, 2), (2, 3), (2, 3), (2, 3))))
     assert str(info.value).startswith("Join: cannot join shapes [(2, 3), (2, 2)] along axis 0: ")
+    with pytest.raises(ValueError) as info:
+        join_fns["c"](*_join_args(axis=-3))
+    assert re.fullmatch(
+        r"Join: cannot join shapes \[\(2, 3\)(, \(2, 3\))+\] along axis -3: axis -3 is out "
+        r"of bounds for array of dimension 2",
+        str(info.value),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -249,7 +260,7 @@ def test_debugmode_agrees_with_python_on_views_and_reused_outputs() -> None:
     out = [
         ot.specify_shape(s.reshape((-1,)), (None,)),
         MakeVector("int64")(n, n),
-        Join(0)(x, a),
+        Join()(0, x, a),
         Eye("float32")(n, 3, 1),
     ]
     f = opweave.function([x, n, v], out, mode=DebugMode(optimizer=None))
@@ -271,6 +282,7 @@ def test_what_stays_in_python() -> None:
 def test_no_reference_leaks(alloc_fns, join_fns) -> None:
     good, bad = _alloc_args(), _alloc_args(vlen=2)
     jgood, jbad = _join_args(), _join_args(((2, 3), (2, 2), (2, 3), (2, 3), (2, 3)))
+    jbad_axis = _join_args(axis=7)
     for name in ("c", "cvm"):
         f, g = alloc_fns[name], join_fns[name]
 
@@ -278,7 +290,7 @@ def test_no_reference_leaks(alloc_fns, join_fns) -> None:
             for _ in range(n):
                 f(*good)
                 g(*jgood)
-                for fn, args in ((f, bad), (g, jbad)):
+                for fn, args in ((f, bad), (g, jbad), (g, jbad_axis)):
                     try:
                         fn(*args)
                     except ValueError:

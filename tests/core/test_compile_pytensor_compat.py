@@ -700,8 +700,15 @@ def test_mode_instances_and_missing_backend_modes() -> None:
     assert get_mode("c") is C and get_mode("CVM") is CVM
     assert get_mode("fast_compile") is FAST_COMPILE
     assert (C.linker, CVM.linker, FAST_COMPILE.optimizer) == ("c", "cvm", "fast_compile")
-    with pytest.raises(ImportError, match=r"opweave ships no Numba backend.*opweave\.compile\.CVM"):
-        from opweave.compile import NUMBA  # noqa: F401
-    with pytest.raises(ImportError, match="no JAX backend"):
-        from opweave.compile import JAX  # noqa: F401
+    from opweave.compile import JAX, NUMBA
+    from opweave.link.lookup import LinkerNotFoundError
+
+    assert (JAX.linker, NUMBA.linker) == ("jax", "numba")
+    x = opweave.tensor.dvector("x")
+    with pytest.raises(LinkerNotFoundError, match=r"no Numba backend.*linker 'cvm'"):
+        opweave.function([x], x * 2, mode=NUMBA)
+    with pytest.raises(LinkerNotFoundError, match="no JAX backend"):
+        opweave.function([x], x * 2, mode=JAX)
+    with pytest.raises(ImportError, match="no PyTorch backend"):
+        from opweave.compile import PYTORCH  # noqa: F401
     assert not hasattr(opweave.compile, "jax")

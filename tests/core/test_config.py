@@ -317,9 +317,18 @@ def test_bad_value_from_pyproject(project: Path, env: dict[str, str]) -> None:
 
 def test_bad_value_from_change_flags(project: Path, env: dict[str, str]) -> None:
     config = build_config(cwd=project, environ=env)
-    with pytest.raises(ValueError, match=r"config flag 'floatX'.*'float8'"):
-        config.change_flags(linker="py", floatX="float8")
-    assert config.linker == "auto"
+    change = config.change_flags(linker="py", floatX="float8")  # checked when applied
+
+    @change
+    def decorated() -> None:
+        raise AssertionError("never runs")
+
+    for apply in (change.__enter__, decorated):
+        with pytest.raises(ValueError, match=r"config flag 'floatX'.*'float8'"):
+            apply()
+        assert config.linker == "auto"  # nothing was set
+    with pytest.raises(UnknownFlagError):
+        config.change_flags(no_such_flag=1)
 
 
 def test_invalid_toml_names_file(project: Path, env: dict[str, str]) -> None:

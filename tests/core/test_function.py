@@ -59,11 +59,14 @@ def test_non_variable_input_and_output(xyz) -> None:
         opweave.function([x], "nope")
 
 
-def test_intermediate_as_input_refused(xyz) -> None:
-    x, y, _ = xyz
+def test_an_intermediate_input_cuts_the_graph_there(xyz) -> None:
+    x, y, z = xyz
     s = add(x, y)
-    with pytest.raises(TypeError, match="inputs must be roots"):
-        opweave.function([s], mul(s, 2.0))
+    f = opweave.function([s, z], mul(s, z))
+    assert f(3.0, 2.0) == 6.0  # s is given, x and y are not needed
+    assert all(node.op != add for node in f.maker.fgraph.apply_nodes)
+    g = opweave.function([opweave.In(s, name="s")], mul(s, 2.0), givens={z: s})
+    assert g(4.0) == 8.0
 
 
 def test_duplicate_and_unused_inputs(xyz) -> None:

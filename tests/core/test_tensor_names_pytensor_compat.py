@@ -2,7 +2,7 @@
 
 The constructors of ``tensor.type`` (and their plural rules), the plural scalar
 constructors of ``scalar.basic``, ``tensor.exceptions``,
-``get_underlying_scalar_constant_value``/``get_scalar_constant_value``, ``Join(axis)``,
+``get_underlying_scalar_constant_value``/``get_scalar_constant_value``, ``Join()``,
 ``max_and_argmax``, ``dense_dot``, ``ProdWithoutZeros`` (and ``Prod``'s
 ``no_zeros_in_input``), ``median``, ``tensor.basic.tensor``, ``tile``, ``choose`` and
 ``sort``/``argsort``. Values are compared with NumPy through the Python backend (and the C
@@ -24,7 +24,7 @@ import opweave.tensor as ot
 from opweave.compile import Mode
 from opweave.compile.ops import deep_copy_op
 from opweave.gradient import grad, verify_grad
-from opweave.graph.basic import Variable, io_toposort
+from opweave.graph.basic import Constant, Variable, io_toposort
 from opweave.scalar.basic import apply_across_args, complexs, complexs64, complexs128, floats, ints
 from opweave.tensor import TensorType
 from opweave.tensor import basic as tb
@@ -310,38 +310,58 @@ def test_get_scalar_constant_value_needs_a_scalar() -> None:
 # ====================================================================== Join
 
 
-def test_join_takes_its_axis_as_a_property() -> None:
+def test_join_takes_its_axis_as_the_first_input() -> None:
     x, y = ot.dmatrix("x"), ot.fmatrix("y")
-    out = Join(1)(x, y)
-    assert out.owner.inputs == [x, y] and out.dtype == "float64"
-    assert Join(1) == Join(1) and hash(Join(1)) == hash(Join(1)) and Join(0) != Join(1)
-    assert str(Join(1)) == "Join{axis=1}"
-    assert tb.join(-1, x, y).owner.op == Join(1)  # normalized
-    assert tb.join(ot.constant(np.int8(0)), x, y).owner.op == Join(0)
-    assert tb.concatenate([x, y], axis=-2).owner.op == Join(0)
+    out = Join()(1, x, y)
+    axis, *tensors = out.owner.inputs
+    assert isinstance(axis, Constant) and axis.ndim == 0 and int(axis.data) == 1
+    assert tensors == [x, y] and out.dtype == "float64"
+    assert Join() == Join() and hash(Join()) == hash(Join()) and Join.__props__ == ()
+    assert str(Join()) == "Join"
+    for axis_in in (-1, ot.constant(np.int8(-1))):
+        normalized = tb.join(axis_in, x, y).owner
+        assert int(normalized.inputs[0].data) == 1 and tb.join_axis(normalized) == 1
+    int8_axis = tb.join(ot.constant(np.int8(0)), x, y).owner.inputs[0]
+    assert int8_axis.dtype == "int8" and int(int8_axis.data) == 0
+    assert tb.join_axis(tb.concatenate([x, y], axis=-2).owner) == 0
     a = ot.tensor("a", shape=(2, 3))
     assert tb.join(1, a, ot.tensor("b", shape=(2, None))).type.shape == (2, None)
     assert tb.join(0, a, a).type.shape == (4, 3)
 
 
+def test_join_axis_may_be_symbolic() -> None:
+    x, y, ax = ot.dmatrix("x"), ot.dmatrix("y"), ot.lscalar("ax")
+    out = Join()(ax, x, y)
+    assert out.owner.inputs[0] is ax and tb.join_axis(out.owner) is None
+    assert out.type.shape == (None, None)
+    xv, yv = RNG.normal(size=(2, 3)), RNG.normal(size=(2, 3))
+    f = opweave.function([x, y, ax], [out, out.shape], mode=PY)
+    for axis in (0, 1, -1, -2):
+        value, shape = f(xv, yv, axis)
+        np.testing.assert_array_equal(value, np.concatenate([xv, yv], axis=axis))
+        np.testing.assert_array_equal(shape, value.shape)
+    with pytest.raises(ValueError, match="axis 2 is out of bounds for array of dimension 2"):
+        f(xv, yv, 2)
+    with pytest.raises(TypeError, match="node of Join"):
+        tb.join_axis(x.owner)
+
+
 def test_join_errors() -> None:
     x = ot.dmatrix("x")
-    with pytest.raises(ValueError, match="non-negative"):
-        Join(-1)
-    with pytest.raises(TypeError, match="axis must be an int"):
-        Join(1.0)  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="axis must be an int"):
-        Join(True)
-    with pytest.raises(TypeError, match="axis must be a constant"):
-        tb.join(ot.lscalar("ax"), x, x)
+    with pytest.raises(TypeError, match="Join: axis must be"):
+        Join()(1.0, x, x)
+    with pytest.raises(TypeError, match="Join: axis must be an integer, got the bool"):
+        Join()(True, x, x)
+    with pytest.raises(TypeError, match="Join: axis must be a 0-d integer"):
+        Join()(ot.lvector("ax"), x, x)
     with pytest.raises(np.exceptions.AxisError, match="axis 2 is out of range"):
         tb.join(2, x, x)
-    with pytest.raises(np.exceptions.AxisError, match="axis 2 is out of range"):
-        Join(2)(x, x)
+    with pytest.raises(np.exceptions.AxisError, match="axis -3 is out of range"):
+        Join()(-3, x, x)
     with pytest.raises(TypeError, match="0-d; use stack"):
         tb.join(-1, ot.dscalar(), ot.dscalar())
     with pytest.raises(ValueError, match="at least one tensor"):
-        Join(0)()
+        Join()(0)
 
 
 @pytest.mark.parametrize("linker", linkers())
@@ -642,7 +662,7 @@ def test_c_backend_gives_the_python_values() -> None:
         sort(x, ax),
         argsort(x, ax, kind="stable"),
         choose(a, x, mode="wrap"),
-        Join(1)(x, x),
+        Join()(1, x, x),
         ProdWithoutZeros(axis=0)(x),
         median(x, axis=1),
         tile(x, (2, 1)),

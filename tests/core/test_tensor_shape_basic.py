@@ -313,8 +313,9 @@ def test_join_static_shapes_and_dtype() -> None:
     assert out.type == TensorType("float64", shape=(6, 3))
     assert tb.join(-1, a, T("float32", (2, None))).type.shape == (2, None)
     assert tb.join(ot.constant(1), a, a).type.shape == (2, 6)  # a constant axis
-    with pytest.raises(TypeError, match="axis must be a constant"):
-        tb.join(ot.lscalar(), a, a)  # the axis is a property of Join, as in PyTensor
+    ax = ot.lscalar()
+    symbolic = tb.join(ax, a, a)  # the axis is the first input, as in PyTensor
+    assert symbolic.owner.inputs == [ax, a, a] and symbolic.type.shape == (None, None)
     assert tb.concatenate([a, a], axis=1).type.shape == (2, 6)
     assert tb.join(0, a) is a
     assert tb.join(0, [a, b]).type.shape == (6, 3)
@@ -334,6 +335,8 @@ def test_join_errors() -> None:
         tb.concatenate(a, a)
     with pytest.raises(TypeError, match="Join: axis must be"):
         tb.join(1.0, a, a)
+    with pytest.raises(TypeError, match="Join: axis must be"):
+        tb.join(ot.dscalar(), a, a)
 
 
 def test_stack_static_shapes() -> None:

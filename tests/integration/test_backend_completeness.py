@@ -8,7 +8,9 @@ import pytest
 
 import opweave
 import opweave.ifelse  # its IfElse is a core Op
+import opweave.raise_op  # CheckAndRaise and Assert are core Ops
 import opweave.scan  # its Scan is a core Op
+import opweave.sparse  # the sparse Ops are core Ops
 from opweave.cli import info
 from opweave.graph.op import Op
 from opweave.link.implementations import ImplementationTable, core_op_classes
@@ -42,8 +44,11 @@ def test_the_core_scope_is_every_public_op_class_of_the_libraries() -> None:
     assert {cls.__module__.split(".")[1] for cls in scope} == {
         "compile",
         "ifelse",
+        "printing",
+        "raise_op",
         "scalar",
         "scan",
+        "sparse",
         "tensor",
     }
 

@@ -36,7 +36,7 @@ def _op(var):
         ("dimshuffle", _op(M.dimshuffle(1, "x", 0)), [X]),
         ("subtensor", _op(M[1:, ::2]), [X]),
         ("reshape", _op(M.reshape((3, 2))), [X, np.array([3, 2])]),
-        ("join", _op(pt.join(0, M, M)), [X, X * 2]),
+        ("join", _op(pt.join(0, M, M)), [np.array(0), X, X * 2]),  # the axis is an input
         ("alloc", _op(pt.alloc(1.5, 2, 3)), [np.array(1.5), np.array(2), np.array(3)]),
     ],
 )

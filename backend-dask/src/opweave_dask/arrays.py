@@ -18,7 +18,7 @@ import dask.array as da
 import numpy as np
 
 from opweave.graph.basic import Apply
-from opweave.tensor.basic import Join
+from opweave.tensor.basic import join_axis
 from opweave.tensor.blas import MatMul
 from opweave.tensor.dimshuffle import DimShuffle
 from opweave.tensor.index_list import indices_from_subtensor
@@ -114,13 +114,20 @@ def build_reshape(node: Apply, linker: str) -> Runner:
 
 
 def build_join(node: Apply, linker: str) -> Runner:
-    """``dask.array.concatenate`` along the Op's axis, in the output dtype."""
-    axis = node.op.axis  # type: ignore[attr-defined]
-    assert isinstance(node.op, Join)
+    """``dask.array.concatenate`` along the axis (the first input), in the output dtype.
+
+    A symbolic axis is computed first; an axis out of range runs the node on one worker
+    (the Python backend's error).
+    """
+    static_axis = join_axis(node)
+    ndim = node.outputs[0].type.ndim  # type: ignore[attr-defined]
     dtype = _out_dtype(node)
 
-    def run(values: list[Any]) -> list[Any]:
-        return [da.concatenate([_cast(as_dask(v), dtype) for v in values], axis=axis)]
+    def run(values: list[Any]) -> list[Any] | None:
+        axis = static_axis if static_axis is not None else _int_or_none(values[0])
+        if axis is None or not -ndim <= axis < ndim:
+            return None
+        return [da.concatenate([_cast(as_dask(v), dtype) for v in values[1:]], axis=axis)]
 
     return run
 

@@ -9,12 +9,26 @@ The package exports the names ``pytensor`` exports that opweave has: ``config``,
 ``get_mode``, ``predefined_modes``, ``predefined_optimizers``, ``grad``, ``pullback``,
 ``pushforward``, ``Lop``, ``Rop``, ``OpFromGraph``,
 ``dprint``, ``pprint``, ``Variable``, ``clone_replace``, ``graph_replace``, ``ifelse``,
-``get_scalar_constant_value`` and the subpackages ``tensor``, ``scalar``, ``printing``,
-``scan`` (callable: ``opweave.scan(fn, ...)`` as ``pytensor.scan``),
+``get_scalar_constant_value``, ``as_symbolic`` and ``_as_symbolic`` (its dispatcher),
+``map`` (:func:`opweave.scan.map`), ``wrap_py`` and ``as_op``, ``OrderedUpdates`` and
+the modules ``raise_op``, ``sparse`` and ``updates``, and the subpackages ``tensor``,
+``scalar``, ``printing``, ``scan`` (callable: ``opweave.scan(fn, ...)`` as
+``pytensor.scan``),
 ``gradient``, ``graph`` and ``compile``.
 """
 
-from opweave import compile, gradient, graph, printing, scalar, scan, tensor
+from opweave import (
+    compile,
+    gradient,
+    graph,
+    printing,
+    raise_op,
+    scalar,
+    scan,
+    sparse,
+    tensor,
+    updates,
+)
 from opweave.compile import (
     FunctionMaker,
     In,
@@ -22,22 +36,31 @@ from opweave.compile import (
     OpFromGraph,
     Out,
     SharedVariable,
+    as_op,
     function,
     function_dump,
     get_mode,
+    gradient_ops,  # noqa: F401 - their Op classes are core Ops
     predefined_modes,
     predefined_optimizers,
+    wrap_py,
 )
+
+# PyTensor's top-level ``shared``: type-dispatched (tensor shared variables for arrays and
+# numbers, a generic SharedVariable for any other value).
+from opweave.compile.sharedvalue import shared
 from opweave.configdefaults import config  # the process-wide flags (opweave.configdefaults)
 from opweave.gradient import Lop, Rop, grad, pullback, pushforward
 from opweave.graph.basic import Variable
 from opweave.graph.replace import clone_replace, graph_replace
+from opweave.graph.symbolic import _as_symbolic, as_symbolic
 from opweave.ifelse import ifelse
 from opweave.plugins import get_plugin_manager
 from opweave.printing import debugprint, dprint, pprint
+from opweave.scan.views import map
 from opweave.tensor.basic import get_scalar_constant_value
-from opweave.tensor.sharedvar import shared
 from opweave.transfer import register_transfer, transfer
+from opweave.updates import OrderedUpdates
 
 __version__ = "0.1.0"
 
@@ -47,10 +70,14 @@ __all__ = [
     "Lop",
     "Mode",
     "OpFromGraph",
+    "OrderedUpdates",
     "Out",
     "Rop",
     "SharedVariable",
     "Variable",
+    "_as_symbolic",
+    "as_op",
+    "as_symbolic",
     "clone_replace",
     "compile",
     "config",
@@ -66,16 +93,21 @@ __all__ = [
     "graph",
     "graph_replace",
     "ifelse",
+    "map",
     "pprint",
     "predefined_modes",
     "predefined_optimizers",
     "printing",
     "pullback",
     "pushforward",
+    "raise_op",
     "register_transfer",
     "scalar",
     "scan",
     "shared",
+    "sparse",
     "tensor",
     "transfer",
+    "updates",
+    "wrap_py",
 ]

@@ -29,9 +29,12 @@ The order follows what depends on what:
    builds on ``SharedVariable`` and the helper Ops (as in PyTensor).
 7. ``tensor`` (with ``tensor.rewriting``): the tensor library, including ``Shape``/
    ``Shape_i`` (``opweave.tensor.shape``; ``opweave.compile.ops`` re-exports them lazily).
-   ``ifelse`` (lazy ``IfElse``) and ``scan`` (loops) build on the tensor library on the
-   same floor.
+   ``ifelse`` (lazy ``IfElse``), ``scan`` (loops), ``raise_op`` (checks), ``sparse``
+   (sparse matrices) and ``updates`` build on the tensor library on the same floor.
 8. the top: the ``opweave`` package itself (its re-exports), ``cli``, ``__main__``.
+
+``compat`` (the ``pytensor`` import alias) is on floor 0: it imports only the standard
+library, and opweave's modules by name when ``pytensor`` ones are asked for.
 """
 
 from __future__ import annotations
@@ -44,6 +47,8 @@ FLOORS: dict[str, int] = {
     "configuration": 0,
     "configdefaults": 0,
     "_layers": 0,
+    "utils": 0,  # PyTensor's small helpers and platform constants; stdlib only
+    "compat": 0,  # the pytensor import alias: stdlib only, imports opweave when asked
     "graph": 1,
     "plugins": 2,
     "link": 3,
@@ -56,6 +61,9 @@ FLOORS: dict[str, int] = {
     "tensor": 7,
     "ifelse": 7,
     "scan": 7,
+    "raise_op": 7,  # CheckAndRaise/Assert: tensor Ops at PyTensor's path
+    "sparse": 7,  # sparse matrices: a Type and Ops built on the tensor library
+    "updates": 7,  # OrderedUpdates, PyTensor's name for an ordered updates mapping
     "": 8,  # the ``opweave`` package __init__
     "cli": 8,
     "__main__": 8,

@@ -14,6 +14,7 @@ import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from opweave.configuration import (
     BoolParam,
@@ -26,7 +27,25 @@ from opweave.configuration import (
 
 __all__ = ["build_config", "config", "default_compiledir", "platform_tag"]
 
+#: Values of ``config.mode`` that opweave runs.
 MODES = ("FAST_RUN", "FAST_COMPILE", "DebugMode")
+#: PyTensor's modes of backends that opweave does not ship: ``config.mode`` accepts them
+#: (without listing them), and compiling with them raises an error naming what opweave
+#: offers instead.
+FOREIGN_MODES = ("NUMBA", "JAX")
+
+
+class ModeParam(EnumParam):
+    """``config.mode``'s type: one of :data:`MODES`, or one of :data:`FOREIGN_MODES`
+    (accepted, but not listed among the expected values)."""
+
+    def parse(self, value: Any) -> str:
+        """Return ``value`` if it is a mode of :data:`MODES` or :data:`FOREIGN_MODES`."""
+        if isinstance(value, str) and value in FOREIGN_MODES:
+            return value
+        return super().parse(value)
+
+
 FLOAT_DTYPES = ("float64", "float32", "float16")
 CAST_POLICIES = ("numpy+floatX", "custom")
 
@@ -130,8 +149,10 @@ def build_config(
         "mode",
         "Default compilation mode.\n\n"
         "``FAST_RUN`` applies all optimizing rewrites, ``FAST_COMPILE`` only the cheap ones, "
-        "and ``DebugMode`` checks every rewrite and op implementation (slow).",
-        EnumParam("FAST_RUN", MODES),
+        "and ``DebugMode`` checks every rewrite and op implementation (slow). ``NUMBA`` "
+        "and ``JAX`` (PyTensor's names) are accepted, but opweave ships neither backend: "
+        "compiling a function with them raises an error saying what to use instead.",
+        ModeParam("FAST_RUN", MODES),
     )
     config.add(
         "device",
@@ -202,6 +223,38 @@ def build_config(
         StrParam(""),
     )
     config.add(
+        "optimizer_verbose",
+        "Whether ``FunctionGraph.replace`` prints each replacement a rewrite makes (its "
+        "reason, the old and the new variable) on stdout.",
+        BoolParam(False),
+    )
+    config.add(
+        "optimizer_verbose_ignore",
+        "Rewrite reasons, separated by commas, whose replacements ``optimizer_verbose`` "
+        "does not print.",
+        StrParam(""),
+    )
+    config.add(
+        "on_opt_error",
+        "What happens when a rewrite raises an error while a function is compiled "
+        "(PyTensor's flag). opweave raises it, naming the rewrite, so ``raise`` is the only "
+        "value; PyTensor's ``warn``, ``ignore`` and ``pdb`` are refused.",
+        EnumParam("raise", ("raise",)),
+    )
+    config.add(
+        "DebugMode__patience",
+        "How many times ``DebugMode`` rewrites the graph (on copies) to check that the "
+        "rewrites give the same graph each time: its ``stability_patience`` when not given "
+        "(PyTensor's flag; opweave's default is 2, PyTensor's 10).",
+        IntParam(2, minimum=1),
+    )
+    config.add(
+        "tensor__cmp_sloppy",
+        "How loose the default tolerances of ``opweave.tensor.math._allclose`` are: ``0`` "
+        "NumPy's for float64 (tighter ones for float32 and float16), ``1`` and ``2`` looser.",
+        IntParam(0, minimum=0),
+    )
+    config.add(
         "optimizer_excluding",
         "Rewrite tags to exclude, separated by colons (``tag1:tag2``).",
         StrParam(""),
@@ -234,6 +287,15 @@ def build_config(
         "Number of stack frames recorded where each variable was created.\n\n"
         "``-1`` records the whole stack, ``0`` none.",
         IntParam(8, minimum=-1),
+    )
+    config.add(
+        "compute_test_value",
+        "What :func:`opweave.graph.op.compute_test_value` does when an input of the node "
+        "has no test value (``tag.test_value``).\n\n"
+        "``off`` (the default): graph building never computes test values. ``ignore``: "
+        "skip the node quietly; ``warn``: skip it with a warning; ``raise``: raise "
+        "ValueError; ``pdb``: enter the debugger. PyTensor's flag, with its values.",
+        EnumParam("off", ("off", "ignore", "warn", "raise", "pdb")),
     )
     for add_options in options:
         add_options(config)

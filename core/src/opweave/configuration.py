@@ -473,8 +473,11 @@ class Config:
     def change_flags(self, *args: Mapping[str, Any], **kwargs: Any) -> ChangeFlags:
         """Set flags temporarily, as a context manager or a decorator.
 
-        All names and values are checked when this is called; on exit the previous values
-        (and sources) are restored, also when the block raises.
+        The names are checked when this is called, the values each time the change is
+        applied (entering the block, or calling the decorated function), as in PyTensor:
+        a decorator with a value this configuration refuses fails only where it is used.
+        All values are checked before any is set; on exit the previous values (and
+        sources) are restored, also when the block raises.
 
         Parameters
         ----------
@@ -493,7 +496,7 @@ class Config:
         UnknownFlagError
             For an unknown name.
         ValueError
-            For a bad value.
+            For a bad value, when the change is applied.
 
         Examples
         --------
@@ -504,10 +507,9 @@ class Config:
         for mapping in args:
             changes.update(mapping)
         changes.update(kwargs)
-        converted = {
-            name: self._convert(name, value, SOURCE_CODE) for name, value in changes.items()
-        }
-        return ChangeFlags(self, converted)
+        for name in changes:
+            self._lookup(name, SOURCE_CODE)
+        return ChangeFlags(self, changes)
 
     def load(
         self,
@@ -620,15 +622,17 @@ class ChangeFlags(contextlib.ContextDecorator):
 
     def __init__(self, config: Config, changes: Mapping[str, Any]) -> None:
         self._config = config
-        self._changes = dict(changes)  # already converted
+        self._changes = dict(changes)  # names checked; values converted when applied
         self._saved: list[dict[str, tuple[Any, str]]] = []
 
     def __enter__(self) -> Config:
-        flags = self._config._flags
-        self._saved.append(
-            {name: (flags[name].value, flags[name].source) for name in self._changes}
-        )
-        for name, value in self._changes.items():
+        config = self._config
+        converted = {
+            name: config._convert(name, value, SOURCE_CODE) for name, value in self._changes.items()
+        }
+        flags = config._flags
+        self._saved.append({name: (flags[name].value, flags[name].source) for name in converted})
+        for name, value in converted.items():
             flags[name].value = value
             flags[name].source = SOURCE_CODE
         return self._config

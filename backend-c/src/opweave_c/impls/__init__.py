@@ -23,7 +23,9 @@ from opweave.link.implementations import ImplementationTable
 from opweave_c.impls import (
     basic,
     blas,
+    blockwise,
     builders,
+    compile_ops,
     dimshuffle,
     elemwise,
     extra_ops,
@@ -31,6 +33,8 @@ from opweave_c.impls import (
     ifelse,
     map_reduce,
     nlinalg,
+    printing,
+    raise_op,
     random,
     reductions,
     scalar_basic,
@@ -39,9 +43,11 @@ from opweave_c.impls import (
     shape,
     slinalg,
     sort,
+    sparse,
     special,
     subtensor,
     tensor_type,
+    type_other,
 )
 
 #: Type class -> ``fn(type_) -> C interface or None`` (read-only).
@@ -72,6 +78,12 @@ C_OPS = ImplementationTable(
         **ifelse.C_OPS,
         **scan.C_OPS,
         **builders.C_OPS,
+        **sparse.C_OPS,
+        **blockwise.C_OPS,
+        **compile_ops.C_OPS,
+        **printing.C_OPS,
+        **raise_op.C_OPS,
+        **type_other.C_OPS,
     },
     own_method="c_code",
 )

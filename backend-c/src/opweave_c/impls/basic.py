@@ -14,8 +14,8 @@ diagonal (``numpy.diagonal(...).copy()``: the other axes in order, then the diag
 fancy assignment allows) onto that diagonal of the copy; a ``y`` that does not broadcast
 raises NumPy's ``ValueError`` ("shape mismatch: value array of shape ..."). A
 ``DiagGrad`` whose axes are not distinct and within the input's rank, and offsets beyond
-2**62, are left to Python. ``AllocDiag`` has no C code: the C linkers run the Python
-backend's implementation.
+2**62, are left to Python. ``AllocDiag`` and ``PermuteRowElements`` have no C code: the C linkers
+run the Python backend's implementations.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from opweave.scalar.type import DTYPE_SPECS, ScalarType
 from opweave.tensor.basic import (
     Alloc,
     AllocDiag,
+    AllocEmpty,
     ARange,
     Choose,
     DiagGrad,
@@ -36,6 +37,7 @@ from opweave.tensor.basic import (
     Join,
     MakeVector,
     Nonzero,
+    PermuteRowElements,
     ScalarFromTensor,
     Split,
     TensorFromScalar,
@@ -45,6 +47,7 @@ from opweave_c.impls.common import (
     SnippetImpl,
     int_value,
     py_int,
+    python_only,
     raw_value,
     tensor_dtype,
     typenum,
@@ -298,10 +301,11 @@ def _arange(op: ARange, node: Apply) -> ARangeC | None:
 
 
 class JoinC(SnippetImpl):
-    """``numpy.concatenate(tensors, op.axis).astype(out_dtype, copy=False)``."""
+    """``numpy.concatenate(tensors, axis).astype(out_dtype, copy=False)``; the axis is the
+    first input, read when the node runs (negative values count from the end)."""
 
-    #: (3,): the axis is the Op's property (a constant in the code), no longer an input.
-    version = (3,)
+    #: (4,): the axis is the first input again (PyTensor's ``Join()(axis, *tensors)``).
+    version = (4,)
 
     def c_code(
         self,
@@ -311,19 +315,21 @@ class JoinC(SnippetImpl):
         outputs: list[str],
         sub: dict[str, str],
     ) -> str:
-        """Concatenate through ``PyArray_Concatenate`` along the Op's axis, cast if needed."""
+        """Concatenate through ``PyArray_Concatenate`` along the axis input, cast if needed."""
+        axis, *tensors = inputs
         (z,) = outputs
         type_num = typenum(node.outputs[0].type.dtype)  # type: ignore[attr-defined]
         packs = "\n    ".join(
             f"PyTuple_SET_ITEM(opw_seq, {k}, (PyObject*){t}); Py_INCREF({t});"
-            for k, t in enumerate(inputs)
+            for k, t in enumerate(tensors)
         )
         return render(
             "basic.c",
             "join",
-            axis=node.op.axis,  # type: ignore[attr-defined]
+            axis=int_value(axis, node.inputs[0].type.dtype),  # type: ignore[attr-defined]
             fail=sub["fail"],
-            n=len(inputs),
+            n=len(tensors),
+            nd=node.outputs[0].type.ndim,  # type: ignore[attr-defined]
             packs=packs,
             typenum=type_num,
             z=z,
@@ -333,7 +339,9 @@ class JoinC(SnippetImpl):
 def _join(op: Join, node: Apply) -> JoinC | None:
     if tensor_dtype(node.outputs[0]) is None:
         return None
-    if any(tensor_dtype(v) is None for v in node.inputs):
+    if not _scalar_ints(node, node.inputs[:1]):
+        return None
+    if any(tensor_dtype(v) is None for v in node.inputs[1:]):
         return None
     return JoinC()
 
@@ -585,5 +593,7 @@ C_OPS: MappingProxyType[type, Any] = MappingProxyType(
         ExtractDiag: _extract_diag,
         DiagGrad: _diag_grad,
         AllocDiag: _python_only,
+        AllocEmpty: python_only,
+        PermuteRowElements: python_only,
     }
 )

@@ -2,16 +2,20 @@
 
 These are the entries the C backend feeds to the ``opweave_register_*_c_code``
 hooks; a plugin registers its own Types' code the same way (or with
-``opweave.compile.ops.register_*_c_code``).
+``opweave.compile.ops.register_*_c_code``). ``FromFunctionOp`` (``as_op``) runs a
+user's Python function: it has no C code, and its table entry says so.
 """
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
+from opweave.compile.ops import FromFunctionOp
 from opweave.graph.type import Generic
 from opweave.scalar.type import ScalarType
 from opweave.tensor.type import TensorType
+from opweave_c.impls.common import python_only
 from opweave_c.impls.csource import snippet
 
 VERSION = (1,)
@@ -53,3 +57,7 @@ def shape_entries() -> list[tuple[type, str, tuple[Any, ...]]]:
 def shape_i_entries() -> list[tuple[type, str, str, tuple[Any, ...]]]:
     """Shape_i of arrays, with the rank check."""
     return [(TensorType, TENSOR_SHAPE_I, TENSOR_SHAPE_I_CHECK, VERSION)]
+
+
+#: Op class -> ``factory(op, node)`` giving the C implementation or ``None``. Read-only.
+C_OPS: MappingProxyType[type, Any] = MappingProxyType({FromFunctionOp: python_only})

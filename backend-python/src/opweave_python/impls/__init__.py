@@ -52,6 +52,11 @@ MODULE_NAMES = (
     "random",
     "builders",
     "scan",
+    "raise_op",
+    "type_other",
+    "blockwise",
+    "sparse",
+    "printing",
 )
 
 

@@ -12,6 +12,7 @@ from opweave.graph.basic import Apply
 from opweave.tensor.basic import (
     Alloc,
     AllocDiag,
+    AllocEmpty,
     ARange,
     Choose,
     DiagGrad,
@@ -20,6 +21,7 @@ from opweave.tensor.basic import (
     Join,
     MakeVector,
     Nonzero,
+    PermuteRowElements,
     ScalarFromTensor,
     Split,
     TensorFromScalar,
@@ -90,6 +92,15 @@ def alloc_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[An
     z[...] = value
 
 
+def alloc_empty_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
+    """An uninitialized array of the requested shape (the previous one when it fits)."""
+    shp = tuple(int(s) for s in inputs)
+    if any(s < 0 for s in shp):
+        raise ValueError(f"AllocEmpty: negative dimensions are not allowed: {shp}")
+    if _reusable(out[0], shp, op.dtype) is None:
+        out[0][0] = np.empty(shp, dtype=op.dtype)
+
+
 def arange_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
     """``numpy.arange`` in ``op.dtype``."""
     start, stop, step = (np.asarray(v).item() for v in inputs)
@@ -107,10 +118,14 @@ def eye_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]
 
 
 def join_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
-    """``numpy.concatenate`` along ``op.axis`` in the output dtype."""
-    tensors = list(inputs)
-    axis = op.axis
+    """``numpy.concatenate`` of the tensors along the axis (the first input), in the output
+    dtype."""
+    axis_value, *tensors = inputs
+    axis = int(axis_value)
+    ndim = node.outputs[0].type.ndim  # type: ignore[attr-defined]
     try:
+        if not -ndim <= axis < ndim:
+            raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
         result = np.concatenate(tensors, axis=axis)
     except ValueError as exc:
         shapes = [t.shape for t in tensors]
@@ -199,11 +214,43 @@ def scalar_from_tensor_perform(
     out[0][0] = np.asarray(inputs[0]).astype(_out_dtype(node))[()]
 
 
+def permute_row_elements_perform(
+    op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]
+) -> None:
+    """Each row of ``x`` reordered by the matching row of ``y`` (rows broadcast).
+
+    ``out[..., i] = x[..., y[..., i]]``; with ``op.inverse``, ``out[..., y[..., i]] =
+    x[..., i]``.
+    """
+    x, y = (np.asarray(v) for v in inputs)
+    if x.shape[-1] != y.shape[-1]:
+        raise ValueError(
+            f"PermuteRowElements: rows of length {x.shape[-1]} cannot be permuted by "
+            f"permutations of length {y.shape[-1]}"
+        )
+    try:
+        batch = np.broadcast_shapes(x.shape[:-1], y.shape[:-1])
+    except ValueError:
+        raise ValueError(
+            f"PermuteRowElements: the leading dimensions of x {x.shape} and y {y.shape} "
+            "do not broadcast"
+        ) from None
+    rows = np.broadcast_to(x, (*batch, x.shape[-1]))
+    perms = np.broadcast_to(y, (*batch, y.shape[-1]))
+    if op.inverse:
+        result = np.empty(rows.shape, dtype=x.dtype)
+        np.put_along_axis(result, perms, rows, axis=-1)
+    else:
+        result = np.take_along_axis(rows, perms, axis=-1)
+    out[0][0] = result
+
+
 #: Op class -> ``perform(op, node, inputs, output_storage)``. Read-only.
 PERFORMS: MappingProxyType[type, Callable[..., None]] = MappingProxyType(
     {
         MakeVector: make_vector_perform,
         Alloc: alloc_perform,
+        AllocEmpty: alloc_empty_perform,
         ARange: arange_perform,
         Eye: eye_perform,
         Join: join_perform,
@@ -215,5 +262,6 @@ PERFORMS: MappingProxyType[type, Callable[..., None]] = MappingProxyType(
         AllocDiag: alloc_diag_perform,
         TensorFromScalar: tensor_from_scalar_perform,
         ScalarFromTensor: scalar_from_tensor_perform,
+        PermuteRowElements: permute_row_elements_perform,
     }
 )

@@ -1,4 +1,5 @@
-"""Python implementations of :mod:`opweave.compile.ops`: ``DeepCopyOp`` and ``ViewOp``."""
+"""Python implementations of :mod:`opweave.compile.ops`: ``DeepCopyOp``, ``ViewOp`` and the
+other ``TypeCastingOp`` subclasses (the identity)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from opweave.compile.ops import DeepCopyOp, ViewOp
+from opweave.compile.ops import DeepCopyOp, TypeCastingOp, ViewOp
 from opweave.graph.basic import Apply
 
 
@@ -38,5 +39,6 @@ PERFORMS = MappingProxyType(
     {
         DeepCopyOp: deep_copy_perform,
         ViewOp: view_perform,
+        TypeCastingOp: view_perform,
     }
 )

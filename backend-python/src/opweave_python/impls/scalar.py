@@ -33,12 +33,14 @@ from typing import Any
 import numpy as np
 
 from opweave.graph.basic import Apply, Constant
+from opweave.graph.op import Op
 from opweave.scalar import basic as sb
 from opweave.scalar import bessel as sbes
 from opweave.scalar import complex as scx
 from opweave.scalar import hyp2f1 as shyp
 from opweave.scalar import math as sm
 from opweave.scalar import probability as sprob
+from opweave.scalar import shape_gradients as sgrad
 from opweave.scalar import special as ssp
 from opweave.scalar.basic import Cast, ScalarOp
 from opweave.scalar.composite import Composite
@@ -49,6 +51,7 @@ from opweave_python import (
     special_math,
     special_math_extra,
     special_probability,
+    special_shape_gradients,
 )
 
 Impl = Callable[..., Any]
@@ -394,6 +397,14 @@ _IMPLS: MappingProxyType[type, Impl] = MappingProxyType(
         shyp.Hyp2F1: _special_function(special_hyp2f1.hyp2f1),
         sprob.BetaIncInv: _special_function(special_probability.betaincinv),
         sprob.OwensT: _special_function(special_probability.owens_t),
+        # derivatives in shape parameters (opweave_python.special_shape_gradients)
+        sgrad.GammaIncGrad: _special_function(special_shape_gradients.gammainc_grad),
+        sgrad.GammaIncCGrad: _special_function(special_shape_gradients.gammaincc_grad),
+        sgrad.BetaIncGradA: _special_function(special_shape_gradients.betainc_grad_a),
+        sgrad.BetaIncGradB: _special_function(special_shape_gradients.betainc_grad_b),
+        sgrad.Hyp2F1GradA: _special_function(special_shape_gradients.hyp2f1_grad_a),
+        sgrad.Hyp2F1GradB: _special_function(special_shape_gradients.hyp2f1_grad_b),
+        sgrad.Hyp2F1GradC: _special_function(special_shape_gradients.hyp2f1_grad_c),
         # complex numbers (opweave_python.complex_math)
         scx.Real: complex_math.real,
         scx.Imag: complex_math.imag,
@@ -485,7 +496,7 @@ def _compile_composite(op: Composite) -> Impl:
                 names[var] = f"c{len(env)}"
                 env[names[var]] = var.data
             args.append(names[var])
-        env[f"f{n}"] = scalar_impl(node.op)
+        env[f"f{n}"] = node_scalar_impl(node)
         outs = [f"v{n}_{j}" for j in range(len(node.outputs))]
         dead = [
             names[var]
@@ -522,6 +533,32 @@ def _compile_composite(op: Composite) -> Impl:
 _FACTORIES: MappingProxyType[type, Callable[[Any], Impl]] = MappingProxyType(
     {Cast: _cast_impl, Composite: composite_impl}
 )
+
+
+def node_scalar_impl(node: Any) -> Impl:
+    """Return a NumPy function computing ``node``'s scalar Op, as :func:`scalar_impl`.
+
+    An Op with no implementation here whose class defines its own ``perform`` (a user's
+    ScalarOp inside a Composite) is computed through that ``perform`` on ``node``.
+    """
+    try:
+        return scalar_impl(node.op)
+    except NotImplementedError:
+        if type(node.op).perform is Op.perform:
+            raise
+    return _perform_impl(node)
+
+
+def _perform_impl(node: Any) -> Impl:
+    perform = node.op.perform
+    nout = len(node.outputs)
+
+    def impl(*args: Any) -> Any:
+        cells: list[list[Any]] = [[None] for _ in range(nout)]
+        perform(node, list(args), cells)
+        return cells[0][0] if nout == 1 else tuple(cell[0] for cell in cells)
+
+    return impl
 
 
 def scalar_impl(op: ScalarOp) -> Impl:

@@ -9,6 +9,8 @@ The modules follow PyTensor's ``pytensor.compile``: :mod:`~opweave.compile.maker
 :mod:`~opweave.compile.sharedvalue`.
 """
 
+from opweave.compile import mode as _modes
+from opweave.compile import sharedvalue
 from opweave.compile.aliasing import (
     Supervisor,
     add_supervisor_to_fgraph,
@@ -18,13 +20,13 @@ from opweave.compile.aliasing import (
     view_tree_set,
 )
 from opweave.compile.builders import OpFromGraph
-from opweave.compile.debug import DebugMode, function_dump
-from opweave.compile.executor import Function
+from opweave.compile.debug import DebugMode, MonitorMode, function_dump
+from opweave.compile.executor import AliasedMemoryError, Function
 
 # ``function`` comes through the module of the same name, which must be loaded before the
 # name is bound here (loading a submodule later would rebind the package attribute).
 from opweave.compile.function import function
-from opweave.compile.io import In, Out
+from opweave.compile.io import In, Out, SymbolicInput, SymbolicOutput
 from opweave.compile.maker import FunctionMaker, UnusedInputError
 from opweave.compile.mode import (
     CVM,
@@ -32,13 +34,23 @@ from opweave.compile.mode import (
     FOREIGN_BACKENDS,
     OPT_FAST_COMPILE,
     OPT_FAST_RUN,
+    OPT_FAST_RUN_STABLE,
     OPT_MERGE,
     OPT_NONE,
+    OPT_O2,
+    OPT_O3,
+    OPT_STABILIZE,
+    OPT_UNSAFE,
+    VM,
+    AddDestroyHandler,
+    AddFeatureOptimizer,
     C,
     Mode,
+    PrintCurrentFunctionGraph,
     get_default_mode,
     get_mode,
     optdb,
+    predefined_linkers,
     predefined_modes,
     predefined_optimizers,
     register_linker,
@@ -47,43 +59,62 @@ from opweave.compile.mode import (
 )
 from opweave.compile.ops import (
     DeepCopyOp,
+    FromFunctionOp,
     ViewOp,
+    as_op,
     deep_copy_op,
     register_deep_copy_op_c_code,
     register_shape_c_code,
     register_shape_i_c_code,
     register_view_op_c_code,
     view_op,
+    wrap_py,
 )
 from opweave.compile.profiling import ProfileStats
 from opweave.compile.rebuild import rebuild_collect_shared
-from opweave.compile.sharedvalue import SharedVariable
+from opweave.compile.sharedvalue import SharedVariable, collect_new_shareds, shared_constructor
 
 __all__ = [
     "CVM",
     "FAST_COMPILE",
     "OPT_FAST_COMPILE",
     "OPT_FAST_RUN",
+    "OPT_FAST_RUN_STABLE",
     "OPT_MERGE",
     "OPT_NONE",
+    "OPT_O2",
+    "OPT_O3",
+    "OPT_STABILIZE",
+    "OPT_UNSAFE",
+    "VM",
+    "AddDestroyHandler",
+    "AddFeatureOptimizer",
+    "AliasedMemoryError",
     "C",
     "DebugMode",
     "DeepCopyOp",
+    "FromFunctionOp",
     "Function",
     "FunctionMaker",
     "In",
     "Mode",
+    "MonitorMode",
     "OpFromGraph",
     "Out",
+    "PrintCurrentFunctionGraph",
     "ProfileStats",
     "Shape",
     "Shape_i",
     "SharedVariable",
     "Supervisor",
+    "SymbolicInput",
+    "SymbolicOutput",
     "UnusedInputError",
     "ViewOp",
     "add_supervisor_to_fgraph",
     "alias_root",
+    "as_op",
+    "collect_new_shareds",
     "deep_copy_op",
     "function",
     "function_dump",
@@ -92,6 +123,7 @@ __all__ = [
     "infer_reuse_pattern",
     "insert_deepcopy",
     "optdb",
+    "predefined_linkers",
     "predefined_modes",
     "predefined_optimizers",
     "rebuild_collect_shared",
@@ -103,26 +135,30 @@ __all__ = [
     "register_shape_i_c_code",
     "register_view_op_c_code",
     "shared",
+    "shared_constructor",
     "view_op",
     "view_tree_set",
+    "wrap_py",
 ]
 
 
 def __getattr__(name: str) -> object:
-    # ``shared`` (the tensor library's), ``Shape`` and ``Shape_i`` (defined in
+    # ``shared`` (opweave.compile.sharedvalue's constructor, which makes tensor shared
+    # variables through the tensor library), ``Shape`` and ``Shape_i`` (defined in
     # ``opweave.tensor.shape``) are re-exported here for PyTensor code. The tensor
     # library sits on the floor above this package (see ``opweave._layers``), so they are
     # resolved on first use.
     if name == "shared":
-        # late: tensor is above compile; opweave.compile.shared is a re-export only
-        from opweave.tensor.sharedvar import shared
-
-        return shared
+        return sharedvalue.shared
     if name in ("Shape", "Shape_i"):
         # late: tensor is above compile; these are re-exports only
         from opweave.tensor.shape import Shape, Shape_i
 
         return Shape if name == "Shape" else Shape_i
+    if name in ("JAX", "NUMBA"):
+        # PyTensor's modes of backends opweave does not ship (yet): they exist, so that code
+        # reading them imports, and compiling with them says what to install.
+        return getattr(_modes, name)
     if name.isupper() and name.lower() in FOREIGN_BACKENDS:
         # PyTensor's modes of the backends opweave does not ship: say what to use instead.
         raise ImportError(

@@ -81,6 +81,9 @@ class OpFromGraph(Op):
         taking ``inputs + eval_points``, or a list with one entry per output (``None``, a
         callable returning that output's result, a ``DisconnectedType`` or ``NullType``
         variable).
+    pullback, pushforward
+        PyTensor's newer names of ``lop_overrides`` and ``rop_overrides`` (same meaning);
+        each is mutually exclusive with its older name.
     connection_pattern
         ``[[bool] * n_outputs] * n_inputs``: used as the Op's connection pattern instead of
         the one computed from the inner graph.
@@ -141,6 +144,8 @@ class OpFromGraph(Op):
         lop_overrides: Callable[..., Any] | list[Any] | OpFromGraph | None = None,
         grad_overrides: Callable[..., Any] | list[Any] | OpFromGraph | None = None,
         rop_overrides: Callable[..., Any] | list[Any] | OpFromGraph | None = None,
+        pullback: Callable[..., Any] | list[Any] | OpFromGraph | None = None,
+        pushforward: Callable[..., Any] | list[Any] | OpFromGraph | None = None,
         connection_pattern: Sequence[Sequence[bool]] | None = None,
         strict: bool = False,
         name: str | None = None,
@@ -159,11 +164,14 @@ class OpFromGraph(Op):
         if len(set(inputs)) != len(inputs) and kwargs.get("on_unused_input") != "ignore":
             duplicated = [v for i, v in enumerate(inputs) if v in inputs[:i]]
             raise ValueError(
-                f"OpFromGraph: the variables {duplicated} are given more than once as inputs; "
+                "The following variables were provided more than once as inputs to the "
+                f"OpFromGraph: {duplicated}; the variables are given more than once as inputs, "
                 "use distinct variables (e.g. var.copy()) for distinct inputs"
             )
         if name is not None and not isinstance(name, str):
             raise TypeError(f"OpFromGraph: name must be a str or None, got {name!r}")
+        lop_overrides = _one_of("lop_overrides", lop_overrides, "pullback", pullback)
+        rop_overrides = _one_of("rop_overrides", rop_overrides, "pushforward", pushforward)
         for arg, override in (
             ("lop_overrides", lop_overrides),
             ("grad_overrides", grad_overrides),
@@ -206,6 +214,28 @@ class OpFromGraph(Op):
         #: Where backends keep what they build to run the Op (the compiled inner
         #: function), by backend name; not pickled, not copied by :meth:`clone`.
         self.runtime_cache: dict[str, Any] = {}
+
+    @property
+    def fn(self) -> Any:
+        """The inner graph compiled on its own, ``opweave.function(inner_inputs,
+        inner_outputs, **kwargs)`` (PyTensor's attribute; compiled on first use, with
+        ``trust_input`` set, and kept until the Op is copied or pickled)."""
+        compiled = self.runtime_cache.get("fn")
+        if compiled is None:
+            compiled = function(list(self.inner_inputs), list(self.inner_outputs), **self.kwargs)
+            compiled.trust_input = True
+            self.runtime_cache["fn"] = compiled
+        return compiled
+
+    @property
+    def pullback_overrides(self) -> Any:
+        """The gradient override (``lop_overrides``), under PyTensor's newer name."""
+        return self.lop_overrides
+
+    @property
+    def pushforward_overrides(self) -> Any:
+        """The R-operator override (``rop_overrides``), under PyTensor's newer name."""
+        return self.rop_overrides
 
     # ------------------------------------------------------------------ identity
 
@@ -255,14 +285,15 @@ class OpFromGraph(Op):
         elif len(inputs) != len(self.inner_inputs):
             raise ValueError(
                 f"{self} expects {n_explicit} inputs (or {len(self.inner_inputs)} with its "
-                f"shared variables), got {len(inputs)}"
+                f"shared variables), got {len(inputs)}: Expected {n_explicit} input(s)"
             )
         return super().__call__(*inputs, **kwargs)
 
     def make_node(self, *inputs: Any) -> Apply:
         """Check each input against the inner input's Type (converting constants)."""
         if len(inputs) != len(self.inner_inputs):
-            raise ValueError(f"{self} expects {len(self.inner_inputs)} inputs, got {len(inputs)}")
+            n = len(self.inner_inputs)
+            raise ValueError(f"{self} expects {n} inputs, got {len(inputs)}: Expected {n} input(s)")
         checked = []
         for i, (value, expected) in enumerate(zip(inputs, self.input_types, strict=True)):
             try:
@@ -500,8 +531,21 @@ class OpFromGraph(Op):
 # ---------------------------------------------------------------------- argument checks
 
 
+def _one_of(old_name: str, old: Any, new_name: str, new: Any) -> Any:
+    """The override given under ``old_name`` or under its newer name ``new_name``.
+
+    Raises
+    ------
+    ValueError
+        If both are given.
+    """
+    if old is not None and new is not None:
+        raise ValueError(f"OpFromGraph: {old_name} and {new_name} are mutually exclusive")
+    return new if new is not None else old
+
+
 def _check_io(value: Any, what: str) -> list[Variable]:
-    if isinstance(value, Variable) or not isinstance(value, list | tuple):
+    if not isinstance(value, list):
         raise TypeError(
             f"OpFromGraph: {what} must be a list of Variables, got {type(value).__name__}"
         )

@@ -18,7 +18,13 @@ from opweave.plugins.forksafe import AfterFork, StateLock
 if TYPE_CHECKING:
     from opweave.compile.maker import FunctionMaker
 
-__all__ = ["Function", "ProfiledFunction"]
+__all__ = ["AliasedMemoryError", "Function", "ProfiledFunction"]
+
+
+class AliasedMemoryError(Exception):
+    """Memory is aliased that should not be (PyTensor's name): two values a function
+    must keep apart share memory. opweave's functions copy such arguments instead of
+    raising, so the class is there for code that catches it."""
 
 
 def _is_shared(var: Variable) -> bool:

@@ -3,8 +3,8 @@
 - :func:`construct_inner_fgraph`: the inner :class:`~opweave.graph.fg.FunctionGraph` of
   fresh copies of the given inputs, with the shared variables the outputs use turned into
   extra inputs (as PyTensor's ``OpFromGraph`` does);
-- :func:`io_connection_pattern`: which inputs each output truly depends on, through the
-  ``connection_pattern`` of every node in between;
+- :func:`io_connection_pattern` (from :mod:`opweave.graph.op`): which inputs each output
+  truly depends on, through the ``connection_pattern`` of every node in between;
 - :func:`infer_inner_shapes`: the symbolic shapes of a graph's outputs from the shapes of
   its inputs, by asking each node's ``infer_shape`` in turn (nothing is computed).
 """
@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from opweave.compile.sharedvalue import SharedVariable
-from opweave.gradient.opsupport import connection_pattern_of
 from opweave.graph.basic import Constant, Variable
 from opweave.graph.fg import FunctionGraph
+from opweave.graph.op import io_connection_pattern
 from opweave.graph.replace import clone_replace
 from opweave.graph.traversal import graph_inputs, io_toposort
 from opweave.graph.utils import MissingInputError
@@ -75,39 +75,6 @@ def construct_inner_fgraph(
 def _fresh_copy(var: Variable) -> Variable:
     """A new root of ``var``'s Type, with its name."""
     return var.type(name=var.name) if var.name is not None else var.type()
-
-
-def io_connection_pattern(
-    inputs: Sequence[Variable], outputs: Sequence[Variable]
-) -> list[list[bool]]:
-    """Which of ``inputs`` each of ``outputs`` truly depends on.
-
-    A dependency counts only through the connections each node's ``connection_pattern``
-    declares (all of them for an Op that declares none), as :func:`opweave.gradient.grad`
-    follows them.
-
-    Parameters
-    ----------
-    inputs, outputs
-        The graph's boundary.
-
-    Returns
-    -------
-    list of list of bool
-        ``pattern[i][j]``: output ``j`` depends on input ``i`` (one row per input).
-    """
-    reached: dict[Variable, set[int]] = {}
-    for i, inp in enumerate(inputs):
-        reached.setdefault(inp, set()).add(i)
-    for node in io_toposort(inputs, outputs):
-        pattern = connection_pattern_of(node)
-        for j, out in enumerate(node.outputs):
-            found: set[int] = set()
-            for k, inp in enumerate(node.inputs):
-                if pattern[k][j]:
-                    found |= reached.get(inp, set())
-            reached[out] = found
-    return [[i in reached.get(out, ()) for out in outputs] for i in range(len(inputs))]
 
 
 def _shape_of_variable(var: Variable) -> tuple[Any, ...] | None:

@@ -19,10 +19,14 @@ class In:
     name
         Keyword name of the argument (defaults to ``variable.name``).
     value
-        Default value used when the argument is omitted.
+        Default value used when the argument is omitted. A
+        :class:`~opweave.link.basic.Container` is used as the input's storage itself: its
+        value is the state the function reads and, with ``update``, writes.
     update
-        A symbolic expression whose value replaces the default after each call
-        (requires ``value``): the input then carries state between calls.
+        A symbolic expression whose value replaces the default after each call: the
+        input then carries state between calls. Its Type must be in the same class as the
+        variable's (``TypeError`` otherwise); :func:`~opweave.compile.function` raises
+        ``TypeError`` for an input with an update but no ``value``.
     mutable
         The function may overwrite the argument's memory.
     strict
@@ -49,8 +53,11 @@ class In:
     ) -> None:
         if not isinstance(variable, Variable):
             raise TypeError(f"In() expects a Variable, got {type(variable).__name__}: {variable!r}")
-        if update is not None and value is _NO_VALUE:
-            raise ValueError(f"In({variable}): an update needs a default value (value=...)")
+        if update is not None and not variable.type.in_same_class(update.type):
+            raise TypeError(
+                f"In({variable}): the variable has type {variable.type} but its update "
+                f"{update} has type {update.type}; the update must be of the variable's Type"
+            )
         self.variable = variable
         self.name = name if name is not None else (variable.name if autoname else None)
         self.value = value
@@ -93,3 +100,8 @@ class Out:
 
     def __repr__(self) -> str:
         return f"Out({self.variable}, borrow={self.borrow})"
+
+
+#: PyTensor's names of :class:`In` and :class:`Out`.
+SymbolicInput = In
+SymbolicOutput = Out

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import copy
 import functools
+import math
 import pickle
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from opweave.compile import rewrite_cache
 from opweave.compile.aliasing import (
@@ -35,9 +36,11 @@ from opweave.configdefaults import config
 from opweave.graph.basic import Constant, Variable, clone_get_equiv, graph_inputs
 from opweave.graph.features import DestroyHandler
 from opweave.graph.fg import FunctionGraph
-from opweave.graph.rewriting import build_rewrite_database
+from opweave.graph.rewriting import GraphRewriter, build_rewrite_database
+from opweave.graph.rewriting.db import RewriteDatabaseQuery
 from opweave.graph.trace import traces_off, variable_creation_note
 from opweave.graph.utils import MissingInputError
+from opweave.link.basic import Container
 from opweave.link.deferred import defer, waiting_room
 from opweave.link.lookup import LinkerNotFoundError
 from opweave.link.loop import thunk_origin
@@ -128,7 +131,10 @@ class FunctionMaker:
         seen: set[Variable] = set()
         for i, inp in enumerate(self.inputs):
             if inp.variable in seen:
-                raise ValueError(f"function input {i} ({inp.variable}) is given twice")
+                raise UnusedInputError(
+                    f"function input {i} ({inp.variable}) is given twice: {inp.variable} is "
+                    "used twice in inputs"
+                )
             seen.add(inp.variable)
 
         # Updates: from `updates=` on shared variables, and from In(update=...).
@@ -138,8 +144,15 @@ class FunctionMaker:
                 raise TypeError(f"update target {target} is not a shared variable")
             expr = target.type.filter_variable(expr)
             self.updates.append((target, expr))
-        for inp in self.inputs:
+        for i, inp in enumerate(self.inputs):
             if inp.update is not None:
+                if not inp.has_value:
+                    raise TypeError(
+                        f"function input {i} ({inp.variable}) has an update but no value: an "
+                        "input that carries state needs an initial value (In(var, value=..., "
+                        "update=...)); for a shared variable, pass updates={var: expr} instead "
+                        "and leave it out of the inputs"
+                    )
                 self.updates.append((inp.variable, inp.variable.type.filter_variable(inp.update)))
         targets = [t for t, _ in self.updates]
         if len(set(targets)) != len(targets):
@@ -291,6 +304,13 @@ class FunctionMaker:
         the graph cannot be pickled."""
         if query is None or not config.cache_rewrites or type(self.mode) is not Mode:
             return None
+        if not math.isinf(self._position_cutoff()):
+            return None  # a partial pipeline (OPT_STABILIZE): not worth a key
+        uses_custom_db = getattr(self.mode, "uses_custom_db", None)
+        if callable(uses_custom_db) and uses_custom_db():
+            return None  # the user's own database: its rewrites are not in the key
+        if self._extra_rewrites():
+            return None  # rewriters added with Mode.register: not in the key either
         if "fast_run" not in query[0]:
             return None
         return rewrite_cache.rewrite_key(
@@ -304,13 +324,41 @@ class FunctionMaker:
     def _rewrite(self, query: tuple[tuple[str, ...], ...] | None) -> None:
         # Ops with an inner graph (scan) compile it in the mode of the graph they are in.
         self.fgraph.compile_mode = self.mode  # type: ignore[attr-defined]
+        custom = getattr(self.mode, "graph_rewriter", None)
+        if custom is not None and query is None:
+            # A graph rewriter given as the mode's optimizer rewrites the graph itself.
+            with traces_off():
+                custom.rewrite(self.fgraph)
+            return
         if query is None:
             return
         include, exclude, require = query
-        rewriter = build_rewrite_database().query(include=include, exclude=exclude, require=require)
+        full_query = RewriteDatabaseQuery(
+            include,
+            require,
+            exclude,
+            position_cutoff=self._position_cutoff(),
+            extra_rewrites=self._extra_rewrites(),
+        )
+        uses_custom_db = getattr(self.mode, "uses_custom_db", None)
+        db = self.mode.optdb if callable(uses_custom_db) and uses_custom_db() else None
+        # The top-level database runs its phases in sequence: its query is a graph rewriter.
+        rewriter = cast(
+            GraphRewriter, (db if db is not None else build_rewrite_database()).query(full_query)
+        )
         current_progress().stage(f"rewriting {len(self.fgraph.apply_nodes)} nodes")
         with traces_off():  # rewritten nodes inherit the traces of what they replace
             rewriter.rewrite(self.fgraph)
+
+    def _extra_rewrites(self) -> list[tuple[Any, float]]:
+        """The ``(rewriter, position)`` pairs added with ``Mode.register``."""
+        extra = getattr(self.mode, "extra_rewrites", None)
+        return list(extra()) if callable(extra) else []
+
+    def _position_cutoff(self) -> float:
+        """Where in the rewrite database the mode's query stops (``inf``: it does not)."""
+        cutoff = getattr(self.mode, "position_cutoff", None)
+        return float(cutoff()) if callable(cutoff) else math.inf
 
     def _target_rewrite_tags(self) -> tuple[str, ...]:
         """Rewrite tags that ``config.device`` and the linker add to the query.
@@ -379,6 +427,11 @@ class FunctionMaker:
             input_storage = []
             for i, inp in enumerate(self.inputs):
                 value = None
+                if inp.has_value and isinstance(inp.value, Container):
+                    # The container's cell is the input's: its state is shared with the
+                    # container's other users, and kept between calls.
+                    input_storage.append(inp.value.storage)
+                    continue
                 if inp.has_value:
                     value = inp.value if inp.borrow else copy.deepcopy(inp.value)
                     value = self._filter_default(i, inp, value)
@@ -533,7 +586,8 @@ def function(
     inputs
         Variables (or :class:`In`) the caller passes, in order. A :class:`Constant`
         cannot be an input; every non-constant root the outputs need must be one
-        (shared variables are found automatically).
+        (shared variables are found automatically). An input that the graph computes
+        cuts the graph there: its value is given, what computes it is not compiled.
     outputs
         A Variable (the function returns one value), a list (it returns a list),
         or ``None`` (it returns an empty list, useful with ``updates``).
@@ -589,6 +643,7 @@ def function(
             "the inputs of a function must be given as a list (or tuple) of Variables or "
             f"In, even when there is one input: use [{inputs}] instead of {inputs}"
         )
+    inputs, givens = _cut_at_inputs(inputs, givens)
     ins = [_as_in(x, i, allow_input_downcast) for i, x in enumerate(inputs)]
     single = isinstance(outputs, Variable | Out)
     if outputs is None:
@@ -626,6 +681,31 @@ def function(
     return fn
 
 
+def _cut_at_inputs(inputs: Sequence[Any], givens: Any) -> tuple[list[Any], Any]:
+    """Inputs computed by the graph become roots: the graph is cut there, as in PyTensor.
+
+    Each such input is replaced by a new variable of its Type (same name) in the inputs and,
+    through ``givens``, in the outputs and updates; what computed it is not compiled.
+    """
+    cut: list[tuple[Variable, Variable]] = []
+    new_inputs = list(inputs)
+    for k, x in enumerate(inputs):
+        var = x.variable if isinstance(x, In) else x
+        if isinstance(var, Variable) and not isinstance(var, Constant) and var.owner is not None:
+            root = var.type.make_variable(name=var.name)
+            cut.append((var, root))
+            if isinstance(x, In):
+                x = copy.copy(x)
+                x.variable = root
+                new_inputs[k] = x
+            else:
+                new_inputs[k] = root
+    if not cut:
+        return new_inputs, givens
+    pairs = list(givens.items()) if isinstance(givens, dict) else list(givens or ())
+    return new_inputs, cut + pairs
+
+
 def _with_update(inp: In, update: Variable) -> In:
     new = copy.copy(inp)
     new.update = update
@@ -648,11 +728,6 @@ def _as_in(x: In | Variable, position: int, allow_downcast: bool | None) -> In:
         raise TypeError(
             f"function input {position} ({var}) is a Constant: constants have a fixed value and "
             "cannot be inputs; use a variable of the same type instead"
-        )
-    if var.owner is not None:
-        raise TypeError(
-            f"function input {position} ({var}) is computed by {var.owner.op}; inputs must be "
-            "roots of the graph (use givens to replace an intermediate)"
         )
     return x
 

@@ -1,4 +1,5 @@
-"""Type-generic helper Ops: ``DeepCopyOp``, ``ViewOp``, and the C-code registries.
+"""Type-generic helper Ops: ``DeepCopyOp``, ``ViewOp``, the C-code registries, and
+:func:`wrap_py` (an Op around a Python function).
 
 ``Shape`` and ``Shape_i`` build int64 tensors, so they live where PyTensor has them, in
 :mod:`opweave.tensor.shape` (a floor above this package, see :mod:`opweave._layers`); the
@@ -13,10 +14,16 @@ manager, like every other contribution.
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import pickle
+import warnings
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from opweave.graph.basic import Apply, Variable
 from opweave.graph.op import Op
+from opweave.graph.type import Type
 from opweave.graph.utils import MethodNotDefined
 from opweave.plugins.manager import get_plugin_manager
 from opweave.plugins.registration import CCodeEntryPlugin, register_plugin_object
@@ -129,12 +136,32 @@ class DeepCopyOp(_TypeDispatchedCOp):
 deep_copy_op = DeepCopyOp()
 
 
-class ViewOp(_TypeDispatchedCOp):
-    """Return the input itself (an alias), declaring the view."""
+class TypeCastingOp(_TypeDispatchedCOp):
+    """Base of the Ops that change only what the graph knows about a value: the output is
+    the input itself (a view), computed by the identity (PyTensor's name and contract).
+
+    A subclass defines ``make_node`` (typically giving the output another Type, or the
+    same Type as a marker in the graph); its kernels are the identity's, in every backend
+    (the C code of :class:`ViewOp`, registered per Type).
+    """
 
     __props__ = ()
     view_map = {0: [0]}
     _hook_name = "opweave_register_view_op_c_code"
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+        """Same shape as the input."""
+        return list(shapes)
+
+    def grad(self, inputs: Any, output_grads: Any) -> list[Any]:
+        """The identity's gradient."""
+        return list(output_grads)
+
+
+class ViewOp(TypeCastingOp):
+    """Return the input itself (an alias), declaring the view."""
+
+    __props__ = ()
 
     def make_node(self, x: Variable) -> Apply:
         """One input, one output of the same Type."""
@@ -152,6 +179,182 @@ class ViewOp(_TypeDispatchedCOp):
 
 
 view_op = ViewOp()
+
+
+def load_back(mod: str, name: str) -> Any:
+    """Import module ``mod`` and return its attribute ``name`` (how a pickled
+    :class:`FromFunctionOp` is found again)."""
+    return getattr(importlib.import_module(mod), name)
+
+
+def _takes_fgraph(fn: Callable[..., Any]) -> bool:
+    """Whether a user ``infer_shape`` takes ``(fgraph, node, input_shapes)`` rather than
+    ``(node, input_shapes)``."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 3 or any(p.kind is p.VAR_POSITIONAL for p in params)
+
+
+class FromFunctionOp(Op):
+    """An Op whose computation is a Python function (PyTensor's name and contract).
+
+    Built by :func:`wrap_py`. ``make_node`` checks the inputs against ``itypes`` and makes
+    outputs of ``otypes``; ``perform`` calls the function on the input values (its result,
+    or each item of a returned list or tuple, is an output). The Op carries its own
+    implementation, so every linker runs it in Python. It has no gradient, and a shape
+    only where ``infer_shape`` is given.
+
+    Parameters
+    ----------
+    fn
+        The function, taking one value per input.
+    itypes, otypes
+        The input and output Types.
+    infer_shape
+        ``None``, or a callable ``(node, input_shapes) -> output_shapes`` (a callable
+        taking ``(fgraph, node, input_shapes)`` is accepted too).
+    """
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        itypes: Sequence[Type],
+        otypes: Sequence[Type],
+        infer_shape: Callable[..., Any] | None,
+    ) -> None:
+        self._fn = fn
+        self.itypes = list(itypes)
+        self.otypes = list(otypes)
+        self._infer_shape = infer_shape
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, FromFunctionOp)
+            and type(self) is type(other)
+            and (self._fn == other._fn)
+        )
+
+    def __hash__(self) -> int:
+        return hash(type(self)) ^ hash(self._fn)
+
+    def __str__(self) -> str:
+        return f"FromFunctionOp{{{getattr(self._fn, '__name__', self._fn)}}}"
+
+    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
+        """Call the function and store its result(s).
+
+        Raises
+        ------
+        ValueError
+            When the function returns a different number of values than the Op has
+            outputs.
+        """
+        outs = self._fn(*inputs)
+        if not isinstance(outs, list | tuple):
+            outs = (outs,)
+        if len(outs) != len(output_storage):
+            raise ValueError(
+                f"{self} returned {len(outs)} values for {len(output_storage)} outputs"
+            )
+        for cell, value in zip(output_storage, outs, strict=True):
+            cell[0] = value
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+        """The output shapes from the ``infer_shape`` given to :func:`wrap_py`.
+
+        Raises
+        ------
+        MethodNotDefined
+            When none was given.
+        """
+        if self._infer_shape is None:
+            raise MethodNotDefined(f"{self} was made without infer_shape")
+        if _takes_fgraph(self._infer_shape):
+            return list(self._infer_shape(fgraph, node, shapes))
+        return list(self._infer_shape(node, shapes))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        mod = getattr(self._fn, "__module__", None)
+        name = getattr(self._fn, "__name__", None)
+        try:
+            obj = load_back(str(mod), str(name))
+        except (ImportError, KeyError, AttributeError):
+            raise pickle.PicklingError(
+                f"cannot pickle a wrap_py Op: it is not found as {mod}.{name}"
+            ) from None
+        if obj is not self:
+            raise pickle.PicklingError(
+                f"cannot pickle a wrap_py Op: {mod}.{name} is not this Op (decorate a "
+                "module-level function with wrap_py to make it picklable)"
+            )
+        return load_back, (mod, name)
+
+
+def _type_list(types: Any, what: str) -> list[Type]:
+    if not isinstance(types, list | tuple):
+        types = [types]
+    bad = [t for t in types if not isinstance(t, Type)]
+    if bad:
+        raise TypeError(f"{what} must be a Type or a list of Types, got {bad[0]!r}")
+    return list(types)
+
+
+def wrap_py(
+    itypes: Type | Sequence[Type],
+    otypes: Type | Sequence[Type],
+    infer_shape: Callable[..., Any] | None = None,
+) -> Callable[[Callable[..., Any]], FromFunctionOp]:
+    """Decorator making a Python function into an Op (a :class:`FromFunctionOp`).
+
+    Parameters
+    ----------
+    itypes, otypes
+        The Type of each input and output (one Type or a list).
+    infer_shape
+        Optional callable ``(node, input_shapes) -> output_shapes`` giving the symbolic
+        output shapes, so that shape rewrites need not run the function.
+
+    Returns
+    -------
+    callable
+        A decorator: applied to a function, it returns the Op.
+
+    Raises
+    ------
+    TypeError
+        When ``itypes`` or ``otypes`` holds something that is not a Type, or
+        ``infer_shape`` is not callable.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opweave.tensor.type import dmatrix, dvector
+    >>> @wrap_py(dmatrix, dvector)
+    ... def flat_cumprod(x):
+    ...     return np.cumprod(x)
+    """
+    in_types = _type_list(itypes, "itypes")
+    out_types = _type_list(otypes, "otypes")
+    if infer_shape is not None and not callable(infer_shape):
+        raise TypeError(f"infer_shape must be callable, got {infer_shape!r}")
+
+    def make_op(fn: Callable[..., Any]) -> FromFunctionOp:
+        return FromFunctionOp(fn, in_types, out_types, infer_shape)
+
+    return make_op
+
+
+def as_op(
+    itypes: Type | Sequence[Type],
+    otypes: Type | Sequence[Type],
+    infer_shape: Callable[..., Any] | None = None,
+) -> Callable[[Callable[..., Any]], FromFunctionOp]:
+    """Deprecated name of :func:`wrap_py` (warns with a ``FutureWarning``)."""
+    warnings.warn("as_op is deprecated; use wrap_py instead", FutureWarning, stacklevel=2)
+    return wrap_py(itypes, otypes, infer_shape)
 
 
 def __getattr__(name: str) -> Any:

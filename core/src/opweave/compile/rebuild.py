@@ -154,6 +154,25 @@ class _Rebuilder:
         return node.clone_with_new_inputs(new_inputs, strict=self.strict)
 
 
+def _given_value_as_constant(old: Any, value: Any) -> Variable:
+    """A ``givens`` replacement given as a plain value: a constant of ``old``'s Type.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a value of that Type.
+    """
+    typ: Any = getattr(old, "type", None)
+    try:
+        constant: Variable = typ.make_constant(typ.filter(value, allow_downcast=True))
+        return constant
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise TypeError(
+            f"givens: the replacement of {old} must be a Variable of type {typ} or a value of "
+            f"that Type, got {type(value).__name__} {value!r}: {exc}"
+        ) from exc
+
+
 def rebuild_collect_shared(
     outputs: Variable | Out | Sequence[Variable | Out] | None,
     inputs: Sequence[Variable] | None = None,
@@ -216,10 +235,7 @@ def rebuild_collect_shared(
         input_variables.append(rb.clone_d.setdefault(var, var if copy_inputs_over else var.clone()))
     for old, new in _pairs(replace, "givens"):
         if not isinstance(new, Variable):
-            raise TypeError(
-                f"givens: the replacement of {old} must be a Variable of type {old.type}, got "
-                f"{type(new).__name__} {new!r}"
-            )
+            new = _given_value_as_constant(old, new)
         if old in rb.explicit:
             raise ValueError(
                 f"givens: {old} is an input of the function, so replacing it would have no "

@@ -11,13 +11,18 @@ way PyTensor's ``pytensor.compile.mode.optdb`` is used:
   ``optdb["canonicalize"].register(name, rewriter, "fast_run")``) checks the entry against
   that database, then adds a small plugin to the current plugin manager whose
   ``opweave_rewrites`` hook registers it into every database built from then on, exactly
-  as a plugin's own rewrites are registered.
+  as a plugin's own rewrites are registered. That plugin is attributed to the module
+  holding the rewrite's code, so that the key under which rewritten graphs are kept
+  (:mod:`opweave.compile.rewrite_cache`) changes when that code does.
+
+:mod:`opweave.tensor.rewriting.basic` has PyTensor's decorators registering into the
+phases (``register_canonicalize``, ``register_stabilize``, ``register_specialize``, ...).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 from opweave.graph.rewriting.db import RewriteDatabase, build_rewrite_database
 from opweave.graph.rewriting.graph import GraphRewriter
@@ -63,6 +68,42 @@ class RewriteEntryPlugin:
         self.register_into(db)
 
 
+def _code_module(rewriter: Any, depth: int = 0) -> str | None:
+    """The module holding the code of ``rewriter`` when it is not opweave's own: the
+    module of its function (``@node_rewriter``, ``@graph_rewriter``), of its class, or of
+    a rewriter it runs (a walk or sequence of them); ``None`` when all are opweave's."""
+    candidates = [getattr(getattr(rewriter, "fn", None), "__module__", None)]
+    candidates.append(type(rewriter).__module__)
+    for found in candidates:
+        if isinstance(found, str) and found.split(".")[0] != "opweave":
+            return found
+    if depth < 4:
+        for attr in ("node_rewriters", "graph_rewriters", "rewriters"):
+            for inner in getattr(rewriter, attr, None) or ():
+                found = _code_module(inner, depth + 1)
+                if found is not None:
+                    return found
+    return None
+
+
+def _entry_plugin(
+    phase: str | None, name: str, rewriter: Any, tags: tuple[str, ...], options: dict[str, Any]
+) -> RewriteEntryPlugin:
+    """A :class:`RewriteEntryPlugin` whose class is attributed to the module holding the
+    rewriter's code, so that the files of that code are part of the key under which
+    rewritten graphs are kept (:mod:`opweave.compile.rewrite_cache` stamps the code of
+    every plugin's package): editing the rewrite changes the key."""
+    module = _code_module(rewriter)
+    cls = RewriteEntryPlugin
+    if module is not None:
+        # type() with three arguments makes a subclass of its bases; its stub says ``type``.
+        cls = cast(
+            "type[RewriteEntryPlugin]",
+            type("RewriteEntryPlugin", (RewriteEntryPlugin,), {"__module__": module}),
+        )
+    return cls(phase, name, rewriter, tags, options)
+
+
 class _Phase:
     """One phase of :data:`optdb`: reads answer from the built database, registrations
     go through :meth:`OptimizationDatabase.register`."""
@@ -73,7 +114,7 @@ class _Phase:
 
     def register(self, name: str, rewriter: Any, *tags: str, **options: Any) -> None:
         """Register ``rewriter`` into this phase of every database built from now on."""
-        self._parent._add(RewriteEntryPlugin(self._name, name, rewriter, tags, options))
+        self._parent._add(_entry_plugin(self._name, name, rewriter, tags, options))
 
     def __getattr__(self, attr: str) -> Any:
         if attr.startswith("_"):
@@ -123,7 +164,7 @@ class OptimizationDatabase:
             What registering into a fresh database raises (a name already taken, a phase
             name given as a tag without a position, a rewriter of the wrong kind).
         """
-        self._add(RewriteEntryPlugin(None, name, rewriter, tags, options))
+        self._add(_entry_plugin(None, name, rewriter, tags, options))
 
     def __getitem__(self, name: str) -> Any:
         """A phase (whose ``register`` adds to every database), or a registered rewriter."""
@@ -143,7 +184,8 @@ class OptimizationDatabase:
 
     def query(self, *args: Any, **kwargs: Any) -> GraphRewriter:
         """:meth:`~opweave.graph.rewriting.db.RewriteDatabase.query` of a fresh database."""
-        return self.database().query(*args, **kwargs)
+        # The top-level database runs its phases in sequence: its query is a graph rewriter.
+        return cast(GraphRewriter, self.database().query(*args, **kwargs))
 
     def phases(self) -> list[str]:
         """The names of the phases, in position order."""

@@ -3,14 +3,54 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Self
 
 from opweave.graph.basic import Variable, _TypeType
+from opweave.graph.type import generic
 from opweave.graph.utils import MethodNotDefined
 from opweave.link.basic import Container
 from opweave.plugins.forksafe import StateLock
 
-__all__ = ["SharedContainer", "SharedVariable", "state_lock_of"]
+__all__ = [
+    "SharedContainer",
+    "SharedVariable",
+    "collect_new_shareds",
+    "shared",
+    "shared_constructor",
+    "state_lock_of",
+]
+
+#: The list collecting the shared variables made inside :func:`collect_new_shareds`
+#: (``None`` outside it), per thread and task.
+_new_shareds: ContextVar[list[Variable] | None] = ContextVar("opweave_new_shareds", default=None)
+
+
+@contextmanager
+def collect_new_shareds() -> Iterator[list[Variable]]:
+    """Collect the shared variables made inside the ``with`` block (PyTensor's name and
+    contract).
+
+    Yields
+    ------
+    list
+        The shared variables made so far in the block, in creation order (blocks nest: an
+        inner block collects only its own).
+    """
+    collected: list[Variable] = []
+    token = _new_shareds.set(collected)
+    try:
+        yield collected
+    finally:
+        _new_shareds.reset(token)
+
+
+def _record_new_shared(var: Variable) -> None:
+    collected = _new_shareds.get()
+    if collected is not None and not any(v is var for v in collected):
+        collected.append(var)
 
 
 class SharedContainer(Container):
@@ -77,6 +117,7 @@ class SharedVariable(Variable[_TypeType, None]):
             self, storage, strict=strict, allow_downcast=allow_downcast, name=name
         )
         self.default_update = None
+        _record_new_shared(self)
 
     def get_value(self, borrow: bool = False, return_internal_type: bool = False) -> Any:
         """Return the current value (a copy unless ``borrow``).
@@ -126,3 +167,76 @@ class SharedVariable(Variable[_TypeType, None]):
         cp.default_update = None
         cp.tag = copy.copy(self.tag)
         return cp
+
+
+def shared(
+    value: Any,
+    name: str | None = None,
+    strict: bool = False,
+    allow_downcast: bool | None = None,
+    **kwargs: Any,
+) -> SharedVariable:
+    """Return a shared variable holding ``value`` (PyTensor's generic constructor).
+
+    Arrays, NumPy scalars, Python numbers and random generators get the tensor library's
+    shared variables (:func:`opweave.tensor.sharedvar.shared`, which takes the keyword
+    arguments ``borrow``, ``shape`` and ``target``); any other value gets a
+    :class:`SharedVariable` of the :data:`~opweave.graph.type.generic` Type, which holds
+    any Python object.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is a symbolic Variable, or a keyword argument is not one the
+        constructor for ``value`` takes.
+    """
+    if isinstance(value, Variable):
+        raise TypeError(f"shared: the value cannot be a symbolic Variable, got {value}")
+    var = _dispatch_shared(value, name, strict, allow_downcast, kwargs)
+    _record_new_shared(var)
+    return var
+
+
+def _dispatch_shared(
+    value: Any, name: str | None, strict: bool, allow_downcast: bool | None, kwargs: dict[str, Any]
+) -> SharedVariable:
+    """The tensor library's shared variable for ``value`` where it takes it, else a
+    generic one (see :func:`shared`)."""
+    # late: tensor is above compile; tensor values get tensor shared variables
+    from opweave.tensor.sharedvar import shared as tensor_shared
+
+    try:
+        made: SharedVariable = tensor_shared(value, name, strict, allow_downcast, **kwargs)
+        return made
+    except TypeError:
+        if _is_tensor_value(tensor_shared, value):
+            raise  # a bad keyword argument, or an error of the tensor constructor's own
+        if kwargs:
+            raise TypeError(
+                f"shared: a value of Python type {type(value).__name__} gets a generic "
+                f"shared variable, which takes no keyword arguments {sorted(kwargs)}"
+            ) from None
+    return shared_constructor(value, name=name, strict=strict, allow_downcast=allow_downcast)
+
+
+def shared_constructor(
+    value: Any,
+    name: str | None = None,
+    strict: bool = False,
+    allow_downcast: bool | None = None,
+    **kwargs: Any,
+) -> SharedVariable:
+    """Return a :class:`SharedVariable` of the :data:`~opweave.graph.type.generic` Type
+    holding ``value`` (any Python object): PyTensor's fallback constructor, what
+    :func:`shared` gives for values the tensor library does not take. Other keyword
+    arguments are ignored."""
+    return SharedVariable(generic, value, strict=strict, allow_downcast=allow_downcast, name=name)
+
+
+def _is_tensor_value(tensor_shared: Any, value: Any) -> bool:
+    """True if the tensor constructor accepts ``value`` (without keyword arguments)."""
+    try:
+        tensor_shared(value)
+    except TypeError:
+        return False
+    return True

@@ -9,6 +9,12 @@
 - :func:`jacobian`, :func:`hessian`: unrolled over a static length.
 - :func:`verify_grad`: symbolic gradients against finite differences, raising
   :class:`GradientError`.
+- :func:`hessian_vector_product`, :func:`subgraph_grad`,
+  :func:`pushforward_through_pullback`: compositions of reverse passes.
+- :func:`zero_grad`, :func:`disconnected_grad`, :func:`undefined_grad`, :func:`grad_clip`,
+  :func:`grad_scale` and their Ops (``ZeroGrad``, ...): identities that reshape the
+  gradient. They subclass ``ViewOp``, so they are defined in
+  :mod:`opweave.compile.gradient_ops` (above this package) and resolved here on first use.
 
 Only :func:`verify_grad`, :func:`jacobian` and :func:`hessian` need
 :mod:`opweave.tensor`; :func:`grad`, :func:`Lop` and :func:`Rop` work on graphs of
@@ -16,6 +22,15 @@ any Types (see :func:`grad` for the ``grad_add``/``zeros_like``/``ones_like`` Ty
 hooks a non-tensor Type can define).
 """
 
+import typing as _typing
+
+from opweave.gradient.compositions import (
+    V,
+    as_list_or_tuple,
+    hessian_vector_product,
+    pushforward_through_pullback,
+    subgraph_grad,
+)
 from opweave.gradient.matrices import hessian, jacobian
 from opweave.gradient.operators import Lop, Rop, pullback, pushforward
 from opweave.gradient.opsupport import (
@@ -29,23 +44,73 @@ from opweave.gradient.reverse import grad
 from opweave.gradient.verify import GradientError, numeric_grad, verify_grad
 from opweave.graph.type import DisconnectedType, NullType, disconnected_type
 
+#: The gradient-shaping Ops and their functions, and ``mode_not_slow``, defined in
+#: ``opweave.compile.gradient_ops``.
+_VIEW_OP_NAMES = frozenset(
+    {
+        "DisconnectedGrad",
+        "GradClip",
+        "GradScale",
+        "UndefinedGrad",
+        "ZeroGrad",
+        "disconnected_grad",
+        "disconnected_grad_",
+        "grad_clip",
+        "grad_scale",
+        "mode_not_slow",
+        "undefined_grad",
+        "undefined_grad_",
+        "zero_grad",
+        "zero_grad_",
+    }
+)
+
+
+def __getattr__(name: str) -> _typing.Any:
+    if name not in _VIEW_OP_NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    # late: the Ops are ViewOps, and compile (which defines ViewOp) sits above gradient
+    from opweave.compile import gradient_ops
+
+    return getattr(gradient_ops, name)
+
+
 __all__ = [
+    "DisconnectedGrad",
     "DisconnectedInputError",
     "DisconnectedType",
+    "GradClip",
+    "GradScale",
     "GradientError",
     "Lop",
     "NullType",
     "NullTypeGradError",
     "Rop",
+    "UndefinedGrad",
+    "V",
+    "ZeroGrad",
+    "as_list_or_tuple",
     "connection_pattern_of",
+    "disconnected_grad",
+    "disconnected_grad_",
     "disconnected_type",
     "grad",
+    "grad_clip",
     "grad_not_implemented",
+    "grad_scale",
     "grad_undefined",
     "hessian",
+    "hessian_vector_product",
     "jacobian",
+    "mode_not_slow",
     "numeric_grad",
     "pullback",
     "pushforward",
+    "pushforward_through_pullback",
+    "subgraph_grad",
+    "undefined_grad",
+    "undefined_grad_",
     "verify_grad",
+    "zero_grad",
+    "zero_grad_",
 ]

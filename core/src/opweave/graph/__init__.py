@@ -3,8 +3,9 @@
 The layout follows PyTensor's: :mod:`~opweave.graph.basic` (graph objects, cloning),
 :mod:`~opweave.graph.traversal` (walking graphs), :mod:`~opweave.graph.replace`
 (replacing and vectorizing), :mod:`~opweave.graph.fg` (``FunctionGraph`` and
-``FrozenFunctionGraph``). The package is also the old ``gof``
-(``from opweave import graph as gof``).
+``FrozenFunctionGraph``), :mod:`~opweave.graph.rewriting` (rewrites;
+:func:`rewrite_graph` and :func:`node_rewriter` are re-exported here). The package is
+also the old ``gof`` (``from opweave import graph as gof``).
 """
 
 from opweave.graph.basic import (
@@ -23,6 +24,8 @@ from opweave.graph.c_interface import CLinkerObject, CLinkerOp, CLinkerType
 from opweave.graph.fg import FrozenFunctionGraph, FunctionGraph
 from opweave.graph.op import Op
 from opweave.graph.replace import clone_replace, graph_replace, vectorize_graph
+from opweave.graph.rewriting.node import node_rewriter
+from opweave.graph.rewriting.utils import rewrite_graph
 from opweave.graph.traversal import (
     ancestors,
     applys_between,
@@ -77,6 +80,8 @@ __all__ = [
     "graph_inputs",
     "graph_replace",
     "io_toposort",
+    "node_rewriter",
+    "rewrite_graph",
     "toposort",
     "vars_between",
     "vectorize_graph",

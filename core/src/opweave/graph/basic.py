@@ -14,12 +14,16 @@ PyTensor; their old names here still work and give the very same functions.
 from __future__ import annotations
 
 import copy as _copy
+import warnings
 import weakref
-from collections.abc import Hashable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar, Token
+from itertools import count
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, cast
+
+import numpy as np
 
 if TYPE_CHECKING:
     # Type checkers read PEP 696 defaults from typing_extensions' TypeVar; at run time the
@@ -420,8 +424,11 @@ class Apply(AbstractApply[OpType]):
     def clone_with_new_inputs(self, inputs: Sequence[Variable], strict: bool = True) -> Apply:
         """Return a node computing the same Op on ``inputs``.
 
-        With ``strict`` the new inputs must have the same types as the old ones and the
-        outputs keep their types; otherwise ``op.make_node`` builds the node anew.
+        With ``strict`` each new input whose Type differs is converted to the old input's
+        Type (``filter_variable``); when they then all have the old Types the node is a
+        copy with the same output Types, and when one is more specific (a known static
+        shape) ``op.make_node`` builds the node anew, so its outputs may be more specific
+        too. Without ``strict``, ``op.make_node`` builds the node anew.
         """
         if len(inputs) != len(self.inputs):
             raise ValueError(f"{self.op} expects {len(self.inputs)} inputs, got {len(inputs)}")
@@ -432,14 +439,14 @@ class Apply(AbstractApply[OpType]):
             new_node.inputs = list(inputs)
             return new_node
         if strict:
-            for i, (new, old) in enumerate(zip(inputs, self.inputs, strict=True)):
-                if new.type != old.type:
-                    filtered = old.type.filter_variable(new)
-                    inputs = list(inputs)
-                    inputs[i] = filtered
-            new_node = self.clone()
-            new_node.inputs = list(inputs)
-            return new_node
+            inputs = [
+                new if new.type == old.type else old.type.filter_variable(new)
+                for new, old in zip(inputs, self.inputs, strict=True)
+            ]
+            if all(new.type == old.type for new, old in zip(inputs, self.inputs, strict=True)):
+                new_node = self.clone()
+                new_node.inputs = list(inputs)
+                return new_node
         return self.op.make_node(*inputs)
 
 
@@ -462,7 +469,9 @@ class Variable(Node, Generic[_TypeType, OptionalApplyType]):
         A name used when printing.
     """
 
-    __count__ = 0
+    #: Numbers the variables' ``auto_name`` (an :func:`itertools.count`, as in PyTensor:
+    #: assigning a new ``count(n)`` restarts the numbering at ``n``).
+    __count__: ClassVar[Iterator[int]] = count()
     type: _TypeType
     owner: OptionalApplyType
 
@@ -486,8 +495,7 @@ class Variable(Node, Generic[_TypeType, OptionalApplyType]):
         self.index = index
         self.name = name
         self.tag = Scratchpad()
-        self.auto_name = f"auto_{Variable.__count__}"
-        Variable.__count__ += 1
+        self.auto_name = f"auto_{next(Variable.__count__)}"
 
     def get_parents(self) -> list[Node]:
         """Return ``[owner]`` or ``[]`` for a root."""
@@ -539,11 +547,17 @@ class Variable(Node, Generic[_TypeType, OptionalApplyType]):
             if isinstance(key, str):
                 found = lib.graph.traversal.get_var_by_name([self], key)
                 if len(found) > 1:
-                    raise ValueError(f"eval: {len(found)} variables of the graph are named {key!r}")
+                    raise ValueError(
+                        f"eval: {len(found)} variables of the graph are named {key!r} "
+                        f"(Found multiple variables with name {key})"
+                    )
                 if not found:
                     if missing_ok:
                         continue
-                    raise ValueError(f"eval: no variable of the graph of {self} is named {key!r}")
+                    raise ValueError(
+                        f"eval: no variable of the graph of {self} is named {key!r} "
+                        f"({key} not found in graph)"
+                    )
                 key = found[0]
             elif not isinstance(key, Variable):
                 raise TypeError(
@@ -556,7 +570,14 @@ class Variable(Node, Generic[_TypeType, OptionalApplyType]):
         cache_key: Any = (inputs, _hashable(kwargs))
         try:
             fn = cache.get(cache_key)
-        except TypeError:
+        except TypeError as exc:
+            warnings.warn(
+                "Keyword arguments could not be used to create a cache key for the "
+                "underlying variable. A function will be recompiled on every call with "
+                f"such keyword arguments.\n{exc}",
+                UserWarning,
+                stacklevel=2,
+            )
             cache_key, fn = None, None
         if fn is None:
             fn = lib.function(list(inputs), self, **kwargs)
@@ -588,8 +609,7 @@ class Variable(Node, Generic[_TypeType, OptionalApplyType]):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self.auto_name = f"auto_{Variable.__count__}"
-        Variable.__count__ += 1
+        self.auto_name = f"auto_{next(Variable.__count__)}"
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         """Pickle (and deep-copy) a computed variable after the nodes it depends on, leaves
@@ -759,6 +779,10 @@ class NominalVariable(Variable[_TypeType, None]):
         """``(type, id)``: what identifies the variable."""
         return (self.type, self.id)
 
+    def equals(self, other: object) -> bool:
+        """True if ``other`` is a nominal variable with the same id and an equal Type."""
+        return isinstance(other, NominalVariable) and self.signature() == other.signature()
+
     def __reduce__(self) -> tuple[Any, ...]:
         return (NominalVariable, (self.id, self.type, self.name))
 
@@ -867,9 +891,11 @@ def clone_get_equiv(
     copy_inputs
         Clone the input variables too (otherwise they map to themselves).
     copy_orphans
-        Clone constants and other roots that are not in ``inputs``.
+        Clone the roots that are not in ``inputs``. Constants are never cloned (they
+        map to themselves).
     memo
-        A pre-filled map whose entries are respected.
+        A pre-filled map whose entries are respected; a node all of whose outputs it
+        maps is not cloned.
     strict
         Passed to :meth:`Apply.clone_with_new_inputs`: with ``False`` a node whose new
         inputs have other Types is rebuilt by its Op's ``make_node`` (its outputs may
@@ -878,13 +904,14 @@ def clone_get_equiv(
     equiv: dict[Node, Any] = memo if memo is not None else {}
     for inp in inputs:
         if inp not in equiv:
-            equiv[inp] = inp.clone() if copy_inputs else inp
+            equiv[inp] = inp.clone() if copy_inputs and not isinstance(inp, Constant) else inp
     for node in _opweave().graph.traversal.io_toposort(inputs, outputs):
+        if node in equiv or all(out in equiv for out in node.outputs):
+            continue
         for inp in node.inputs:
             if inp not in equiv:
-                equiv[inp] = inp.clone() if copy_orphans else inp
-        if node in equiv:
-            continue
+                copy_it = copy_orphans and not isinstance(inp, Constant)
+                equiv[inp] = inp.clone() if copy_it else inp
         new_inputs = [equiv[i] for i in node.inputs]
         new_node = node.clone_with_new_inputs(new_inputs, strict=strict)
         equiv[node] = new_node
@@ -924,28 +951,166 @@ def is_in_ancestors(node: Apply, candidate: Apply) -> bool:
     return False
 
 
-def equal_computations(xs: Sequence[Variable], ys: Sequence[Variable]) -> bool:
-    """True if ``xs`` and ``ys`` compute the same thing structurally."""
-    memo: dict[Variable, Variable] = {}
+def _same_values(a: Any, b: Any) -> bool:
+    """True if ``a`` and ``b`` (arrays or scalars) hold the same values, NaNs included."""
+    try:
+        return bool(np.array_equal(a, b, equal_nan=True))
+    except TypeError:  # values of a dtype that has no NaN (objects, strings)
+        return bool(np.array_equal(a, b))
+
+
+def equal_computations(
+    xs: Sequence[Any],
+    ys: Sequence[Any],
+    in_xs: Sequence[Variable] | None = None,
+    in_ys: Sequence[Variable] | None = None,
+    strict_dtype: bool = True,
+) -> bool:
+    """True if each ``xs[i]`` computes the same thing as ``ys[i]``, structurally.
+
+    Parameters
+    ----------
+    xs, ys
+        Variables, or plain values (a value equals a :class:`Constant` holding it).
+    in_xs, in_ys
+        Pairs of variables taken as equal (``in_xs[i]`` stands for ``in_ys[i]``), for
+        comparing graphs over different inputs.
+    strict_dtype
+        When false, two constant inputs of equal nodes are equal when their values are,
+        whatever their dtypes (``xs[i]`` and ``ys[i]`` themselves must still have Types
+        of the same class).
+
+    Raises
+    ------
+    ValueError
+        If ``xs`` and ``ys`` have different lengths.
+    """
+    if len(xs) != len(ys):
+        raise ValueError(
+            f"equal_computations: xs and ys must have the same length, got {len(xs)} and {len(ys)}"
+        )
+    in_xs, in_ys = list(in_xs or ()), list(in_ys or ())
+    if len(in_xs) != len(in_ys):
+        return False
+    if not all(b.type.in_same_class(a.type) for a, b in zip(in_xs, in_ys, strict=True)):
+        return False
+    known: set[tuple[Variable, Variable]] = set(zip(in_xs, in_ys, strict=True))
+    compared: dict[tuple[AbstractApply, AbstractApply], bool] = {}
+
+    def same_roots(x: Variable, y: Variable) -> bool:
+        if isinstance(x, Constant) and isinstance(y, Constant):
+            if x.equals(y):
+                return True
+            return not strict_dtype and _same_values(x.data, y.data)
+        return False
+
+    def same_nodes(nx: AbstractApply, ny: AbstractApply) -> bool:
+        if nx is ny:
+            return True
+        key = (nx, ny)
+        if key not in compared:
+            compared[key] = (
+                nx.op == ny.op
+                and len(nx.inputs) == len(ny.inputs)
+                and len(nx.outputs) == len(ny.outputs)
+                and all(same(a, b) for a, b in zip(nx.inputs, ny.inputs, strict=True))
+            )
+        return compared[key]
 
     def same(x: Variable, y: Variable) -> bool:
-        if x is y:
+        if x is y or (x, y) in known:
             return True
-        if memo.get(x) is y:
-            return True
-        if x.type != y.type:
-            return False
-        if isinstance(x, Constant) or isinstance(y, Constant):
-            return isinstance(x, Constant) and x.equals(y)
         if x.owner is None or y.owner is None:
+            return x.owner is None and y.owner is None and same_roots(x, y)
+        if x.owner.outputs.index(x) != y.owner.outputs.index(y):
             return False
-        if x.index != y.index or x.owner.op != y.owner.op:
-            return False
-        if len(x.owner.inputs) != len(y.owner.inputs):
-            return False
-        ok = all(same(a, b) for a, b in zip(x.owner.inputs, y.owner.inputs, strict=True))
-        if ok:
-            memo[x] = y
-        return ok
+        return y.type.in_same_class(x.type) and same_nodes(x.owner, y.owner)
 
-    return len(xs) == len(ys) and all(same(x, y) for x, y in zip(xs, ys, strict=True))
+    for x, y in zip(xs, ys, strict=True):
+        if not isinstance(x, Variable) or not isinstance(y, Variable):
+            if isinstance(x, Variable):
+                x, y = y, x
+            if isinstance(y, Variable):
+                if not (isinstance(y, Constant) and _same_values(y.data, x)):
+                    return False
+            elif not _same_values(x, y):
+                return False
+        elif (x, y) not in known and not y.type.in_same_class(x.type):
+            return False
+        elif not same(x, y):
+            return False
+    return True
+
+
+def default_node_formatter(node: Apply, argstrings: Sequence[str]) -> str:
+    """Describe ``node`` as ``Op(arg, ...)`` (the default ``node_formatter`` of
+    :func:`as_string`)."""
+    return f"{node.op}({', '.join(argstrings)})"
+
+
+def _reference_counts(stop: set[Variable], outputs: Sequence[Variable]) -> dict[Apply, int]:
+    """How many times each Apply node between ``stop`` and ``outputs`` is referenced (by
+    an output or by an input of another node of the subgraph)."""
+    counts: dict[Apply, int] = {}
+    pending = [out.owner for out in outputs if out.owner is not None and out not in stop]
+    for node in pending:
+        counts[node] = counts.get(node, 0) + 1
+    visited: set[Apply] = set()
+    while pending:
+        node = pending.pop()
+        if node in visited:
+            continue
+        visited.add(node)
+        for inp in node.inputs:
+            if inp.owner is None or inp in stop:
+                continue
+            counts[inp.owner] = counts.get(inp.owner, 0) + 1
+            pending.append(inp.owner)
+    return counts
+
+
+def as_string(
+    inputs: Sequence[Variable],
+    outputs: Sequence[Variable],
+    leaf_formatter: Callable[[Variable], str] = str,
+    node_formatter: Callable[[Apply, Sequence[str]], str] = default_node_formatter,
+) -> list[str]:
+    """Describe the subgraph between ``inputs`` and ``outputs``, one string per output.
+
+    Parameters
+    ----------
+    inputs
+        Where the description stops: these variables (and the graph's roots) are leaves.
+    outputs
+        The variables to describe.
+    leaf_formatter
+        Describes a leaf variable.
+    node_formatter
+        Describes an Apply node from the descriptions of its inputs.
+
+    Returns
+    -------
+    list of str
+        A node referenced more than once is written ``*n -> description`` where it is
+        first described and ``*n`` (``*n::i`` for its output ``i`` of several) afterwards;
+        ``n`` numbers those nodes in the order they are first described.
+    """
+    stop = set(inputs)
+    counts = _reference_counts(stop, outputs)
+    labels: dict[Apply, int] = {}
+    described: set[Apply] = set()
+
+    def describe(var: Variable) -> str:
+        node = var.owner
+        if node is None or var in stop:
+            return leaf_formatter(var)
+        suffix = "" if len(node.outputs) == 1 else f"::{node.outputs.index(var)}"
+        if node in described:
+            return f"*{labels[node]}{suffix}"
+        described.add(node)
+        if counts.get(node, 0) > 1:
+            labels[node] = len(labels) + 1
+        text = node_formatter(node, [describe(inp) for inp in node.inputs])
+        return f"*{labels[node]} -> {text}" if node in labels else text
+
+    return [describe(out) for out in outputs]

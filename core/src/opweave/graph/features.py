@@ -44,11 +44,13 @@ if TYPE_CHECKING:
     from opweave.graph.fg import ClientNode, FunctionGraph
 
 __all__ = [
+    "BadOptimization",
     "Bookkeeper",
     "ChangeTracker",
     "DestroyHandler",
     "Feature",
     "History",
+    "NoOutputFromInplace",
     "ReplaceValidate",
     "ReplacementDidNotRemoveError",
     "Validator",
@@ -57,6 +59,50 @@ __all__ = [
 
 #: ``(droot, impact, root_destroyer)``, see :meth:`DestroyHandler.refresh_droot_impact`.
 _AliasInfo = tuple[dict[Variable, Variable], dict[Variable, set[Variable]], dict[Variable, Apply]]
+
+
+class BadOptimization(Exception):
+    """A variable and the replacement a rewrite gave it take different values.
+
+    DebugMode raises its subclass
+    (:class:`opweave.compile.debug.debugmode.BadOptimization`) when it finds one; catching
+    this class catches it.
+
+    Parameters
+    ----------
+    old_r
+        The replaced variable, or the whole message when it is the only argument and a
+        string (to re-raise an extended message).
+    new_r
+        The replacement.
+    old_r_val, new_r_val
+        Their values where they were found to differ.
+    reason
+        What made the replacement (by convention, the rewrite's name).
+    """
+
+    def __init__(
+        self,
+        old_r: Any,
+        new_r: Any = None,
+        old_r_val: Any = None,
+        new_r_val: Any = None,
+        reason: Any = None,
+    ) -> None:
+        self.old_r = old_r
+        self.new_r = new_r
+        self.old_r_val = old_r_val
+        self.new_r_val = new_r_val
+        self.reason = reason
+        only_message = isinstance(old_r, str) and new_r is None and reason is None
+        super().__init__(old_r if only_message else self.description())
+
+    def description(self) -> str:
+        """The message: the rewrite, the two variables and their values."""
+        return (
+            f"BadOptimization: rewrite {self.reason!r} replaced {self.old_r} with {self.new_r}, "
+            f"but they take different values: {self.old_r_val!r} and {self.new_r_val!r}"
+        )
 
 
 class _GraphMethod:
@@ -257,8 +303,9 @@ class History(Feature):
 class Validator(Feature):
     """Installs ``fgraph.validate()`` and ``fgraph.consistent()``.
 
-    ``fgraph.validate()`` calls ``feature.validate(fgraph)`` on every attached feature
-    that defines it; any of them may raise
+    ``fgraph.validate()`` calls ``feature.validate(fgraph)`` (and
+    ``feature.on_validate(fgraph)``, PyTensor's name for the hook) on every attached
+    feature that defines it; any of them may raise
     :class:`~opweave.graph.utils.InconsistencyError`. ``fgraph.consistent()`` returns
     ``False`` instead of raising.
     """
@@ -290,9 +337,10 @@ class Validator(Feature):
             From the first feature that rejects the graph.
         """
         for feature in fgraph.features:
-            check = getattr(feature, "validate", None)
-            if check is not None:
-                check(fgraph)
+            for hook in ("validate", "on_validate"):
+                check = getattr(feature, hook, None)
+                if check is not None:
+                    check(fgraph)
 
     @classmethod
     def consistent_(cls, fgraph: FunctionGraph) -> bool:
@@ -302,6 +350,58 @@ class Validator(Feature):
         except InconsistencyError:
             return False
         return True
+
+
+class NoOutputFromInplace(Feature):
+    """Keep some outputs of a graph from being computed in place.
+
+    The graph's validation rejects (with :class:`~opweave.graph.utils.InconsistencyError`)
+    any change after which one of the protected outputs is computed by an Op that
+    destroys one of its inputs to produce it, so in-place rewrites leave those outputs
+    alone.
+
+    Parameters
+    ----------
+    protected_out_ids
+        The indices, in ``fgraph.outputs``, of the protected outputs.
+    """
+
+    def __init__(self, protected_out_ids: Iterable[int]) -> None:
+        self.protected_out_ids = tuple(protected_out_ids)
+
+    # The graph attribute that marks it as protected (one instance per graph).
+    _marker = "_no_output_from_inplace"
+
+    def on_attach(self, fgraph: FunctionGraph) -> None:
+        """Refuse a second instance on the same graph."""
+        if hasattr(fgraph, self._marker):
+            raise AlreadyThere(f"a NoOutputFromInplace feature is already attached to {fgraph}")
+        setattr(fgraph, self._marker, self)
+
+    def on_detach(self, fgraph: FunctionGraph) -> None:
+        """Forget the graph."""
+        if getattr(fgraph, self._marker, None) is self:
+            delattr(fgraph, self._marker)
+
+    def clone(self) -> NoOutputFromInplace:
+        """Return a copy protecting the same outputs."""
+        return type(self)(self.protected_out_ids)
+
+    def validate(self, fgraph: FunctionGraph) -> None:
+        """Raise :class:`~opweave.graph.utils.InconsistencyError` if a protected output
+        is produced by destroying an input."""
+        if not hasattr(fgraph, "destroyers"):
+            return
+        for index in self.protected_out_ids:
+            out = fgraph.outputs[index]
+            node = out.owner
+            if node is None:
+                continue
+            if node.outputs.index(out) in node.op.destroy_map:
+                raise InconsistencyError(
+                    f"output {index} of the graph ({out}) is protected from in-place "
+                    f"computation, but {node} computes it by overwriting an input"
+                )
 
 
 class ReplaceValidate(Feature):

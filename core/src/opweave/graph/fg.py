@@ -3,9 +3,12 @@ and its immutable, hashable form, the :class:`FrozenFunctionGraph`."""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any
 
+from opweave.configdefaults import config
 from opweave.graph.basic import (
     AbstractApply,
     Apply,
@@ -18,6 +21,7 @@ from opweave.graph.basic import (
     _reduce_after_ancestors,
     clone_get_equiv,
 )
+from opweave.graph.op import Op
 from opweave.graph.trace import inherit_stack_trace
 from opweave.graph.traversal import graph_inputs, io_toposort, vars_between
 from opweave.graph.utils import InconsistencyError, MissingInputError
@@ -25,9 +29,87 @@ from opweave.graph.utils import InconsistencyError, MissingInputError
 if TYPE_CHECKING:
     from opweave.graph.features import DestroyHandler
 
-#: A client is ``(node, input index)``; an output's client is ``("output", output index)``.
+
+class Output(Op):
+    """The Op of a graph output's client entry: ``Output(idx)`` stands for "output ``idx``
+    of the graph" (PyTensor's name and role, ``pytensor.graph.fg.Output``).
+
+    It is never computed: it only lets code that walks the clients of a variable read
+    ``client.op`` on every entry, outputs included.
+
+    Parameters
+    ----------
+    idx
+        The output's position.
+    """
+
+    __props__ = ("idx",)
+
+    def __init__(self, idx: int) -> None:
+        self.idx = idx
+
+    def make_node(self, var: Variable) -> Apply:
+        """One input, the output variable; no outputs."""
+        return Apply(self, [var], [])
+
+    def __str__(self) -> str:
+        return f"output[{self.idx}]"
+
+
+class OutputClient(str):
+    """The client entry of a graph output: the string ``"output"`` (what opweave's
+    bookkeeping compares with), carrying PyTensor's view of it as a node: ``op`` is
+    :class:`Output` ``(idx)``, ``inputs`` is ``[var]`` and ``outputs`` is empty.
+
+    Parameters
+    ----------
+    var
+        The output variable.
+    idx
+        Its position among the graph's outputs.
+    """
+
+    op: Output
+    inputs: list[Variable]
+    outputs: list[Variable]
+
+    def __new__(cls, var: Variable, idx: int) -> OutputClient:
+        entry = super().__new__(cls, "output")
+        entry.op = Output(idx)
+        entry.inputs = [var]
+        entry.outputs = []
+        return entry
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (OutputClient, (self.inputs[0], self.op.idx))
+
+
+#: A client is ``(node, input index)``; an output's client is ``(OutputClient, output
+#: index)``, whose first item equals ``"output"``.
 ClientNode = Apply | str
 Client = tuple[ClientNode, int]
+#: PyTensor's name for :data:`Client`.
+ClientType = Client
+
+
+class AbstractFunctionGraph(ABC):
+    """The read-only interface of :class:`FunctionGraph` and :class:`FrozenFunctionGraph`
+    (PyTensor's name and contract): ``inputs``, ``outputs``, ``apply_nodes``,
+    ``variables``, ``clients`` and :meth:`toposort`.
+
+    Both graph classes are registered as its virtual subclasses, so
+    ``isinstance(fgraph, AbstractFunctionGraph)`` holds for either.
+    """
+
+    inputs: Sequence[Variable]
+    outputs: Sequence[Variable]
+    apply_nodes: AbstractSet[Any]
+    variables: AbstractSet[Variable]
+    clients: dict[Variable, list[Client]]
+
+    @abstractmethod
+    def toposort(self) -> Sequence[Any]:
+        """The graph's nodes, each after the nodes computing its inputs."""
 
 
 class FunctionGraph:
@@ -77,10 +159,12 @@ class FunctionGraph:
         copy_orphans: bool = True,
     ) -> None:
         if outputs is None:
-            raise ValueError("FunctionGraph needs its outputs")
+            raise ValueError("No outputs specified: FunctionGraph needs its outputs")
         outputs = list(outputs)
         if inputs is None:
-            inputs = [v for v in graph_inputs(outputs) if not isinstance(v, Constant)]
+            inputs = [
+                v for v in graph_inputs(outputs) if not isinstance(v, Constant | NominalVariable)
+            ]
         inputs = list(inputs)
         for var in list(inputs) + outputs:
             if not isinstance(var, Variable):
@@ -118,16 +202,38 @@ class FunctionGraph:
         if check and var in self.inputs:
             return
         if var.owner is not None:
-            raise ValueError(f"input {var} is computed by {var.owner}; inputs must be roots")
+            raise ValueError(
+                f"input {var} is computed by {var.owner}; inputs must be roots. One of the "
+                "provided inputs is the output of an already existing node. If that is okay, "
+                "either discard that input's owner or use graph.clone."
+            )
         self.inputs.append(var)
         self.setup_var(var)
         self.variables.add(var)
 
-    def add_output(self, var: Variable, reason: str | None = None) -> None:
-        """Add ``var`` as an output, importing what it needs."""
+    def add_output(
+        self, var: Variable, reason: str | None = None, import_missing: bool = False
+    ) -> None:
+        """Add ``var`` as an output, importing what it needs.
+
+        Parameters
+        ----------
+        var
+            The new output.
+        reason
+            Passed to the features' callbacks.
+        import_missing
+            Add the root variables ``var`` needs that are not inputs yet as new inputs,
+            instead of raising :class:`MissingInputError`.
+        """
         self.outputs.append(var)
-        self.import_var(var, reason=reason)
-        self.clients[var].append(("output", len(self.outputs) - 1))
+        try:
+            self._import_replacement(var, reason, import_missing)
+        except MissingInputError:
+            self.outputs.pop()
+            raise
+        index = len(self.outputs) - 1
+        self.clients[var].append((OutputClient(var, index), index))
 
     def setup_var(self, var: Variable) -> None:
         """Start tracking the clients of ``var``."""
@@ -137,12 +243,28 @@ class FunctionGraph:
         """Return the ``(node, index)`` pairs using ``var``."""
         return self.clients.get(var, [])
 
-    def import_var(self, var: Variable, reason: str | None = None) -> None:
-        """Bring ``var`` (and what computes it) into the graph."""
+    def add_client(self, var: Variable, new_client: Client) -> None:
+        """Record ``new_client`` (``(node, input index)``) as a client of ``var``."""
+        self.clients.setdefault(var, []).append(new_client)
+
+    def import_var(
+        self, var: Variable, reason: str | None = None, import_missing: bool = False
+    ) -> None:
+        """Bring ``var`` (and what computes it) into the graph.
+
+        A root variable that is neither a constant nor an input raises
+        :class:`MissingInputError`, or, with ``import_missing``, becomes a new input.
+        """
         if var.owner is not None and var.owner not in self.apply_nodes:
-            self.import_node(var.owner, reason=reason)
+            self.import_node(var.owner, reason=reason, import_missing=import_missing)
         elif var.owner is None and var not in self.variables:
-            if not isinstance(var, Constant) and var not in self.inputs:
+            if not isinstance(var, Constant | NominalVariable) and var not in self.inputs:
+                why_null = getattr(var.type, "why_null", None)
+                if why_null is not None:
+                    raise TypeError(f"Computation graph contains a NaN. {why_null}")
+                if import_missing:
+                    self.add_input(var)
+                    return
                 raise MissingInputError(
                     f"input {var} (type {var.type}) is needed to compute the outputs but was "
                     "not provided",
@@ -151,17 +273,31 @@ class FunctionGraph:
             self.setup_var(var)
             self.variables.add(var)
 
-    def import_node(self, apply_node: Apply, check: bool = True, reason: str | None = None) -> None:
-        """Import ``apply_node`` and every node it depends on that is not yet here."""
+    def import_node(
+        self,
+        apply_node: Apply,
+        check: bool = True,
+        reason: str | None = None,
+        import_missing: bool = False,
+    ) -> None:
+        """Import ``apply_node`` and every node it depends on that is not yet here.
+
+        With ``check``, a root input of those nodes that is neither a constant nor in the
+        graph raises :class:`MissingInputError`, or, with ``import_missing``, becomes a
+        new input of the graph.
+        """
         new_nodes = io_toposort(self.variables, apply_node.outputs)
         if check:
             for node in new_nodes:
                 for var in node.inputs:
                     if (
                         var.owner is None
-                        and not isinstance(var, Constant)
+                        and not isinstance(var, Constant | NominalVariable)
                         and var not in self.variables
                     ):
+                        if import_missing:
+                            self.add_input(var)
+                            continue
                         raise MissingInputError(
                             f"input {var} (type {var.type}) of {node} is needed to compute the "
                             "outputs but was not provided",
@@ -171,6 +307,7 @@ class FunctionGraph:
             if node in self.apply_nodes:
                 continue
             self.apply_nodes.add(node)
+            node.tag.__dict__.setdefault("imported_by", []).append(str(reason))
             for out in node.outputs:
                 self.setup_var(out)
                 self.variables.add(out)
@@ -186,7 +323,9 @@ class FunctionGraph:
         removal_stack = [(var, client)]
         while removal_stack:
             var, client = removal_stack.pop()
-            clients = self.clients[var]
+            clients = self.clients.get(var, [])
+            if client not in clients:
+                continue  # already removed (by an earlier removal reaching it first)
             clients.remove(client)
             if clients or var in self.outputs or var in self.inputs:
                 continue
@@ -201,6 +340,7 @@ class FunctionGraph:
             if any(out in self.outputs for out in owner.outputs):
                 continue
             self.apply_nodes.remove(owner)
+            owner.tag.__dict__.setdefault("removed_by", []).append(str(reason))
             for out in owner.outputs:
                 self.variables.discard(out)
                 self.clients.pop(out, None)
@@ -240,7 +380,7 @@ class FunctionGraph:
                 )
             node.inputs[i] = new_var
         self._import_replacement(new_var, reason, import_missing)
-        self.clients[new_var].append((node, i))
+        self.clients[new_var].append((OutputClient(new_var, i) if node == "output" else node, i))
         self.remove_client(old, (node, i), reason=reason)
         self.execute_callbacks("on_change_input", node, i, old, new_var, reason)
 
@@ -269,7 +409,16 @@ class FunctionGraph:
         verbose: bool | None = None,
         import_missing: bool = False,
     ) -> None:
-        """Make every client of ``var`` use ``new_var`` instead."""
+        """Make every client of ``var`` use ``new_var`` instead.
+
+        With ``verbose`` (default: the flag ``optimizer_verbose``), the replacement is
+        printed on stdout, unless ``reason`` is among the comma-separated reasons of the
+        flag ``optimizer_verbose_ignore``.
+        """
+        if verbose is None:
+            verbose = config.optimizer_verbose
+        if verbose:
+            _print_replacement(var, new_var, reason)
         if var not in self.variables:
             return
         if var.type != new_var.type:
@@ -359,7 +508,7 @@ class FunctionGraph:
             if var not in self.clients:
                 continue
             self.clients[var] = [
-                ("output", i - 1) if c == "output" and i > output_idx else (c, i)
+                (OutputClient(var, i - 1), i - 1) if c == "output" and i > output_idx else (c, i)
                 for c, i in self.clients[var]
             ]
         self.outputs.pop(output_idx)
@@ -432,11 +581,24 @@ class FunctionGraph:
         """Raise :class:`InconsistencyError` if client bookkeeping is wrong."""
         nodes = set(io_toposort(self.inputs, self.outputs))
         if nodes != self.apply_nodes:
-            raise InconsistencyError("the node set does not match the graph")
+            raise InconsistencyError(
+                "The following nodes are inappropriately cached: missing "
+                f"{nodes - self.apply_nodes}, in excess {self.apply_nodes - nodes}"
+            )
         for node in nodes:
             for i, var in enumerate(node.inputs):
                 if (node, i) not in self.clients.get(var, []):
-                    raise InconsistencyError(f"{var} does not list ({node}, {i}) as a client")
+                    raise InconsistencyError(
+                        f"Inconsistent clients list: {var} does not list ({node}, {i}) as a client"
+                    )
+        expected = set(vars_between(self.inputs, self.outputs))
+        missing = expected - self.variables
+        excess = self.variables - expected - set(self.inputs)
+        if missing or excess:
+            raise InconsistencyError(
+                "The following variables are inappropriately cached: missing "
+                f"{missing}, in excess {excess}"
+            )
         for i, out in enumerate(self.outputs):
             if ("output", i) not in self.clients.get(out, []):
                 raise InconsistencyError(f"output {i} is missing its client entry")
@@ -576,6 +738,31 @@ class FrozenFunctionGraph:
         return cls._freeze(inputs, outputs, io_toposort(inputs, outputs), dedup_nodes)
 
     @classmethod
+    def from_structural_inputs(
+        cls, inputs: Sequence[Variable], outputs: Sequence[Variable]
+    ) -> FrozenFunctionGraph:
+        """Freeze ``outputs`` with ``inputs`` as the inputs, where an input may be an
+        intermediate expression (PyTensor's name and contract).
+
+        An input computed by a node stands for every sub-expression of ``outputs`` equal
+        to it in structure (same Ops on the same roots), not only for itself; an input
+        that ``outputs`` do not contain is a dead input. The inputs keep their order.
+
+        Raises
+        ------
+        ValueError
+            If ``outputs`` need a root that is neither among ``inputs`` nor a constant.
+        """
+        roots = [v for v in graph_inputs([*inputs, *outputs]) if not isinstance(v, Constant)]
+        # Freezing inputs and outputs together with folded nodes makes each intermediate
+        # input the same object as its occurrences in the outputs.
+        interned = cls.from_io(roots, [*inputs, *outputs], dedup_nodes=True)
+        n_inputs = len(inputs)
+        return cls.from_io(
+            interned.outputs[:n_inputs], interned.outputs[n_inputs:], dedup_nodes=True
+        )
+
+    @classmethod
     def from_toposort(
         cls,
         inputs: Sequence[Variable],
@@ -602,15 +789,20 @@ class FrozenFunctionGraph:
         nominal = tuple(NominalVariable(i, inp.type) for i, inp in enumerate(inputs))
         memo: dict[Variable, Variable] = dict(zip(inputs, nominal, strict=True))
 
-        def resolve(var: Variable) -> Variable:
+        def resolve(var: Variable, output: bool = False) -> Variable:
             found = memo.get(var)
             if found is not None:
                 return found
             if isinstance(var, Constant):
                 return var
+            if output:
+                raise ValueError(
+                    f"cannot freeze the graph: output {var} (Type {var.type}) could not be "
+                    "mapped: it is neither an input, a constant, nor computed from the inputs"
+                )
             raise ValueError(
                 f"cannot freeze the graph: {var} (Type {var.type}) is needed but is neither "
-                "an input, a constant, nor computed from the inputs"
+                f"an input, a constant, nor computed from the inputs (Orphan variable: {var})"
             )
 
         nodes: list[FrozenApply] = []
@@ -623,7 +815,7 @@ class FrozenFunctionGraph:
             )
             nodes.append(frozen)
             memo.update(zip(node.outputs, frozen.outputs, strict=True))
-        return cls(nominal, nodes, [resolve(o) for o in outputs])
+        return cls(nominal, nodes, [resolve(o, output=True) for o in outputs])
 
     # ------------------------------------------------------------------ the graph
 
@@ -664,7 +856,7 @@ class FrozenFunctionGraph:
                 for i, inp in enumerate(node.inputs):
                     clients[inp].append((node, i))  # type: ignore[arg-type]
             for i, out in enumerate(self._outputs):
-                clients[out].append(("output", i))
+                clients[out].append((OutputClient(out, i), i))
             self._clients = clients
         return {v: list(c) for v, c in self._clients.items()}
 
@@ -760,6 +952,21 @@ class FrozenFunctionGraph:
         ins = ", ".join(str(i) for i in self._inputs)
         outs = ", ".join(str(o) for o in self._outputs)
         return f"FrozenFunctionGraph([{ins}] -> [{outs}])"
+
+
+AbstractFunctionGraph.register(FunctionGraph)
+AbstractFunctionGraph.register(FrozenFunctionGraph)
+
+
+def _print_replacement(var: Variable, new_var: Variable, reason: str | None) -> None:
+    """Print a replacement for ``optimizer_verbose``, unless its reason is ignored."""
+    ignored = [r for r in config.optimizer_verbose_ignore.split(",") if r]
+    if str(reason) in ignored:
+        return
+    print(
+        f"rewriting: rewrite {reason} replaces {var} of {var.owner} with {new_var} of "
+        f"{new_var.owner}"
+    )
 
 
 def _output_key(var: Variable) -> Any:

@@ -9,18 +9,60 @@ and describes their computation. The core defines no computation itself:
 
 from __future__ import annotations
 
+import copy
+import warnings
+from abc import ABCMeta, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol, TypeVar, cast
 
+from opweave.configdefaults import config
 from opweave.graph.basic import Apply, Variable
 from opweave.graph.c_interface import CLinkerOp
 from opweave.graph.trace import add_tag_trace, pause_traces, resume_traces
+from opweave.graph.traversal import io_toposort
 from opweave.graph.utils import MethodNotDefined
 
 #: A storage cell: a one-element list holding a value.
 StorageCell = list
 #: A thunk: a zero-argument callable computing one node (or a whole graph).
 Thunk = Callable[[], Any]
+
+# PyTensor's names for the storage, compute-map and thunk types of the Op contract.
+#: A storage cell: a one-element list holding a value (or ``None``).
+StorageCellType = list[Any | None]
+#: Maps each variable to its storage cell.
+StorageMapType = dict[Variable, StorageCellType]
+#: Maps each variable to a one-element list: whether it has been computed.
+ComputeMapType = dict[Variable, list[bool]]
+#: The storage cells of a node's inputs.
+InputStorageType = list[StorageCellType]
+#: The storage cells of a node's outputs.
+OutputStorageType = list[StorageCellType]
+#: The signature of :meth:`Op.perform`.
+PerformMethodType = Callable[[Apply, list[Any], OutputStorageType], None]
+#: A thunk that takes no argument.
+BasicThunkType = Callable[[], None]
+#: A callable computing a node from a perform method, the storage and compute maps.
+ThunkCallableType = Callable[[PerformMethodType, StorageMapType, ComputeMapType, Apply], None]
+#: The type variable of :class:`ThunkType` (the call signature of a thunk).
+C = TypeVar("C", bound=Callable[..., Any])
+
+
+class ThunkType(Protocol[C]):
+    """What a thunk made by :meth:`Op.make_thunk` carries (PyTensor's name): its input
+    and output storage cells, whether it is lazy, its call and the perform it runs."""
+
+    inputs: list[list[list[Any] | None]]
+    outputs: list[list[list[Any] | None]]
+    lazy: bool
+    __call__: C
+    perform: PerformMethodType
+
+
+def is_thunk_type(thunk: ThunkCallableType) -> ThunkType[Any]:
+    """Return ``thunk``, typed as a :class:`ThunkType` (a cast for type checkers; nothing
+    is checked at run time)."""
+    return cast(ThunkType[Any], thunk)
 
 
 def _props_eq(self: Op, other: object) -> bool:
@@ -65,6 +107,10 @@ class Op(CLinkerOp):
     # (an in-place variant, a view of some inputs), shadowing the class's empty default.
     destroy_map: dict[int, list[int]] = {}
     view_map: dict[int, list[int]] = {}
+    #: The input and output Types of an Op whose :meth:`make_node` is the default one
+    #: (PyTensor's attributes); ``None`` for Ops that define ``make_node``.
+    itypes: Sequence[Any] | None = None
+    otypes: Sequence[Any] | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -93,22 +139,57 @@ class Op(CLinkerOp):
     # ------------------------------------------------------------------ graph building
 
     def make_node(self, *inputs: Any) -> Apply:
-        """Check ``inputs``, make the outputs and return ``Apply(self, inputs, outputs)``."""
-        raise NotImplementedError(f"{type(self).__name__}.make_node is not defined")
+        """Check ``inputs``, make the outputs and return ``Apply(self, inputs, outputs)``.
+
+        The default serves Ops that set :attr:`itypes` and :attr:`otypes` (PyTensor's
+        contract): each input must be a Variable whose Type the matching entry of
+        ``itypes`` accepts, and the outputs are fresh Variables of ``otypes``.
+
+        Raises
+        ------
+        NotImplementedError
+            When the Op sets neither ``make_node`` nor ``itypes``/``otypes``.
+        ValueError
+            When the number of inputs differs from ``len(itypes)``.
+        TypeError
+            When an input is not a Variable of the expected Type.
+        """
+        if self.itypes is None or self.otypes is None:
+            raise NotImplementedError(
+                f"{type(self).__name__}.make_node is not defined: define make_node, or set "
+                "itypes and otypes"
+            )
+        if len(inputs) != len(self.itypes):
+            raise ValueError(f"{self} expects {len(self.itypes)} inputs, got {len(inputs)}")
+        for i, (var, expected) in enumerate(zip(inputs, self.itypes, strict=True)):
+            if not isinstance(var, Variable) or not expected.is_super(var.type):
+                got = var.type if isinstance(var, Variable) else type(var).__name__
+                raise TypeError(f"input {i} of {self} must be a Variable of {expected}, got {got}")
+        return Apply(self, list(inputs), [otype() for otype in self.otypes])
 
     def __call__(self, *inputs: Any, **kwargs: Any) -> Variable | list[Variable]:
         """Build a node and return its outputs.
 
         Returns ``node.outputs[self.default_output]`` if ``default_output`` is set,
-        the only output if there is one, otherwise the list of outputs.
+        the only output if there is one, otherwise the list of outputs. Keyword arguments
+        go to :meth:`make_node`, except ``return_list`` (always return the list) and
+        ``name``: the name of the output (of the default output; with several outputs
+        and no default, output ``i`` is named ``f"{name}_{i}"``). When the flag
+        ``compute_test_value`` is not ``off``, the node's test values are computed
+        (:func:`compute_test_value`).
         """
         return_list = kwargs.pop("return_list", False)
+        name = kwargs.pop("name", None)
         paused = pause_traces()  # the outputs' Types record none: the node's outputs get one below
         try:
             node = self.make_node(*inputs, **kwargs)
         finally:
             resume_traces(paused)
         add_tag_trace(node.outputs)
+        if name is not None:
+            _name_outputs(node, name, self.default_output)
+        if config.compute_test_value != "off":
+            compute_test_value(node)
         if return_list:
             return list(node.outputs)
         if self.default_output is not None:
@@ -224,6 +305,180 @@ class Op(CLinkerOp):
         return str(self)
 
 
+def _name_outputs(node: Apply, name: str, default_output: int | None) -> None:
+    """Name the outputs of a node made by ``op(..., name=name)``."""
+    if len(node.outputs) == 1:
+        node.outputs[0].name = name
+    elif default_output is not None:
+        node.outputs[default_output].name = name
+    else:
+        for i, out in enumerate(node.outputs):
+            out.name = f"{name}_{i}"
+
+
 def get_test_value(v: Variable) -> Any:
     """PyTensor compatibility: opweave keeps no test values; always raises."""
     raise AttributeError(f"{v} has no test value")
+
+
+class _InnerGraphMeta(ABCMeta):
+    """Makes ``isinstance(op, HasInnerGraph)`` true for every Op holding an inner graph,
+    whether or not its class derives from :class:`HasInnerGraph`."""
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        if super().__instancecheck__(instance):
+            return True
+        return (
+            cls is HasInnerGraph
+            and isinstance(instance, Op)
+            and hasattr(instance, "inner_inputs")
+            and hasattr(instance, "inner_outputs")
+        )
+
+
+class HasInnerGraph(metaclass=_InnerGraphMeta):
+    """The interface of an Op that holds an inner graph (PyTensor's name).
+
+    ``isinstance(op, HasInnerGraph)`` is true for any :class:`Op` with ``inner_inputs``
+    and ``inner_outputs`` (opweave's ``OpFromGraph``, ``Scan`` and scalar ``Composite``
+    included); a new Op class may also derive from it, and must then define the members
+    below.
+    """
+
+    @property
+    @abstractmethod
+    def fn(self) -> Any:
+        """The compiled inner function."""
+
+    @property
+    @abstractmethod
+    def inner_inputs(self) -> list[Variable]:
+        """The inner graph's inputs."""
+
+    @property
+    @abstractmethod
+    def inner_outputs(self) -> list[Variable]:
+        """The inner graph's outputs."""
+
+    @abstractmethod
+    def clone(self) -> Op:
+        """A copy of the Op with a copy of its inner graph."""
+
+
+def _test_value(var: Variable) -> tuple[bool, Any]:
+    """``(True, value)`` for a variable with a test value (a constant's data, a shared
+    variable's value, or ``tag.test_value``), else ``(False, None)``."""
+    if hasattr(var, "data"):
+        return True, var.data
+    get_value = getattr(var, "get_value", None)
+    if callable(get_value):
+        return True, get_value(borrow=True)
+    tag = getattr(var, "tag", None)
+    if tag is not None and hasattr(tag, "test_value"):
+        return True, tag.test_value
+    return False, None
+
+
+def compute_test_value(node: Apply) -> None:
+    """Compute ``node``'s outputs from its inputs' test values into ``out.tag.test_value``.
+
+    A test value is a constant's data, a shared variable's value or ``tag.test_value``.
+    What happens when an input has none follows the flag ``config.compute_test_value``:
+    ``ignore`` returns, ``warn`` warns and returns, ``raise`` raises, ``pdb`` enters the
+    debugger. PyTensor's name and contract.
+
+    Parameters
+    ----------
+    node
+        The node to compute (with the Python implementation of its Op).
+
+    Raises
+    ------
+    ValueError
+        When an input has no test value and the flag is ``raise`` (or ``off``: the flag
+        says test values are not in use).
+    """
+    storage_map: dict[Variable, list[Any]] = {}
+    compute_map: dict[Variable, list[int]] = {}
+    for i, inp in enumerate(node.inputs):
+        found, value = _test_value(inp)
+        if not found:
+            mode = config.compute_test_value
+            message = f"cannot compute test value: input {i} ({inp}) of {node} has none"
+            if mode == "ignore":
+                return
+            if mode == "warn":
+                warnings.warn(message, stacklevel=2)
+                return
+            if mode == "pdb":
+                import pdb
+
+                pdb.set_trace()
+                return
+            raise ValueError(f"{message} (config.compute_test_value={mode!r})")
+        destroyed = any(i in ins for ins in node.op.destroy_map.values())
+        storage_map[inp] = [copy.copy(value) if destroyed else value]
+        compute_map[inp] = [1]
+    for out in node.outputs:
+        storage_map[out] = [None]
+        compute_map[out] = [0]
+    thunk = node.op.make_thunk(node, storage_map, compute_map, no_recycling=[], impl="py")
+    thunk()
+    for out in node.outputs:
+        out.tag.test_value = storage_map[out][0]
+
+
+def io_connection_pattern(
+    inputs: Sequence[Variable], outputs: Sequence[Variable]
+) -> list[list[bool]]:
+    """Which of ``inputs`` each of ``outputs`` truly depends on (PyTensor's name and
+    contract).
+
+    A dependency counts only through the connections each node's ``connection_pattern``
+    declares (all of them for an Op that declares none), as gradients follow them.
+
+    Parameters
+    ----------
+    inputs, outputs
+        The graph's boundary.
+
+    Returns
+    -------
+    list of list of bool
+        ``pattern[i][j]``: output ``j`` depends on input ``i`` (one row per input).
+
+    Raises
+    ------
+    ValueError
+        When an Op's ``connection_pattern(node)`` is not one list of
+        ``len(node.outputs)`` booleans per input.
+    """
+    reached: dict[Variable, set[int]] = {}
+    for i, inp in enumerate(inputs):
+        reached.setdefault(inp, set()).add(i)
+    for node in io_toposort(inputs, outputs):
+        pattern = _node_connection_pattern(node)
+        for j, out in enumerate(node.outputs):
+            found: set[int] = set()
+            for k, inp in enumerate(node.inputs):
+                if pattern[k][j]:
+                    found |= reached.get(inp, set())
+            reached[out] = found
+    return [[i in reached.get(out, ()) for out in outputs] for i in range(len(inputs))]
+
+
+def _node_connection_pattern(node: Apply) -> list[list[bool]]:
+    """``node.op.connection_pattern(node)``, checked; all ``True`` where undefined."""
+    nin, nout = len(node.inputs), len(node.outputs)
+    method = getattr(node.op, "connection_pattern", None)
+    if method is None:
+        return [[True] * nout for _ in range(nin)]
+    pattern = method(node)
+    ok = isinstance(pattern, Sequence) and len(pattern) == nin
+    ok = ok and all(isinstance(row, Sequence) and len(row) == nout for row in pattern)
+    if not ok:
+        raise ValueError(
+            f"{node.op}.connection_pattern(node) must return one list of {nout} booleans per "
+            f"input ({nin} lists), got {pattern!r}"
+        )
+    return [[bool(b) for b in row] for row in pattern]

@@ -4,8 +4,11 @@
 :func:`vectorize_graph` asks :func:`_vectorize_node` how to give each node inputs with
 extra leading (batch) dimensions. It is a :func:`functools.singledispatch` function on the
 Op's class: a library registers its Ops' rules with ``@_vectorize_node.register(MyOp)``
-(opweave's tensor library registers ``Elemwise``, ``DimShuffle`` and ``CAReduce``). The
-default rebuilds a node whose inputs gained no batch dimension and refuses the others.
+(opweave's tensor library registers ``Elemwise``, ``DimShuffle`` and ``CAReduce``).
+:mod:`opweave.tensor.blockwise` registers the rule of every other ``Op``, as PyTensor's: a
+node whose tensor inputs gained batch dimensions is wrapped in a ``Blockwise`` of its Op.
+Below it, the base rule (for objects that are not Ops, or before the tensor library is
+imported) rebuilds a node whose inputs gained no batch dimension and refuses the others.
 """
 
 from __future__ import annotations
@@ -182,9 +185,11 @@ def _batch_ndim(old: Variable, new: Variable) -> int:
 def _vectorize_node(op: Op, node: Apply, *batched_inputs: Variable) -> Apply | Sequence[Variable]:
     """The node computing ``node``'s outputs from ``batched_inputs`` (batch axes first).
 
-    The default handles nodes whose inputs gained no batch dimension: the Op is applied to
-    the new inputs as it is. Register a rule for an Op class with
-    ``@_vectorize_node.register(OpClass)``; it returns the new Apply node or its outputs.
+    The base rule handles nodes whose inputs gained no batch dimension: the Op is applied
+    to the new inputs as it is (:mod:`opweave.tensor.blockwise` registers the rule of
+    ``Op`` itself, which wraps the others in a ``Blockwise``). Register a rule for an Op
+    class with ``@_vectorize_node.register(OpClass)``; it returns the new Apply node or its
+    outputs.
 
     Raises
     ------
@@ -239,7 +244,8 @@ def vectorize_graph(
     TypeError
         If ``replace`` maps something that is not a Variable.
     NotImplementedError
-        If a node with a batched input has an Op no vectorization rule is registered for.
+        If a node with a batched input has no vectorization rule that applies (e.g. an Op
+        with a non-tensor input and no rule of its own).
 
     Examples
     --------

@@ -78,7 +78,11 @@ def walk(
 def ancestors(
     graphs: Iterable[Variable], blockers: Iterable[Variable] | None = None
 ) -> Generator[Variable, None, None]:
-    """Yield every variable ``graphs`` depend on, themselves included (depth first).
+    """Yield every variable ``graphs`` depend on, themselves included.
+
+    The order is PyTensor's (code that seeds one random generator per root in this order
+    draws the same numbers on both): a depth-first walk that starts from the last of
+    ``graphs`` and, at each node, goes into its last input first.
 
     Parameters
     ----------
@@ -88,13 +92,17 @@ def ancestors(
         Variables at which the walk stops: they are yielded, what computes them is not.
     """
     blocked = frozenset(blockers or ())
-
-    def expand(var: Variable) -> list[Variable] | None:
-        if var in blocked or var.owner is None:
-            return None
-        return list(reversed(var.owner.inputs))
-
-    yield from walk(graphs, expand, bfs=False)
+    seen: set[Variable] = set()
+    stack = list(graphs)
+    while stack:
+        var = stack.pop()
+        if var in seen:
+            continue
+        seen.add(var)
+        yield var
+        owner = var.owner
+        if owner is not None and var not in blocked:
+            stack.extend(owner.inputs)
 
 
 #: The name PyTensor gives :func:`ancestors` next to :func:`apply_ancestors`.

@@ -72,7 +72,18 @@ class PureType:
         )
 
     def convert_variable(self, var: Variable) -> Variable | None:
-        """Return ``var`` converted to this Type when compatible, else ``None``."""
+        """Return a variable compatible with both this Type and ``var``'s, else ``None``.
+
+        ``var`` itself when this Type is a supertype of ``var.type`` (see
+        :meth:`is_super`). Subclasses that can narrow a variable of a wider Type to this
+        one override the method; this one raises ``NotImplementedError`` for that case.
+        """
+        if self.is_super(var.type):
+            return var
+        if var.type.is_super(self):
+            raise NotImplementedError(
+                f"{type(self).__name__} cannot convert {var} of the wider Type {var.type} to {self}"
+            )
         return None
 
     def is_valid_value(self, a: Any) -> bool:
@@ -124,11 +135,12 @@ class PureType:
             return nbytes
         return sys.getsizeof(shape_info)
 
-    def clone(self, dtype: Any = None, broadcastable: Any = None) -> PureType:
-        """Return a copy, with ``dtype``/``broadcastable`` changed (TensorType-alikes)."""
-        if dtype is None and broadcastable is None:
+    def clone(self, *args: Any, **kwargs: Any) -> PureType:
+        """Return a copy; with arguments, a new instance of this class built from them
+        (``type(self)(*args, **kwargs)``)."""
+        if not args and all(value is None for value in kwargs.values()):
             return _copy.copy(self)
-        raise TypeError(f"{type(self).__name__} has no dtype or broadcastable to change")
+        return type(self)(*args, **kwargs)
 
     @staticmethod
     def may_share_memory(a: Any, b: Any) -> bool:
@@ -140,8 +152,18 @@ class PureType:
         return False
 
     def in_same_class(self, other: PureType) -> bool:
-        """True if ``other`` is the same kind of Type (used by conversions)."""
-        return type(self) is type(other)
+        """True if ``other`` belongs to the same class of Types as this one.
+
+        A class of Types is, say, "float64 tensors of rank 4", of which "shape (1, 2, 3,
+        4)" and "shape (1, ?, ?, ?)" are members. By default every class has one member:
+        equal Types.
+        """
+        return self == other
+
+    def is_super(self, other: PureType) -> bool | None:
+        """True if this Type is a supertype of ``other`` (a variable of ``other`` can
+        stand where this Type is expected); ``None`` when that cannot be decided."""
+        return True if self.in_same_class(other) else None
 
 
 class Type(PureType, CLinkerType):
@@ -151,7 +173,13 @@ class Type(PureType, CLinkerType):
 
         double = Type()
         double.filter = my_filter
+
+    ``Type[D]`` (``D`` the Python type of the values, as PyTensor writes its generic Type)
+    is ``Type`` itself, so ``class StringType(Type[str])`` defines a Type.
     """
+
+    def __class_getitem__(cls, item: object) -> type:
+        return cls
 
     def __str__(self) -> str:
         return type(self).__name__
@@ -228,6 +256,11 @@ class NullType(Type):
 
     def __str__(self) -> str:
         return "NullType"
+
+
+#: A NullType with the default reason (PyTensor's ``null_type``; NullTypes compare equal
+#: whatever their reason).
+null_type = NullType()
 
 
 class DisconnectedType(Type):

@@ -3,15 +3,19 @@
 A linker turns a rewritten :class:`~opweave.graph.fg.FunctionGraph` into a
 callable. Backends subclass :class:`Linker`; the core only defines the shape of
 the result so that :func:`opweave.function` can drive any of them.
+:class:`WrapLinker` runs several linkers' per-node thunks side by side, and
+``PerformLinker`` is PyTensor's name of the installed ``py`` linker.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from copy import copy
+from typing import Any, ClassVar, Protocol, cast
 
 from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.fg import FunctionGraph
+from opweave.link.lookup import available_linkers
 
 
 class Container:
@@ -200,15 +204,17 @@ class Linker:
         input_storage: list[list[Any]] | None = None,
         output_storage: list[list[Any]] | None = None,
         storage_map: dict[Variable, list[Any]] | None = None,
-    ) -> tuple[Callable[[], Any], list[Container], list[Container], list[Any], list[Apply]]:
-        """Like :meth:`make_all`, with the input and output cells wrapped in Containers."""
-        fn, ins, outs, thunks, order = self.make_all(input_storage, output_storage, storage_map)
+    ) -> tuple[Callable[[], Any], list[Container], list[Container]]:
+        """PyTensor's contract: ``(fn, inputs, outputs)``, the cells of :meth:`make_all`
+        wrapped in Containers (set ``inputs[i].data``, call ``fn()``, read
+        ``outputs[j].data``)."""
+        fn, ins, outs, _thunks, _order = self.make_all(input_storage, output_storage, storage_map)
         assert self.fgraph is not None
         in_c = [Container(v, s) for v, s in zip(self.fgraph.inputs, ins, strict=True)]
         out_c = [
             Container(v, s, readonly=True) for v, s in zip(self.fgraph.outputs, outs, strict=True)
         ]
-        return fn, in_c, out_c, thunks, order
+        return fn, in_c, out_c
 
 
 def map_storage(
@@ -246,3 +252,175 @@ def map_storage(
 def compute_map_for(storage_map: dict[Variable, list[Any]]) -> dict[Variable, list[int]]:
     """Return a compute map: roots (inputs, constants) computed, everything else not."""
     return {v: [1 if v.owner is None else 0] for v in storage_map}
+
+
+class NodeThunk:
+    """One node's thunk with the storage cells it reads and writes.
+
+    ``inputs`` and ``outputs`` are the node's cells (one-element lists) in the storage of
+    the linker that built the thunk; calling the object runs the thunk.
+    """
+
+    __slots__ = ("impl", "inputs", "node", "outputs", "thunk")
+
+    def __init__(
+        self,
+        node: Apply,
+        thunk: Callable[[], Any],
+        storage_map: dict[Variable, list[Any]],
+        impl: str | None,
+    ) -> None:
+        self.node = node
+        self.thunk = thunk
+        self.impl = impl
+        self.inputs = [storage_map[v] for v in node.inputs]
+        self.outputs = [storage_map[v] for v in node.outputs]
+
+    def __call__(self) -> Any:
+        return self.thunk()
+
+
+def node_thunk(
+    node: Apply,
+    storage_map: dict[Variable, list[Any]],
+    compute_map: dict[Variable, list[int]],
+    no_recycling: Sequence[Variable],
+    impls: Sequence[str | None],
+) -> NodeThunk:
+    """A :class:`NodeThunk` of ``node`` from the first of ``impls`` that implements its Op.
+
+    Raises
+    ------
+    NotImplementedError
+        The last refusal when none of ``impls`` implements the node.
+    """
+    refusal: NotImplementedError | None = None
+    for impl in impls:
+        try:
+            node.op.prepare_node(node, storage_map, compute_map, impl)
+            thunk = node.op.make_thunk(node, storage_map, compute_map, no_recycling, impl=impl)
+        except NotImplementedError as exc:
+            refusal = exc
+            continue
+        return NodeThunk(node, thunk, storage_map, impl)
+    raise refusal or NotImplementedError(f"no implementation asked for {node}")
+
+
+class _PerNodeLinker(Protocol):
+    """A linker (instance or class) that declares its per-node implementations."""
+
+    impls: Sequence[str | None]
+
+
+class WrapLinker(Linker):
+    """PyTensor's ``WrapLinker``: several linkers run the same graph side by side.
+
+    Every linker gets its own storage and one thunk per node (from the implementations
+    it declares in ``impls``, as the ``py``, ``vm`` and ``cvm`` linkers do). At each
+    step, ``wrapper(fgraph, i, node, *thunks)`` is called with the i-th node and each
+    linker's :class:`NodeThunk` of it; the wrapper runs the thunks (or not) and may
+    inspect their ``outputs``. The inputs set on the first linker's cells are copied to
+    the others' before each call; the outputs are the first linker's.
+
+    Parameters
+    ----------
+    linkers
+        Linker instances or classes, each with an ``impls`` sequence.
+    wrapper
+        Called once per node and call, as above.
+    """
+
+    name: ClassVar[str] = "wrap"
+
+    def __init__(
+        self,
+        linkers: Sequence[Linker | type[Linker]],
+        wrapper: Callable[..., Any],
+        allow_gc: bool | None = None,
+    ) -> None:
+        super().__init__(allow_gc=allow_gc)
+        if not linkers:
+            raise ValueError("WrapLinker: linkers must name at least one linker")
+        for linker in linkers:
+            if not getattr(linker, "impls", None):
+                raise TypeError(
+                    f"WrapLinker: linker {linker!r} declares no per-node implementations "
+                    "(an 'impls' sequence, as the py, vm and cvm linkers have)"
+                )
+        self.linkers = list(linkers)
+        self.wrapper = wrapper
+
+    def accept(
+        self,
+        fgraph: FunctionGraph,
+        no_recycling: Sequence[Variable] | None = None,
+        profile: Any = None,
+    ) -> WrapLinker:
+        """Take ``fgraph`` to link; a linker that holds another graph links a copy."""
+        if self.fgraph is not None and self.fgraph is not fgraph:
+            other = type(self).__new__(type(self))
+            other.__dict__.update(self.__dict__)
+            other.fgraph = None
+            return other.accept(fgraph, no_recycling, profile)
+        self.fgraph = fgraph
+        self.no_recycling = list(no_recycling or [])
+        return self
+
+    def make_all(
+        self,
+        input_storage: list[list[Any]] | None = None,
+        output_storage: list[list[Any]] | None = None,
+        storage_map: dict[Variable, list[Any]] | None = None,
+    ) -> tuple[Callable[[], Any], list[list[Any]], list[list[Any]], list[Any], list[Apply]]:
+        """Return ``(fn, input cells, output cells, thunk groups, order)``.
+
+        The cells are the first linker's; ``thunk groups[i]`` holds each linker's
+        :class:`NodeThunk` of ``order[i]``.
+        """
+        fgraph, order, ins0, outs0, smap0 = self.wire_storage(
+            input_storage, output_storage, storage_map
+        )
+        sides = [(ins0, smap0, compute_map_for(smap0))]
+        for _ in self.linkers[1:]:
+            ins, _outs, smap = map_storage(fgraph, order, None, None)
+            sides.append((ins, smap, compute_map_for(smap)))
+        groups = [
+            tuple(
+                node_thunk(
+                    node, smap, cmap, self.no_recycling, cast("_PerNodeLinker", linker).impls
+                )
+                for linker, (_ins, smap, cmap) in zip(self.linkers, sides, strict=True)
+            )
+            for node in order
+        ]
+        to_reset = [smap[v] for _ins, smap, _cmap in sides for v in self.no_recycling if v in smap]
+        others = [ins for ins, _smap, _cmap in sides[1:]]
+        wrapper = self.wrapper
+
+        def run() -> None:
+            for ins in others:
+                for first, other in zip(ins0, ins, strict=True):
+                    other[0] = copy(first[0])
+            for cell in to_reset:
+                cell[0] = None
+            for i, (node, thunks) in enumerate(zip(order, groups, strict=True)):
+                try:
+                    wrapper(fgraph, i, node, *thunks)
+                except Exception as exc:
+                    exc.add_note(f"Apply node that caused the error: {node}")
+                    raise
+
+        return run, ins0, outs0, groups, order
+
+
+def __getattr__(name: str) -> object:
+    if name == "PerformLinker":
+        found = available_linkers().get("py")
+        if found is None:
+            raise ImportError(
+                f"{__name__}.PerformLinker is the linker 'py', which no installed plugin "
+                "provides: pip install opweave-python",
+                name=__name__,
+            )
+        return found
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -47,6 +47,11 @@ from opweave.scalar.rules import (
     upcast_out_nobool,
     upgrade_to_float_no_complex,
 )
+from opweave.scalar.rules import float_out as float_out
+from opweave.scalar.rules import int_out as int_out
+from opweave.scalar.rules import same_out_nocomplex as same_out_nocomplex
+from opweave.scalar.rules import upgrade_to_float as upgrade_to_float
+from opweave.scalar.rules import upgrade_to_float64 as upgrade_to_float64
 from opweave.scalar.type import (
     ScalarType,
     bool_,
@@ -70,6 +75,25 @@ from opweave.scalar.type import (
     uint32,
     uint64,
 )
+from opweave.scalar.type import all_types as all_types
+from opweave.scalar.type import discrete_dtypes as discrete_dtypes
+from opweave.scalar.type import float_types as float_types
+from opweave.scalar.type import int_types as int_types
+from opweave.scalar.type import integer_types as integer_types
+from opweave.scalar.type import uint_types as uint_types
+from opweave.scalar.type import upcast as upcast
+
+#: ``(type, value)``: what identifies a scalar constant (PyTensor's type alias).
+ScalarConstantSignature = tuple[ScalarType, Any]
+
+
+class ComplexError(NotImplementedError):
+    """Raised where an operation does not support complex numbers."""
+
+
+class IntegerDivisionError(Exception):
+    """Raised where integers are divided with ``/`` where ``//`` is meant."""
+
 
 # ====================================================================== variables
 
@@ -161,7 +185,7 @@ class ScalarVariable(Variable["ScalarType", OptionalApplyType]):
         return _binary(int_div, self, other)
 
     def __mod__(self, other: Any) -> Any:
-        return _binary(mod, self, other)
+        return _binary(mod_check, self, other)
 
     def __pow__(self, other: Any) -> Any:
         return _binary(pow, self, other)
@@ -182,7 +206,7 @@ class ScalarVariable(Variable["ScalarType", OptionalApplyType]):
         return int_div(other, self)
 
     def __rmod__(self, other: Any) -> Any:
-        return mod(other, self)
+        return mod_check(other, self)
 
     def __rpow__(self, other: Any) -> Any:
         return pow(other, self)
@@ -271,7 +295,7 @@ def as_scalar(x: Any, name: str | None = None) -> ScalarVariable:
             # late: tensor (floor 7) builds on scalar; a 0-d tensor converts through it
             from opweave.tensor.basic import scalar_from_tensor
 
-            return scalar_var(scalar_from_tensor(x))
+            return scalar_out(scalar_from_tensor(x))
         raise TypeError(f"cannot use {x} (of type {x.type}) as a scalar")
     return constant(x, name=name)
 
@@ -381,7 +405,10 @@ class ScalarOp(Op):
                     f"output_types_preference of {type(self).__name__} must be callable, "
                     f"got {output_types_preference!r}"
                 )
-            self.output_types_preference = output_types_preference
+        # always an instance attribute (the class's rule by default), as in PyTensor
+        if output_types_preference is None:
+            output_types_preference = self.output_types_preference
+        self.output_types_preference = output_types_preference
         self.name = name
 
     # ------------------------------------------------------------------ nodes
@@ -614,13 +641,17 @@ eq = EQ(bool_out, name="eq")
 neq = NEQ(bool_out, name="neq")
 
 
-class IsNan(ZeroGradMixin, UnaryScalarOp):
+class FixedLogicalComparison(ZeroGradMixin, UnaryScalarOp):
+    """A boolean test of one value against a fixed set (``isnan``, ``isinf``)."""
+
+
+class IsNan(FixedLogicalComparison):
     """True where the value is NaN."""
 
     nfunc_spec = ("isnan", 1, 1)
 
 
-class IsInf(ZeroGradMixin, UnaryScalarOp):
+class IsInf(FixedLogicalComparison):
     """True where the value is infinite."""
 
     nfunc_spec = ("isinf", 1, 1)
@@ -663,7 +694,11 @@ class XOR(BinaryBitOp):
     infix_symbol = "^"
 
 
-class Invert(ZeroGradMixin, UnaryScalarOp):
+class UnaryBitOp(ZeroGradMixin, UnaryScalarOp):
+    """A bitwise operation of one boolean or integer."""
+
+
+class Invert(UnaryBitOp):
     """``~x`` (logical not of a boolean)."""
 
     nfunc_spec = ("invert", 1, 1)
@@ -1140,6 +1175,8 @@ maximum = Maximum(upcast_out_no_complex, name="maximum")
 minimum = Minimum(upcast_out_no_complex, name="minimum")
 scalar_maximum = maximum
 scalar_minimum = minimum
+ScalarMaximum = Maximum
+ScalarMinimum = Minimum
 clip = Clip(upcast_out_no_complex, name="clip")
 floor = Floor(upgrade_to_float_no_complex, name="floor")
 ceil = Ceil(upgrade_to_float_no_complex, name="ceil")
@@ -1148,6 +1185,43 @@ round_half_to_even = RoundHalfToEven(same_out_float_only, name="round_half_to_ev
 round_half_away_from_zero = RoundHalfAwayFromZero(
     same_out_float_only, name="round_half_away_from_zero"
 )
+
+
+def mod_check(x: Any, y: Any) -> ScalarVariable:
+    """``x % y``, refusing complex operands.
+
+    Raises
+    ------
+    ComplexError
+        Where ``x`` or ``y`` is complex.
+    """
+    for name, value in (("x", x), ("y", y)):
+        if as_scalar(value).type in complex_types:
+            raise ComplexError(f"mod_check: {name} is complex ({value}); % takes real numbers")
+    return scalar_out(mod(x, y))
+
+
+def round_half_away_from_zero_(a: Any) -> Any:
+    """Round one real number half away from zero (C's ``round``), with NumPy."""
+    return np.floor(a + 0.5) if a > 0 else np.ceil(a - 0.5)
+
+
+#: :func:`round_half_away_from_zero_` over arrays, with float64 and float32 results.
+round_half_away_from_zero_vec64 = np.vectorize(
+    round_half_away_from_zero_, doc="round_half_away_from_zero_ over float64 arrays"
+)
+round_half_away_from_zero_vec32 = np.vectorize(
+    round_half_away_from_zero_,
+    doc="round_half_away_from_zero_ over float32 arrays",
+    otypes=["float32"],
+)
+
+
+def round_half_away_from_zero_vec(a: Any) -> Any:
+    """Round an array half away from zero, keeping float32 as float32."""
+    if getattr(a, "dtype", None) == np.float32:
+        return round_half_away_from_zero_vec32(a)
+    return round_half_away_from_zero_vec64(a)
 
 
 # ====================================================================== plural constructors
@@ -1226,3 +1300,58 @@ floats = apply_across_args(float64)
 complexs = apply_across_args(complex128)
 complexs64 = apply_across_args(complex64)
 complexs128 = apply_across_args(complex128)
+
+
+class ScalarInnerGraphOp(ScalarOp):
+    """The base of scalar Ops computed by an inner graph of scalar Ops (``Composite``).
+
+    A subclass holds its graph as ``fgraph`` (with ``inputs`` and ``outputs``);
+    ``inner_inputs`` and ``inner_outputs`` name them as every inner-graph Op does.
+    """
+
+    @property
+    def inner_inputs(self) -> list[Variable]:
+        """The inputs of the inner graph."""
+        return list(self.fgraph.inputs)  # type: ignore[attr-defined]
+
+    @property
+    def inner_outputs(self) -> list[Variable]:
+        """The outputs of the inner graph."""
+        return list(self.fgraph.outputs)  # type: ignore[attr-defined]
+
+
+#: Names of ``pytensor.scalar.basic`` that live in other modules of this package, which
+#: build on this one: name -> (module, attribute there).
+_ELSEWHERE: MappingProxyType[str, tuple[str, str]] = MappingProxyType(
+    {
+        "abs": ("basic", "abs_"),
+        "bool": ("basic", "bool_"),
+        "Composite": ("composite", "Composite"),
+        **{n: ("complex", n) for n in ("Complex", "Conj", "Imag", "Real")},
+        **{n: ("complex", n) for n in ("complex", "conj", "imag", "real")},
+        **{
+            n: ("math", n)
+            for n in (
+                "ArcCos ArcCosh ArcSin ArcSinh ArcTan ArcTan2 ArcTanh Cos Cosh Exp Exp2 "
+                "Expm1 Log Log10 Log1p Log2 Sin Sinh Sqrt Tan Tanh arccos arccosh arcsin "
+                "arcsinh arctan arctan2 arctanh cos cosh exp exp2 expm1 log log10 log1p "
+                "log2 sin sinh sqrt tan tanh"
+            ).split()
+        },
+    }
+)
+
+
+def __getattr__(name: str) -> Any:
+    # The scalar Ops PyTensor defines in this module but which live in the modules of
+    # this package that import it (``math``, ``complex``, ``composite``), and the names
+    # that would shadow builtins here (``abs``, ``bool``, ``complex``): the same objects.
+    where = _ELSEWHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    # late: math, complex and composite import this module
+    from opweave.scalar import complex, composite, math
+
+    modules = {"complex": complex, "composite": composite, "math": math}
+    namespace = globals() if where[0] == "basic" else vars(modules[where[0]])
+    return namespace[where[1]]

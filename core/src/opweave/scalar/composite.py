@@ -10,6 +10,7 @@ from opweave.graph.fg import FunctionGraph
 from opweave.graph.type import DisconnectedType, NullType
 from opweave.scalar._typing import scalar_out, scalar_var
 from opweave.scalar.basic import (
+    ScalarInnerGraphOp,
     ScalarOp,
     add,
     as_scalar,
@@ -128,7 +129,7 @@ def _expression(var: Variable, names: dict[Variable, str]) -> str:
     return text
 
 
-class Composite(ScalarOp):
+class Composite(ScalarInnerGraphOp):
     """A scalar Op whose computation is a graph of scalar Ops.
 
     The graph between ``inputs`` and ``outputs`` is copied: equal nodes are merged,
@@ -170,7 +171,10 @@ class Composite(ScalarOp):
             raise ValueError("a Composite needs at least one output")
         for var in inputs + outputs:
             if not isinstance(var, Variable) or not isinstance(var.type, ScalarType):
-                raise TypeError(f"Composite inputs and outputs must be scalar variables, got {var}")
+                raise TypeError(
+                    "The fgraph of Composite must be exclusively composed of scalar operations: "
+                    f"its inputs and outputs must be scalar variables, got {var}"
+                )
         if len(set(inputs)) != len(inputs):
             raise ValueError("the same variable appears twice among the Composite's inputs")
         new_inputs = [v.type() for v in inputs]

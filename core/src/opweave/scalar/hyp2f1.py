@@ -2,8 +2,9 @@
 
 It takes the values of ``scipy.special.hyp2f1`` for real arguments (``inf`` for ``z > 1``
 unless the series terminates). Its derivative in ``z`` is
-``a b / c * hyp2f1(a + 1, b + 1, c + 1, z)``; those in ``a``, ``b`` and ``c`` are not
-implemented.
+``a b / c * hyp2f1(a + 1, b + 1, c + 1, z)``; those in ``a``, ``b`` and ``c`` are
+:func:`~opweave.scalar.shape_gradients.hyp2f1_grad` (defined for ``z < 1`` and for
+terminating series).
 """
 
 from __future__ import annotations
@@ -11,14 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from opweave.gradient.opsupport import grad_not_implemented
 from opweave.scalar._typing import scalar_out
 from opweave.scalar.basic import ScalarOp, ScalarVariable, _const, true_div
 from opweave.scalar.rules import upgrade_to_float_no_complex
+from opweave.scalar.shape_gradients import hyp2f1_grad
 
 __all__ = ["Hyp2F1", "hyp2f1"]
-
-_PARAMETER = "the derivative of hyp2f1 in its parameters a, b and c is not implemented"
 
 
 class Hyp2F1(ScalarOp):
@@ -30,17 +29,13 @@ class Hyp2F1(ScalarOp):
     def grad_formula(
         self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
     ) -> list[Any]:
-        """Not implemented for ``a``, ``b``, ``c``; ``gz * a b / c * 2F1(a+1, b+1; c+1; z)``
-        for ``z``."""
+        """``gz * hyp2f1_grad(a, b, c, z, wrt=(0, 1, 2))`` for ``a``, ``b``, ``c``;
+        ``gz * a b / c * 2F1(a+1, b+1; c+1; z)`` for ``z``."""
         a, b, c, z = inputs
         one = _const(1.0, out)
         dz = scalar_out(true_div(a * b, c)) * hyp2f1(a + one, b + one, c + one, z)
-        return [
-            grad_not_implemented(self, 0, a, _PARAMETER),
-            grad_not_implemented(self, 1, b, _PARAMETER),
-            grad_not_implemented(self, 2, c, _PARAMETER),
-            gz * dz,
-        ]
+        da, db, dc = hyp2f1_grad(a, b, c, z, wrt=(0, 1, 2))
+        return [gz * da, gz * db, gz * dc, gz * dz]
 
 
 hyp2f1 = Hyp2F1(upgrade_to_float_no_complex, name="hyp2f1")

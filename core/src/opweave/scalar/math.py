@@ -2,7 +2,9 @@
 hyperbolic functions, ``sigmoid``, ``softplus``, ``erf`` and ``erfc``, and the special
 functions of PyTensor's ``scalar.math``: ``gamma``, ``gammaln``, ``psi`` (digamma),
 ``tri_gamma``, ``polygamma``, ``log1mexp``, ``xlogx``, ``xlogy0``, ``erfinv``, ``erfcx``,
-``gammainc`` and ``gammaincc``.
+``gammainc`` and ``gammaincc``, and (from :mod:`opweave.scalar.shape_gradients`) the
+derivatives ``gammainc_grad``, ``gammaincc_grad``, ``betainc_grad`` and ``hyp2f1_grad`` of
+the special functions in their shape parameters.
 
 Each maps discrete inputs to a float output (:func:`~opweave.scalar.rules.upgrade_to_float`)
 and defines its derivative with ``grad_formula`` (see :class:`~opweave.scalar.basic.ScalarOp`).
@@ -14,9 +16,10 @@ from __future__ import annotations
 
 import math as _math
 from collections.abc import Sequence
+from types import MappingProxyType
 from typing import Any
 
-from opweave.gradient.opsupport import grad_not_implemented, grad_undefined
+from opweave.gradient.opsupport import grad_undefined
 from opweave.graph.basic import Variable
 from opweave.scalar._typing import scalar_out, scalar_vars
 from opweave.scalar.basic import (
@@ -33,7 +36,10 @@ from opweave.scalar.basic import (
     true_div,
 )
 from opweave.scalar.rules import upgrade_to_float, upgrade_to_float_no_complex
-from opweave.scalar.type import ScalarType, discrete_types
+from opweave.scalar.shape_gradients import betainc_grad as betainc_grad
+from opweave.scalar.shape_gradients import gammainc_grad, gammaincc_grad
+from opweave.scalar.shape_gradients import hyp2f1_grad as hyp2f1_grad
+from opweave.scalar.type import ScalarType, complex_types, discrete_types
 
 Grads = list[Any]
 
@@ -422,7 +428,12 @@ class TriGamma(UnaryScalarOp):
 def _polygamma_out(n_type: ScalarType, x_type: ScalarType) -> tuple[ScalarType, ...]:
     """The order must be an integer; the output is ``x``'s float type."""
     if n_type not in discrete_types or n_type.dtype == "bool":
-        raise TypeError(f"the order n of polygamma must be an integer, got dtype {n_type.dtype}")
+        raise TypeError(
+            f"the order n of polygamma must be an integer (it must be discrete), got dtype "
+            f"{n_type.dtype}"
+        )
+    if x_type in complex_types:
+        raise TypeError(f"polygamma: complex argument not supported (x has dtype {x_type.dtype})")
     return upgrade_to_float_no_complex(x_type)
 
 
@@ -526,7 +537,7 @@ class GammaInc(BinaryScalarOp):
     """The regularized lower incomplete gamma function ``P(k, x)``.
 
     NaN for negative ``k`` or ``x``; ``P(0, x) = 1`` for ``x > 0``. The gradient with
-    respect to ``k`` is not implemented.
+    respect to ``k`` is :func:`~opweave.scalar.shape_gradients.gammainc_grad`.
     """
 
     nfunc_spec = ("scipy.special.gammainc", 2, 1)
@@ -534,10 +545,10 @@ class GammaInc(BinaryScalarOp):
     def grad_formula(
         self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
     ) -> Grads:
-        """Not implemented for ``k``; ``gz * exp(-x + (k - 1) * log(x) - gammaln(k))``."""
+        """``gz * gammainc_grad(k, x)`` for ``k``; ``gz * exp(-x + (k - 1) * log(x) -
+        gammaln(k))`` for ``x``."""
         k, x = inputs
-        why = "the derivative of the incomplete gamma function in k is not implemented"
-        return [grad_not_implemented(self, 0, k, why), gz * _incomplete_gamma_slope(k, x)]
+        return [gz * gammainc_grad(k, x), gz * _incomplete_gamma_slope(k, x)]
 
 
 class GammaIncC(BinaryScalarOp):
@@ -548,11 +559,10 @@ class GammaIncC(BinaryScalarOp):
     def grad_formula(
         self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
     ) -> Grads:
-        """Not implemented for ``k``; minus :class:`GammaInc`'s for ``x``."""
+        """``gz * gammaincc_grad(k, x)`` for ``k``; minus :class:`GammaInc`'s for ``x``."""
         k, x = inputs
-        why = "the derivative of the incomplete gamma function in k is not implemented"
         return [
-            grad_not_implemented(self, 0, k, why),
+            gz * gammaincc_grad(k, x),
             scalar_out(neg(gz)) * _incomplete_gamma_slope(k, x),
         ]
 
@@ -594,3 +604,42 @@ erfinv = Erfinv(upgrade_to_float_no_complex, name="erfinv")
 erfcx = Erfcx(upgrade_to_float_no_complex, name="erfcx")
 gammainc = GammaInc(upgrade_to_float_no_complex, name="gammainc")
 gammaincc = GammaIncC(upgrade_to_float_no_complex, name="gammaincc")
+
+
+def betaln(a: Any, b: Any) -> ScalarVariable:
+    """The log of the beta function, ``gammaln(a) + gammaln(b) - gammaln(a + b)``.
+
+    Parameters
+    ----------
+    a, b
+        Scalars (variables or numbers).
+    """
+    return scalar_out(scalar_out(gammaln(a)) + gammaln(b) - gammaln(add(a, b)))
+
+
+#: The special-function Ops PyTensor defines in this module but which live in the modules
+#: of this package that build on it: name -> module.
+_ELSEWHERE: MappingProxyType[str, str] = MappingProxyType(
+    {
+        **dict.fromkeys(["Jv", "Kve", "jv", "kve"], "bessel"),
+        **dict.fromkeys(["Hyp2F1", "hyp2f1"], "hyp2f1"),
+        **dict.fromkeys(["BetaIncInv", "Owens_t", "betaincinv", "owens_t"], "probability"),
+        **dict.fromkeys(
+            "BetaInc Erfcinv GammaIncCInv GammaIncInv I0 I1 Ive J0 J1 NdtriExp betainc erfcinv "
+            "gammainccinv gammaincinv i0 i1 ive j0 j1 ndtri_exp".split(),
+            "special",
+        ),
+    }
+)
+
+
+def __getattr__(name: str) -> Any:
+    # The same objects as in their home modules, which import this one.
+    where = _ELSEWHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    # late: bessel, hyp2f1, probability and special import this module
+    from opweave.scalar import bessel, hyp2f1, probability, special
+
+    modules = {"bessel": bessel, "hyp2f1": hyp2f1, "probability": probability}
+    return getattr(modules.get(where, special), name)

@@ -8,8 +8,9 @@ SciPy's values (the Python backend computes them in double precision and rounds 
 output dtype). Where SciPy's own algorithm loses its accuracy (Bessel functions of very
 large arguments, ``iv`` at subnormal ``x``) the accurate value is kept. Each maps its
 inputs to a float (no complex); derivatives are given by
-``grad_formula`` where they are elementary, and are marked not implemented (with the reason)
-for the orders of Bessel functions and the shape parameters of ``betainc``/``gammaincinv``.
+``grad_formula`` where they are elementary (those of ``betainc`` in its shape parameters by
+:func:`~opweave.scalar.shape_gradients.betainc_grad`), and are marked not implemented (with
+the reason) for the orders of Bessel functions and the shape of ``gammaincinv``.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from opweave.scalar.basic import (
 )
 from opweave.scalar.math import exp, gammaln, log, log1p
 from opweave.scalar.rules import upgrade_to_float_no_complex
+from opweave.scalar.shape_gradients import betainc_grad
 
 __all__ = [
     "I0",
@@ -170,16 +172,16 @@ class J1(UnaryScalarOp):
 class BetaInc(ScalarOp):
     """The regularized incomplete beta function ``I_x(a, b)`` (``a, b > 0``,
     ``0 <= x <= 1``; as SciPy, the limits 1 for ``x > 0`` where ``a = 0`` or ``b = inf``,
-    0 for ``x < 1`` where ``b = 0`` or ``a = inf``, NaN where both hold or outside). The
-    gradients in ``a`` and ``b`` are not implemented."""
+    0 for ``x < 1`` where ``b = 0`` or ``a = inf``, NaN where both hold or outside). Its
+    gradients in ``a`` and ``b`` are :func:`~opweave.scalar.shape_gradients.betainc_grad`."""
 
     nin = 3
     nfunc_spec = ("scipy.special.betainc", 3, 1)
 
     def grad_formula(self, inputs: Sequence[Variable], out: Variable, gz: Variable) -> Grads:
-        """``gz * x**(a-1) (1-x)**(b-1) / B(a, b)`` for ``x``."""
+        """``gz * betainc_grad(a, b, x, wrtp)`` for ``a`` and ``b``;
+        ``gz * x**(a-1) (1-x)**(b-1) / B(a, b)`` for ``x``."""
         a, b, x = inputs
-        why = "the derivative of betainc in its shape parameters is not implemented"
         one = _const(1.0, x)
         dens = exp(
             (a - one) * log(x)
@@ -187,8 +189,8 @@ class BetaInc(ScalarOp):
             - (gammaln(a) + gammaln(b) - gammaln(a + b))
         )
         return [
-            grad_not_implemented(self, 0, a, why),
-            grad_not_implemented(self, 1, b, why),
+            gz * betainc_grad(a, b, x, True),
+            gz * betainc_grad(a, b, x, False),
             gz * dens,
         ]
 

@@ -10,24 +10,42 @@ PyTensor, the exceptions are in :mod:`opweave.tensor.exceptions` and sorting in
 ``jacobian`` and ``hessian`` of :mod:`opweave.gradient` are re-exported here. Linear
 algebra is in :mod:`opweave.tensor.linalg` (``ot.linalg.solve``, ``ot.linalg.cholesky``
 ...), which re-exports :mod:`opweave.tensor.nlinalg` and :mod:`opweave.tensor.slinalg`.
+As in PyTensor, the names of :mod:`opweave.tensor.type_other` (``NoneConst``,
+``NoneSliceConst``, ``make_slice``, ``none_type_t``, ``slicetype``), ``Variable`` and
+NumPy's constants ``e``, ``euler_gamma``, ``inf``, ``nan``, ``newaxis`` and ``pi`` are
+here too, with ``Constant``, ``Op`` and the annotation alias ``TensorLike``; one-dimensional
+interpolation (``interp``, ``interpolate1d``) is in :mod:`opweave.tensor.interpolate` and
+``numpy.pad``'s counterpart ``pad`` in :mod:`opweave.tensor.pad`.
 """
 
+from collections.abc import Sequence
+from typing import Union
+
+from numpy import e, euler_gamma, inf, nan, newaxis, pi  # PyTensor's re-exports
+from numpy.typing import ArrayLike
+
 from opweave.gradient import grad, hessian, jacobian  # PyTensor's re-exports
+from opweave.graph.basic import Constant, Variable  # PyTensor's re-exports
+from opweave.graph.op import Op
 from opweave.tensor import linalg, nlinalg, random, slinalg  # noqa: F401 - ``ot.linalg``, ``ot.random``
 from opweave.tensor.basic import *  # noqa: F403
 from opweave.tensor.basic import __all__ as _basic_all
 from opweave.tensor.basic_extra import *  # noqa: F403
 from opweave.tensor.basic_extra import __all__ as _basic_extra_all
+from opweave.tensor.blockwise import Blockwise
 from opweave.tensor.constructors import *  # noqa: F403 - the constructors' __all__
 from opweave.tensor.constructors import __all__ as _constructors_all
 from opweave.tensor.einsum import einsum
 from opweave.tensor.elemwise import CAReduce, DimShuffle, Elemwise
 from opweave.tensor.extra_ops import *  # noqa: F403
 from opweave.tensor.extra_ops import __all__ as _extra_ops_all
+from opweave.tensor.functional import vectorize
+from opweave.tensor.interpolate import interp, interpolate1d
 from opweave.tensor.math import *  # noqa: F403 (elementwise math, reductions, blas)
 from opweave.tensor.math import __all__ as _math_all
 from opweave.tensor.math_extra import *  # noqa: F403
 from opweave.tensor.math_extra import __all__ as _math_extra_all
+from opweave.tensor.pad import pad
 from opweave.tensor.shape import *  # noqa: F403
 from opweave.tensor.shape import __all__ as _shape_all
 from opweave.tensor.sharedvar import TensorSharedVariable, shared
@@ -41,6 +59,13 @@ from opweave.tensor.special_functions import __all__ as _special_functions_all
 from opweave.tensor.subtensor import *  # noqa: F403
 from opweave.tensor.subtensor import __all__ as _subtensor_all
 from opweave.tensor.type import TensorType, values_eq_approx
+from opweave.tensor.type_other import (
+    NoneConst,
+    NoneSliceConst,
+    make_slice,
+    none_type_t,
+    slicetype,
+)
 from opweave.tensor.variable import (
     NotScalarConstantError,
     OperatorUnavailableError,
@@ -50,11 +75,32 @@ from opweave.tensor.variable import (
 )
 from opweave.transfer import transfer
 
+#: What the tensor functions accept where they take a tensor: a variable, a sequence of
+#: variables (stacked), or anything NumPy turns into an array.
+TensorLike = Union[Variable, Sequence[Variable], ArrayLike]  # noqa: UP007 - a runtime alias
+
 __all__ = [
+    "Blockwise",
+    "Constant",
+    "Op",
+    "TensorLike",
     "CAReduce",
     "DimShuffle",
     "Elemwise",
+    "NoneConst",
+    "NoneSliceConst",
+    "Variable",
+    "e",
     "einsum",
+    "euler_gamma",
+    "inf",
+    "nan",
+    "newaxis",
+    "pad",
+    "pi",
+    "make_slice",
+    "none_type_t",
+    "slicetype",
     "NotScalarConstantError",
     "OperatorUnavailableError",
     "TensorConstant",
@@ -65,12 +111,15 @@ __all__ = [
     "get_underlying_scalar_constant",
     "grad",
     "hessian",
+    "interp",
+    "interpolate1d",
     "jacobian",
     "linalg",
     "shared",
     "sort",
     "values_eq_approx",
     "transfer",
+    "vectorize",
     *_basic_all,
     *_basic_extra_all,
     *_constructors_all,

@@ -27,6 +27,7 @@ the constant value a variable always holds, as PyTensor's functions of those nam
 from __future__ import annotations
 
 import math
+import types
 import typing
 from collections.abc import Sequence
 from typing import Any
@@ -37,7 +38,10 @@ import opweave.scalar as ps
 from opweave.compile.ops import DeepCopyOp, ViewOp
 from opweave.configdefaults import config
 from opweave.graph.basic import Apply, Constant, Variable
+from opweave.graph.fg import FunctionGraph
 from opweave.graph.op import Op
+from opweave.graph.replace import _vectorize_node
+from opweave.graph.rewriting.graph import in2out
 from opweave.graph.type import DisconnectedType, disconnected_type
 from opweave.graph.utils import MethodNotDefined
 from opweave.scalar import ScalarType, as_scalar, get_scalar_type, grad_undefined
@@ -45,6 +49,7 @@ from opweave.scalar.type import floatX, normalize_dtype, upcast
 from opweave.tensor import math as tm
 from opweave.tensor._typing import tensor_out, tensor_outs, tensor_type_of, tensor_var, tensor_vars
 from opweave.tensor.constructors import as_tensor, as_tensor_variable, constant
+from opweave.tensor.conversion import _as_tensor_variable as _as_tensor_variable  # PyTensor's
 from opweave.tensor.elemwise import DimShuffle, Elemwise
 from opweave.tensor.exceptions import EmptyConstantError
 from opweave.tensor.type import (
@@ -61,11 +66,13 @@ from opweave.tensor.variable import (
     TensorVariable,
     get_underlying_scalar_constant,
 )
+from opweave.transfer import transfer as transfer  # PyTensor's re-export
 
 __all__ = [
     "ARange",
     "Alloc",
     "AllocDiag",
+    "AllocEmpty",
     "Choose",
     "DiagGrad",
     "ExtractDiag",
@@ -73,6 +80,7 @@ __all__ = [
     "Join",
     "MakeVector",
     "Nonzero",
+    "PermuteRowElements",
     "ScalarFromTensor",
     "Split",
     "TensorFromScalar",
@@ -97,7 +105,9 @@ __all__ = [
     "get_scalar_constant_value",
     "get_underlying_scalar_constant_value",
     "get_vector_length",
+    "infer_static_shape",
     "join",
+    "join_axis",
     "make_vector",
     "matrix_transpose",
     "nonzero",
@@ -120,10 +130,43 @@ __all__ = [
     "where",
     "zeros",
     "zeros_like",
+    *(
+        # PyTensor's names of this module whose home is a module built on this one
+        "atleast_1d atleast_2d atleast_3d atleast_Nd empty empty_like expand_dims "
+        "extract_diag horizontal_stack identity identity_like inverse_permutation is_flat "
+        "mgrid moveaxis ogrid permute_row_elements roll stacklists take_along_axis trace "
+        "transfer tril_indices tril_indices_from triu_indices triu_indices_from "
+        "vertical_stack"
+    ).split(),
 ]
+
+#: Where the names above live: modules of this package that import this one.
+_HOME_ABOVE = {"roll": "extra_ops"}
 
 
 # ====================================================================== helpers
+
+
+def _above() -> types.SimpleNamespace:
+    """The modules of this package built on this one, for the functions here that call
+    them: ``basic_extra``, ``extra_ops`` and (the functions used from) ``shape``."""
+    # late: shape, basic_extra and extra_ops build on this module (same floor, above it)
+    from opweave.tensor import basic_extra, extra_ops
+    from opweave.tensor.shape import Shape, flatten, shape_i, shape_padaxis
+
+    # (``opweave.tensor.shape``, the package's attribute, is the function ``shape``.)
+    shape = types.SimpleNamespace(
+        Shape=Shape, flatten=flatten, shape_i=shape_i, shape_padaxis=shape_padaxis
+    )
+    return types.SimpleNamespace(basic_extra=basic_extra, extra_ops=extra_ops, shape=shape)
+
+
+def __getattr__(name: str) -> Any:
+    """PyTensor's names of this module defined in ``basic_extra`` and ``extra_ops``
+    (the same objects)."""
+    if name not in __all__ or name in globals():
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(getattr(_above(), _HOME_ABOVE.get(name, "basic_extra")), name)
 
 
 def as_dtype(dtype: Any) -> str:
@@ -203,11 +246,18 @@ def _value_of_python(v: Any) -> np.ndarray:
     return arr
 
 
+def _rewrites() -> types.SimpleNamespace:
+    """The rewrite modules used here: ``constant_folding`` (which computes through the
+    backends' plugins) and ``shape`` (shape inference)."""
+    # late: the rewrites build on this module (a floor above it)
+    from opweave.tensor.rewriting import constant_folding, shape
+
+    return types.SimpleNamespace(constant_folding=constant_folding, shape=shape)
+
+
 def _computed(v: Variable, values: Sequence[np.ndarray]) -> np.ndarray:
     """The value of ``v`` (an Elemwise or scalar Op of a listed scalar Op) from its inputs'."""
-    # late: constant folding computes through the backends' plugins, above this module
-    from opweave.tensor.rewriting.constant_folding import compute_constant_node
-
+    compute_constant_node = _rewrites().constant_folding.compute_constant_node
     node = v.owner
     assert node is not None
     assert v.index is not None
@@ -252,13 +302,13 @@ def _indexed_value(
     if owner is not None and isinstance(owner.op, MakeVector):
         n = len(owner.inputs)
         return (owner.inputs[i % n], dtype) if -n <= i < n else None
-    if owner is not None and isinstance(owner.op, Join) and owner.op.axis == 0:
-        lengths = [tensor_type_of(t).shape[0] for t in owner.inputs]
+    if owner is not None and isinstance(owner.op, Join) and join_axis(owner) == 0:
+        lengths = [tensor_type_of(t).shape[0] for t in owner.inputs[1:]]
         known = [n for n in lengths if n is not None]
         if len(known) < len(lengths) or not -sum(known) <= i < sum(known):
             return None
         i %= sum(known)
-        for part, length in zip(tensor_vars(owner.inputs), known):
+        for part, length in zip(tensor_vars(owner.inputs[1:]), known):
             if i < length:
                 return (part[i], dtype)
             i -= length
@@ -388,6 +438,68 @@ def get_scalar_constant_value(
     )
 
 
+def _checked_shape_entry(s: Any) -> TensorVariable:
+    """``s`` as a 0-d integer tensor, for :func:`infer_static_shape`."""
+    entry = as_tensor_variable(s, ndim=0)
+    if entry.dtype in int_dtypes + uint_dtypes:
+        return entry
+    raise TypeError(f"Shapes must be scalar integers; got {entry} of type {entry.type!r}")
+
+
+def _folded_entry(entry: TensorVariable) -> int | None:
+    """The value of the shape entry ``entry`` when it is known without running anything."""
+    try:
+        return int(get_underlying_scalar_constant_value(entry))
+    except NotScalarConstantError:
+        pass
+    rewrites = _rewrites()
+    fgraph = FunctionGraph(outputs=[entry], features=[rewrites.shape.ShapeFeature()], clone=True)
+    in2out(
+        rewrites.shape.local_shape_from_infer_shape,
+        rewrites.shape.local_shape_i_from_infer_shape,
+        rewrites.shape.local_subtensor_of_shape,
+    ).rewrite(fgraph)
+    rewrites.constant_folding.topo_constant_folding.rewrite(fgraph)
+    (folded,) = fgraph.outputs
+    try:
+        return int(get_underlying_scalar_constant_value(folded))
+    except NotScalarConstantError:
+        return None
+
+
+def infer_static_shape(
+    shape: Variable | Sequence[Variable | int],
+) -> tuple[list[TensorVariable], tuple[int | None, ...]]:
+    """Validate a shape and find the entries whose values are known statically.
+
+    Each entry is converted to a 0-d integer tensor; entries that are constants, or
+    that shape inference and constant folding reduce to constants, give their value.
+
+    Parameters
+    ----------
+    shape
+        A sequence of integers and 0-d integer tensors, or an integer vector of known
+        length.
+
+    Returns
+    -------
+    tuple
+        The entries as 0-d integer tensors, and a tuple of ``int`` (known) or ``None``
+        usable as a ``TensorType`` shape.
+
+    Raises
+    ------
+    TypeError
+        For an entry that is not an integer (``"Shapes must be scalar integers"``).
+    ValueError
+        For an entry that cannot be made 0-d.
+    """
+    # A vector variable iterates over its (statically known) entries.
+    items = tensor_var(shape) if isinstance(shape, Variable) else shape
+    entries = [_checked_shape_entry(s) for s in items]
+    return entries, tuple(_folded_entry(e) for e in entries)
+
+
 def _const_int(v: Any) -> int | None:
     """The constant integer value of ``v``, or ``None`` if it is not known statically
     (:func:`get_underlying_scalar_constant_value`: through static shape lengths and the
@@ -404,7 +516,7 @@ def _const_int(v: Any) -> int | None:
 def _as_tensor_or_scalar(x: Any) -> TensorVariable:
     """``as_tensor_variable``, also accepting ``opweave.scalar`` variables (0-d tensors)."""
     if isinstance(x, Variable) and isinstance(x.type, ScalarType):
-        return tensor_from_scalar(x)
+        return tensor_out(tensor_from_scalar(x))
     return as_tensor_variable(x)
 
 
@@ -451,10 +563,7 @@ def _static_vector(v: Variable) -> list[int | None] | None:
     owner = v.owner
     if owner is not None and isinstance(owner.op, MakeVector):
         return [_const_int(e) for e in owner.inputs]
-    # late: opweave.tensor.shape (Shape) builds on this module (same floor, above it)
-    from opweave.tensor.shape import Shape
-
-    if owner is not None and isinstance(owner.op, Shape):
+    if owner is not None and isinstance(owner.op, _above().shape.Shape):
         static = getattr(owner.inputs[0].type, "shape", None)
         if static is not None:
             return list(static)
@@ -528,24 +637,46 @@ def cast(x: Any, dtype: Any) -> TensorVariable:
     return tensor_out(Elemwise(getattr(ps, f"convert_to_{dtype}"))(xt))
 
 
-def second(a: Any, b: Any) -> TensorVariable:
-    """``b`` broadcast to the shape of ``a`` and ``b`` (``Elemwise(scalar.second)``)."""
-    return tensor_out(Elemwise(ps.second)(a, b))
+#: ``second(a, b)``: ``b`` broadcast to the shape of ``a`` and ``b`` (the Elemwise of
+#: ``scalar.second``); ``fill(model, value)`` is the same Op.
+second = Elemwise(ps.second, name="second")
+second.__doc__ = "``b`` broadcast to the shape of ``a`` and ``b``, elementwise."
+fill = second
+
+#: ``switch(cond, ift, iff)``: the Elemwise of ``scalar.switch``.
+switch = tm.switch
 
 
-def fill(model: Any, value: Any) -> TensorVariable:
-    """A tensor shaped like ``model`` (broadcast with ``value``) holding ``value``."""
-    return second(model, value)
+@typing.overload
+def where(cond: Any, ift: None = None, iff: None = None) -> tuple[TensorVariable, ...]: ...
 
 
-def where(cond: Any, ift: Any, iff: Any) -> TensorVariable:
-    """Elementwise ``ift if cond else iff``, with broadcasting (``Elemwise(scalar.switch)``)."""
-    return tensor_out(Elemwise(ps.switch)(cond, ift, iff))
+@typing.overload
+def where(cond: Any, ift: Any, iff: Any) -> TensorVariable: ...
 
 
-def switch(cond: Any, ift: Any, iff: Any) -> TensorVariable:
-    """Alias of :func:`where`."""
-    return where(cond, ift, iff)
+def where(
+    cond: Any, ift: Any = None, iff: Any = None
+) -> TensorVariable | tuple[TensorVariable, ...]:
+    """Elementwise ``ift if cond else iff``, with broadcasting (a :data:`switch` node);
+    with ``cond`` alone, the indices of its non-zero elements (``numpy.where(cond)``).
+
+    Returns
+    -------
+    TensorVariable or tuple of TensorVariable
+        The selection, or one index vector per dimension of ``cond``.
+
+    Raises
+    ------
+    ValueError
+        When only one of ``ift`` and ``iff`` is given.
+    """
+    if ift is None and iff is None:
+        indices: tuple[TensorVariable, ...] = nonzero(cond)
+        return indices
+    if ift is None or iff is None:
+        raise ValueError("where: give either both ift and iff or neither")
+    return tensor_out(switch(cond, ift, iff))
 
 
 def tensor_copy(x: Any) -> TensorVariable:
@@ -601,10 +732,7 @@ def _normalize_axis(axis: Any, ndim: int, who: str) -> int:
 
 def flatten(x: Any, ndim: int = 1) -> TensorVariable:
     """See :func:`opweave.tensor.shape.flatten`."""
-    # late: opweave.tensor.shape builds on this module (same floor, above it)
-    from opweave.tensor.shape import flatten as _flatten
-
-    return _flatten(x, ndim)
+    return typing.cast(TensorVariable, _above().shape.flatten(x, ndim))
 
 
 # ====================================================================== MakeVector
@@ -744,7 +872,8 @@ class Alloc(Op):
             if known is not None and vdim not in (None, 1, known):
                 raise ValueError(
                     f"Alloc: cannot broadcast a value of static shape {value.type.shape} to "
-                    f"length {known} in dimension {i}"
+                    f"length {known} in dimension {i} (Alloc static input type and target "
+                    "shape are incompatible)"
                 )
             static.append(known if known is not None else (vdim if vdim != 1 else None))
         out = TensorType(value.dtype, shape=static)()
@@ -774,17 +903,66 @@ class Alloc(Op):
         return [self(eval_points[0], *inputs[1:])]
 
 
-def alloc(value: Any, *shape: Any) -> TensorVariable:
-    """Return a tensor of shape ``shape`` filled with ``value`` (broadcast).
+#: ``alloc(value, *shape)``: a tensor of shape ``shape`` (ints or 0-d integer tensors)
+#: filled with ``value`` (broadcast); the :class:`Alloc` instance.
+alloc = Alloc()
+
+
+class AllocEmpty(Op):
+    """A new tensor of dtype ``dtype`` and the given shape, its memory left uninitialized.
+
+    Inputs: one 0-d integer per output dimension. The values are arbitrary; the Op serves
+    as a buffer that later Ops fill (PyTensor's name and contract).
 
     Parameters
     ----------
-    value
-        A scalar or tensor broadcastable to ``shape``.
-    *shape
-        Ints or 0-d integer tensors.
+    dtype
+        The output's dtype.
     """
-    return tensor_out(Alloc()(value, *shape))
+
+    __props__ = ("dtype",)
+
+    def __init__(self, dtype: str) -> None:
+        if not isinstance(dtype, str):
+            raise TypeError(f"AllocEmpty: dtype must be a str, got {type(dtype).__name__}")
+        self.dtype = normalize_dtype(dtype.lower())
+
+    def make_node(self, *shape: Any) -> Apply:
+        """One 0-d integer per dimension (a single shape sequence is accepted too).
+
+        Raises
+        ------
+        TypeError
+            For a shape entry that is not a 0-d integer.
+        ValueError
+            For a negative constant entry.
+        """
+        if len(shape) == 1 and isinstance(shape[0], list | tuple):
+            shape = tuple(shape[0])
+        dims = [_as_int_scalar(s, f"AllocEmpty: shape entry {i}") for i, s in enumerate(shape)]
+        static = []
+        for i, d in enumerate(dims):
+            known = _const_int(d)
+            if known is not None and known < 0:
+                raise ValueError(f"AllocEmpty: shape entry {i} is negative ({known})")
+            static.append(known)
+        return Apply(self, dims, [TensorType(self.dtype, shape=static)()])
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+        """The shape inputs."""
+        return [tuple(node.inputs)]
+
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        """The output's values depend on no input."""
+        return [[False] for _ in node.inputs]
+
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list[Any]:
+        """The shape inputs are disconnected."""
+        return [disconnected_type() for _ in inputs]
+
+    def do_constant_folding(self, fgraph: Any, node: Apply) -> bool:
+        """Never: a folded buffer would be shared by every call."""
+        return False
 
 
 def _shape_entries(shape: Any) -> list[Any]:
@@ -819,7 +997,7 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> TensorVariable:
         The output dtype (default: ``fill_value``'s).
     """
     value = as_tensor_variable(fill_value) if dtype is None else cast(fill_value, dtype)
-    return alloc(value, *_shape_entries(shape))
+    return tensor_out(alloc(value, *_shape_entries(shape)))
 
 
 def zeros(shape: Any, dtype: Any = None) -> TensorVariable:
@@ -833,9 +1011,7 @@ def ones(shape: Any, dtype: Any = None) -> TensorVariable:
 
 
 def _dims_of(x: TensorVariable) -> list[Any]:
-    # late: opweave.tensor.shape builds on this module (same floor, above it)
-    from opweave.tensor.shape import shape_i
-
+    shape_i = _above().shape.shape_i
     return [shape_i(x, i) for i in range(x.ndim)]
 
 
@@ -847,7 +1023,7 @@ def full_like(x: Any, fill_value: Any, dtype: Any = None) -> TensorVariable:
         value = cast(fill_value, dtype)
     else:
         value = constant(fill_value, dtype=dtype)
-    return alloc(value, *_dims_of(x))
+    return tensor_out(alloc(value, *_dims_of(x)))
 
 
 def zeros_like(x: Any, dtype: Any = None, opt: bool = False) -> TensorVariable:
@@ -928,10 +1104,7 @@ class ARange(Op):
         (gz,) = output_grads
         if self.dtype in discrete_dtypes:
             return [_float_zeros_like(start), disconnected_type(), _float_zeros_like(step)]
-        # late: opweave.tensor.shape builds on this module (same floor, above it)
-        from opweave.tensor.shape import shape_i
-
-        n = shape_i(outputs[0], 0)
+        n = _above().shape.shape_i(outputs[0], 0)
         steps = arange(n, dtype=self.dtype)
         g_start = cast(tm.sum(gz), start.dtype) if start.dtype in float_dtypes else None
         g_step = cast(tm.sum(tm.mul(gz, steps)), step.dtype) if step.dtype in float_dtypes else None
@@ -1074,55 +1247,34 @@ def _merge_static(a: int | None, b: int | None, who: str, dim: int) -> int | Non
 
 
 class Join(Op):
-    """Concatenate tensors along the axis ``axis`` (``numpy.concatenate``).
+    """Concatenate tensors along an axis (``numpy.concatenate``).
 
-    As in PyTensor, the axis is a property of the Op: its inputs are the tensors only, all
-    of one rank (at least 1), and the output dtype is the promotion of their dtypes.
-    :func:`join` and :func:`concatenate` accept a negative or a constant symbolic axis and
-    normalize it.
-
-    Parameters
-    ----------
-    axis
-        The axis to join along, a non-negative int.
-
-    Raises
-    ------
-    TypeError
-        If ``axis`` is not an int.
-    ValueError
-        If ``axis`` is negative.
+    PyTensor's contract: the Op has no parameters and its first input is the axis, a 0-d
+    integer tensor, followed by the tensors to join (all of one rank, at least 1):
+    ``Join()(axis, *tensors)``. The output dtype is the promotion of the tensors' dtypes.
+    A negative constant axis is replaced by its non-negative equivalent when the node is
+    built; a symbolic axis is read when the graph runs (the output's static shape is then
+    unknown). :func:`join_axis` gives a node's static axis.
     """
 
-    __props__ = ("axis",)
+    __props__ = ()
 
-    def __init__(self, axis: int) -> None:
-        if isinstance(axis, bool | np.bool_) or not isinstance(axis, int | np.integer):
-            raise TypeError(
-                f"Join: axis must be an int, got {type(axis).__name__} {axis!r} (use "
-                "join(axis, *tensors) for a negative or constant symbolic axis)"
-            )
-        if axis < 0:
-            raise ValueError(f"Join: axis must be non-negative, got {axis}")
-        self.axis = int(axis)
-
-    def __str__(self) -> str:
-        return f"Join{{axis={self.axis}}}"
-
-    def make_node(self, *tensors: Any) -> Apply:
-        """Check ranks and static lengths; compute the output's static shape.
+    def make_node(self, axis: Any, *tensors: Any) -> Apply:
+        """Check the axis, the ranks and the static lengths; compute the static shape.
 
         Raises
         ------
+        TypeError
+            For an axis that is not a 0-d integer, 0-d tensors or tensors of different
+            ranks.
         ValueError
             Without tensors, or for static lengths that differ off the axis.
         numpy.exceptions.AxisError
-            For an axis out of range (a ``ValueError``).
-        TypeError
-            For 0-d tensors or tensors of different ranks.
+            For a constant axis out of range (a ``ValueError``).
         """
         if not tensors:
             raise ValueError("Join: needs at least one tensor to join")
+        axis = _as_int_scalar(axis, "Join: axis")
         ts = [as_tensor_variable(t) for t in tensors]
         ndim = ts[0].ndim
         for i, t in enumerate(ts):
@@ -1133,41 +1285,52 @@ class Join(Op):
                     f"Join: all tensors must have the same number of dimensions; tensor 0 has "
                     f"{ndim}, tensor {i} ({t}) has {t.ndim}"
                 )
-        ax = self.axis
-        if ax >= ndim:
-            raise np.exceptions.AxisError(f"Join: axis {ax} is out of range for {ndim}-d tensors")
-        static: list[int | None] = [None] * ndim
-        for d in range(ndim):
-            if d == ax:
-                lengths = [t.type.shape[d] for t in ts]
-                known = [n for n in lengths if n is not None]
-                static[d] = sum(known) if len(known) == len(lengths) else None
-            else:
-                for t in ts:
-                    static[d] = _merge_static(static[d], t.type.shape[d], "Join", d)
-        out = TensorType(upcast(*[t.dtype for t in ts]), shape=static)()
-        return Apply(self, ts, [out])
+        if isinstance(axis, Constant):
+            value = int(np.asarray(axis.data))
+            if not -ndim <= value < ndim:
+                raise np.exceptions.AxisError(
+                    f"Join: axis {value} is out of range for {ndim}-d tensors"
+                )
+            if value < 0:
+                axis = constant(value % ndim, dtype=tensor_type_of(axis).dtype)
+        out = TensorType(upcast(*[t.dtype for t in ts]), shape=_join_shape(_const_int(axis), ts))()
+        return Apply(self, [axis, *ts], [out])
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
         """The sum of the lengths along the axis, the first tensor's length elsewhere."""
-        out = list(shapes[0])
-        out[self.axis] = _add_dims([s[self.axis] for s in shapes])
+        tensor_shapes = shapes[1:]
+        out = list(tensor_shapes[0])
+        static_axis = join_axis(node)
+        if static_axis is not None:
+            out[static_axis] = _add_dims([s[static_axis] for s in tensor_shapes])
+            return [tuple(out)]
+        axis = tensor_var(node.inputs[0])
+        ndim = len(out)
+        axis = where(tm.lt(axis, 0), tm.add(axis, ndim), axis)
+        for d in range(ndim):
+            total = _add_dims([s[d] for s in tensor_shapes])
+            out[d] = where(tm.eq(axis, d), total, out[d])
         return [tuple(out)]
 
     def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list[Any]:
-        """The output gradient split back into the inputs' pieces (zeros for discrete ones)."""
+        """Undefined for the axis; the output gradient split back into the tensors' pieces
+        (zeros for discrete tensors)."""
+        axis, *parts = inputs
+        g_axis = _grad_undefined(self, 0, axis, "axis is an integer")
         gz = tensor_var(output_grads[0])
-        inputs = tensor_vars(inputs)
+        tensors = tensor_vars(parts)
         if gz.dtype not in continuous_dtypes:
-            return [_float_zeros_like(t) for t in inputs]
+            return [g_axis, *[_float_zeros_like(t) for t in tensors]]
         pieces: list[TensorVariable]
-        if len(inputs) == 1:
+        if len(tensors) == 1:
             pieces = [gz]
         else:
-            sizes = make_vector(*[t.shape[self.axis] for t in inputs])
-            pieces = split(gz, sizes, len(inputs), self.axis)
-        grads: list[Any] = []
-        for t, piece in zip(inputs, pieces):
+            static_axis = _const_int(axis)
+            ax: Any = axis if static_axis is None else static_axis
+            sizes = make_vector(*[t.shape[ax] for t in tensors])
+            pieces = split(gz, sizes, len(tensors), ax)
+        grads: list[Any] = [g_axis]
+        for t, piece in zip(tensors, pieces):
             if t.dtype in continuous_dtypes:
                 grads.append(cast(piece, t.dtype))
             else:
@@ -1175,10 +1338,79 @@ class Join(Op):
         return grads
 
     def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Any]) -> list[Any]:
-        """The join of the tensors' evaluation points."""
-        if any(e is None for e in eval_points):
+        """The join, along the same axis, of the tensors' evaluation points."""
+        if any(e is None for e in eval_points[1:]):
             return [None]
-        return [self(*eval_points)]
+        return [self(inputs[0], *eval_points[1:])]
+
+
+#: The :class:`Join` that :func:`join` applies (it has no parameters).
+_join = Join()
+
+
+def _join_shape(axis: int | None, ts: Sequence[TensorVariable]) -> list[int | None]:
+    """The static shape of the join of ``ts`` along ``axis`` (``None``: not known)."""
+    ndim = ts[0].ndim
+    if axis is None:
+        if len(ts) == 1:
+            return list(ts[0].type.shape)
+        return [None] * ndim
+    if not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(f"Join: axis {axis} is out of range for {ndim}-d tensors")
+    axis %= ndim
+    static: list[int | None] = [None] * ndim
+    for d in range(ndim):
+        if d == axis:
+            lengths = [t.type.shape[d] for t in ts]
+            known = [n for n in lengths if n is not None]
+            static[d] = sum(known) if len(known) == len(lengths) else None
+        else:
+            for t in ts:
+                static[d] = _merge_static(static[d], t.type.shape[d], "Join", d)
+    return static
+
+
+def join_axis(node: Apply) -> int | None:
+    """The axis of a :class:`Join` node as a non-negative int, or ``None`` when it is
+    symbolic (known only when the graph runs).
+
+    Parameters
+    ----------
+    node
+        An ``Apply`` of :class:`Join` (or of a subclass).
+
+    Returns
+    -------
+    int or None
+        The axis, in ``range(ndim)``.
+
+    Raises
+    ------
+    TypeError
+        If ``node`` is not a node of :class:`Join`.
+    """
+    if not isinstance(getattr(node, "op", None), Join):
+        raise TypeError(f"join_axis: expected a node of Join, got {node!r}")
+    axis = _const_int(node.inputs[0])
+    if axis is None:
+        return None
+    return axis % tensor_type_of(node.outputs[0]).ndim
+
+
+@_vectorize_node.register(Join)
+def vectorize_join(op: Join, node: Apply, axis: Variable, *tensors: Variable) -> Any:
+    """A join of tensors that all gained the same batch dimensions (in front) is the same
+    join along the axis shifted past them; other cases go to the rule of ``Op`` (a
+    ``Blockwise``)."""
+    static_axis = join_axis(node)
+    batch = {
+        tensor_type_of(new).ndim - tensor_type_of(old).ndim
+        for old, new in zip(node.inputs[1:], tensors)
+    }
+    if axis is node.inputs[0] and static_axis is not None and len(batch) == 1:
+        (n_batch,) = batch
+        return op.make_node(static_axis + n_batch, *tensors)
+    return _vectorize_node.dispatch(Op)(op, node, axis, *tensors)
 
 
 def _add_dims(dims: Sequence[Any]) -> Any:
@@ -1190,33 +1422,16 @@ def _add_dims(dims: Sequence[Any]) -> Any:
     return total
 
 
-def _join_axis(axis: Any, ndim: int) -> int:
-    """``axis`` (an int or a constant integer scalar) as a non-negative int below ``ndim``."""
-    if isinstance(axis, Variable):
-        try:
-            value = get_scalar_constant_value(axis)
-        except NotScalarConstantError:
-            raise TypeError(
-                f"Join: axis must be a constant integer, got the symbolic {axis}; as in "
-                "PyTensor, the axis of a join is fixed when the graph is built"
-            ) from None
-        if value.dtype.kind not in "iu":
-            raise TypeError(f"Join: axis must be an integer, got {axis} of dtype {value.dtype}")
-        axis = int(value)
-    if isinstance(axis, bool | np.bool_) or not isinstance(axis, int | np.integer):
-        raise TypeError(f"Join: axis must be an integer, got {type(axis).__name__} {axis!r}")
-    if ndim and not -ndim <= axis < ndim:
-        raise np.exceptions.AxisError(f"Join: axis {axis} is out of range for {ndim}-d tensors")
-    return int(axis) % ndim if ndim else int(axis)
-
-
 def join(axis: Any, *tensors: Any) -> TensorVariable:
     """Concatenate ``tensors`` along ``axis`` (a single tensor is returned as is).
+
+    Builds ``Join()(axis, *tensors)``.
 
     Parameters
     ----------
     axis
-        An int (negative counts from the end) or a constant integer scalar.
+        An int (negative counts from the end) or a 0-d integer tensor; a constant one is
+        checked when the graph is built, a symbolic one when it runs.
     *tensors
         Tensors of one rank; their lengths may differ along ``axis`` only. A single list or
         tuple of tensors is accepted too.
@@ -1224,20 +1439,15 @@ def join(axis: Any, *tensors: Any) -> TensorVariable:
     Raises
     ------
     TypeError
-        For a symbolic (non-constant) or non-integer axis.
+        For an axis that is not a 0-d integer.
     numpy.exceptions.AxisError
-        For an axis out of range (a ``ValueError``).
+        For a constant axis out of range (a ``ValueError``).
     """
     if len(tensors) == 1 and isinstance(tensors[0], list | tuple):
         tensors = tuple(tensors[0])
     if len(tensors) == 1:
         return as_tensor_variable(tensors[0])
-    if not tensors:
-        raise ValueError("Join: needs at least one tensor to join")
-    ndim = as_tensor_variable(tensors[0]).ndim
-    axis = _join_axis(axis, ndim)
-    # 0-d tensors cannot be joined: Join says so (and points to stack), whatever the axis.
-    return tensor_out(Join(axis if ndim else 0)(*tensors))
+    return tensor_out(_join(axis, *tensors))
 
 
 def concatenate(tensor_list: Sequence[Any], axis: Any = 0) -> TensorVariable:
@@ -1264,10 +1474,8 @@ def stack(tensors: Sequence[Any], axis: int = 0) -> TensorVariable:
     axis = _normalize_axis(axis, ndim + 1, "stack")
     if ndim == 0:
         return make_vector(*ts, dtype=upcast(*[t.dtype for t in ts]))
-    # late: opweave.tensor.shape builds on this module (same floor, above it)
-    from opweave.tensor.shape import shape_padaxis
-
-    return tensor_out(Join(axis)(*[shape_padaxis(t, axis) for t in ts]))
+    shape_padaxis = _above().shape.shape_padaxis
+    return tensor_out(_join(axis, *[shape_padaxis(t, axis) for t in ts]))
 
 
 class Split(Op):
@@ -1432,8 +1640,16 @@ def nonzero(a: Any, return_matrix: bool = False) -> Any:
 
 
 def flatnonzero(a: Any) -> TensorVariable:
-    """The indices of the non-zero elements of ``a`` flattened."""
+    """The indices of the non-zero elements of ``a`` flattened.
+
+    Raises
+    ------
+    ValueError
+        For a 0-d ``a`` (PyTensor's contract; NumPy treats it as one element).
+    """
     a = as_tensor_variable(a)
+    if a.ndim == 0:
+        raise ValueError(f"flatnonzero: the input {a} must have at least one dimension")
     return tensor_var(nonzero(flatten(a, 1))[0])
 
 
@@ -1791,7 +2007,9 @@ def diag(v: Any, k: int = 0) -> TensorVariable:
         return alloc_diag(x, offset=k)
     if x.ndim == 2:
         return diagonal(x, offset=k)
-    raise ValueError(f"diag: v must be 1-d or 2-d, got {x} with {x.ndim} dimensions")
+    raise ValueError(
+        f"diag: v must be 1-d or 2-d, got {x} with {x.ndim} dimensions. Input must be 1- or 2-d."
+    )
 
 
 # ====================================================================== scalars and 0-d tensors
@@ -1856,16 +2074,13 @@ class ScalarFromTensor(Op):
         return [None if eval_points[0] is None else self(eval_points[0])]
 
 
-def tensor_from_scalar(s: Any) -> TensorVariable:
-    """A 0-d tensor holding the scalar ``s``."""
-    return tensor_out(TensorFromScalar()(s))
+#: PyTensor's ``tensor_from_scalar``: the ``TensorFromScalar`` Op instance; calling it
+#: on a scalar gives a 0-d tensor holding it.
+tensor_from_scalar = TensorFromScalar()
 
-
-def scalar_from_tensor(t: Any) -> Variable:
-    """The scalar held by the 0-d tensor ``t``."""
-    out = ScalarFromTensor()(t)
-    assert isinstance(out, Variable)  # one output
-    return out
+#: PyTensor's ``scalar_from_tensor``: the ``ScalarFromTensor`` Op instance; calling it on
+#: a 0-d tensor gives the scalar it holds.
+scalar_from_tensor = ScalarFromTensor()
 
 
 # ====================================================================== tile and choose
@@ -1909,8 +2124,8 @@ def tile(A: Any, reps: Any) -> TensorVariable:
             entries = _static_vector(reps_var)
             if entries is None:
                 raise ValueError(
-                    f"tile: the length of reps {reps_var} is not known statically; state it "
-                    "with specify_shape(reps, (n,))"
+                    f"tile: the length of reps {reps_var} is not known statically. Use "
+                    "specify_shape to set the length: specify_shape(reps, (n,))"
                 )
             reps = [e if e is not None else reps_var[i] for i, e in enumerate(entries)]
         else:
@@ -1922,7 +2137,7 @@ def tile(A: Any, reps: Any) -> TensorVariable:
         A = tensor_var(A.dimshuffle(["x"] * (out_ndim - A.ndim) + list(range(A.ndim))))
     dims = _dims_of(A)
     spread = A.dimshuffle([d for k in range(out_ndim) for d in ("x", k)])
-    replicated = alloc(spread, *[d for pair in zip(reps_t, dims) for d in pair])
+    replicated = tensor_out(alloc(spread, *[d for pair in zip(reps_t, dims) for d in pair]))
     tiled: list[Any] = []
     for r, d in zip(reps_t, dims):
         known_r, known_d = _const_int(r), _const_int(d)
@@ -1958,8 +2173,8 @@ def _choices_tensor(choices: Sequence[Any]) -> TensorVariable:
     if len({t.type.shape for t in ts}) > 1 or any(None in t.type.shape for t in ts):
         model = ts[0]
         for t in ts[1:]:
-            model = second(t, model)  # the shape of all choices broadcast together
-        ts = [second(model, t) for t in ts]
+            model = tensor_out(second(t, model))  # the shape of all choices broadcast together
+        ts = [tensor_out(second(model, t)) for t in ts]
     return stack(ts)
 
 
@@ -2058,7 +2273,7 @@ class Choose(Op):
         if self.mode == "wrap":
             a = tensor_out(tm.mod(a, n))
         elif self.mode == "clip":
-            a = tensor_var(tm.clip(a, 0, tm.sub(n, 1)))
+            a = tensor_out(tm.clip(a, 0, tm.sub(n, 1)))
         ndim = gz.type.ndim
         which = arange(n).dimshuffle([0] + ["x"] * ndim)
         a_pattern: list[Any] = ["x"] * (ndim - a.ndim + 1) + list(range(a.ndim))
@@ -2097,3 +2312,66 @@ def choose(a: Any, choices: Any, mode: str = "raise") -> TensorVariable:
         Of the broadcast shape of ``a`` and one choice, in the choices' dtype.
     """
     return tensor_out(Choose(mode)(a, choices))
+
+
+# ====================================================================== PermuteRowElements
+
+
+class PermuteRowElements(Op):
+    """Permute the last axis of ``x`` by the integer permutation(s) ``y``.
+
+    ``out[..., i] = x[..., y[..., i]]``; with ``inverse``, ``out[..., y[..., i]] =
+    x[..., i]``. The leading axes of ``x`` and ``y`` broadcast together (the input of
+    fewer dimensions gets leading axes of length 1), so a vector ``y`` applies one
+    permutation to every row of ``x`` and a matrix ``y`` applies one per row.
+
+    Parameters
+    ----------
+    inverse
+        Apply the inverse of each permutation.
+    """
+
+    __props__ = ("inverse",)
+
+    def __init__(self, inverse: bool = False) -> None:
+        self.inverse = bool(inverse)
+
+    def make_node(self, x: Any, y: Any) -> Apply:
+        """Pad ``x`` and ``y`` to the same rank; the output has ``x``'s dtype.
+
+        Raises
+        ------
+        TypeError
+            For a non-integer ``y``.
+        ValueError
+            For a 0-d ``x`` or ``y``.
+        """
+        x = as_tensor_variable(x)
+        y = as_tensor_variable(y)
+        if y.dtype not in int_dtypes + uint_dtypes:
+            raise TypeError(
+                f"PermuteRowElements: y must be an integer tensor, got {y} of type {y.type!r}"
+            )
+        if x.ndim < 1 or y.ndim < 1:
+            raise ValueError("PermuteRowElements: x and y need at least one dimension")
+        ndim = max(x.ndim, y.ndim)
+        if x.ndim < ndim:
+            x = _dimshuffle(x, ["x"] * (ndim - x.ndim) + list(range(x.ndim)))
+        if y.ndim < ndim:
+            y = _dimshuffle(y, ["x"] * (ndim - y.ndim) + list(range(y.ndim)))
+        shape = [1 if a == 1 and b == 1 else None for a, b in zip(x.type.shape, y.type.shape)]
+        return Apply(self, [x, y], [TensorType(x.dtype, shape=shape)()])
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+        """The larger of the two lengths in each dimension."""
+        return [tuple(tm.maximum(a, b) for a, b in zip(shapes[0], shapes[1]))]
+
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list[Any]:
+        """``gz`` permuted back, summed over the axes ``x`` was broadcast along; ``y`` is
+        an index, so its gradient is undefined."""
+        x, y = tensor_vars(inputs)
+        gz = tensor_var(output_grads[0])
+        if x.dtype in discrete_dtypes:
+            return [_float_zeros_like(x), _grad_undefined(self, 1, y)]
+        gx = tensor_out(PermuteRowElements(not self.inverse)(gz, y))
+        return [_sum_to(gx, tensor_type_of(x)), _grad_undefined(self, 1, y)]

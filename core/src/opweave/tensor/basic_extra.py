@@ -30,6 +30,7 @@ from opweave.scalar.type import floatX
 from opweave.tensor import math as tm
 from opweave.tensor._typing import tensor_out
 from opweave.tensor.basic import (
+    PermuteRowElements,
     alloc,
     arange,
     cast,
@@ -206,7 +207,7 @@ def empty(shape: Any, dtype: Any = None) -> TensorVariable:
     """
     dims = _shape_list(shape)
     dtype = floatX() if dtype is None else np.dtype(dtype).name
-    return alloc(np.zeros((), dtype=dtype), *dims)
+    return tensor_out(alloc(np.zeros((), dtype=dtype), *dims))
 
 
 def empty_like(prototype: Any, dtype: Any = None) -> TensorVariable:
@@ -371,7 +372,8 @@ def inverse_permutation(perm: Any) -> TensorVariable:
 
 
 def permute_row_elements(x: Any, y: Any, inverse: bool = False) -> TensorVariable:
-    """Permute the last axis of ``x`` by the permutation(s) ``y``.
+    """Permute the last axis of ``x`` by the permutation(s) ``y`` (a
+    :class:`~opweave.tensor.basic.PermuteRowElements`).
 
     ``out[..., i] = x[..., y[..., i]]`` (``inverse``: ``out[..., y[..., i]] = x[..., i]``).
     The other axes of ``x`` and ``y`` broadcast together (a vector ``y`` applies one
@@ -385,25 +387,15 @@ def permute_row_elements(x: Any, y: Any, inverse: bool = False) -> TensorVariabl
         An integer tensor whose rows are permutations of ``range(x.shape[-1])``.
     inverse
         Apply the inverse permutations.
+
+    Raises
+    ------
+    TypeError
+        For a non-integer ``y``.
+    ValueError
+        For a 0-d ``x`` or ``y``.
     """
-    x = as_tensor_variable(x)
-    y = as_tensor_variable(y)
-    if y.dtype not in integer_dtypes:
-        raise TypeError(f"permute_row_elements: y must be an integer tensor, got {y.dtype}")
-    if x.ndim < 1 or y.ndim < 1:
-        raise ValueError("permute_row_elements: x and y need at least one dimension")
-    if inverse:
-        y = inverse_permutation(y)
-    ndim = max(x.ndim, y.ndim)
-    x = shape_padleft(x, ndim - x.ndim) if x.ndim < ndim else x
-    y = shape_padleft(y, ndim - y.ndim) if y.ndim < ndim else y
-    index: list[Any] = []
-    for d in range(ndim - 1):
-        pattern = ["x"] * d + [0] + ["x"] * (ndim - 1 - d)
-        index.append(_dimshuffle(arange(x.shape[d]), pattern))
-    index.append(y)
-    picked: TensorVariable = x[tuple(index)]
-    return picked
+    return tensor_out(PermuteRowElements(inverse)(x, y))
 
 
 # ====================================================================== diagonals and triangles

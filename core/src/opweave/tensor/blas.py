@@ -1,5 +1,10 @@
 """Products of tensors: the :class:`Dot` and :class:`MatMul` Ops and the functions ``dot``,
 ``matmul``, ``outer`` and ``tensordot`` (NumPy semantics).
+
+opweave has no separate BLAS Ops: :class:`Dot` computes every product of vectors and
+matrices and the backends call BLAS for it. PyTensor's name ``Dot22`` (its matrix-matrix
+product Op) is :class:`Dot` here, so that ``isinstance(node.op, Dot22)`` holds for the
+products it covers.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from opweave.tensor.elemwise import (
 from opweave.tensor.type import TensorType, discrete_dtypes
 from opweave.tensor.variable import TensorVariable
 
-__all__ = ["Dot", "MatMul", "dot", "matmul", "outer", "tensordot"]
+__all__ = ["Dot", "Dot22", "MatMul", "dot", "matmul", "outer", "tensordot"]
 
 
 def _discrete(x: TensorVariable) -> bool:
@@ -151,6 +156,9 @@ def _bilinear_rop(op: Op, inputs: Sequence[Variable], eval_points: Sequence[Any]
 
 _dot = Dot()
 
+#: PyTensor's matrix-matrix product Op: opweave's :class:`Dot` computes it.
+Dot22 = Dot
+
 
 class MatMul(Op):
     """NumPy's ``matmul`` of two tensors of rank at least 2: matrix products over the last
@@ -253,25 +261,39 @@ def dot(a: Any, b: Any) -> TensorVariable:
     return tensordot(a, b, [[a.type.ndim - 1], [b_axis]])
 
 
-def matmul(a: Any, b: Any) -> TensorVariable:
+def matmul(a: Any, b: Any, dtype: Any = None) -> TensorVariable:
     """NumPy's ``matmul`` (the ``@`` operator): a 1-d operand is promoted to a matrix and
     the added axis removed from the result; leading axes broadcast.
+
+    Parameters
+    ----------
+    a, b
+        Tensors of at least one dimension.
+    dtype
+        The result's dtype (a cast of the product); ``None`` keeps the promoted dtype.
 
     Raises
     ------
     ValueError
         For 0-d operands.
     """
-    a, b = _as_tensor(a), _as_tensor(b)
+    out = _matmul_of(_as_tensor(a), _as_tensor(b))
+    return out if dtype is None else cast_to(out, str(np.dtype(dtype)))
+
+
+def _matmul_of(a: TensorVariable, b: TensorVariable) -> TensorVariable:
     if a.type.ndim == 0 or b.type.ndim == 0:
-        raise ValueError("matmul: operands must have at least one dimension (use mul for scalars)")
+        raise ValueError(
+            "matmul: operands cannot be scalar (they need at least one dimension; use mul "
+            "for scalars)"
+        )
     if a.type.ndim <= 2 and b.type.ndim <= 2:
         return tensor_out(_dot(a, b))
     a_vec, b_vec = a.type.ndim == 1, b.type.ndim == 1
     if a_vec:
-        a = DimShuffle(1, ["x", 0])(a)
+        a = tensor_out(DimShuffle(1, ["x", 0])(a))
     if b_vec:
-        b = DimShuffle(1, [0, "x"])(b)
+        b = tensor_out(DimShuffle(1, [0, "x"])(b))
     out = tensor_out(_matmul(a, b))
     if a_vec or b_vec:
         nd = out.type.ndim
@@ -351,6 +373,21 @@ def _length(x: TensorVariable, axes: Sequence[int]) -> Any:
     return terms[0] if len(terms) == 1 else Elemwise(ps.mul)(*terms)
 
 
+def _simple_tensordot(
+    a: TensorVariable, b: TensorVariable, a_axes: Sequence[int], b_axes: Sequence[int]
+) -> TensorVariable | None:
+    """The product of two scalars, or one :func:`dot` of (transposed) vectors and matrices
+    contracting one axis each; ``None`` when the general construction is needed."""
+    nd_a, nd_b = a.type.ndim, b.type.ndim
+    if nd_a == 0 and nd_b == 0 and not a_axes:
+        return tensor_out(a * b)
+    if len(a_axes) != 1 or not (0 < nd_a <= 2 and 0 < nd_b <= 2):
+        return None
+    a2 = a if a_axes[0] == nd_a - 1 else _transpose(a)
+    b2 = b if b_axes[0] == 0 else _transpose(b)
+    return dot(a2, b2)
+
+
 def tensordot(a: Any, b: Any, axes: Any = 2) -> TensorVariable:
     """Sum products over the given axes (NumPy's ``tensordot``).
 
@@ -374,9 +411,13 @@ def tensordot(a: Any, b: Any, axes: Any = 2) -> TensorVariable:
         na, nb = a.type.shape[i], b.type.shape[j]
         if na is not None and nb is not None and na != nb:
             raise ValueError(
-                f"tensordot: axis {i} of the first input (length {na}) does not match axis "
-                f"{j} of the second (length {nb})"
+                "Input arrays have inconsistent type shape along the axes that are to be "
+                f"reduced with tensordot: axis {i} of the first input (length {na}) does not "
+                f"match axis {j} of the second (length {nb})"
             )
+    simple = _simple_tensordot(a, b, a_axes, b_axes)
+    if simple is not None:
+        return simple
     free_a = [i for i in range(a.type.ndim) if i not in a_axes]
     free_b = [j for j in range(b.type.ndim) if j not in b_axes]
     at = DimShuffle(a.type.ndim, free_a + a_axes)(a)

@@ -13,9 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from opweave.graph.basic import Apply, Variable
-from opweave.scalar.autocast import convert
+from opweave.graph.basic import Apply, Constant, Variable
+from opweave.scalar.autocast import convert, is_masked_array
+from opweave.scalar.type import ScalarType
 from opweave.tensor._typing import tensor_out, tensor_var
+from opweave.tensor.conversion import registered_conversion
 from opweave.tensor.type import (  # the constructors' primary location, re-exported
     TensorType,
     bcol,
@@ -416,15 +418,26 @@ def constant(
     Raises
     ------
     TypeError
-        For variables, ``None``, strings and non-numeric values.
+        For variables other than a ``TensorConstant`` (returned as is, or its data with the
+        ``ndim`` asked for), ``None``, strings and non-numeric values.
+    NotImplementedError
+        For a NumPy masked array.
     ValueError
         For ragged sequences, or when ``ndim`` cannot be reached.
     """
+    _check_ndim(ndim)
+    if isinstance(x, TensorConstant):
+        if dtype is None and (ndim is None or ndim == x.ndim):
+            return x
+        x = x.data
     if isinstance(x, Variable):
         raise TypeError(
             f"constant() expects a value, got the variable {x}; use as_tensor_variable instead"
         )
-    _check_ndim(ndim)
+    if is_masked_array(x):
+        raise NotImplementedError(
+            f"constant: MaskedArrays are not supported (got {x!r:.60}); pass x.filled(value)"
+        )
     arr = _as_array(x, dtype)
     if ndim is not None:
         arr = _with_ndim(arr, ndim)
@@ -433,7 +446,12 @@ def constant(
 
 
 def as_tensor_variable(
-    x: Any, name: str | None = None, ndim: int | None = None, dtype: Any = None
+    x: Any,
+    name: str | None = None,
+    ndim: int | None = None,
+    dtype: Any = None,
+    *,
+    allow_xtensor_conversion: bool = False,
 ) -> TensorVariable:
     """Return ``x`` as a tensor variable.
 
@@ -441,8 +459,10 @@ def as_tensor_variable(
     ----------
     x
         A tensor variable (returned as is), an Apply node (its default output), another
-        variable with an ``_as_TensorVariable()`` method, a list or tuple containing tensor
-        variables (stacked), or a value that :func:`constant` accepts.
+        variable with an ``_as_TensorVariable()`` method, an object of a type with a
+        conversion registered with ``_as_tensor_variable.register`` (see
+        :mod:`opweave.tensor.conversion`), a list or tuple containing tensor variables
+        (stacked), or a value that :func:`constant` accepts.
     name
         Name of a constant made from a value.
     ndim
@@ -451,6 +471,9 @@ def as_tensor_variable(
         The dtype of a constant made from a value. As in PyTensor, it does not apply to
         ``x`` when ``x`` is already a variable (or an Apply node): that is returned with its
         own dtype; use :func:`~opweave.tensor.basic.cast` to convert a variable.
+    allow_xtensor_conversion
+        PyTensor's permission to convert a labelled tensor (``xtensor``); opweave has no
+        labelled tensors, so every value it accepts is converted either way.
 
     Raises
     ------
@@ -465,9 +488,23 @@ def as_tensor_variable(
         try:
             x = x.default_output()
         except ValueError as exc:
-            raise TypeError(f"cannot convert the Apply node {x} to a tensor: {exc}") from None
+            kind = "Multi-output Op without default_output" if len(x.outputs) > 1 else "no output"
+            raise TypeError(
+                f"cannot convert the Apply node {x} to a tensor ({kind}): {exc}"
+            ) from None
     if isinstance(x, Variable):
         return _variable_with_ndim(_tensor_of_variable(x), ndim)
+    if isinstance(x, range):
+        return _range_tensor(x, name, ndim, dtype)
+    if is_masked_array(x):
+        raise NotImplementedError(
+            f"as_tensor_variable: MaskedArrays are not supported (got {x!r:.60}); pass "
+            "x.filled(value) or the data and the mask as separate tensors"
+        )
+    convert_registered = registered_conversion(x)
+    if convert_registered is not None:  # a library's own conversion for its type
+        extra = {} if dtype is None else {"dtype": dtype}
+        return convert_registered(x, name, ndim, **extra)  # type: ignore[no-any-return]
     if isinstance(x, bool):
         raise TypeError(
             f"cannot convert the Python bool {x} to a tensor variable: it is probably the result "
@@ -475,24 +512,45 @@ def as_tensor_variable(
             "opweave.tensor.eq / neq, or np.array(True) for a boolean constant"
         )
     if isinstance(x, list | tuple) and any(isinstance(e, Variable | Apply) for e in x):
-        # late: opweave.tensor.basic builds on this module (same floor, above it)
-        from opweave.tensor.basic import stack
-
-        return as_tensor_variable(stack([as_tensor_variable(e) for e in x]), ndim=ndim)
+        if all(not isinstance(e, Variable | Apply) or isinstance(e, Constant) for e in x):
+            data = [e.data if isinstance(e, Constant) else e for e in x]
+            return constant(type(x)(data), name=name, ndim=ndim, dtype=dtype)
+        stacked = _basic().stack([as_tensor_variable(e) for e in x])
+        return as_tensor_variable(stacked, ndim=ndim)
     try:
         return constant(x, name=name, ndim=ndim, dtype=dtype)
     except TypeError as exc:
         raise TypeError(f"cannot convert {type(x).__name__} {x!r:.60} to a tensor: {exc}") from None
 
 
+def _basic() -> Any:
+    """The module :mod:`opweave.tensor.basic` (its Ops make tensors of scalars, stacks and
+    ranges)."""
+    # late: opweave.tensor.basic builds on this module (same floor, above it)
+    from opweave.tensor import basic
+
+    return basic
+
+
+def _range_tensor(x: range, name: str | None, ndim: int | None, dtype: Any) -> TensorVariable:
+    """A Python ``range`` as the ``arange`` with the same start, stop and step."""
+    if ndim is not None and ndim != 1:
+        raise ValueError(f"as_tensor_variable: ndim for range must be 1, got ndim={ndim}")
+    out: TensorVariable = _basic().arange(x.start, x.stop, x.step, dtype=dtype)
+    out.name = name
+    return out
+
+
 def _tensor_of_variable(x: Variable) -> TensorVariable:
     if isinstance(x.type, TensorType):
         return tensor_var(x)
+    if isinstance(x.type, ScalarType):
+        return tensor_var(_basic().tensor_from_scalar(x))
     convert = getattr(x, "_as_TensorVariable", None)
     if convert is None:
         raise TypeError(
-            f"cannot convert the variable {x} of type {x.type!r} to a tensor variable (its class "
-            f"{type(x).__name__} has no _as_TensorVariable method)"
+            f"cannot convert the variable {x} of type {x.type!r} to a tensor variable of a "
+            f"TensorType (its class {type(x).__name__} has no _as_TensorVariable method)"
         )
     out = convert()
     if not isinstance(out, Variable) or not isinstance(out.type, TensorType):
@@ -507,8 +565,8 @@ def _variable_with_ndim(x: TensorVariable, ndim: int | None) -> TensorVariable:
         extra = x.ndim - ndim
         if not all(x.broadcastable[:extra]):
             raise ValueError(
-                f"{x} of type {x.type!r} has {x.ndim} dimensions and cannot be used as a "
-                f"{ndim}-d tensor: only leading broadcastable dimensions can be dropped"
+                f"Tensor of type {x.type!r} ({x}) has {x.ndim} dimensions and cannot be used "
+                f"as a {ndim}-d tensor: only leading broadcastable dimensions can be dropped"
             )
         return tensor_out(x.dimshuffle(list(range(extra, x.ndim))))
     # leading new axes

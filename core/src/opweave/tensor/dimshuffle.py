@@ -8,7 +8,9 @@ the input (``view_map = {0: [0]}``); backends compute it with a transpose and a 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,6 +25,10 @@ __all__ = ["DimShuffle"]
 
 def _as_tensor(x: Any) -> Variable:
     return as_tensor_variable(x)
+
+
+#: The largest rank of a tensor (NumPy's limit).
+MAX_NDIM = 64
 
 
 class DimShuffle(Op):
@@ -60,7 +66,7 @@ class DimShuffle(Op):
 
     def __init__(self, input_ndim: int, new_order: Sequence[int | str]) -> None:
         if not isinstance(input_ndim, int | np.integer) or isinstance(input_ndim, bool):
-            raise TypeError(f"DimShuffle: input_ndim must be an int, got {input_ndim!r}")
+            raise TypeError(f"DimShuffle: input_ndim must be an integer, got {input_ndim!r}")
         if input_ndim < 0:
             raise ValueError(f"DimShuffle: input_ndim must be >= 0, got {input_ndim}")
         if isinstance(new_order, str) or not isinstance(new_order, Sequence):
@@ -153,11 +159,17 @@ class DimShuffle(Op):
         Raises
         ------
         TypeError
-            If the input does not have ``input_ndim`` dimensions.
+            If the input does not have ``input_ndim`` dimensions, or a dropped axis has a
+            static length other than 1.
         ValueError
-            If a dropped axis does not have static length 1.
+            If a dropped axis has an unknown static length.
         """
         x = _as_tensor(x)
+        if len(self.new_order) > MAX_NDIM:
+            raise ValueError(
+                f"maximum supported dimension for a TensorType is currently {MAX_NDIM}, "
+                f"found {len(self.new_order)}"
+            )
         if x.type.ndim != self.input_ndim:
             raise TypeError(
                 f"{self} expects a {self.input_ndim}-d input, got {x} of type {x.type!r} "
@@ -165,7 +177,8 @@ class DimShuffle(Op):
             )
         for axis in self.drop:
             if x.type.shape[axis] != 1:
-                raise ValueError(
+                error = ValueError if x.type.shape[axis] is None else TypeError
+                raise error(
                     f"{self} drops input axis {axis}, but {x} of type {x.type!r} does not have "
                     f"static length 1 there (length {x.type.shape[axis]}); only broadcastable "
                     "axes can be dropped"
@@ -217,3 +230,19 @@ class DimShuffle(Op):
     def c_code_cache_version(self) -> tuple[Any, ...]:
         """Version of the backends' DimShuffle code."""
         return (1,)
+
+    #: PyTensor's name for the C source of the Op, relative to its module; opweave's C
+    #: code lives in the C backend, so only the name is kept, for code that reads it
+    #: (with :meth:`get_path`) when it derives a class.
+    c_func_file = "c_code/dimshuffle.c"
+
+    @classmethod
+    def get_path(cls, f: Path) -> Path:
+        """``f`` made absolute, relative to the folder of the module defining ``cls``
+        (an absolute ``f`` is returned unchanged); PyTensor's contract."""
+        f = Path(f)
+        if f.is_absolute():
+            return f
+        module = sys.modules.get(cls.__module__)
+        base = Path(getattr(module, "__file__", None) or ".").resolve().parent
+        return base / f

@@ -25,7 +25,14 @@ from opweave.tensor.math import mul
 from opweave.tensor.reductions import sum as _sum
 from opweave.tensor.variable import TensorVariable
 
-__all__ = ["einsum"]
+__all__ = ["CONTRACTION_STEP", "PATH", "einsum"]
+
+#: A contraction order, as ``numpy.einsum_path`` gives it: per step, the positions (in
+#: the current operand list) of the one or two operands contracted.
+PATH = tuple[tuple[int] | tuple[int, int], ...]
+#: One step of a contraction: the operand positions, the indices summed away and the
+#: step's einsum subscripts.
+CONTRACTION_STEP = tuple[tuple[int, ...], set[str], str]
 
 _ELLIPSIS = "..."
 _PATH_STRATEGIES = ("greedy", "optimal")

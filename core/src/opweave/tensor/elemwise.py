@@ -17,10 +17,11 @@ the narrowest dtype holding the value, so ``float32 + 1.5`` is ``float32``, ``in
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 import numpy as np
+from numpy.lib.array_utils import normalize_axis_tuple
 
 import opweave.scalar as ps
 from opweave.configdefaults import config
@@ -28,6 +29,7 @@ from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.op import Op
 from opweave.graph.replace import _vectorize_node
 from opweave.graph.type import DisconnectedType, NullType
+from opweave.printing import Printer, PrinterState
 from opweave.scalar import Cast, ScalarOp, ScalarType, get_scalar_type
 from opweave.scalar import second as scalar_second
 from opweave.scalar.basic import grad_not_implemented
@@ -41,10 +43,13 @@ from opweave.tensor.variable import TensorVariable
 __all__ = [
     "CAReduce",
     "DimShuffle",
+    "DimShufflePrinter",
     "Elemwise",
     "FrozenDict",
     "cast_to",
     "fill_as",
+    "get_normalized_batch_axes",
+    "scalar_elemwise",
     "zeros_like_float",
 ]
 
@@ -156,10 +161,11 @@ def _broadcast_shape(shapes: Sequence[tuple[int | None, ...]], what: object) -> 
     for axis, lengths in enumerate(zip(*shapes)):
         known = {n for n in lengths if n is not None and n != 1}
         if len(known) > 1:
-            described = ", ".join(str(s) for s in shapes)
+            described = ", ".join(str(tuple(s)) for s in shapes)
             raise ValueError(
                 f"{what}: incompatible static shapes on axis {axis}: lengths "
-                f"{sorted(known)} cannot broadcast together (input shapes: {described})"
+                f"{sorted(known)} cannot broadcast together (Incompatible Elemwise input "
+                f"shapes [{described}])"
             )
         if known:
             out.append(known.pop())
@@ -245,6 +251,21 @@ class Elemwise(Op):
         return str(self.scalar_op).rstrip("_").capitalize()
 
     # ------------------------------------------------------------------ graph
+
+    def outer(self, x: Any, y: Any) -> Any:
+        """The Op applied to every pair of an element of ``x`` and one of ``y``, as
+        :meth:`numpy.ufunc.outer`: the result has shape ``x.shape + y.shape``.
+
+        Raises
+        ------
+        TypeError
+            If the Op does not take two inputs.
+        """
+        if self.nin not in (-1, 2):
+            raise TypeError(f"{self}.outer needs an Op of two inputs; this one takes {self.nin}")
+        x, y = as_tensor_variable(x), as_tensor_variable(y)
+        x_expanded = DimShuffle(input_ndim=x.ndim, new_order=[*range(x.ndim), *"x" * y.ndim])(x)
+        return self(x_expanded, y)
 
     def make_node(self, *inputs: Any) -> Apply:
         """Broadcast the inputs and build the outputs.
@@ -480,7 +501,7 @@ def normalize_axis(axis: Any, ndim: int, what: str) -> tuple[int, ...]:
             )
         a = a % ndim if ndim else a
         if a in result:
-            raise ValueError(f"{what}: axis {a} is repeated in {axis!r}")
+            raise ValueError(f"{what}: repeated axis {a} in {axis!r}")
         result.append(a)
     return tuple(sorted(result))
 
@@ -531,7 +552,7 @@ class CAReduce(Op):
                 raise TypeError(f"{type(self).__name__}: axis entries must be ints, got {a!r}")
         parsed = tuple(int(a) for a in items)
         if len(set(parsed)) != len(parsed):
-            raise ValueError(f"{type(self).__name__}: axis {parsed} repeats an axis")
+            raise ValueError(f"{type(self).__name__}: repeated axis in {parsed}")
         return parsed
 
     def _axis_str(self) -> str:
@@ -590,7 +611,9 @@ class CAReduce(Op):
         """
         x = self._prepare_input(_as_tensor(x))
         ndim = x.type.ndim
-        axis = normalize_axis(self.axis, ndim, str(self))
+        axis = (
+            self._scalar_input_axes() if ndim == 0 else normalize_axis(self.axis, ndim, str(self))
+        )
         if self.axis is None:
             axis_prop: tuple[int, ...] | None = None
         else:
@@ -612,6 +635,21 @@ class CAReduce(Op):
             op = self.clone(axis=axis_prop, dtype=out_dtype, acc_dtype=acc_dtype)
         shape = tuple(n for i, n in enumerate(x.type.shape) if i not in axis)
         return Apply(op, [x], [TensorType(out_dtype, shape=shape)()])
+
+    def _scalar_input_axes(self) -> tuple[int, ...]:
+        """The axes reduced for a 0-d input: none, whether ``axis`` is ``None``, ``0`` or
+        ``-1`` (the input is its own reduction, as in PyTensor).
+
+        Raises
+        ------
+        numpy.exceptions.AxisError
+            For any other axis.
+        """
+        if self.axis is None or all(a in (0, -1) for a in self.axis):
+            return ()
+        raise np.exceptions.AxisError(
+            f"axis {tuple(self.axis)} is out of bounds for array of dimension 0"
+        )
 
     def reduced_axes(self, ndim: int) -> tuple[int, ...]:
         """The axes reduced for an input of rank ``ndim``."""
@@ -692,6 +730,38 @@ def vectorize_dimshuffle(op: DimShuffle, node: Apply, x: Variable) -> Apply:
     return DimShuffle(tensor_type_of(x).ndim, order).make_node(x)
 
 
+def get_normalized_batch_axes(
+    core_axes: int | Sequence[int] | None, core_ndim: int, batch_ndim: int
+) -> tuple[int, ...]:
+    """The axes of a batched input that the core axes of an operation become.
+
+    Parameters
+    ----------
+    core_axes
+        Axes of the core input (negative ones count from its end); ``None`` is all of them.
+    core_ndim
+        The number of dimensions of the core input.
+    batch_ndim
+        The number of batch dimensions put in front of it.
+
+    Returns
+    -------
+    tuple of int
+        E.g. ``get_normalized_batch_axes(None, 2, 4) == (4, 5)`` and
+        ``get_normalized_batch_axes((0, -1), 3, 1) == (1, 3)``.
+
+    Raises
+    ------
+    numpy.exceptions.AxisError
+        When an axis is out of range for ``core_ndim`` dimensions.
+    """
+    if core_axes is None:
+        axes: tuple[int, ...] = tuple(range(core_ndim))
+    else:
+        axes = normalize_axis_tuple(core_axes, core_ndim)
+    return tuple(axis + batch_ndim for axis in axes)
+
+
 @_vectorize_node.register(CAReduce)
 def vectorize_careduce(op: CAReduce, node: Apply, x: Variable) -> Apply:
     """The same reduction over the core axes, moved past the batch dimensions."""
@@ -700,4 +770,82 @@ def vectorize_careduce(op: CAReduce, node: Apply, x: Variable) -> Apply:
     if not batch:
         return op.make_node(x)
     axes = normalize_axis(op.axis, core_ndim, str(op))
-    return op.clone(axis=tuple(a + batch for a in axes)).make_node(x)
+    return op.clone(axis=get_normalized_batch_axes(axes, core_ndim, batch)).make_node(x)
+
+
+# ====================================================================== PyTensor's helpers
+
+
+def scalar_elemwise(
+    *symbol: Callable[..., Any],
+    nfunc: str | None = None,
+    nin: int | None = None,
+    nout: int | None = None,
+    symbolname: str | None = None,
+) -> Any:
+    """Decorator turning a function stub into the :class:`Elemwise` of the scalar Op of
+    :mod:`opweave.scalar` with the stub's name (or ``symbolname``).
+
+    ``@scalar_elemwise`` and ``@scalar_elemwise(symbolname="exp")`` both work; the
+    Elemwise takes the stub's docstring and module. ``nfunc``, ``nin`` and ``nout`` name
+    an equivalent NumPy function and its arities; they are kept as the Elemwise's
+    ``nfunc_spec`` for reference only.
+
+    Raises
+    ------
+    ValueError
+        For a name ending in ``_inplace`` (in-place Elemwise are made by rewrites).
+    AttributeError
+        When :mod:`opweave.scalar` has no Op of that name.
+    TypeError
+        When that name is not a scalar Op.
+    """
+
+    def construct(stub: Callable[..., Any]) -> Elemwise:
+        name = symbolname or stub.__name__
+        if name.endswith("_inplace"):
+            raise ValueError("Creation of automatic inplace elemwise operations deprecated")
+        scalar_op = getattr(ps, name, None)
+        if scalar_op is None:
+            raise AttributeError(f"scalar_elemwise: opweave.scalar has no scalar Op {name!r}")
+        if not isinstance(scalar_op, ScalarOp):
+            raise TypeError(
+                f"scalar_elemwise: opweave.scalar.{name} is {scalar_op!r}, not a scalar Op"
+            )
+        op = Elemwise(scalar_op)
+        op.nfunc_spec = (nfunc, nin, nout) if nfunc else None  # type: ignore[attr-defined]
+        if stub.__doc__:
+            op.__doc__ = stub.__doc__
+        op.__module__ = stub.__module__
+        return op
+
+    return construct(symbol[0]) if symbol else construct
+
+
+class DimShufflePrinter(Printer):
+    """Pretty-prints a :class:`DimShuffle`: leading new axes are not shown, an identity
+    order prints its input, a full reversal ``x.T``, any other order
+    ``DimShuffle{1, x, 0}(x)``."""
+
+    def process(self, var: Variable, pstate: PrinterState) -> str:
+        """The text of ``var``, an output of a DimShuffle.
+
+        Raises
+        ------
+        TypeError
+            When ``var`` is not computed by a DimShuffle.
+        """
+        node = var.owner
+        if node is None or not isinstance(node.op, DimShuffle):
+            raise TypeError("Can only print DimShuffle.")
+        order = list(node.op.new_order)
+        while order and order[0] == "x":
+            order.pop(0)
+        (x,) = node.inputs
+        ndim = tensor_type_of(x).ndim
+        text = pstate.pprinter.process(x, pstate)
+        if order == list(range(ndim)):
+            return str(text)
+        if order == list(range(ndim))[::-1]:
+            return f"{text}.T"
+        return f"DimShuffle{{{', '.join(str(o) for o in order)}}}({text})"

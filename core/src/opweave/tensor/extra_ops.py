@@ -1008,7 +1008,7 @@ def broadcast_to(x: Any, shape: Any) -> TensorVariable:
     shape
         A sequence of ints or 0-d integer tensors.
     """
-    return alloc(x, *shape)
+    return tensor_out(alloc(x, *shape))
 
 
 def broadcast_arrays(*args: Any) -> list[TensorVariable]:
@@ -1108,12 +1108,12 @@ def broadcast_shape(*arrays: Any, arrays_are_shapes: bool = False) -> tuple[Tens
         One length per dimension (constants where the static shapes know them).
     """
     if arrays_are_shapes:
-        tensors = [alloc(np.int8(0), *shape) for shape in arrays]
+        tensors = [tensor_out(alloc(np.int8(0), *shape)) for shape in arrays]
     else:
         tensors = [as_tensor_variable(a) for a in arrays]
     out = tensors[0]
     for t in tensors[1:]:
-        out = second(t, out)
+        out = tensor_out(second(t, out))
     return tuple(shape_i(out, i) for i in range(out.ndim))
 
 

@@ -188,7 +188,9 @@ def slice_static_length(slc: slice, dim_length: int | None) -> int | None:
     """The length of ``slc`` on a dimension of static length ``dim_length``, or ``None``.
 
     ``None`` when the length or a bound of the slice is not a known constant (a full
-    slice keeps ``dim_length`` even when that is ``None``).
+    slice keeps ``dim_length`` even when that is ``None``), except that a slice whose
+    constant bounds have the same sign and are not in the step's order (``1:1``,
+    ``-1:-1:3``, ``3:1``) is empty whatever the length.
     """
     comps = []
     for c in (slc.start, slc.stop, slc.step):
@@ -202,8 +204,29 @@ def slice_static_length(slc: slice, dim_length: int | None) -> int | None:
     if start is None and stop is None and step in (None, 1, -1):
         return dim_length
     if dim_length is None:
-        return None
+        return 0 if _empty_for_any_length(start, stop, step) else None
     return len(range(*slice(start, stop, step).indices(dim_length)))
+
+
+def _empty_for_any_length(start: int | None, stop: int | None, step: int | None) -> bool:
+    """Whether the slice selects nothing on every length: both bounds known, of the same
+    sign, and ``stop`` not past ``start`` in the direction of ``step``."""
+    if start is None or stop is None or step == 0:
+        return False
+    if (start < 0) != (stop < 0):
+        return False
+    return stop <= start if (step is None or step > 0) else stop >= start
+
+
+def _is_scalar_index(x: Any) -> bool:
+    """Whether ``x`` may be a scalar index: a number, or a 0-d variable of a Type with a
+    ``dtype`` (a tensor or a scalar), not ``None``/``NoneConst`` nor an array."""
+    if isinstance(x, int | np.integer):
+        return True
+    if isinstance(x, np.ndarray):
+        return x.ndim == 0
+    xtype = getattr(x, "type", None)
+    return getattr(xtype, "dtype", None) is not None and getattr(xtype, "ndim", 0) == 0
 
 
 def get_canonical_form_slice(theslice: Any, length: Any) -> tuple[Any, Any]:
@@ -232,8 +255,11 @@ def get_canonical_form_slice(theslice: Any, length: Any) -> tuple[Any, Any]:
     """
     n = _value(length)
     if not isinstance(theslice, slice):
-        if isinstance(theslice, bool | np.bool_):
-            raise ValueError(f"{theslice!r} is not a supported index")
+        if isinstance(theslice, bool | np.bool_) or not _is_scalar_index(theslice):
+            raise ValueError(
+                f"{theslice!r} is not a supported slice or scalar index: expected a slice, "
+                "an integer or a 0-d integer variable"
+            )
         idx = _value(theslice)
         if isinstance(idx, int):
             return (idx if idx >= 0 else _m("add", idx, n)), 1
@@ -481,8 +507,10 @@ def _static_broadcast(*shapes: Sequence[int | None]) -> tuple[int | None, ...]:
         known = {d for d in dims if d is not None and d != 1}
         if len(known) > 1:
             raise IndexError(
-                "shape mismatch: indexing arrays could not be broadcast together with shapes "
-                + " ".join(str(tuple(s)) for s in shapes)
+                "shape mismatch: indexing tensors could not be broadcast together with shapes "
+                + "["
+                + ", ".join(str(tuple(s)) for s in shapes)
+                + "]"
             )
         if known:
             out.append(known.pop())

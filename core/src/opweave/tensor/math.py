@@ -4,7 +4,10 @@ Every elementwise function is an :class:`~opweave.tensor.elemwise.Elemwise` inst
 scalar Op of the same name (``exp`` is ``Elemwise(opweave.scalar.exp)``), so it accepts
 tensors, arrays and Python numbers, broadcasts like NumPy and compares equal to any other
 Elemwise of that scalar Op. The names are PyTensor's; tensor variables' operators use them
-(``x + y`` is ``add(x, y)``). Reductions live in :mod:`opweave.tensor.reductions` and
+(``x + y`` is ``add(x, y)``); ``switch`` and ``clip`` are Elemwise instances too, so
+rewriters can track them. ``variadic_add`` and ``variadic_mul`` are functions building graphs of
+them, and ``_matmul`` is the :class:`MatMul` instance behind
+:func:`matmul`. Reductions live in :mod:`opweave.tensor.reductions` and
 products in :mod:`opweave.tensor.blas`; both are re-exported here, with PyTensor's
 helpers :func:`max_and_argmax`, :func:`dense_dot`, :class:`ProdWithoutZeros` (the
 reduction of the scalar Op :class:`MulWithoutZeros`) and :func:`median`. The complex-number
@@ -17,15 +20,19 @@ from __future__ import annotations
 
 import math as _math
 import typing
+from types import MappingProxyType
 
 import numpy as np
 
 import opweave.scalar as ps
+from opweave.configdefaults import config
 from opweave.scalar import complex as _psc
 from opweave.scalar.basic import MulWithoutZeros, mul_without_zeros
 from opweave.scalar.rules import float_dtype_for, upgrade_to_float_no_complex
 from opweave.scalar.type import get_scalar_type
 from opweave.tensor.blas import Dot, MatMul, dot, matmul, outer, tensordot
+from opweave.tensor.blas import _dot as _dot  # PyTensor's name of the Dot instance
+from opweave.tensor.blas import _matmul as _matmul  # the MatMul instance, tracked by rewriters
 from opweave.tensor.constructors import constant
 from opweave.tensor.elemwise import (
     Elemwise,
@@ -220,6 +227,8 @@ eq = _elemwise(ps.eq, "eq", "Elementwise ``x == y`` (bool).")
 neq = _elemwise(ps.neq, "neq", "Elementwise ``x != y`` (bool).")
 less, greater, less_equal, greater_equal, equal, not_equal = lt, gt, le, ge, eq, neq
 isnan = _elemwise(ps.isnan, "isnan", "True where the element is NaN.")
+#: PyTensor's name of the ``isnan`` Elemwise, whatever the input's dtype.
+isnan_ = isnan
 isinf = _elemwise(ps.isinf, "isinf", "True where the element is infinite.")
 and_ = _elemwise(ps.and_, "and_", "Elementwise bitwise ``&`` (logical on booleans).")
 or_ = _elemwise(ps.or_, "or_", "Elementwise bitwise ``|`` (logical on booleans).")
@@ -239,12 +248,12 @@ log_inplace = _inplace(ps.log, "log_inplace")
 sqr_inplace = _inplace(ps.sqr, "sqr_inplace")
 sqrt_inplace = _inplace(ps.sqrt, "sqrt_inplace")
 
-_clip = Elemwise(ps.clip, name="clip")
-
-
-def clip(x: typing.Any, min: typing.Any, max: typing.Any) -> typing.Any:
-    """``x`` limited to ``[min, max]`` elementwise (``min`` wins when ``min > max``)."""
-    return _clip(x, min, max)
+clip = _elemwise(
+    ps.clip,
+    "clip",
+    "``clip(x, min, max)``: ``x`` limited to ``[min, max]`` elementwise (``min`` wins when "
+    "``min > max``).",
+)
 
 
 def divmod(x: typing.Any, y: typing.Any) -> tuple[typing.Any, typing.Any]:
@@ -502,7 +511,12 @@ def dense_dot(a: typing.Any, b: typing.Any) -> typing.Any:
     return dot(_as_tensor(a), _as_tensor(b))
 
 
-_switch = Elemwise(ps.switch, name="switch")
+switch = _elemwise(
+    ps.switch,
+    "switch",
+    "``switch(cond, ift, iff)``: ``ift`` where ``cond`` is true, else ``iff``, elementwise "
+    "with broadcasting (:func:`opweave.tensor.basic.where` builds the same node).",
+)
 
 
 def median(x: typing.Any, axis: typing.Any = None) -> typing.Any:
@@ -542,7 +556,120 @@ def median(x: typing.Any, axis: typing.Any = None) -> typing.Any:
     upper = cast(ordered[..., k], dtype)
     lower = cast(ordered[..., sub(k, 1)], dtype)
     even = true_div(add(upper, lower), constant(2, dtype=dtype))
-    return _switch(eq(mod(n, 2), 0), even, upper)
+    return switch(eq(mod(n, 2), 0), even, upper)
+
+
+# ====================================================================== variadic helpers
+
+
+def variadic_add(*args: typing.Any) -> typing.Any:
+    """:data:`add` of any number of terms: ``0`` for none, the term itself for one."""
+    if not args:
+        return constant(0)
+    if len(args) == 1:
+        return args[0]
+    return add(*args)
+
+
+def variadic_mul(*args: typing.Any) -> typing.Any:
+    """:data:`mul` of any number of factors: ``1`` for none, the factor itself for one."""
+    if not args:
+        return constant(1)
+    if len(args) == 1:
+        return args[0]
+    return mul(*args)
+
+
+#: Names PyTensor's ``tensor.math`` has whose home in opweave builds on this module (so
+#: they cannot be imported here at module level): name -> the module that defines them.
+_ELSEWHERE = MappingProxyType(
+    {
+        **dict.fromkeys(
+            "allclose isclose isfinite isposinf isneginf nan_to_num sgn iround ceil_intdiv "
+            "largest smallest cov vecdot matvec vecmat".split(),
+            "opweave.tensor.math_extra",
+        ),
+        **dict.fromkeys(
+            "betainc chi2sf erfcinv gammainccinv gammaincinv i0 i1 iv ive j0 j1 ndtri_exp".split(),
+            "opweave.tensor.special_extra",
+        ),
+        **dict.fromkeys(
+            "betaincinv hyp2f1 jv kn kv kve owens_t".split(), "opweave.tensor.special_functions"
+        ),
+        "logaddexp": "opweave.tensor.special",
+    }
+)
+
+
+#: Default ``(atol, rtol)`` of :func:`_allclose` per the flag ``tensor__cmp_sloppy`` (0, 1,
+#: 2 and above) and the narrowest dtype compared: float16, float32/complex64, the others
+#: (for the last, level 0 is NumPy's own ``allclose`` default).
+_CMP_TOLERANCES = MappingProxyType(
+    {
+        0: {"float16": (1e-3, 1e-3), "float32": (1e-5, 1e-5), "float64": (1e-8, 1e-5)},
+        1: {"float16": (5e-3, 1e-2), "float32": (1e-4, 1e-3), "float64": (1e-3, 1e-4)},
+        2: {"float16": (1e-2, 5e-2), "float32": (5e-4, 1e-3), "float64": (1e-3, 1e-4)},
+    }
+)
+
+
+def _get_atol_rtol(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    """The default ``(atol, rtol)`` for comparing ``a`` and ``b`` (see :func:`_allclose`)."""
+    level = int(config.tensor__cmp_sloppy)
+    table = _CMP_TOLERANCES[level if level < 2 else 2]
+    dtypes = {str(a.dtype), str(b.dtype)}
+    if "float16" in dtypes:
+        return table["float16"]
+    if dtypes & {"float32", "complex64"}:
+        return table["float32"]
+    return table["float64"]
+
+
+def _allclose(
+    a: typing.Any, b: typing.Any, rtol: float | None = None, atol: float | None = None
+) -> bool:
+    """``numpy.allclose(a, b)`` with tolerances that suit the dtypes compared (PyTensor's
+    name and contract).
+
+    Parameters
+    ----------
+    a, b
+        Array-likes to compare.
+    rtol, atol
+        The tolerances; ``None`` picks them from the narrowest dtype among ``a`` and ``b``:
+        float16 ``(atol, rtol) = (1e-3, 1e-3)``, float32 or complex64 ``(1e-5, 1e-5)``,
+        otherwise NumPy's defaults ``(1e-8, 1e-5)``; the flag ``tensor__cmp_sloppy``
+        (1 or 2) loosens them.
+
+    Returns
+    -------
+    bool
+        Whether every element of ``a`` is close to the matching one of ``b``.
+    """
+    a_arr, b_arr = np.asarray(a), np.asarray(b)
+    default_atol, default_rtol = _get_atol_rtol(a_arr, b_arr)
+    return bool(
+        np.allclose(
+            a_arr,
+            b_arr,
+            atol=default_atol if atol is None else atol,
+            rtol=default_rtol if rtol is None else rtol,
+        )
+    )
+
+
+def __getattr__(name: str) -> typing.Any:
+    if name == "MaxAndArgmax":
+        raise AttributeError(
+            "The class `MaxandArgmax` has been deprecated. Call `Max` and `Argmax` "
+            "seperately as an alternative."
+        )
+    if name not in _ELSEWHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    # late: these modules build on this one; the names are re-exports, resolved on first use
+    import importlib
+
+    return getattr(importlib.import_module(_ELSEWHERE[name]), name)
 
 
 __all__ = [
@@ -675,6 +802,7 @@ __all__ = [
     "sub",
     "sub_inplace",
     "sum",
+    "switch",
     "tan",
     "tanh",
     "tensordot",
@@ -683,5 +811,7 @@ __all__ = [
     "true_div_inplace",
     "trunc",
     "var",
+    "variadic_add",
+    "variadic_mul",
     "xor",
 ]

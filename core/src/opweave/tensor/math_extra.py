@@ -20,11 +20,13 @@ from opweave.tensor.basic import cast, concatenate, ones_like, stack, switch
 from opweave.tensor.basic_extra import atleast_2d
 from opweave.tensor.constructors import as_tensor_variable
 from opweave.tensor.extra_ops import squeeze
+from opweave.tensor.shape import shape_padaxis, shape_padright
 from opweave.tensor.type import discrete_dtypes
 from opweave.tensor.variable import TensorVariable
 
 __all__ = [
     "allclose",
+    "batched_dot",
     "ceil_intdiv",
     "conjugate",
     "cov",
@@ -132,7 +134,7 @@ def nan_to_num(x: Any, nan: Any = 0.0, posinf: Any = None, neginf: Any = None) -
     neginf = info.min if neginf is None else neginf
     out = switch(tm.isnan(xt), cast(nan, xt.dtype), xt)
     out = switch(isposinf(xt), cast(posinf, xt.dtype), out)
-    return switch(isneginf(xt), cast(neginf, xt.dtype), out)
+    return tensor_out(switch(isneginf(xt), cast(neginf, xt.dtype), out))
 
 
 # ====================================================================== statistics
@@ -295,7 +297,7 @@ def _extreme(args: tuple[Any, ...], who: str, pick: Any, reduce: Any) -> TensorV
         raise TypeError(f"{who}() needs at least one argument")
     if len(args) == 2:
         a, b = (as_tensor_variable(v) for v in args)
-        return switch(pick(a, b), a, b)
+        return tensor_out(switch(pick(a, b), a, b))
     return tensor_out(reduce(stack(args), axis=0))
 
 
@@ -307,3 +309,45 @@ def smallest(*args: Any) -> TensorVariable:
 def largest(*args: Any) -> TensorVariable:
     """The elementwise largest of the arguments (Python's ``max``)."""
     return _extreme(args, "largest", tm.gt, tm.max)
+
+
+def batched_dot(a: Any, b: Any) -> TensorVariable:
+    """``out[i] = dot(a[i], b[i])`` over the leading (batch) axis (deprecated, as in
+    PyTensor: vectorize ``dot`` with :func:`opweave.graph.replace.vectorize_graph`).
+
+    Each of ``a[i]`` and ``b[i]`` may be a scalar, a vector or a matrix.
+
+    Raises
+    ------
+    TypeError
+        If ``a`` or ``b`` has no batch axis (is 0-d).
+    NotImplementedError
+        If ``a[i]`` or ``b[i]`` has more than two dimensions.
+    """
+    warnings.warn(
+        "batched_dot is deprecated: use dot with opweave.graph.replace.vectorize_graph",
+        FutureWarning,
+        stacklevel=2,
+    )
+    a, b = as_tensor_variable(a), as_tensor_variable(b)
+    for name, value in (("a", a), ("b", b)):
+        if value.type.ndim == 0:
+            raise TypeError(f"batched_dot: {name} must have at least one (batch) axis")
+        if value.type.ndim > 3:
+            raise NotImplementedError(
+                f"batched_dot: {name}[i] has {value.type.ndim - 1} dimensions; at most 2 are "
+                "supported (use vectorize_graph)"
+            )
+    core = (a.type.ndim - 1, b.type.ndim - 1)
+    if 0 in core:  # a product with a scalar
+        ndim = max(a.type.ndim, b.type.ndim)
+        return tensor_out(
+            tm.mul(shape_padright(a, ndim - a.type.ndim), shape_padright(b, ndim - b.type.ndim))
+        )
+    if core == (1, 1):
+        return tm.sum(tm.mul(a, b), axis=-1)
+    if core == (2, 1):
+        return tensor_out(tm.matmul(a, shape_padright(b))[:, :, 0])
+    if core == (1, 2):
+        return tensor_out(tm.matmul(shape_padaxis(a, 1), b)[:, 0, :])
+    return tm.matmul(a, b)

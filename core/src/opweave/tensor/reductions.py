@@ -23,6 +23,7 @@ import opweave.scalar as ps
 from opweave.gradient.opsupport import grad_not_implemented
 from opweave.graph.basic import Apply, Variable
 from opweave.graph.op import Op
+from opweave.graph.replace import _vectorize_node
 from opweave.scalar.type import normalize_dtype
 from opweave.tensor._typing import tensor_out, tensor_type_of, tensor_var
 from opweave.tensor.constructors import constant
@@ -33,6 +34,7 @@ from opweave.tensor.elemwise import (
     _as_tensor,
     cast_to,
     fill_as,
+    get_normalized_batch_axes,
     normalize_axis,
     zeros_like_float,
 )
@@ -424,6 +426,17 @@ class Argmax(Op):
     def c_code_cache_version(self) -> tuple[t.Any, ...]:
         """Version of the backends' code."""
         return (1,)
+
+
+@_vectorize_node.register(Argmax)
+def vectorize_argmax(op: Argmax, node: Apply, x: Variable) -> Apply:
+    """The same Argmax (Argmin) over the core axes, moved past the batch dimensions."""
+    core_ndim = tensor_type_of(node.inputs[0]).ndim
+    batch_ndim = tensor_type_of(x).ndim - core_ndim
+    if not batch_ndim:
+        return op.make_node(x)
+    axes = normalize_axis(op.axis, core_ndim, str(op))
+    return type(op)(get_normalized_batch_axes(axes, core_ndim, batch_ndim)).make_node(x)
 
 
 class Argmin(Argmax):

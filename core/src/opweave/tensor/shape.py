@@ -15,14 +15,21 @@ for gradients.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from types import EllipsisType
 from typing import Any, cast
 
 import numpy as np
+from numpy.lib.array_utils import normalize_axis_tuple
 
 from opweave.compile.ops import _TypeDispatchedCOp
+from opweave.compile.ops import register_shape_c_code as register_shape_c_code  # PyTensor's
+from opweave.compile.ops import register_shape_i_c_code as register_shape_i_c_code
 from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.op import Op
+from opweave.graph.replace import _vectorize_node
 from opweave.graph.type import Generic, disconnected_type, generic
+from opweave.scalar.basic import ScalarConstant
+from opweave.scalar.type import int64 as scalar_int64
 from opweave.tensor import math as tm
 from opweave.tensor._typing import tensor_out, tensor_type_of, tensor_var, tensor_vars
 from opweave.tensor.basic import (
@@ -31,7 +38,9 @@ from opweave.tensor.basic import (
     _const_int,
     _int_vector,
     _static_vector,
+    alloc,
     get_underlying_scalar_constant_value,
+    get_vector_length,
     make_vector,
     where,
 )
@@ -44,6 +53,7 @@ from opweave.tensor.variable import TensorVariable
 __all__ = [
     "Reshape",
     "Shape",
+    "ShapeValueType",
     "Shape_i",
     "SpecifyShape",
     "flatten",
@@ -53,8 +63,15 @@ __all__ = [
     "shape_padaxis",
     "shape_padleft",
     "shape_padright",
+    "shape_tuple",
+    "specify_broadcastable",
     "specify_shape",
+    "vectorize_shape",
 ]
+
+#: One entry of a shape given to :func:`specify_shape`: a length, ``None`` (unknown), a
+#: symbolic length, or ``...`` standing for the unknown leading dimensions.
+ShapeValueType = None | EllipsisType | np.integer | int | Variable
 
 
 # ====================================================================== Shape, Shape_i
@@ -107,8 +124,9 @@ class Shape_i(_TypeDispatchedCOp):  # noqa: N801 - PyTensor's name
     _hook_name = "opweave_register_shape_i_c_code"
 
     def __init__(self, i: int) -> None:
-        if not isinstance(i, int) or isinstance(i, bool) or i < 0:
+        if not isinstance(i, int | np.integer) or isinstance(i, bool) or i < 0:
             raise TypeError(f"Shape_i expects a non-negative int dimension, got {i!r}")
+        i = int(i)
         self.i = i
 
     def __str__(self) -> str:
@@ -170,6 +188,28 @@ def shape_i(x: Any, i: int) -> TensorVariable:
     if static is not None:
         return constant(static, dtype="int64")
     return tensor_out(Shape_i(i)(x))
+
+
+@_vectorize_node.register(Shape)
+def vectorize_shape(op: Shape, node: Apply, batched_x: Variable) -> Apply:
+    """The shape of each core tensor of ``batched_x``: its core lengths repeated over the
+    batch dimensions (an ``Alloc`` of shape ``batch_shape + (core_ndim,)``), or the plain
+    shape when ``batched_x`` has no batch dimensions."""
+    (core_x,) = node.inputs
+    x = tensor_var(batched_x)
+    core_ndim = tensor_var(core_x).ndim
+    batch_ndim = x.ndim - core_ndim
+    if batch_ndim < 0:
+        raise ValueError(
+            f"vectorize_shape: the batched input {x} has fewer dimensions ({x.ndim}) than "
+            f"the core input ({core_ndim})"
+        )
+    batched_shape = shape(x)
+    if batch_ndim == 0:
+        return cast(Apply, batched_shape.owner)
+    core_shape = batched_shape[batch_ndim:]
+    batch_shape = tuple(batched_shape[:batch_ndim])
+    return cast(Apply, tensor_out(alloc(core_shape, *batch_shape, core_ndim)).owner)
 
 
 # ====================================================================== padding
@@ -284,8 +324,9 @@ def _reshape_static(
         size = int(np.prod(cast("Sequence[int]", in_shape), dtype=np.int64))
         if not unknown and prod != size:
             raise ValueError(
-                f"Reshape: cannot reshape a tensor of static shape {tuple(in_shape)} (size "
-                f"{size}) into {tuple(entries)} (size {prod})"
+                f"Reshape: Input shape {tuple(in_shape)} is incompatible with new shape "
+                f"{tuple(entries)}: cannot reshape a tensor of static shape {tuple(in_shape)} "
+                f"(size {size}) into {tuple(entries)} (size {prod})"
             )
         if len(unknown) == 1:
             # The one entry left (-1 or symbolic) makes the sizes match, as in PyTensor.
@@ -462,6 +503,38 @@ def reshape(x: Any, newshape: Any, ndim: int | None = None) -> TensorVariable:
     return tensor_out(Reshape(n)(x, shp))
 
 
+@_vectorize_node.register(Reshape)
+def vectorize_reshape(
+    op: Reshape, node: Apply, batched_x: Variable, batched_shape: Variable
+) -> Any:
+    """Reshape each core tensor of ``batched_x``: the batch lengths followed by the core
+    shape (or, when the new shape already has one entry per batch dimension more, that
+    shape). A shape that gained batch dimensions of its own goes to ``Blockwise``.
+
+    Raises
+    ------
+    ValueError
+        When the new shape has neither the core nor the batched number of entries.
+    """
+    core_x = node.inputs[0]
+    x = tensor_var(batched_x)
+    new_shape = tensor_var(batched_shape)
+    if new_shape.ndim != 1:
+        return _vectorize_node.dispatch(Op)(op, node, batched_x, batched_shape)
+    batch_ndim = x.ndim - tensor_var(core_x).ndim
+    core_len = op.ndim
+    new_len = get_vector_length(new_shape)
+    if new_len == core_len:
+        entries = [*tuple(x.shape[:batch_ndim]), *tuple(new_shape)]
+        return cast(Apply, reshape(x, entries, ndim=len(entries)).owner)
+    if new_len == core_len + batch_ndim:
+        return cast(Apply, reshape(x, new_shape, ndim=new_len).owner)
+    raise ValueError(
+        f"Invalid shape length passed into vectorize node of Reshape: {new_len} entries for "
+        f"a core shape of {core_len} and {batch_ndim} batch dimension(s)"
+    )
+
+
 def flatten(x: Any, ndim: int = 1) -> TensorVariable:
     """Collapse the trailing dimensions of ``x`` so that ``ndim`` remain.
 
@@ -513,8 +586,8 @@ class SpecifyShape(Op):
         x = as_tensor_variable(x)
         if len(shape) != x.ndim:
             raise ValueError(
-                f"SpecifyShape: {x} has {x.ndim} dimensions but {len(shape)} shape entries "
-                "were given"
+                f"SpecifyShape: {x} is {x.ndim}-dimensional and will never match a shape of "
+                f"length {len(shape)}"
             )
         dims: list[Variable] = []
         static: list[int | None] = []
@@ -523,7 +596,12 @@ class SpecifyShape(Op):
                 dims.append(s if isinstance(s, Constant) else _none_const())
                 static.append(x.type.shape[i])
                 continue
-            d = _as_int_scalar(s, f"SpecifyShape: shape entry {i}")
+            try:
+                d = _as_int_scalar(s, f"shape entry {i}")
+            except TypeError as exc:
+                raise TypeError(
+                    f"SpecifyShape: shape values must be integer types ({exc})"
+                ) from None
             known = _const_int(d)
             if known is not None and known < 0:
                 raise ValueError(f"SpecifyShape: shape entry {i} is negative ({known})")
@@ -567,6 +645,18 @@ class SpecifyShape(Op):
         return [self(eval_points[0], *inputs[1:])]
 
 
+def _expand_ellipsis(shape: tuple[Any, ...], ndim: int) -> tuple[Any, ...]:
+    """``shape`` with its one ``Ellipsis`` replaced by ``None`` for the dimensions it covers."""
+    where = [i for i, s in enumerate(shape) if s is Ellipsis]
+    if not where:
+        return shape
+    if len(where) > 1:
+        raise ValueError(f"Multiple Ellipsis in specify_shape's shape {shape}")
+    (i,) = where
+    covered = max(ndim - (len(shape) - 1), 0)
+    return (*shape[:i], *(None,) * covered, *shape[i + 1 :])
+
+
 def specify_shape(x: Any, shape: Any) -> TensorVariable:
     """Return ``x``, checked at run time to have shape ``shape``.
 
@@ -577,7 +667,8 @@ def specify_shape(x: Any, shape: Any) -> TensorVariable:
     shape
         One entry per dimension of ``x``: an int, a 0-d integer tensor, or ``None`` for a
         dimension not checked; or an integer vector of length ``x.ndim``. A single int or
-        ``None`` is accepted for a vector.
+        ``None`` is accepted for a vector. One ``Ellipsis`` stands for ``None`` in as many
+        dimensions as needed.
 
     Returns
     -------
@@ -586,20 +677,28 @@ def specify_shape(x: Any, shape: Any) -> TensorVariable:
         static shape includes the constant entries.
     """
     xt = as_tensor_variable(x)
-    if shape is None or isinstance(shape, int | np.integer):
+    if shape is None or shape is Ellipsis or isinstance(shape, int | np.integer):
         shape = (shape,)
     elif isinstance(shape, Variable) and getattr(shape.type, "ndim", None) == 0:
         shape = (shape,)
+    elif isinstance(shape, list | tuple) and len(shape) == 1 and isinstance(shape[0], Variable):
+        if getattr(shape[0].type, "ndim", None) == 1:
+            shape = shape[0]
     if isinstance(shape, Variable):
         vec = _int_vector(shape, "specify_shape: shape")
         entries = _static_vector(vec)
         if entries is None:
-            raise ValueError(f"specify_shape: the length of the shape {vec} is not known")
+            raise ValueError(
+                f"specify_shape: Shape vector must have fixed dimensions; the length of {vec} "
+                "is not known"
+            )
         shape = tuple(e if e is not None else vec[i] for i, e in enumerate(entries))
-    shape = tuple(shape)
+    shape = _expand_ellipsis(tuple(shape), xt.ndim)
     if len(shape) != xt.ndim:
         raise ValueError(
-            f"specify_shape: {xt} has {xt.ndim} dimensions but the shape {shape} has {len(shape)}"
+            f"specify_shape: {xt} has {xt.ndim} dimensions but the shape {shape} has "
+            f"{len(shape)}: it is {xt.ndim}-dimensional and will never match a shape of "
+            f"length {len(shape)}"
         )
     redundant = all(
         _is_none(s) or (xt.type.shape[i] is not None and _const_int(s) == xt.type.shape[i])
@@ -608,3 +707,93 @@ def specify_shape(x: Any, shape: Any) -> TensorVariable:
     if redundant:
         return xt
     return tensor_out(SpecifyShape()(xt, *shape))
+
+
+@_vectorize_node.register(SpecifyShape)
+def vectorize_specify_shape(
+    op: SpecifyShape, node: Apply, batched_x: Variable, *shape: Variable
+) -> Apply:
+    """The same shape specified for the core dimensions of ``batched_x``; its batch
+    dimensions are left unchecked.
+
+    Raises
+    ------
+    NotImplementedError
+        When a shape entry itself gained batch dimensions.
+    """
+    if any(not _is_none(s) and getattr(s.type, "ndim", 0) != 0 for s in shape):
+        raise NotImplementedError(
+            "vectorize_specify_shape: it is not possible to vectorize the shape entries of "
+            "SpecifyShape"
+        )
+    x = tensor_var(batched_x)
+    batch_ndim = x.ndim - tensor_var(node.inputs[0]).ndim
+    entries = [None] * batch_ndim + [None if _is_none(s) else s for s in shape]
+    out = specify_shape(x, entries)
+    if out.owner is None or out is x:
+        return cast(Apply, tensor_out(SpecifyShape()(x, *entries)).owner)
+    return out.owner
+
+
+#: PyTensor's name for the ``SpecifyShape`` Op instance: ``_specify_shape(x, *shape)``.
+_specify_shape = SpecifyShape()
+
+
+def specify_broadcastable(x: Any, *axes: int) -> TensorVariable:
+    """``x`` with the given axes declared of length 1, checked at run time.
+
+    Parameters
+    ----------
+    x
+        The tensor.
+    *axes
+        The axes (negative ones count from the end).
+
+    Returns
+    -------
+    TensorVariable
+        ``x`` itself when no axis is given, else a :func:`specify_shape` of ``x`` with
+        length 1 on ``axes`` and the known static lengths elsewhere.
+
+    Raises
+    ------
+    numpy.exceptions.AxisError
+        For an axis out of range.
+    ValueError
+        When a given axis has a static length other than 1.
+    """
+    xt = as_tensor_variable(x)
+    if not axes:
+        return xt
+    chosen = normalize_axis_tuple(axes, xt.type.ndim)
+    for axis in chosen:
+        if xt.type.shape[axis] not in (None, 1):
+            raise ValueError(
+                f"specify_broadcastable: axis {axis} of {xt} has static length "
+                f"{xt.type.shape[axis]}, not 1"
+            )
+    return specify_shape(xt, [1 if i in chosen else s for i, s in enumerate(xt.type.shape)])
+
+
+def shape_tuple(x: Any) -> tuple[Variable, ...]:
+    """The shape of ``x`` as a tuple of graph variables: an int64 scalar constant for each
+    statically known length, else that entry of ``shape(x)``.
+
+    Parameters
+    ----------
+    x
+        A tensor; anything without a shape gives ``()``.
+
+    Returns
+    -------
+    tuple of Variable
+        One entry per dimension.
+    """
+    static = getattr(getattr(x, "type", None), "shape", None)
+    if static is None:
+        return ()
+    symbolic = shape(x)
+    return tuple(
+        symbolic[i] if length is None else ScalarConstant(scalar_int64, length)
+        for i, length in enumerate(static)
+    )

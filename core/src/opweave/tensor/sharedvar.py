@@ -11,6 +11,7 @@ Memory rules (as in PyTensor, on the CPU):
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Literal, overload
 
 import numpy as np
@@ -23,7 +24,13 @@ from opweave.tensor.random.var import RandomGeneratorSharedVariable, randomgen_c
 from opweave.tensor.type import TensorType
 from opweave.tensor.variable import TensorVariable
 
-__all__ = ["TensorSharedVariable", "shared"]
+__all__ = [
+    "TensorSharedVariable",
+    "load_shared_variable",
+    "scalar_constructor",
+    "shared",
+    "tensor_constructor",
+]
 
 
 class _BufferState:
@@ -244,7 +251,20 @@ def shared(
         )
     if isinstance(value, np.random.Generator):  # a random generator's state, as PyTensor
         return randomgen_constructor(value, name, strict, allow_downcast, borrow)
-    arr = _initial_array(value)
+    return _shared_array(value, _initial_array(value), name, strict, allow_downcast, borrow, shape)
+
+
+def _shared_array(
+    value: Any,
+    arr: np.ndarray,
+    name: str | None,
+    strict: bool,
+    allow_downcast: bool | None,
+    borrow: bool,
+    shape: tuple[int | None, ...] | None,
+) -> TensorSharedVariable:
+    """A shared variable holding ``arr`` (``value`` as an array), kept itself when
+    ``borrow`` and ``value`` is an ndarray, else copied."""
     static_shape = (None,) * arr.ndim if shape is None else shape
     ttype = TensorType(arr.dtype, shape=static_shape)
     aliased = borrow and isinstance(value, np.ndarray)
@@ -256,3 +276,85 @@ def shared(
     if not aliased:
         var._buffers.exposed_id = None  # our own copy: set_value may reuse its memory
     return var
+
+
+def tensor_constructor(
+    value: np.ndarray,
+    name: str | None = None,
+    strict: bool = False,
+    allow_downcast: bool | None = None,
+    borrow: bool = False,
+    shape: tuple[int | None, ...] | None = None,
+    broadcastable: tuple[bool, ...] | None = None,
+) -> TensorSharedVariable:
+    """A :class:`TensorSharedVariable` holding the ndarray ``value`` (PyTensor's shared
+    constructor for arrays).
+
+    Parameters
+    ----------
+    value
+        A numeric ``numpy.ndarray`` (not a masked array).
+    name, strict, allow_downcast, borrow
+        As for :func:`shared`.
+    shape
+        The static shape; default ``None`` for every dimension, so that later values may
+        have other lengths.
+    broadcastable
+        Deprecated: ``True`` entries become static length 1, ``False`` entries unknown.
+
+    Raises
+    ------
+    TypeError
+        When ``value`` is not a numeric ndarray, or does not fit ``shape``.
+    """
+    if not isinstance(value, np.ndarray):
+        raise TypeError(f"tensor_constructor: expected a numpy.ndarray, got {type(value).__name__}")
+    if broadcastable is not None:
+        warnings.warn(
+            "The `broadcastable` keyword is deprecated; use `shape`.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        shape = tuple(1 if flag else None for flag in broadcastable)
+    arr = _initial_array(value)
+    return _shared_array(value, arr, name, strict, allow_downcast, borrow, shape)
+
+
+def scalar_constructor(
+    value: Any,
+    name: str | None = None,
+    strict: bool = False,
+    allow_downcast: bool | None = None,
+    borrow: bool = False,
+) -> TensorSharedVariable:
+    """A 0-d :class:`TensorSharedVariable` holding a copy of the number ``value``
+    (PyTensor's shared constructor for Python and NumPy scalars).
+
+    Parameters
+    ----------
+    value
+        A Python ``int``/``float``/``complex``/``bool`` (int64, float64, complex128, bool)
+        or a NumPy scalar (its dtype).
+    name, strict, allow_downcast
+        As for :func:`shared`.
+    borrow
+        Ignored: the value is always copied into a new array.
+
+    Raises
+    ------
+    TypeError
+        When ``value`` is not a numeric scalar.
+    """
+    arr = _initial_array(value)
+    if arr.ndim != 0:
+        raise TypeError(
+            f"scalar_constructor: expected a number or a 0-d array, got {arr.ndim} "
+            f"dimensions with shape {arr.shape}"
+        )
+    return _shared_array(value, arr, name, strict, allow_downcast, False, ())
+
+
+def load_shared_variable(val: np.ndarray) -> TensorSharedVariable:
+    """A shared variable holding a copy of ``val`` (:func:`tensor_constructor` with its
+    defaults), as old pickles call it."""
+    return tensor_constructor(val)

@@ -18,6 +18,7 @@ are defined in :mod:`opweave.tensor.math` and re-exported here. The others are a
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -68,6 +69,7 @@ __all__ = [
     "log1mexp",
     "log1pexp",
     "log_softmax",
+    "logaddexp",
     "logit",
     "logsumexp",
     "poch",
@@ -282,6 +284,27 @@ def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> TensorVariabl
     if not keepdims:
         shift = _drop_reduced(shift, x.ndim, axis)
     return tm.add(total, shift)  # type: ignore[no-any-return]
+
+
+def logaddexp(*xs: Any) -> TensorVariable:
+    """``log(exp(x_1) + exp(x_2) + ...)`` of broadcast inputs, computed stably (NumPy's
+    ``logaddexp`` for two).
+
+    The elementwise maximum is subtracted before exponentiating and added back after the
+    logarithm (0 where it is infinite), so neither the value nor the gradient overflows.
+
+    Parameters
+    ----------
+    *xs
+        One or more tensors (broadcast together).
+    """
+    if not xs:
+        raise TypeError("logaddexp needs at least one input")
+    tensors = [as_tensor_variable(x) for x in xs]
+    largest = functools.reduce(tm.maximum, tensors)
+    shift = where(tm.isinf(largest), 0.0, largest)
+    total = functools.reduce(tm.add, [tm.exp(tm.sub(x, shift)) for x in tensors])
+    return tm.add(tm.log(total), shift)  # type: ignore[no-any-return]
 
 
 def _drop_reduced(t: TensorVariable, ndim: int, axis: Any) -> TensorVariable:

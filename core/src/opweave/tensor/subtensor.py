@@ -25,16 +25,22 @@ for ``x[idx] += y`` (each position updated once); when setting, the last one win
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.op import Op
+from opweave.graph.replace import _vectorize_node
 from opweave.graph.type import disconnected_type
+from opweave.printing import Printer, PrinterState, pprint
+from opweave.scalar.basic import Cast, ScalarMaximum, ScalarMinimum
 from opweave.tensor import math as tm
 from opweave.tensor._typing import tensor_out, tensor_type_of, tensor_var, tensor_vars
 from opweave.tensor.basic import (
+    MakeVector,
+    ScalarFromTensor,
+    TensorFromScalar,
     _as_int_scalar,
     _as_tensor_or_scalar,
     _const_int,
@@ -48,6 +54,7 @@ from opweave.tensor.basic import (
     zeros_like,
 )
 from opweave.tensor.constructors import as_tensor_variable, constant
+from opweave.tensor.elemwise import DimShuffle, Elemwise
 from opweave.tensor.index_list import (
     IdxEntry,
     as_index_array,
@@ -79,8 +86,17 @@ from opweave.tensor.index_shapes import (
     slice_static_length,
     static_indexed_shape,
 )
-from opweave.tensor.shape import _dimshuffle, flatten, reshape, shape_i, shape_padleft
+from opweave.tensor.shape import (
+    Shape,
+    Shape_i,
+    _dimshuffle,
+    flatten,
+    reshape,
+    shape_i,
+    shape_padleft,
+)
 from opweave.tensor.type import continuous_dtypes, integer_dtypes
+from opweave.tensor.type_other import NoneTypeT, SliceType
 from opweave.tensor.variable import TensorVariable
 
 __all__ = [
@@ -112,6 +128,7 @@ __all__ = [
     "inc_subtensor",
     "indexed_result_shape",
     "indices_from_subtensor",
+    "is_basic_idx",
     "set_subtensor",
     "slice_at_axis",
     "slice_len",
@@ -123,6 +140,60 @@ __all__ = [
 
 
 # ====================================================================== idx_list helpers
+
+
+def _is_provably_positive(var: Any, strict: bool = True) -> bool:
+    """Whether ``var`` is shown, from the graph alone, to be positive (PyTensor's contract).
+
+    Parameters
+    ----------
+    var
+        A Python or NumPy integer, or a Variable.
+    strict
+        Prove ``var > 0`` when true, ``var >= 0`` when false.
+
+    Returns
+    -------
+    bool
+        ``True`` only when proven: integers and constants by their values; ``MakeVector``
+        when every element is; ``Subtensor``, ``DimShuffle`` and the scalar/tensor
+        conversions by their input; ``minimum`` when every input is, ``maximum`` when one
+        is. For ``strict=False`` also unsigned dtypes, shapes (``Shape``/``Shape_i``) and
+        casts of a non-negative input, all of which may be zero.
+    """
+    if isinstance(var, int | np.integer):
+        return bool(var > 0) if strict else bool(var >= 0)
+    if not isinstance(var, Variable):
+        raise TypeError(f"_is_provably_positive: expected an integer or a Variable, got {var!r}")
+    if not strict and str(getattr(var.type, "dtype", "")).startswith("uint"):
+        return True
+    if isinstance(var, Constant):
+        data = np.asarray(var.data)
+        return bool((data > 0).all()) if strict else bool((data >= 0).all())
+    if var.owner is None:
+        return False
+    op, inputs = var.owner.op, var.owner.inputs
+    if not strict and isinstance(op, Shape | Shape_i):
+        return True
+    if isinstance(op, MakeVector):
+        return all(_is_provably_positive(i, strict) for i in inputs)
+    if isinstance(op, Subtensor | ScalarFromTensor | TensorFromScalar | DimShuffle):
+        return _is_provably_positive(inputs[0], strict)
+    if isinstance(op, Elemwise):
+        scalar_op = op.scalar_op
+        if not strict and isinstance(scalar_op, Cast):
+            return _is_provably_positive(inputs[0], strict)
+        if isinstance(scalar_op, ScalarMinimum):
+            return all(_is_provably_positive(i, strict) for i in inputs)
+        if isinstance(scalar_op, ScalarMaximum):
+            return any(_is_provably_positive(i, strict) for i in inputs)
+    return False
+
+
+def _is_provably_non_negative(var: Any) -> bool:
+    """Whether ``var`` is shown, from the graph alone, to be ``>= 0``
+    (:func:`_is_provably_positive` with ``strict=False``)."""
+    return _is_provably_positive(var, strict=False)
 
 
 def _static_out_shape(x_shape: Sequence[int | None], idx_list: Sequence[IdxEntry]) -> list[Any]:
@@ -279,6 +350,20 @@ def basic_subtensor(x: Any, *index_variables: Any) -> TensorVariable:
     return tensor_out(Subtensor(idx_list)(x, *flat))
 
 
+def _aliased_pairs(pairs: Sequence[Sequence[int]] | None) -> tuple[tuple[int, int], ...]:
+    """``destroyhandler_tolerate_aliased`` as a tuple of ``(int, int)`` pairs."""
+    if pairs is None:
+        return ()
+    result = []
+    for pair in pairs:
+        if len(pair) != 2:
+            raise ValueError(
+                f"destroyhandler_tolerate_aliased: expected pairs of input positions, got {pair!r}"
+            )
+        result.append((int(pair[0]), int(pair[1])))
+    return tuple(result)
+
+
 class IncSubtensor(Op):
     """``x`` with ``y`` added to (or, with ``set_instead_of_inc``, written into) ``x[idx_list]``.
 
@@ -292,23 +377,36 @@ class IncSubtensor(Op):
         Write into ``x`` (``destroy_map = {0: [0]}``) instead of a copy.
     set_instead_of_inc
         Replace the indexed elements instead of incrementing them.
+    destroyhandler_tolerate_aliased
+        Pairs ``(destroyed, other)`` of input positions: the in-place write may go ahead
+        although input ``other`` is (a view of) the destroyed input ``destroyed``.
     """
 
-    __props__ = ("idx_list", "inplace", "set_instead_of_inc")
+    __props__ = ("idx_list", "inplace", "set_instead_of_inc", "destroyhandler_tolerate_aliased")
 
     def __init__(
         self,
         idx_list: Sequence[IdxEntry],
         inplace: bool = False,
         set_instead_of_inc: bool = False,
+        destroyhandler_tolerate_aliased: Sequence[Sequence[int]] | None = None,
     ) -> None:
         self.idx_list = check_idx_list(idx_list, "IncSubtensor")
         self.inplace = bool(inplace)
         self.set_instead_of_inc = bool(set_instead_of_inc)
         self.destroy_map = {0: [0]} if self.inplace else {}
+        self.destroyhandler_tolerate_aliased = _aliased_pairs(destroyhandler_tolerate_aliased)
 
     def __hash__(self) -> int:
-        return hash((type(self), hashable(self.idx_list), self.inplace, self.set_instead_of_inc))
+        return hash(
+            (
+                type(self),
+                hashable(self.idx_list),
+                self.inplace,
+                self.set_instead_of_inc,
+                self.destroyhandler_tolerate_aliased,
+            )
+        )
 
     def __str__(self) -> str:
         name = "SetSubtensor" if self.set_instead_of_inc else "IncSubtensor"
@@ -381,9 +479,17 @@ def _value_for(y: Any, x: TensorVariable, who: str) -> TensorVariable:
     return value
 
 
+class ValueRankError(TypeError, ValueError):
+    """A value with more dimensions than the indexed part it should be written into.
+
+    A :class:`TypeError` (PyTensor's contract: the value's Type does not fit) that is also
+    a :class:`ValueError`, as opweave raised it before.
+    """
+
+
 def _check_broadcast(y: TensorVariable, target: Sequence[int | None], who: str) -> None:
     if y.ndim > len(target):
-        raise ValueError(
+        raise ValueRankError(
             f"{who}: cannot use a {y.ndim}-d value to update a {len(target)}-d subtensor"
         )
     for ys, ts in zip(reversed(y.type.shape), reversed(tuple(target))):
@@ -559,7 +665,9 @@ def advanced_set_subtensor1(x: Any, y: Any, ilist: Any) -> TensorVariable:
 # ====================================================================== take
 
 
-def take(a: Any, indices: Any, axis: int | None = None, mode: str = "raise") -> TensorVariable:
+def take(
+    a: Any, indices: Any, axis: int | None = None, mode: str | None = "raise"
+) -> TensorVariable:
     """``numpy.take``: the elements of ``a`` at ``indices`` along ``axis``.
 
     Parameters
@@ -571,8 +679,11 @@ def take(a: Any, indices: Any, axis: int | None = None, mode: str = "raise") -> 
     axis
         The axis; ``None`` takes from the flattened ``a``.
     mode
-        ``"raise"`` (out-of-range indices are an error), ``"wrap"`` or ``"clip"``.
+        ``"raise"`` (out-of-range indices are an error; ``None`` means the same, as in
+        :meth:`numpy.ndarray.take`), ``"wrap"`` or ``"clip"``.
     """
+    if mode is None:
+        mode = "raise"
     a = as_tensor_variable(a)
     if axis is None:
         a, axis = flatten(a, 1), 0
@@ -685,14 +796,38 @@ def _only_last_writes(
 # ====================================================================== advanced indexing
 
 
+def _holds_bool(seq: list[Any] | tuple[Any, ...]) -> bool:
+    """Whether a nested list mixes booleans with other elements, or holds a symbolic
+    boolean (a list of only Python booleans is a mask)."""
+    flat: list[Any] = []
+    stack: list[Any] = [seq]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list | tuple):
+            stack.extend(item)
+        else:
+            flat.append(item)
+    if any(getattr(getattr(e, "type", None), "dtype", None) == "bool" for e in flat):
+        return True
+    bools = [isinstance(e, bool | np.bool_) for e in flat]
+    return any(bools) and not all(bools)
+
+
 def as_tensor_index_variable(idx: Any) -> TensorVariable:
     """``idx`` as an index variable for advanced indexing: integers or a boolean mask.
 
     Raises
     ------
     TypeError
-        For a non-integer, non-boolean index, or a 0-d boolean.
+        For a non-integer, non-boolean index, a 0-d boolean, or a Python list or tuple
+        holding booleans (constant or symbolic) as elements (NumPy would read them as
+        the integers 0 and 1).
     """
+    if isinstance(idx, list | tuple) and _holds_bool(idx):
+        raise TypeError(
+            f"booleans nested in a Python list are not valid indices, got {idx!r}: use a "
+            "boolean array as a mask, or integers"
+        )
     var = as_index_array(idx)
     if var.dtype == "bool" and var.ndim == 0:
         raise TypeError(f"boolean scalars are not valid indices, got {idx!r}")
@@ -1071,7 +1206,10 @@ def getitem(x: Any, key: Any) -> TensorVariable:
     )
     n_real = sum(_dims_taken(k, kind) for k, kind in zip(key, kinds))
     if n_real > x.ndim:
-        raise IndexError(f"too many indices for the {x.ndim}-d tensor {x}: {n_real} were given")
+        raise IndexError(
+            f"too many indices for tensor: tensor is {x.ndim}-dimensional, but {n_real} were "
+            f"indexed ({n_real} were given for {x})"
+        )
     if "ellipsis" in kinds:
         pos = kinds.index("ellipsis")
         fill = (slice(None),) * (x.ndim - n_real)
@@ -1219,7 +1357,9 @@ def _inner_update(
         inner = tensor_var(owner.inputs[0])
         y = as_tensor_variable(y)
         if y.ndim > x.ndim:
-            raise ValueError(f"{who}: cannot use a {y.ndim}-d value to update a {x.ndim}-d tensor")
+            raise ValueRankError(
+                f"{who}: cannot use a {y.ndim}-d value to update a {x.ndim}-d tensor"
+            )
         y = shape_padleft(y, x.ndim - y.ndim)
         for j, o in enumerate(new_order):
             if o == "x" and y.type.shape[j] != 1:
@@ -1385,3 +1525,114 @@ def flip(arr: Any, axis: int | Sequence[int] | None = None) -> TensorVariable:
     return getitem(
         arr, tuple(slice(None, None, -1) if d in axes else slice(None) for d in range(arr.ndim))
     )
+
+
+def is_basic_idx(idx: Any) -> bool:
+    """Whether the index entry ``idx`` is basic on its own: a slice or ``None`` (a Python
+    one, or a variable of :class:`~opweave.tensor.type_other.SliceType` or
+    :class:`~opweave.tensor.type_other.NoneTypeT`).
+
+    An integer is not counted: next to an index array it takes part in advanced indexing.
+    """
+    return isinstance(idx, slice | type(None)) or isinstance(
+        getattr(idx, "type", None), SliceType | NoneTypeT
+    )
+
+
+# ====================================================================== vectorization
+
+
+def _advanced_entries_adjacent(key: Sequence[Any]) -> bool:
+    """Whether the advanced entries (everything but slices and ``None``) of ``key`` are
+    next to each other, so that NumPy keeps their result dimensions in place."""
+    positions = [i for i, k in enumerate(key) if not isinstance(k, slice | type(None))]
+    return not positions or positions[-1] - positions[0] + 1 == len(positions)
+
+
+@_vectorize_node.register(Subtensor)
+@_vectorize_node.register(AdvancedSubtensor)
+@_vectorize_node.register(AdvancedSubtensor1)
+def _vectorize_indexed_read(op: Op, node: Apply, x: Variable, *index_inputs: Variable) -> Any:
+    """Index the batched tensor with full slices on its batch axes when only it gained
+    batch dimensions (and the advanced entries are adjacent, so that NumPy's placement of
+    their dimensions is unchanged); otherwise wrap the Op in a ``Blockwise``."""
+    # late: opweave.tensor.blockwise builds on the tensor library, this module included
+    from opweave.tensor.blockwise import vectorize_node_fallback
+
+    core_x, *core_indices = node.inputs
+    indices_batched = any(
+        tensor_type_of(new).ndim != tensor_type_of(old).ndim
+        for old, new in zip(core_indices, index_inputs, strict=True)
+    )
+    batch_ndim = tensor_var(x).ndim - tensor_var(core_x).ndim
+    if indices_batched or batch_ndim <= 0:
+        return vectorize_node_fallback(op, node, x, *index_inputs)
+    idx_list = getattr(op, "idx_list", None)
+    if idx_list is None:
+        key: tuple[Any, ...] = tuple(index_inputs)
+    else:
+        key = tuple(unflatten_index_variables(index_inputs, idx_list))
+    if not isinstance(op, Subtensor) and not _advanced_entries_adjacent(key):
+        return vectorize_node_fallback(op, node, x, *index_inputs)
+    return [getitem(x, (slice(None),) * batch_ndim + key)]
+
+
+# ====================================================================== pretty printing
+
+
+def _index_text(idx_list: Sequence[IdxEntry], index_texts: Sequence[str]) -> str:
+    """``idx_list`` as Python indexing text, its placeholders replaced by ``index_texts``."""
+    texts = iter(index_texts)
+
+    def one(c: Any) -> str:
+        if c is None:
+            return ""
+        return next(texts) if is_placeholder(c) else str(c)
+
+    parts = []
+    for e in idx_list:
+        if isinstance(e, slice):
+            text = f"{one(e.start)}:{one(e.stop)}"
+            if e.step is not None:
+                text += f":{one(e.step)}"
+            parts.append(text)
+        else:
+            parts.append(one(e))
+    return ", ".join(parts)
+
+
+class _IndexingPrinter(Printer):
+    """Renders reads as ``x[idx]`` and writes as ``inc_subtensor(x[idx], y)`` or
+    ``set_subtensor(x[idx], y)`` (PyTensor's ``pprint`` of the indexing Ops)."""
+
+    def process(self, var: Variable, pstate: PrinterState) -> str:
+        node = var.owner
+        if node is None:
+            raise TypeError(f"cannot print {var} as an indexing: it has no owner")
+        op = node.op
+        texts = [pstate.pprinter.process(inp, pstate) for inp in node.inputs]
+        writes = isinstance(op, IncSubtensor | AdvancedIncSubtensor | AdvancedIncSubtensor1)
+        first_index = 2 if writes else 1
+        idx_list = getattr(op, "idx_list", None)
+        if idx_list is None:  # the ``*1`` Ops: one index vector on the first axis
+            index = texts[first_index]
+        else:
+            index = _index_text(idx_list, texts[first_index:])
+        read = f"{texts[0]}[{index}]"
+        if not writes:
+            return read
+        write_op = cast("IncSubtensor | AdvancedIncSubtensor | AdvancedIncSubtensor1", op)
+        name = "set_subtensor" if write_op.set_instead_of_inc else "inc_subtensor"
+        return f"{name}({read}, {texts[1]})"
+
+
+for _indexing_op in (
+    Subtensor,
+    IncSubtensor,
+    AdvancedSubtensor1,
+    AdvancedIncSubtensor1,
+    AdvancedSubtensor,
+    AdvancedIncSubtensor,
+):
+    pprint.assign(_indexing_op, _IndexingPrinter())
+del _indexing_op

@@ -196,6 +196,7 @@ __all__ = [
     "uwscalar",
     "values_eq_approx",
     "values_eq_approx_always_true",
+    "values_eq_approx_remove_nan",
     "vector",
     "vectors",
     "wcol",
@@ -286,6 +287,14 @@ def _parse_dtype(dtype: Any) -> str:
     return name
 
 
+class StaticShapeEntryError(TypeError, ValueError):
+    """A static shape entry that is neither ``None``, an int nor a bool.
+
+    It is both a ``TypeError`` (the entry has the wrong type) and a ``ValueError``
+    (PyTensor's contract for ``TensorType(dtype, shape=("1",))``).
+    """
+
+
 def _parse_shape_entry(entry: Any) -> ShapeEntry:
     if entry is None:
         return None
@@ -295,15 +304,26 @@ def _parse_shape_entry(entry: Any) -> ShapeEntry:
         if entry < 0:
             raise ValueError(f"TensorType: static shape entries must be >= 0, got {entry}")
         return int(entry)
-    raise TypeError(
-        f"TensorType: static shape entries must be None or a non-negative int (or a "
-        f"broadcastable bool), got {type(entry).__name__} {entry!r}"
+    raise StaticShapeEntryError(
+        "TensorType broadcastable/shape must be a boolean, integer or None: static shape "
+        f"entries must be None or a non-negative int (or a broadcastable bool), got "
+        f"{type(entry).__name__} {entry!r}"
+    )
+
+
+def _warn_broadcastable_keyword() -> None:
+    warnings.warn(
+        "The `broadcastable` keyword is deprecated; use `shape` (True -> 1, False -> None).",
+        DeprecationWarning,
+        stacklevel=5,
     )
 
 
 def _parse_shape(shape: Any, broadcastable: Any) -> tuple[ShapeEntry, ...]:
     if shape is not None and broadcastable is not None:
         raise TypeError("TensorType: pass either shape or broadcastable, not both")
+    if broadcastable is not None:
+        _warn_broadcastable_keyword()
     spec = shape if shape is not None else broadcastable
     if spec is None:
         raise TypeError(
@@ -379,6 +399,11 @@ def values_eq_approx(
         if allow_remove_inf:
             ok |= np.isinf(a)
     return bool(ok.all())
+
+
+def values_eq_approx_remove_nan(a: Any, b: Any) -> bool:
+    """:func:`values_eq_approx` where NaN in either value counts as equal to anything."""
+    return values_eq_approx(a, b, False, True)
 
 
 def values_eq_approx_always_true(a: Any, b: Any) -> bool:
@@ -548,9 +573,37 @@ class TensorType(ShapedType):
         return super().__reduce_ex__(protocol)
 
     if TYPE_CHECKING:
-        # Both build a ``variable_type``: a TensorVariable (a root, owned by no node).
+        # Builds a ``variable_type``: a TensorVariable (a root, owned by no node).
         def make_variable(self, name: str | None = None) -> TensorVariable[None]: ...
-        def __call__(self, name: str | None = None) -> TensorVariable[None]: ...
+
+    def __call__(
+        self, name: str | None = None, *, shape: Iterable[Any] | None = None
+    ) -> TensorVariable[None]:
+        """Return a new variable of this Type, or of a more specific static shape.
+
+        Parameters
+        ----------
+        name
+            The variable's name.
+        shape
+            A static shape at least as specific as this Type's (``None`` entries may become
+            ints; known lengths and the rank must stay): the variable gets this Type with
+            that shape (``fmatrix(shape=(1, None))`` is a ``frow`` variable).
+
+        Raises
+        ------
+        ValueError
+            When ``shape`` is not a specialisation of this Type's static shape.
+        """
+        if shape is not None:
+            new_type = self.clone(shape=shape)
+            if not self.is_super(new_type):
+                raise ValueError(
+                    f"shape={tuple(shape)!r} is incompatible with the static shape "
+                    f"{self.shape!r} of {self!r}: only None entries may be given a length"
+                )
+            return new_type(name)
+        return super().__call__(name)
 
     # ------------------------------------------------------------------ attributes
 
@@ -863,23 +916,51 @@ class TensorType(ShapedType):
 # ``opweave.tensor`` re-export them.
 
 
+_DTYPE_NAME_MESSAGE = (
+    "This name looks like a dtype, which you should pass as a keyword argument only"
+)
+
+
+def _looks_like_dtype(name: Any) -> bool:
+    """True for ``"floatX"`` and for names of more than two characters NumPy reads as a dtype."""
+    text = str(name)
+    if text == "floatX":
+        return True
+    if isinstance(name, str) and len(text) <= 2:
+        return False  # one- and two-letter names ("a", "x1") are names
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # deprecated dtype codes still count
+            np.dtype(name)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def _check_name(name: Any) -> None:
-    if name is not None and not isinstance(name, str):
-        raise TypeError(f"a variable's name must be a str or None, got {name!r}")
-    if name == "floatX" or name in all_dtypes:
+    if name is None:
+        return
+    if _looks_like_dtype(name):
         raise ValueError(
-            f"{name!r} looks like a dtype, but the first positional argument is the variable's "
-            f"name: pass the dtype by keyword (dtype={name!r})"
+            f"{_DTYPE_NAME_MESSAGE}: the first positional argument is the variable's name, "
+            f"got {name!r}; pass the dtype by keyword (dtype={name!r})"
         )
+    if not isinstance(name, str):
+        raise TypeError(f"a variable's name must be a str or None, got {name!r}")
 
 
 def _validate_static_shape(shape: Any, ndim: int, what: str) -> tuple[Any, ...]:
-    """``shape`` as a tuple of ``ndim`` entries, or raise (the entries are checked by the Type)."""
-    if not isinstance(shape, tuple | list):
-        raise TypeError(f"{what}: shape must be a tuple, got {type(shape).__name__} {shape!r}")
+    """``shape`` as a tuple of ``ndim`` entries, each None or an int, or raise."""
+    if not isinstance(shape, tuple):
+        raise TypeError(
+            f"Shape must be a tuple, got {type(shape).__name__} {shape!r} ({what}: the static "
+            f"shape must be a tuple of {ndim} entries)"
+        )
     if len(shape) != ndim:
-        raise ValueError(f"{what}: shape must be a tuple of length {ndim}, got {shape!r}")
-    return tuple(shape)
+        raise ValueError(f"Shape must be a tuple of length {ndim}, got {shape!r} ({what})")
+    if not all(s is None or isinstance(s, int | np.integer) for s in shape):
+        raise TypeError(f"Shape entries must be None or integer, got {shape!r} ({what})")
+    return shape
 
 
 def _make(name: str | None, dtype: Any, shape: tuple[Any, ...]) -> TensorVariable:
@@ -963,7 +1044,7 @@ def row(
     """Return a symbolic row: a 2-d tensor whose first dimension has length 1."""
     shape = _validate_static_shape(shape, 2, "row")
     if shape[0] != 1:
-        raise ValueError(f"row: the first dimension must have static length 1, got {shape!r}")
+        raise ValueError(f"The first dimension of a `row` must have shape 1, got {shape[0]}")
     return _make(name, dtype, shape)
 
 
@@ -973,7 +1054,7 @@ def col(
     """Return a symbolic column: a 2-d tensor whose second dimension has length 1."""
     shape = _validate_static_shape(shape, 2, "col")
     if shape[1] != 1:
-        raise ValueError(f"col: the second dimension must have static length 1, got {shape!r}")
+        raise ValueError(f"The second dimension of a `col` must have shape 1, got {shape[1]}")
     return _make(name, dtype, shape)
 
 

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import hashlib
 import sys
+import warnings
 from collections.abc import Callable, Iterator, Sequence
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from opweave.compile.ops import DeepCopyOp, ViewOp
 from opweave.graph.basic import Constant, OptionalApplyType, Variable
+from opweave.graph.utils import MetaType
 from opweave.transfer import transfer as transfer_to
 
 if TYPE_CHECKING:
@@ -27,12 +29,18 @@ if TYPE_CHECKING:
     from opweave.tensor.type import TensorType
 
 __all__ = [
+    "DenseConstantMeta",
+    "DenseTensorConstant",
+    "DenseTensorVariable",
+    "DenseVariableMeta",
     "NotScalarConstantError",
     "OperatorUnavailableError",
     "TensorConstant",
+    "TensorConstantSignature",
     "TensorPyOperators",
     "TensorVariable",
     "get_underlying_scalar_constant",
+    "get_unique_constant_value",
 ]
 
 
@@ -46,7 +54,7 @@ class NotScalarConstantError(Exception):
 
 # The modules the operators call. Each builds on this module (its Ops return tensor
 # variables), so each is imported when an operator first runs, not when this one loads.
-# ``shape`` functions are imported by name in their methods instead, and ``subtensor``
+# ``_shape()`` gives the few ``shape`` names used here, and ``subtensor``
 # is looked up in ``sys.modules`` (``opweave.tensor`` re-exports functions named like
 # those modules).
 
@@ -78,6 +86,14 @@ def _subtensor() -> ModuleType:
 
     # by name: the package's attribute ``subtensor`` is the function it re-exports
     return sys.modules["opweave.tensor.subtensor"]
+
+
+def _shape() -> SimpleNamespace:
+    # late: opweave.tensor.shape builds on this module (same floor, above it)
+    from opweave.tensor.shape import Shape_i, reshape, shape
+
+    # the names used here (the package's attribute ``shape`` is the function)
+    return SimpleNamespace(Shape_i=Shape_i, reshape=reshape, shape=shape)
 
 
 def _elemwise() -> ModuleType:
@@ -129,10 +145,7 @@ class TensorPyOperators:
     @property
     def shape(self) -> Any:
         """The symbolic shape (an int64 vector)."""
-        # late: opweave.tensor.shape builds on this module (same floor, above it)
-        from opweave.tensor.shape import shape
-
-        return shape(self)
+        return _shape().shape(self)
 
     @property
     def size(self) -> Any:
@@ -301,10 +314,7 @@ class TensorPyOperators:
         """Reshape to ``shape`` (a tuple or a symbolic int vector of length ``ndim``)."""
         if ndim is not None and not isinstance(ndim, int):
             raise TypeError(f"reshape: ndim must be an int, got {ndim!r}")
-        # late: opweave.tensor.shape builds on this module (same floor, above it)
-        from opweave.tensor.shape import reshape
-
-        return reshape(self, shape, ndim=ndim)
+        return _shape().reshape(self, shape, ndim=ndim)
 
     def dimshuffle(self, *pattern: Any) -> Any:
         """Reorder the axes, ``'x'`` inserting a broadcastable one: ``x.dimshuffle(1, 'x', 0)``."""
@@ -663,8 +673,20 @@ class TensorConstant(TensorVariable[None], Constant["TensorType"]):
 
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
-        state.pop("_signature", None)  # a cache, computed again when needed
+        state.pop("_signature", None)  # caches, computed again when needed
+        state.pop("_unique_value", None)
         return state
+
+    @property
+    def unique_value(self) -> Any:
+        """The one value every element holds, or ``None`` (different values, or no element).
+
+        A read-only 0-d array for a one-element constant, else a NumPy scalar, as in
+        PyTensor.
+        """
+        if "_unique_value" not in self.__dict__:
+            self.__dict__["_unique_value"] = _only_value(self._data)
+        return self.__dict__["_unique_value"]
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
@@ -689,6 +711,116 @@ class TensorConstant(TensorVariable[None], Constant["TensorType"]):
         if data.size <= 8:
             return str(data.tolist())
         return f"TensorConstant{{{self.type.dtype}, shape={data.shape}}}"
+
+
+def _only_value(data: np.ndarray) -> Any:
+    """``TensorConstant.unique_value`` of a constant holding ``data``."""
+    if data.size == 0:
+        return None
+    if data.size == 1:
+        value = data.squeeze()
+        value.flags.writeable = False
+        return value
+    flat = data.ravel()
+    return flat[0] if (flat == flat[0]).all() else None
+
+
+def get_unique_constant_value(x: Any) -> Any:
+    """The value every element of the constant ``x`` holds, or ``None`` (deprecated).
+
+    Parameters
+    ----------
+    x
+        Any variable; only a :class:`TensorConstant` has a unique value.
+
+    Returns
+    -------
+    numpy.ndarray, numpy.generic or None
+        ``x.unique_value`` for a constant, else ``None``.
+
+    Warns
+    -----
+    FutureWarning
+        Always: use :attr:`TensorConstant.unique_value`.
+    """
+    warnings.warn("get_unique_constant_value is deprecated.", FutureWarning, stacklevel=2)
+    return x.unique_value if isinstance(x, TensorConstant) else None
+
+
+class TensorConstantSignature(tuple[Any, ...]):
+    """A pair ``(Type, ndarray)`` comparing two tensor constants by Type and value.
+
+    Two signatures are equal when their Types are equal, their arrays have the same
+    shape and equal elements, NaNs counting as equal where both arrays have them. The
+    hash combines the Type, the shape and :attr:`sum`, so equal signatures hash alike.
+    """
+
+    def __eq__(self, other: object) -> bool:
+        if type(self) is not type(other):
+            return False
+        try:
+            (t0, d0), (t1, d1) = self, other
+        except (TypeError, ValueError):
+            return False
+        if t0 != t1 or np.shape(d0) != np.shape(d1):
+            return False
+        if self.has_nan or other.has_nan:
+            return bool(np.array_equal(d0, d1, equal_nan=True))
+        return bool(np.all(d0 == d1))
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        t, d = self
+        return hash((type(self), t, np.shape(d), self.sum))
+
+    @property
+    def has_nan(self) -> bool:
+        """Whether the array holds a NaN."""
+        d = np.asarray(self[1])
+        return bool(d.dtype.kind in "fc" and np.isnan(d).any())
+
+    @property
+    def no_nan(self) -> np.ma.MaskedArray:
+        """The array with its NaNs masked."""
+        d = np.asarray(self[1])
+        return np.ma.masked_array(d, np.isnan(d) if d.dtype.kind in "fc" else False)
+
+    @property
+    def sum(self) -> Any:
+        """The sum of the array's finite elements (0 when there are none)."""
+        d = np.asarray(self[1])
+        if d.dtype.kind in "fc":
+            d = np.where(np.isfinite(d), d, 0)
+        total = d.sum() if d.dtype.kind in "biufc" else 0
+        return total.item() if isinstance(total, np.generic) else total
+
+
+class DenseVariableMeta(MetaType):
+    """The metaclass of :class:`DenseTensorVariable`: its instances are exactly the plain
+    :class:`TensorVariable` objects (not constants, shared or other subclasses)."""
+
+    def __instancecheck__(self, instance: Any) -> bool:
+        return type(instance) is TensorVariable or isinstance(instance, DenseVariableMeta)
+
+
+class DenseTensorVariable(metaclass=DenseVariableMeta):
+    """A name for dense tensor variables: ``isinstance(v, DenseTensorVariable)`` holds
+    for plain :class:`TensorVariable` objects."""
+
+
+class DenseConstantMeta(MetaType):
+    """The metaclass of :class:`DenseTensorConstant`: its instances are exactly the plain
+    :class:`TensorConstant` objects."""
+
+    def __instancecheck__(self, instance: Any) -> bool:
+        return type(instance) is TensorConstant or isinstance(instance, DenseConstantMeta)
+
+
+class DenseTensorConstant(metaclass=DenseConstantMeta):
+    """A name for dense tensor constants: ``isinstance(c, DenseTensorConstant)`` holds
+    for plain :class:`TensorConstant` objects."""
 
 
 def _unique_value(data: Any) -> np.ndarray:
@@ -734,9 +866,7 @@ def get_underlying_scalar_constant(
     NotScalarConstantError
         If no constant scalar value can be determined.
     """
-    # late: opweave.tensor.shape (Shape_i) builds on this module (same floor, above it)
-    from opweave.tensor.shape import Shape_i
-
+    Shape_i = _shape().Shape_i
     for _ in range(max_recur + 1):
         if isinstance(v, Constant):
             return _unique_value(v.data)

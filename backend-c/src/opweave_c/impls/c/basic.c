@@ -74,6 +74,18 @@ if (opw_prep_output(&%(z)s, 0, NULL, %(typenum)s) < 0) %(fail)s
     opw_seq = PyTuple_New(%(n)s);
     if (!opw_seq) %(fail)s
     %(packs)s
+    if (opw_axis < -%(nd)s || opw_axis >= %(nd)s) {
+        PyObject* opw_shp = opw_shapes_str(
+            %(n)s, (PyArrayObject* const*)&PyTuple_GET_ITEM(opw_seq, 0));
+        if (opw_shp)
+            PyErr_Format(PyExc_ValueError,
+                         "Join: cannot join shapes [%%U] along axis %%lld: axis %%lld is out of "
+                         "bounds for array of dimension %(nd)s",
+                         opw_shp, (long long)opw_axis, (long long)opw_axis);
+        Py_XDECREF(opw_shp);
+        Py_DECREF(opw_seq);
+        %(fail)s
+    }
     opw_r = PyArray_Concatenate(opw_seq, (int)opw_axis);
     if (!opw_r && PyErr_ExceptionMatches(PyExc_ValueError)) {
         PyObject *opw_t, *opw_v, *opw_tb, *opw_msg, *opw_shapes;

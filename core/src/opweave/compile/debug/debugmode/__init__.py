@@ -20,6 +20,7 @@ from opweave.compile.debug.debugmode.errors import (
     DebugModeWarning,
     InvalidValueError,
     StochasticOrder,
+    str_diagnostic,
 )
 from opweave.compile.debug.debugmode.linker import DebugLinker, DebugSettings, NodeChecker
 from opweave.compile.debug.debugmode.mode import DEFAULT_STABILITY_PATIENCE, DebugMode
@@ -43,4 +44,5 @@ __all__ = [
     "Replacement",
     "ReplacementTracker",
     "StochasticOrder",
+    "str_diagnostic",
 ]

@@ -43,7 +43,13 @@ __all__ = [
 #: The pre-allocation modes run by default.
 DEFAULT_PREALLOC_MODES: tuple[str, ...] = ("previous", "wrong_size", "strided")
 #: Every pre-allocation mode DebugMode knows (``"ALL"`` selects them all).
-ALL_PREALLOC_MODES: tuple[str, ...] = ("previous", "wrong_size", "strided", "f_contiguous")
+ALL_PREALLOC_MODES: tuple[str, ...] = (
+    "previous",
+    "wrong_size",
+    "strided",
+    "c_contiguous",
+    "f_contiguous",
+)
 
 _IMMUTABLE = (int, float, complex, str, bytes, bool, type(None), np.generic, frozenset)
 
@@ -209,8 +215,9 @@ def check_view_map(
 
     An output may share memory with an input only if ``view_map`` or ``destroy_map``
     lists that input for that output. Two outputs may share memory only if one of them is
-    a hidden output (used by no node and not a graph output), or both declare
-    the same input. Immutable values (numbers, strings) are never considered aliased.
+    in ``hidden`` (outputs no node reads: hidden ones, or ones that are only graph
+    outputs), or both declare the same input. Immutable values (numbers, strings) are
+    never considered aliased.
     """
     op = node.op
     hidden = set(hidden)
@@ -344,8 +351,9 @@ def preallocated_storage(
         ``"previous"``: the values of the previous call (or, on the first call, copies of
         this call's reference values), for every output. ``"wrong_size"``: arrays of the
         output's dtype and rank, one larger and one smaller along every dimension.
-        ``"strided"``: non-contiguous arrays of the right shape. ``"f_contiguous"``:
-        Fortran-ordered arrays (outputs of rank 2 and more). The arrays are filled with
+        ``"strided"``: non-contiguous arrays of the right shape. ``"c_contiguous"``:
+        C-ordered arrays of the right shape. ``"f_contiguous"``: Fortran-ordered arrays
+        (outputs of rank 2 and more). The arrays are filled with
         NaN (or the largest integer), so an Op reading them gives itself away.
     reference
         The output values computed with empty storage.
@@ -375,6 +383,8 @@ def preallocated_storage(
         fillings = [
             [_strided(a.shape, a.dtype) if a is not None and a.ndim else None for a in arrays]
         ]
+    elif mode == "c_contiguous":
+        fillings = [[_garbage(a.shape, a.dtype) if a is not None else None for a in arrays]]
     elif mode == "f_contiguous":
         fillings = [
             [

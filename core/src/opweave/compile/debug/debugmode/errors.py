@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from opweave.graph import features as _features
 from opweave.graph.basic import Apply, Variable
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "describe_inputs",
     "describe_value",
     "short_repr",
+    "str_diagnostic",
 ]
 
 #: Longest repr shown for one value.
@@ -130,6 +132,36 @@ def describe_difference(expected: Any, value: Any) -> str:
     return "; ".join(lines) if lines else "values differ"
 
 
+def str_diagnostic(expected: Any, value: Any, rtol: float | None, atol: float | None) -> str:
+    """Return a multi-line report of how ``value`` differs from ``expected``.
+
+    Parameters
+    ----------
+    expected, value
+        The two values (arrays or scalars).
+    rtol, atol
+        The tolerances of the comparison that failed, or ``None`` for the default ones.
+
+    Returns
+    -------
+    str
+        Both values described (type, shape, dtype, range, a short repr), their
+        differences, and the tolerances.
+    """
+    tolerances = ", ".join(
+        f"{label}={'default' if tol is None else tol}"
+        for label, tol in (("rtol", rtol), ("atol", atol))
+    )
+    return "\n".join(
+        [
+            f"  expected: {describe_value(expected)}",
+            f"  value   : {describe_value(value)}",
+            f"  {describe_difference(expected, value)}",
+            f"  tolerances: {tolerances}",
+        ]
+    )
+
+
 def _context_line(impl: str | None, context: str | None) -> str:
     parts = []
     if impl:
@@ -204,6 +236,42 @@ class BadThunkOutput(DebugModeError):
     def offending_op(self) -> type:
         """Return the class of the Op whose implementations disagree."""
         return type(self.node.op)
+
+    # PyTensor's attribute names for the same facts.
+
+    @property
+    def r(self) -> Variable | None:
+        """The output that disagrees (:attr:`variable`)."""
+        return self.variable
+
+    @property
+    def thunk1(self) -> str:
+        """The reference implementation (:attr:`impl1`)."""
+        return self.impl1
+
+    @property
+    def val1(self) -> Any:
+        """The reference value (:attr:`value1`)."""
+        return self.value1
+
+    @property
+    def thunk2(self) -> str:
+        """The implementation compared with the reference (:attr:`impl2`)."""
+        return self.impl2
+
+    @property
+    def val2(self) -> Any:
+        """Its value (:attr:`value2`)."""
+        return self.value2
+
+    @property
+    def inputs_val(self) -> list[Any]:
+        """The node's input values (:attr:`input_values`)."""
+        return self.input_values
+
+    def str_diagnostic(self) -> str:
+        """The message: the node, both implementations and values, and how they differ."""
+        return str(self)
 
     def _message(self) -> str:
         var = self.variable
@@ -411,7 +479,7 @@ class InvalidValueError(DebugModeError):
         return "\n".join(lines)
 
 
-class BadOptimization(DebugModeError):
+class BadOptimization(DebugModeError, _features.BadOptimization):
     """A rewrite replaced a variable with one that computes a different value.
 
     Parameters
@@ -446,7 +514,11 @@ class BadOptimization(DebugModeError):
         self.old_input_values = old_input_values
         self.new_input_values = new_input_values
         self.node = old_variable.owner
-        super().__init__(self._message())
+        super().__init__(old_variable, new_variable, old_value, new_value, reason)
+
+    def description(self) -> str:
+        """The message: the rewrite, both variables, their inputs' values and theirs."""
+        return self._message()
 
     def _message(self) -> str:
         old, new = self.old_variable, self.new_variable

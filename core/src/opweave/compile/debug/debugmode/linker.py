@@ -165,17 +165,27 @@ class NodeChecker:
         Indices of the node's hidden outputs (used by no node and not a graph
         output). They hold the Op's private state: they may alias other outputs, and
         their values are neither compared between runs nor checked for NaN/inf.
+    unread
+        Indices of the node's outputs that no node reads (hidden ones, and those that
+        are only graph outputs): they may share memory with other outputs, since nothing
+        in the graph can overwrite them.
     active
         False for a node that rewriting removed from the graph (still run, to check
         the rewrites).
     """
 
     def __init__(
-        self, node: Apply, settings: DebugSettings, hidden: set[int], active: bool = True
+        self,
+        node: Apply,
+        settings: DebugSettings,
+        hidden: set[int],
+        active: bool = True,
+        unread: set[int] | None = None,
     ) -> None:
         self.node = node
         self.settings = settings
         self.hidden = hidden
+        self.unread = hidden if unread is None else hidden | unread
         self.active = active
         self.impls = build_impls(node, settings.impls)
         self._previous: list[Any] | None = None
@@ -255,6 +265,7 @@ class NodeChecker:
                 f"Apply node that caused the error: {node}\n"
                 f"  DebugMode: implementation {impl.name!r} failed"
                 + (f" ({context})" if context else "")
+                + _made_by_rewrites(node)
                 + "\n"
                 + describe_inputs(node, inputs)
             )
@@ -263,7 +274,7 @@ class NodeChecker:
             for cell in cells.values():
                 cell[0] = None
         check_destroy_map(node, pristine, given, impl.name, inputs, context)
-        check_view_map(node, given, outputs, self.hidden, impl.name, inputs, context)
+        check_view_map(node, given, outputs, self.unread, impl.name, inputs, context)
         self._last_given = given
         return outputs
 
@@ -470,17 +481,17 @@ class DebugLinker(Linker):
     # ------------------------------------------------------------------ rewriting
 
     @staticmethod
-    def _make_rewriter(query: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]) -> Any:
+    def _make_rewriter(query: Any) -> Any:
+        """The graph rewriter for ``query``: ``(include, exclude, require)`` tags of the
+        rewrite database, or a graph rewriter (returned as is)."""
+        if hasattr(query, "rewrite"):
+            return query
         include, exclude, require = query
         include += tuple(t for t in config.optimizer_including.split(":") if t)
         exclude += tuple(t for t in config.optimizer_excluding.split(":") if t)
         return build_rewrite_database().query(include=include, exclude=exclude, require=require)
 
-    def _rewrite(
-        self,
-        fgraph: FunctionGraph,
-        query: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]],
-    ) -> None:
+    def _rewrite(self, fgraph: FunctionGraph, query: Any) -> None:
         patience = max(1, self.settings.stability_patience)
         copies = [fgraph.clone(check_integrity=False) for _ in range(patience - 1)]
         tracker = ReplacementTracker()
@@ -543,15 +554,17 @@ class DebugLinker(Linker):
         settings = self.settings
         order, active = self._schedule()
         ins, outs, smap = map_storage(fgraph, order, input_storage, output_storage, storage_map)
-        used: set[Variable] = set(fgraph.outputs)
+        read: set[Variable] = set()
         for node in order:
-            used.update(node.inputs)
+            read.update(node.inputs)
+        used = read | set(fgraph.outputs)
         checkers = [
             NodeChecker(
                 node,
                 settings,
                 hidden={j for j, o in enumerate(node.outputs) if o not in used},
                 active=node in active,
+                unread={j for j, o in enumerate(node.outputs) if o not in read},
             )
             for node in order
         ]
@@ -644,3 +657,12 @@ def check_replacements(
             else None
         )
         raise BadOptimization(old, new, old_val, new_val, rep.reason, old_inputs, new_inputs)
+
+
+def _made_by_rewrites(node: Apply) -> str:
+    """``"; the node was made by the rewrite(s) ..."`` when rewrites put ``node`` in the
+    graph (``node.tag.imported_by``, recorded by the FunctionGraph), else ``""``."""
+    reasons = [r for r in getattr(node.tag, "imported_by", ()) if r not in ("None", "init")]
+    if not reasons:
+        return ""
+    return f"; the node was made by the rewrite(s): {', '.join(dict.fromkeys(reasons))}"

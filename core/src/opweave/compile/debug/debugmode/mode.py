@@ -9,11 +9,12 @@ from typing import Any
 from opweave.compile.debug.debugmode.checks import resolve_prealloc_modes
 from opweave.compile.debug.debugmode.linker import DebugLinker, DebugSettings
 from opweave.compile.mode import Mode
+from opweave.configdefaults import config
 
 __all__ = ["DEFAULT_STABILITY_PATIENCE", "DebugMode"]
 
-#: How many times the rewrites run (on copies of the graph) when ``stability_patience``
-#: is ``None``.
+#: The default of the flag ``DebugMode__patience``: how many times the rewrites run (on
+#: copies of the graph) when ``stability_patience`` is ``None``.
 DEFAULT_STABILITY_PATIENCE = 2
 
 
@@ -40,11 +41,13 @@ class DebugMode(Mode):
     Parameters
     ----------
     optimizer
-        The rewrites to run and check (see :class:`~opweave.compile.mode.Mode`).
+        The rewrites to run and check (see :class:`~opweave.compile.mode.Mode`), or a
+        graph rewriter (an object with a ``rewrite(fgraph)`` method, such as a rewrite
+        database's query) to run and check instead.
     stability_patience
         How many times to run the rewrites, on copies of the graph, to check they give
-        the same graph every time; ``None`` for :data:`DEFAULT_STABILITY_PATIENCE`, 1 to
-        turn the check off.
+        the same graph every time; ``None`` for the flag ``DebugMode__patience`` (default
+        :data:`DEFAULT_STABILITY_PATIENCE`), 1 to turn the check off.
     check_c_code
         Also run (and compare) the ``"c"`` implementation where a backend offers one.
     check_py_code
@@ -53,9 +56,9 @@ class DebugMode(Mode):
         Treat NaN and inf in floating-point outputs as invalid values.
     check_preallocated_output
         The pre-allocation modes to re-run every node with: some of ``"previous"``,
-        ``"wrong_size"``, ``"strided"``, ``"f_contiguous"`` (a list, or a string joined
-        with ``:``), ``"ALL"``, or ``None`` for ``previous``, ``wrong_size`` and
-        ``strided``; ``[]`` turns the check off.
+        ``"wrong_size"``, ``"strided"``, ``"c_contiguous"``, ``"f_contiguous"`` (a list,
+        or a string joined with ``:``), ``"ALL"``, or ``None`` for ``previous``,
+        ``wrong_size`` and ``strided``; ``[]`` turns the check off.
     require_matching_strides
         0: ignore differences in output strides between implementations; 1: warn
         (:class:`~opweave.compile.debug.debugmode.errors.DebugModeWarning`); 2: raise
@@ -79,7 +82,7 @@ class DebugMode(Mode):
 
     def __init__(
         self,
-        optimizer: str | None = "fast_run",
+        optimizer: Any = "fast_run",
         stability_patience: int | None = None,
         check_c_code: bool = True,
         check_py_code: bool = True,
@@ -93,15 +96,17 @@ class DebugMode(Mode):
         excluding: tuple[str, ...] = (),
         requiring: tuple[str, ...] = (),
     ) -> None:
+        #: The graph rewriter given as ``optimizer``, if one was.
+        self.custom_rewriter = optimizer if hasattr(optimizer, "rewrite") else None
         super().__init__(
             linker=None,
-            optimizer=optimizer,
+            optimizer=None if self.custom_rewriter is not None else optimizer,
             including=including,
             excluding=excluding,
             requiring=requiring,
         )
         if stability_patience is None:
-            stability_patience = DEFAULT_STABILITY_PATIENCE
+            stability_patience = config.DebugMode__patience
         if not isinstance(stability_patience, int) or stability_patience < 1:
             raise ValueError(
                 f"stability_patience must be a positive integer or None, got {stability_patience!r}"
@@ -158,8 +163,12 @@ class DebugMode(Mode):
 
     def debug_rewrite_query(
         self,
-    ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
-        """Return the ``(include, exclude, require)`` tags the DebugLinker rewrites with."""
+    ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | Any | None:
+        """Return what the DebugLinker rewrites with: the graph rewriter given as
+        ``optimizer``, else the ``(include, exclude, require)`` tags (``None``: no
+        rewriting)."""
+        if self.custom_rewriter is not None:
+            return self.custom_rewriter
         return Mode.rewrite_query(self)
 
     def _with(self, **changes: tuple[str, ...]) -> DebugMode:
