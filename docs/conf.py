@@ -47,6 +47,9 @@ napoleon_use_rtype = False
 # "Attributes" sections as fields of their class: an attribute that is also a property
 # would otherwise be described twice.
 napoleon_use_ivar = True
+# "More than one target found" for a bare attribute name (``inputs`` is an attribute of
+# several documented classes, as in PyTensor): Sphinx picks one, which is harmless.
+suppress_warnings = ["ref.python"]
 
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"

@@ -385,8 +385,10 @@ def io_toposort(
 
     Parameters
     ----------
-    inputs, outputs
-        The graph's boundary.
+    inputs
+        Where the graph starts: what computes them is left out.
+    outputs
+        Where it ends.
     orderings
         Extra constraints: ``orderings[node]`` lists nodes that must run before ``node``.
 

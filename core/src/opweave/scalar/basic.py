@@ -1208,11 +1208,11 @@ def round_half_away_from_zero_(a: Any) -> Any:
 
 #: :func:`round_half_away_from_zero_` over arrays, with float64 and float32 results.
 round_half_away_from_zero_vec64 = np.vectorize(
-    round_half_away_from_zero_, doc="round_half_away_from_zero_ over float64 arrays"
+    round_half_away_from_zero_, doc="``round_half_away_from_zero_`` over float64 arrays"
 )
 round_half_away_from_zero_vec32 = np.vectorize(
     round_half_away_from_zero_,
-    doc="round_half_away_from_zero_ over float32 arrays",
+    doc="``round_half_away_from_zero_`` over float32 arrays",
     otypes=["float32"],
 )
 
