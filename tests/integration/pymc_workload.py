@@ -65,6 +65,21 @@ def eight_schools() -> Any:
     return model
 
 
+def one_chain(draws: int, seed: int) -> Any:
+    """NUTS in the model of the context: one chain, as many tuning steps as draws."""
+    import pymc as pm
+
+    return pm.sample(
+        draws=draws,
+        tune=draws,
+        chains=1,
+        cores=1,
+        random_seed=seed,
+        progressbar=False,
+        compute_convergence_checks=False,
+    )
+
+
 def logp_dlogp(model: Any) -> dict[str, Any]:
     point = model.initial_point()
     logp = model.compile_logp()
@@ -102,18 +117,9 @@ def find_map() -> dict[str, Any]:
 
 @step
 def nuts() -> dict[str, Any]:
-    import pymc as pm
 
     with regression_model():
-        trace = pm.sample(
-            draws=300,
-            tune=300,
-            chains=1,
-            cores=1,
-            random_seed=7,
-            progressbar=False,
-            compute_convergence_checks=False,
-        )
+        trace = one_chain(draws=300, seed=7)
     posterior = trace.posterior
     return {
         "mean": {name: floats(posterior[name].mean()) for name in ("intercept", "slope", "sigma")},
@@ -130,18 +136,9 @@ def eight_schools_logp() -> dict[str, Any]:
 
 @step
 def eight_schools_nuts() -> dict[str, Any]:
-    import pymc as pm
 
     with eight_schools():
-        trace = pm.sample(
-            draws=200,
-            tune=200,
-            chains=1,
-            cores=1,
-            random_seed=3,
-            progressbar=False,
-            compute_convergence_checks=False,
-        )
+        trace = one_chain(draws=200, seed=3)
     return {
         "mu_mean": floats(trace.posterior["mu"].mean()),
         "tau_mean": floats(trace.posterior["tau"].mean()),
@@ -165,15 +162,7 @@ def posterior_predictive() -> dict[str, Any]:
     import pymc as pm
 
     with regression_model():
-        trace = pm.sample(
-            draws=50,
-            tune=50,
-            chains=1,
-            cores=1,
-            random_seed=5,
-            progressbar=False,
-            compute_convergence_checks=False,
-        )
+        trace = one_chain(draws=50, seed=5)
         predictive = pm.sample_posterior_predictive(trace, random_seed=13, progressbar=False)
     y = predictive.posterior_predictive["y"]
     return {"y_first": floats(y.values[0, :3, :4]), "y_mean": floats(y.mean())}
