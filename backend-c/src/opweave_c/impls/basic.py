@@ -571,12 +571,6 @@ def _diag_grad(op: DiagGrad, node: Apply) -> DiagGradC | None:
     return DiagGradC()
 
 
-def _python_only(op: Any, node: Apply) -> None:
-    """``AllocDiag``: no C code (a NumPy fancy assignment into zeros), so the C linkers
-    run the Python backend's implementation."""
-    return None
-
-
 #: Op class -> ``factory(op, node)`` giving the C implementation or ``None``. Read-only.
 C_OPS: MappingProxyType[type, Any] = MappingProxyType(
     {
@@ -592,7 +586,7 @@ C_OPS: MappingProxyType[type, Any] = MappingProxyType(
         Nonzero: _nonzero,
         ExtractDiag: _extract_diag,
         DiagGrad: _diag_grad,
-        AllocDiag: _python_only,
+        AllocDiag: python_only,  # a NumPy fancy assignment into zeros: no C code
         AllocEmpty: python_only,
         PermuteRowElements: python_only,
     }
