@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-from opweave.graph.basic import Apply, Variable
+from opweave.graph.basic import Variable
+from opweave.graph.op import connection_pattern_of  # re-exported: defined with Op
 from opweave.graph.type import NullType
 
 __all__ = [
@@ -77,30 +77,3 @@ def grad_not_implemented(op: Any, x_pos: int, x: Any, comment: str = "") -> Vari
 def _null_gradient(op: Any, x_pos: int, x: Any, what: str, comment: str) -> Variable:
     why = f"the gradient of {op} with respect to its input {x_pos} ({x}) {what}"
     return NullType(f"{why}: {comment}" if comment else why)()
-
-
-def connection_pattern_of(node: Apply) -> list[list[bool]]:
-    """Return ``node.op.connection_pattern(node)``, checked, or all-``True`` if undefined.
-
-    ``pattern[i][j]`` is true when the elements of input ``i`` affect the elements
-    of output ``j``.
-
-    Raises
-    ------
-    ValueError
-        If the Op's pattern does not have one list of ``len(node.outputs)`` booleans
-        per input.
-    """
-    nin, nout = len(node.inputs), len(node.outputs)
-    method = getattr(node.op, "connection_pattern", None)
-    if method is None:
-        return [[True] * nout for _ in range(nin)]
-    pattern = method(node)
-    ok = isinstance(pattern, Sequence) and len(pattern) == nin
-    ok = ok and all(isinstance(row, Sequence) and len(row) == nout for row in pattern)
-    if not ok:
-        raise ValueError(
-            f"{node.op}.connection_pattern(node) must return one list of {nout} booleans per "
-            f"input ({nin} lists), got {pattern!r}"
-        )
-    return [[bool(b) for b in row] for row in pattern]

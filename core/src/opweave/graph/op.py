@@ -457,7 +457,7 @@ def io_connection_pattern(
     for i, inp in enumerate(inputs):
         reached.setdefault(inp, set()).add(i)
     for node in io_toposort(inputs, outputs):
-        pattern = _node_connection_pattern(node)
+        pattern = connection_pattern_of(node)
         for j, out in enumerate(node.outputs):
             found: set[int] = set()
             for k, inp in enumerate(node.inputs):
@@ -467,8 +467,18 @@ def io_connection_pattern(
     return [[i in reached.get(out, ()) for out in outputs] for i in range(len(inputs))]
 
 
-def _node_connection_pattern(node: Apply) -> list[list[bool]]:
-    """``node.op.connection_pattern(node)``, checked; all ``True`` where undefined."""
+def connection_pattern_of(node: Apply) -> list[list[bool]]:
+    """Return ``node.op.connection_pattern(node)``, checked, or all-``True`` if undefined.
+
+    ``pattern[i][j]`` is true when the elements of input ``i`` affect the elements
+    of output ``j``.
+
+    Raises
+    ------
+    ValueError
+        If the Op's pattern does not have one list of ``len(node.outputs)`` booleans
+        per input.
+    """
     nin, nout = len(node.inputs), len(node.outputs)
     method = getattr(node.op, "connection_pattern", None)
     if method is None:
