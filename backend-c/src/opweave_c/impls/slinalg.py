@@ -1,8 +1,8 @@
 """The Ops of :mod:`opweave.tensor.slinalg` have no C code: they call LAPACK through NumPy.
 Nor have those of the modules built on it that :mod:`opweave.tensor.linalg` re-exports
-(``linalg_products``, ``linalg_constructors``, ``linalg_lu``, ``linalg_eigen``,
-``linalg_schur``, ``linalg_control``, ``slinalg_riccati``): NumPy (or SciPy, for
-``linalg_schur``) factorizations and solves, covered here too.
+(``linalg.products``, ``linalg.constructors``, ``linalg.decomposition``,
+``linalg.solvers``): NumPy (or SciPy, for
+the Schur forms) factorizations and solves, covered here too.
 
 They are registered so that the table covers them: the factory answers ``None`` for
 every node, so ``cvm`` runs these nodes with the Python backend's implementations and
@@ -14,14 +14,14 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Any
 
-from opweave.tensor.linalg_constructors import BlockDiagonal
-from opweave.tensor.linalg_control import SolveSylvester
-from opweave.tensor.linalg_eigen import Eigvalsh
-from opweave.tensor.linalg_lu import LU, LUFactor, PivotToPermutations
-from opweave.tensor.linalg_products import Expm
-from opweave.tensor.linalg_schur import QZ, Schur
+from opweave.tensor.linalg.constructors import BlockDiagonal
+from opweave.tensor.linalg.solvers.linear_control import SolveSylvester
+from opweave.tensor.linalg.decomposition.eigen import Eigvalsh
+from opweave.tensor.linalg.decomposition.lu import LU, LUFactor, PivotToPermutations
+from opweave.tensor.linalg.products import Expm
+from opweave.tensor.linalg.decomposition.schur import QZ, Schur
 from opweave.tensor.slinalg import Cholesky, CholeskySolve, Solve, SolveBase, SolveTriangular
-from opweave.tensor.slinalg_riccati import SolveDiscreteARE
+from opweave.tensor.linalg.solvers.riccati import SolveDiscreteARE
 from opweave_c.impls.common import python_only
 
 __all__ = ["C_OPS"]

@@ -1,4 +1,4 @@
-"""NumPy implementation of :mod:`opweave.tensor.linalg_constructors`: block-diagonal
+"""NumPy implementation of :mod:`opweave.tensor.linalg.constructors`: block-diagonal
 matrices, batched (the inputs' batch axes broadcast)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from opweave.graph.basic import Apply
-from opweave.tensor.linalg_constructors import BlockDiagonal
+from opweave.tensor.linalg.constructors import BlockDiagonal
 from opweave_python.impls.slinalg import batch_check
 
 __all__ = ["PERFORMS", "block_diagonal_perform"]

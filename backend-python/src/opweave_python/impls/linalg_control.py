@@ -1,4 +1,4 @@
-"""NumPy implementation of :mod:`opweave.tensor.linalg_control`: the Sylvester equation
+"""NumPy implementation of :mod:`opweave.tensor.linalg.solvers.linear_control`: the Sylvester equation
 ``A @ X + X @ B = Q`` (no SciPy, hence no Schur form and no Bartels-Stewart).
 
 Each matrix of the batch is solved in double precision, then cast to the output dtype:
@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from opweave.graph.basic import Apply
-from opweave.tensor.linalg_control import SolveSylvester
+from opweave.tensor.linalg.solvers.linear_control import SolveSylvester
 from opweave_python.impls.slinalg import batch_check, check_square
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""NumPy implementation of :mod:`opweave.tensor.linalg_eigen`: eigenvalues of
+"""NumPy implementation of :mod:`opweave.tensor.linalg.decomposition.eigen`: eigenvalues of
 symmetric/Hermitian matrices, ``numpy.linalg.eigvalsh`` of the triangle read; with ``b``,
 of the standard problem ``L^-1 a L^-H`` for ``b = L L^H`` (LAPACK ``sygv``'s reduction)."""
 
@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from opweave.graph.basic import Apply
-from opweave.tensor.linalg_eigen import Eigvalsh
+from opweave.tensor.linalg.decomposition.eigen import Eigvalsh
 from opweave_python.impls.slinalg import check_square, triangular_solve
 
 __all__ = ["PERFORMS", "eigvalsh_perform"]

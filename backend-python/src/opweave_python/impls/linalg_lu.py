@@ -1,4 +1,4 @@
-"""NumPy implementations of :mod:`opweave.tensor.linalg_lu` (no SciPy needed).
+"""NumPy implementations of :mod:`opweave.tensor.linalg.decomposition.lu` (no SciPy needed).
 
 :func:`getrf` is LAPACK's LU with partial pivoting (``getrf``) written with NumPy: one
 vectorised elimination step per column (a rank-1 update of the trailing block), over the
@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from opweave.graph.basic import Apply
-from opweave.tensor.linalg_lu import LU, LUFactor, PivotToPermutations
+from opweave.tensor.linalg.decomposition.lu import LU, LUFactor, PivotToPermutations
 from opweave_python.impls.slinalg import check_square
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""NumPy implementation of :mod:`opweave.tensor.linalg_products`: the matrix exponential.
+"""NumPy implementation of :mod:`opweave.tensor.linalg.products`: the matrix exponential.
 
 Scaling and squaring with a diagonal Padé approximant, after Higham (2005), "The scaling
 and squaring method for the matrix exponential revisited": the smallest degree of 3, 5,
@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from opweave.graph.basic import Apply
-from opweave.tensor.linalg_products import Expm
+from opweave.tensor.linalg.products import Expm
 from opweave_python.impls.slinalg import check_square
 
 __all__ = ["PERFORMS", "expm_pade", "expm_perform"]

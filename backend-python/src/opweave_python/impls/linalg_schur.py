@@ -1,4 +1,4 @@
-"""Implementation of :mod:`opweave.tensor.linalg_schur` with SciPy's LAPACK wrappers.
+"""Implementation of :mod:`opweave.tensor.linalg.decomposition.schur` with SciPy's LAPACK wrappers.
 
 NumPy has no Schur decomposition, so these two Ops need SciPy. It is imported only when
 such a node runs (:func:`scipy_linalg`), never when opweave or this backend is imported,
@@ -24,7 +24,7 @@ import numpy as np
 
 from opweave.graph.basic import Apply
 from opweave.tensor._typing import tensor_type_of
-from opweave.tensor.linalg_schur import QZ, Schur
+from opweave.tensor.linalg.decomposition.schur import QZ, Schur
 from opweave_python.impls.slinalg import batch_check, check_square
 
 __all__ = ["PERFORMS", "qz_perform", "schur_perform", "scipy_linalg"]

@@ -1,4 +1,4 @@
-"""NumPy implementation of :mod:`opweave.tensor.slinalg_riccati`: the discrete algebraic
+"""NumPy implementation of :mod:`opweave.tensor.linalg.solvers.riccati`: the discrete algebraic
 Riccati equation ``A^H X A - X - A^H X B (R + B^H X B)^-1 B^H X A + Q = 0``, without SciPy.
 
 The equation is ``X = A^H X (I + G X)^-1 A + Q`` with ``G = B R^-1 B^H``. Its stabilising
@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from opweave.graph.basic import Apply
-from opweave.tensor.slinalg_riccati import SolveDiscreteARE
+from opweave.tensor.linalg.solvers.riccati import SolveDiscreteARE
 from opweave_python.impls.slinalg import batch_check, check_square
 
 __all__ = ["MAX_DOUBLINGS", "PERFORMS", "discrete_are", "solve_discrete_are_perform"]

@@ -44,7 +44,7 @@ from opweave.tensor._linalg_support import (
 from opweave.tensor.basic import diagonal
 from opweave.tensor.blas import matmul
 from opweave.tensor.elemwise import sum_to_broadcast
-from opweave.tensor.linalg_schur import QZ, Schur, ordqz, qz, schur
+from opweave.tensor.linalg.decomposition.schur import QZ, Schur, ordqz, qz, schur
 from opweave.tensor.type import TensorType
 from opweave.tensor.variable import TensorVariable
 

@@ -31,7 +31,7 @@ from opweave.tensor._linalg_support import (
 from opweave.tensor._typing import tensor_out, tensor_vars
 from opweave.tensor.blas import matmul
 from opweave.tensor.elemwise import sum_to_broadcast
-from opweave.tensor.linalg_control import solve_discrete_lyapunov
+from opweave.tensor.linalg.solvers.linear_control import solve_discrete_lyapunov
 from opweave.tensor.slinalg import solve
 from opweave.tensor.type import TensorType
 from opweave.tensor.variable import TensorVariable
