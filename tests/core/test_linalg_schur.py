@@ -61,7 +61,10 @@ def test_the_linalg_modules_export_them() -> None:
 
 def test_they_are_listed_under_the_python_backend() -> None:
     matrix = capability_matrix(opweave.get_plugin_manager().hook.opweave_backend_info())
-    for cls in ("opweave.tensor.linalg.decomposition.schur.Schur", "opweave.tensor.linalg.decomposition.schur.QZ"):
+    for cls in (
+        "opweave.tensor.linalg.decomposition.schur.Schur",
+        "opweave.tensor.linalg.decomposition.schur.QZ",
+    ):
         assert matrix[cls]["opweave-python"] == "implemented", matrix[cls]
 
 

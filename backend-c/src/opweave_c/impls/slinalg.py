@@ -15,13 +15,13 @@ from types import MappingProxyType
 from typing import Any
 
 from opweave.tensor.linalg.constructors import BlockDiagonal
-from opweave.tensor.linalg.solvers.linear_control import SolveSylvester
 from opweave.tensor.linalg.decomposition.eigen import Eigvalsh
 from opweave.tensor.linalg.decomposition.lu import LU, LUFactor, PivotToPermutations
-from opweave.tensor.linalg.products import Expm
 from opweave.tensor.linalg.decomposition.schur import QZ, Schur
-from opweave.tensor.slinalg import Cholesky, CholeskySolve, Solve, SolveBase, SolveTriangular
+from opweave.tensor.linalg.products import Expm
+from opweave.tensor.linalg.solvers.linear_control import SolveSylvester
 from opweave.tensor.linalg.solvers.riccati import SolveDiscreteARE
+from opweave.tensor.slinalg import Cholesky, CholeskySolve, Solve, SolveBase, SolveTriangular
 from opweave_c.impls.common import python_only
 
 __all__ = ["C_OPS"]

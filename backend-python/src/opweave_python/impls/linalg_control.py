@@ -1,5 +1,5 @@
-"""NumPy implementation of :mod:`opweave.tensor.linalg.solvers.linear_control`: the Sylvester equation
-``A @ X + X @ B = Q`` (no SciPy, hence no Schur form and no Bartels-Stewart).
+"""NumPy implementation of :mod:`opweave.tensor.linalg.solvers.linear_control`: the Sylvester
+equation ``A @ X + X @ B = Q`` (no SciPy, hence no Schur form and no Bartels-Stewart).
 
 Each matrix of the batch is solved in double precision, then cast to the output dtype:
 
