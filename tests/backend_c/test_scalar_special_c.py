@@ -171,13 +171,16 @@ def _libm_lgamma() -> Any:
     libm.lgamma.argtypes = [ctypes.c_double]
 
     def lgamma(x: float) -> float:
+        if 3.0 <= x <= 1024.0 and x == int(x):  # both backends round these once
+            return special_math._lgamma_integer(int(x))
         return libm.lgamma(x)  # type: ignore[no-any-return]
 
     return lgamma
 
 
 def test_c_runs_the_python_algorithms_bit_for_bit(special_fns, monkeypatch) -> None:
-    """With the C library's ``lgamma`` in the Python backend, every value is the same."""
+    """With the C library's ``lgamma`` in the Python backend (at other points than the
+    integers, where both round ``log((n - 1)!)`` once), every value is the same."""
     dtype, fns = special_fns
     lgamma = _libm_lgamma()
     monkeypatch.setattr(special_math, "gammaln", lgamma)

@@ -5,9 +5,10 @@ NumPy defines the value, and with the documented rule of :class:`opweave.scalar.
 where it does not (negative integer exponents, which NumPy refuses, computed here from
 Python's exact rationals):
 
-* integer powers wrap around element by element, in the base's dtype when the exponent's
-  dtype is no wider (NumPy's ``x ** 2`` for a Python ``2``), an element with a negative
-  exponent not disturbing the others;
+* integer powers of two arrays wrap around element by element in the output dtype (NumPy's
+  result for two arrays), a constant exponent no wider than the base in the base's dtype
+  (NumPy's ``x ** 2`` for a Python ``2``), an element with a negative exponent not
+  disturbing the others;
 * a negative exponent gives the real power truncated towards zero, ``0`` for a zero base;
 * ``sum``/``prod`` with an integer ``dtype`` are exact modulo that dtype's range, as
   NumPy's, even where the accumulation dtype is a float (signed input, unsigned output);
@@ -60,9 +61,7 @@ def _exponents(dtype: str) -> np.ndarray:
 
 
 def _wrap_dtype(base: str, exponent: str) -> np.dtype[Any]:
-    """The dtype :class:`~opweave.scalar.basic.Pow` documents the power wrapping in."""
-    if np.dtype(exponent).itemsize <= np.dtype(base).itemsize:
-        return np.dtype(base)
+    """The dtype a power of two integer arrays wraps around in: the output's."""
     return np.result_type(base, exponent)
 
 

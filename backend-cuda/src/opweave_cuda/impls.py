@@ -19,6 +19,9 @@ from opweave.compile.ops import DeepCopyOp
 from opweave.graph.basic import Apply, Constant
 from opweave.graph.op import Op
 from opweave.link.implementations import ImplementationTable, op_classes_of
+from opweave.scalar.composite import Composite
+from opweave.scalar.type import get_scalar_type
+from opweave.tensor.dimshuffle import DimShuffle
 from opweave.tensor.subtensor import indices_from_subtensor
 from opweave_cuda import device_copy
 from opweave_cuda.ops import (
@@ -142,11 +145,41 @@ def _deep_copy(op: Op, node: Apply) -> Perform | None:
 # ---------------------------------------------------------------------- computations
 
 
+def _constant_value(var: Any) -> Any:
+    """The one value of ``var`` when it is a constant (moved to the device, broadcast),
+    else ``None``."""
+    while not isinstance(var, Constant):
+        owner = var.owner
+        if owner is None or not isinstance(owner.op, (GpuFromHost, DimShuffle, GpuDimShuffle)):
+            return None
+        var = owner.inputs[0]
+    data = np.asarray(var.data)
+    if data.size == 0 or not (data == data.flat[0]).all():
+        return None
+    return data.flat[0]
+
+
+def _kernel_scalar_op(op: GpuElemwise, node: Apply) -> Any:
+    """The scalar Op the kernel computes: a power's constant integer exponent is inlined
+    (a constant exponent no wider than the base makes the power wrap around in the base's
+    dtype, as on the host linkers: see :class:`opweave.scalar.basic.Pow`)."""
+    scalar_op = op.scalar_op
+    if type(scalar_op) is not ps.Pow or len(node.inputs) != 2:
+        return scalar_op
+    exponent_dtype = node.inputs[1].type.dtype  # type: ignore[attr-defined]
+    value = _constant_value(node.inputs[1]) if np.dtype(exponent_dtype).kind in "biu" else None
+    if value is None:
+        return scalar_op
+    xs, ys = (get_scalar_type(v.type.dtype)() for v in node.inputs)  # type: ignore[attr-defined]
+    power: Any = ps.pow(xs, ps.constant(value, dtype=exponent_dtype))
+    return Composite([xs, ys], [power])
+
+
 def _elemwise(op: GpuElemwise, node: Apply) -> Perform:
     from opweave_cuda.kernels import elemwise_kernel
 
     kernel = elemwise_kernel(
-        op.scalar_op, [i.type for i in node.inputs], [o.type for o in node.outputs]
+        _kernel_scalar_op(op, node), [i.type for i in node.inputs], [o.type for o in node.outputs]
     )
     out_dtypes = [o.type.dtype for o in node.outputs]  # type: ignore[attr-defined]
 

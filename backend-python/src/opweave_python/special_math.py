@@ -9,7 +9,8 @@ The values at the edges (poles, infinities, NaN, arguments outside the domain) a
 SciPy's, apart from ``xlogy0(0, nan)``, which is 0 as in PyTensor.
 
 * ``gammaln``/``gamma``: the C library's functions (``inf`` at the poles of ``gammaln``,
-  ``+-inf`` at ``+-0`` and NaN at negative integers for ``gamma``);
+  ``+-inf`` at ``+-0`` and NaN at negative integers for ``gamma``), except ``gammaln`` of
+  an integer from 3 to 1024, ``log((n - 1)!)`` rounded once from the factorial;
 * ``digamma``/``trigamma``: the recurrence ``f(x) = f(x + 1) -+ ...`` up to ``x >= 12``,
   then the asymptotic series in Bernoulli numbers; the reflection formula below 0;
 * ``polygamma(n, x)`` for ``n >= 2``: ``(-1)**(n + 1) n! zeta(n + 1, x)`` with the Hurwitz
@@ -81,8 +82,30 @@ def _pow(x: float, y: float) -> float:
         return math.inf
 
 
+#: ln 2 in two parts: ``e * _LN2_HI`` is exact for ``|e| < 2**20``.
+_LN2_HI = 6.93147180369123816490e-01
+_LN2_LO = 1.90821492927058770002e-10
+#: The largest integer whose ``gammaln`` is computed from the exact factorial.
+_EXACT_LGAMMA_MAX = 1024.0
+
+
+def _lgamma_integer(n: int) -> float:
+    """``log((n - 1)!)`` rounded once: the factorial as ``m * 2**e`` (``m`` in
+    ``[0.5, 1)``), then ``e * ln 2 + log(m)`` with ``ln 2`` in two parts. The library's
+    ``lgamma`` is up to an ulp off at integers (CPython's at 255, the C library's at 101),
+    which ``exp(a log x - x - gammaln(a))`` amplifies a thousandfold."""
+    factorial = math.factorial(n - 1)
+    e = factorial.bit_length()
+    m = factorial / (1 << e)
+    if m == 1.0:  # rounded up to the next binade (as frexp would see it)
+        m, e = 0.5, e + 1
+    return e * _LN2_HI + (math.log(m) + e * _LN2_LO)
+
+
 def gammaln(x: float) -> float:
     """``log(abs(gamma(x)))``; ``inf`` at the poles, ``-inf`` at ``-inf`` (as SciPy)."""
+    if 3.0 <= x <= _EXACT_LGAMMA_MAX and x == math.floor(x):
+        return _lgamma_integer(int(x))
     if x == -math.inf:
         return x
     try:

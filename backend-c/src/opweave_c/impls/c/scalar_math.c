@@ -10,7 +10,43 @@
 #define OPW_SM_PI 3.141592653589793
 
 OPW_SC_FN double opw_sm_gamma(double x) { return tgamma(x); }
-OPW_SC_FN double opw_sm_gammaln(double x) { return x == -INFINITY ? x : lgamma(x); }
+#define OPW_SM_LN2_HI 6.93147180369123816490e-01 /* e * LN2_HI is exact for |e| < 2^20 */
+#define OPW_SM_LN2_LO 1.90821492927058770002e-10
+#define OPW_SM_EXACT_LGAMMA_MAX 1024.0
+
+/* log((n - 1)!) for an integer 3 <= n <= OPW_SM_EXACT_LGAMMA_MAX, rounded once: the
+   factorial in two parts (hi + lo, each product by k split exactly, as Dekker's), as
+   m * 2^e with m in [0.5, 1), then e * ln 2 + log(m) with ln 2 in two parts. The C
+   library's lgamma is up to an ulp off at integers (lgamma(101)), which
+   exp(a log x - x - lgamma(a)) amplifies a thousandfold. */
+OPW_SC_FN double opw_sm_lgamma_integer(double n) {
+    double hi = 1.0, lo = 0.0, k, p, t, ah, al, err;
+    int e = 0, ex;
+    for (k = 2.0; k < n; k += 1.0) {
+        p = hi * k;
+        t = 134217729.0 * hi; /* hi = ah + al, each of at most 27 bits: ah * k is exact */
+        ah = t - (t - hi);
+        al = hi - ah;
+        err = (ah * k - p) + al * k;
+        lo = lo * k + err;
+        hi = p + lo;
+        lo = lo - (hi - p);
+        if (hi > 0x1p900) {
+            hi = frexp(hi, &ex);
+            lo = ldexp(lo, -ex);
+            e += ex;
+        }
+    }
+    hi = frexp(hi, &ex);
+    e += ex;
+    return e * OPW_SM_LN2_HI + (log(hi) + e * OPW_SM_LN2_LO);
+}
+
+OPW_SC_FN double opw_sm_gammaln(double x) {
+    if (x >= 3.0 && x <= OPW_SM_EXACT_LGAMMA_MAX && x == floor(x))
+        return opw_sm_lgamma_integer(x);
+    return x == -INFINITY ? x : lgamma(x);
+}
 
 /* digamma for finite x > 0: recurrence up to 12, then the asymptotic series. */
 OPW_SC_FN double opw_sm_digamma_pos(double x) {
@@ -172,7 +208,7 @@ OPW_SC_FN double opw_sm_erfcx(double x) {
 
 /* x^k exp(-x) / gamma(k); 0 where its logarithm is below -OPW_SM_MAX_LOG if flush */
 OPW_SC_FN double opw_sm_igam_factor(double k, double x, int flush) {
-    double log_factor = k * log(x) - x - lgamma(k);
+    double log_factor = k * log(x) - x - opw_sm_gammaln(k);
     return flush && log_factor < -OPW_SM_MAX_LOG ? 0.0 : exp(log_factor);
 }
 
@@ -182,7 +218,7 @@ OPW_SC_FN double opw_sm_igam_factor(double k, double x, int flush) {
    then inf / inf). */
 OPW_SC_FN double opw_sm_igam_huge_k(double k, double x, int lower) {
     double d = (x - k) / k, half_eta2, z;
-    if (fabs(x - k) > 0.4 * k && isnan(k * log(x) - x - lgamma(k))) return NAN;
+    if (fabs(x - k) > 0.4 * k && isnan(k * log(x) - x - opw_sm_gammaln(k))) return NAN;
     if (d <= -1.0) return lower ? 0.0 : 1.0; /* x / k underflows: x is far below the bulk */
     if (fabs(d) < 1e-3) /* d - log1p(d) by its series, free of cancellation */
         half_eta2 = d * d * (0.5 - d * (1.0 / 3 - d * (0.25 - d * (0.2 - d / 6))));
@@ -231,7 +267,7 @@ OPW_SC_FN double opw_sm_igamc_small_k(double k, double x) {
         total += piece;
         if (fabs(piece) < fabs(total) * OPW_SM_EPS) break;
     }
-    return head - exp(log_xk - lgamma(k)) * total;
+    return head - exp(log_xk - opw_sm_gammaln(k)) * total;
 }
 
 /* Q(k, x) by its continued fraction, Lentz's method (x >= k + 1), less the factor
@@ -294,7 +330,7 @@ OPW_SC_FN double opw_sm_log_regularized_gamma(double k, double x, int lower) {
         return value > 0.0 ? log(value) : -INFINITY;
     }
     total = direct ? opw_sm_igam_series(k, x) : opw_sm_igamc_fraction(k, x);
-    return total > 0.0 ? log(total) + (k * log(x) - x - lgamma(k)) : -INFINITY;
+    return total > 0.0 ? log(total) + (k * log(x) - x - opw_sm_gammaln(k)) : -INFINITY;
 }
 
 OPW_SC_FN double opw_sm_gammainc(double k, double x) {
