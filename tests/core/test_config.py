@@ -266,7 +266,7 @@ def test_unknown_flag_error_is_also_value_error() -> None:
 @pytest.mark.parametrize(
     ("name", "value", "expected"),
     [
-        ("mode", "FAST", r"one of: FAST_RUN, FAST_COMPILE, DebugMode"),
+        ("mode", "FAST RUN", r"FAST_RUN, FAST_COMPILE, DebugMode or the name of a mode"),
         ("floatX", "float128", r"one of: float64, float32, float16"),
         ("cast_policy", "numpy", r"one of: numpy\+floatX, custom"),
         ("check_input", "maybe", r"true/false"),
@@ -295,10 +295,11 @@ def test_bad_value_assignment(
 def test_bad_value_example_message(project: Path, env: dict[str, str]) -> None:
     config = build_config(cwd=project, environ=env)
     with pytest.raises(ValueError) as info:
-        config.mode = "FAST"
+        config.mode = "FAST-RUN"
     assert str(info.value) == (
-        "config flag 'mode': invalid value 'FAST' "
-        "(expected one of: FAST_RUN, FAST_COMPILE, DebugMode)"
+        "config flag 'mode': invalid value 'FAST-RUN' "
+        "(expected FAST_RUN, FAST_COMPILE, DebugMode or the name of a mode an installed plugin "
+        "provides (letters, digits and underscores, not starting with a digit))"
     )
 
 

@@ -22,6 +22,7 @@ from opweave.compile.debugmode import (
 from opweave.graph.basic import Apply, Variable
 from opweave.graph.op import Op
 from opweave.graph.rewriting import node_rewriter
+from opweave.link.implementations import ImplementationTable
 from opweave.plugins import hookimpl
 from opweave_double import add, double, double_vector, hidden_buffer_add, mul, sub
 
@@ -196,21 +197,34 @@ vec_scale = VecScale()
 
 
 def fake_c_plugin(c_compute, calls):
+    """A plugin with a ``c`` table of its own (for ``WithFakeC``) and the thunks it builds
+    from it, declared in its ``opweave_backend_info`` answer."""
+
+    def make_thunk(node, implementation, storage_map, compute_map, no_recycling):
+        in_cell = storage_map[node.inputs[0]]
+        out_cell = storage_map[node.outputs[0]]
+
+        def thunk():
+            calls.append(node)
+            out_cell[0] = implementation(in_cell[0])
+            compute_map[node.outputs[0]][0] = 1
+
+        thunk.lazy = False
+        return thunk
+
     class FakeCBackend:
         @hookimpl
-        def opweave_make_thunk(self, op, node, storage_map, compute_map, no_recycling, impl):
-            if impl != "c" or not isinstance(op, WithFakeC):
-                return None
-            in_cell = storage_map[node.inputs[0]]
-            out_cell = storage_map[node.outputs[0]]
-
-            def thunk():
-                calls.append(node)
-                out_cell[0] = c_compute(in_cell[0])
-                compute_map[node.outputs[0]][0] = 1
-
-            thunk.lazy = False
-            return thunk
+        def opweave_backend_info(self):
+            return {
+                "name": "fake-c",
+                "linkers": [],
+                "available": True,
+                "reason": None,
+                "implementations": ImplementationTable(
+                    "c", {WithFakeC: c_compute}, scope=lambda: [WithFakeC]
+                ),
+                "make_thunk": make_thunk,
+            }
 
     return FakeCBackend()
 

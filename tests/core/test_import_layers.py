@@ -6,6 +6,11 @@ module is imported: top-level ones, and those under ``if``/``try`` at top level,
 under ``if TYPE_CHECKING:``), and checks it against the floors of :mod:`opweave._layers`.
 Importing ``a.b.c`` also runs the ``__init__`` of ``a.b``, so an import counts as an edge
 to each package on the way that is not already a parent of the importing module.
+
+The last checks count every import, in-function ones included (they run as soon as the
+function is called): the imports of a higher floor and the largest import circle, overall
+and within one floor, are held to ratchets, and a failure lists the imports
+(``file:line -> module``).
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from opweave._layers import FLOORS, floor_of
+from opweave._layers import FLOORS, MODULE_FLOORS, floor_of
 
 SRC = Path(__file__).resolve().parents[2] / "core" / "src"
 PACKAGE = SRC / "opweave"
@@ -162,6 +167,13 @@ def test_every_module_has_a_floor() -> None:
     assert not unknown, f"add these to opweave._layers.FLOORS: {unknown}"
 
 
+def test_modules_off_their_package_floor_exist() -> None:
+    missing = sorted(path for path in MODULE_FLOORS if f"opweave.{path}" not in MODULES)
+    assert not missing, f"opweave._layers.MODULE_FLOORS lists modules that do not exist: {missing}"
+    assert floor_of("opweave.gradient.verify") == 7
+    assert floor_of("opweave.gradient.reverse") == floor_of("opweave.gradient") == 4
+
+
 def test_no_module_level_import_cycle() -> None:
     cycle = _find_cycle(_edges())
     assert cycle is None, "module-level import cycle: " + " -> ".join(cycle or [])
@@ -212,4 +224,141 @@ def test_late_imports_are_few() -> None:
     )
 
 
-LATE_IMPORT_BUDGET = 53
+LATE_IMPORT_BUDGET = 44
+
+
+# ---------------------------------------------------------------------------- every import
+# The checks above read only what runs when a module is imported. The ones below count every
+# import, in-function ones included: an in-function import runs as soon as the function is
+# called, so a lower floor that imports a higher one there still depends on it at run time.
+
+
+def _where(imp: Import) -> str:
+    path = MODULES[imp.module][0].relative_to(SRC.parents[1])
+    return f"{path.as_posix()}:{imp.line} -> {imp.target}"
+
+
+def _all_edges() -> dict[str, dict[str, list[Import]]]:
+    """Every import edge, in-function ones included, with the imports that make it."""
+    edges: dict[str, dict[str, list[Import]]] = {m: {} for m in MODULES}
+    for imp in IMPORTS:
+        if imp.late and imp.module.startswith(imp.target + "."):
+            # a function importing a package its module belongs to (``import opweave``)
+            # uses what that package holds, not only its ``__init__`` run so far
+            edges[imp.module].setdefault(imp.target, []).append(imp)
+        parts = imp.target.split(".")
+        for i in range(2, len(parts) + 1):
+            step = ".".join(parts[:i])
+            if step != imp.module and not imp.module.startswith(step + "."):
+                edges[imp.module].setdefault(step, []).append(imp)
+    return edges
+
+
+def _circles(edges: dict[str, dict[str, list[Import]]]) -> list[list[str]]:
+    """The strongly connected components of more than one module, largest first."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(edges):
+        if root in index:
+            continue
+        # iterative Tarjan: (node, iterator over its successors)
+        work = [(root, iter(sorted(edges[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, successors = work[-1]
+            for nxt in successors:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(edges[nxt]))))
+                    break
+                if nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+    return sorted(found, key=len, reverse=True)
+
+
+def test_circle_finder_finds_a_cycle() -> None:
+    a, b, c = "opweave.a", "opweave.b", "opweave.c"
+    imp = Import(a, b, 1, late=True)
+    edges = {a: {b: [imp]}, b: {c: [imp]}, c: {a: [imp]}, "opweave.d": {a: [imp]}}
+    assert _circles(edges) == [[a, b, c]]
+    assert _circles({a: {b: [imp]}, b: {}}) == []
+
+
+def test_upward_imports_within_budget() -> None:
+    # In-function imports count too. Lower the budget when you remove one; the direction to
+    # fix one is to move the helper down, define the method on the higher-floor subclass, or
+    # move the caller up (see opweave._layers), not to hide the import.
+    upward = sorted({_where(imp) for imp in IMPORTS if floor_of(imp.target) > floor_of(imp.module)})
+    assert len(upward) <= UPWARD_IMPORT_BUDGET, (
+        f"{len(upward)} imports of a higher floor (budget {UPWARD_IMPORT_BUDGET}):\n"
+        + "\n".join(upward)
+    )
+
+
+def _check_largest_circle(edges: dict[str, dict[str, list[Import]]], limit: int, what: str) -> None:
+    """Fail, listing the circle's modules and the in-function imports inside it, if the
+    largest circle of ``edges`` has more than ``limit`` modules."""
+    circles = _circles(edges)
+    largest = circles[0] if circles else []
+    if len(largest) <= limit:
+        return
+    members = set(largest)
+    closing = sorted(
+        {
+            _where(imp)
+            for module in largest
+            for target, imps in edges[module].items()
+            if target in members
+            for imp in imps
+            if imp.late
+        }
+    )
+    raise AssertionError(
+        f"an import circle of {len(largest)} modules {what} (at most {limit}): "
+        f"{', '.join(largest)}\nthe in-function imports inside it:\n" + "\n".join(closing)
+    )
+
+
+def test_import_circles_counting_in_function_imports_are_small() -> None:
+    _check_largest_circle(_all_edges(), LARGEST_IMPORT_CIRCLE, "counting in-function imports")
+
+
+def test_import_circles_within_a_floor_are_small() -> None:
+    # The same, leaving out the imports of a higher floor (which the budget above counts):
+    # what remains are the circles among the modules of one floor.
+    within = {
+        module: {
+            target: imps for target, imps in targets.items() if floor_of(target) <= floor_of(module)
+        }
+        for module, targets in _all_edges().items()
+    }
+    _check_largest_circle(
+        within, LARGEST_CIRCLE_WITHIN_A_FLOOR, "within one floor, counting in-function imports"
+    )
+
+
+# Ratchets: the counts today. Lower them when you remove an upward import or untie a circle.
+UPWARD_IMPORT_BUDGET = 13
+LARGEST_IMPORT_CIRCLE = 172
+LARGEST_CIRCLE_WITHIN_A_FLOOR = 24

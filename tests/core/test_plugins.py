@@ -80,8 +80,8 @@ def opweave_backend_info():
 
 
 @hookimpl
-def opweave_make_thunk(op, node, impl):
-    if impl == "step":
+def opweave_implementation(op, node, backend):
+    if backend == "step":
         ASKED.append(type(op).__name__)  # it has no kernels of its own yet
     return None
 """

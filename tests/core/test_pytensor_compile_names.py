@@ -213,8 +213,21 @@ def test_config_mode_accepts_foreign_backend_names(name: str, backend: str) -> N
         assert config.mode == name
         with pytest.raises(LinkerNotFoundError, match=f"no {backend} backend"):
             function([x], x + 1.0)
-    with pytest.raises(ValueError, match="expected one of: FAST_RUN, FAST_COMPILE, DebugMode"):
-        config.mode = "PYTORCH"
+    with config.change_flags(mode="PYTORCH"), pytest.raises(LinkerNotFoundError, match="PyTorch"):
+        function([x], x + 1.0)
+
+
+def test_config_mode_names_a_plugin_mode_checked_when_used() -> None:
+    """A mode name is checked when a function is compiled with it (plugins add modes, and
+    they load after the configuration is read); the error says it came from config.mode."""
+    x = dscalar("x")
+    with config.change_flags(mode="CVM"):
+        assert type(function([x], x + 1.0).maker.linker).__name__ == "CVMLinker"
+    with (
+        config.change_flags(mode="FASTRUN"),
+        pytest.raises(ValueError, match=r"unknown mode 'FASTRUN' \(config\.mode, set from code\)"),
+    ):
+        function([x], x + 1.0)
 
 
 def test_on_opt_error_flag_only_raises() -> None:

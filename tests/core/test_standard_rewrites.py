@@ -27,9 +27,9 @@ from opweave.tensor.blas import Dot
 from opweave.tensor.dimshuffle import DimShuffle
 from opweave.tensor.elemwise import Elemwise
 from opweave.tensor.reductions import Sum
-from opweave.tensor.rewriting import register_standard_rewrites
 from opweave.tensor.rewriting.constant_folding import constant_folding
 from opweave.tensor.rewriting.fusion import FusionOptimizer
+from opweave.tensor.rewriting.plugin import register_standard_rewrites
 from opweave.tensor.special import LogSoftmax, Softmax, softmax
 
 NO_REWRITE = Mode(linker="vm", optimizer=None)

@@ -174,6 +174,35 @@ def test_type_checker_sees_the_type_and_owner_of_variables(tmp_path: Path) -> No
     ]
 
 
+def test_type_checker_sees_tensor_type_attributes_through_variable_type(
+    tmp_path: Path,
+) -> None:
+    # ``TensorVariable`` is ``Variable[TensorType, ...]``: ``x.type`` is a TensorType, so its
+    # ``ndim``, ``shape`` and ``dtype`` type-check without a cast, for roots, results of
+    # operations and function parameters alike.
+    report = _mypy(
+        tmp_path,
+        """
+        from opweave.graph.basic import Variable
+        from opweave.tensor.type import TensorType, dmatrix
+        from opweave.tensor.variable import TensorVariable
+
+        x = dmatrix("x")
+        reveal_type(x.type.ndim)
+        reveal_type(x.type.shape)
+
+        def rank(t: TensorVariable, v: Variable[TensorType]) -> int:
+            reveal_type(v.type)
+            return t.type.ndim + v.type.ndim
+        """,
+    )
+    assert report == [
+        'note: Revealed type is "int"',
+        'note: Revealed type is "tuple[int | None, ...]"',
+        'note: Revealed type is "opweave.tensor.type.TensorType"',
+    ]
+
+
 def test_type_checker_rejects_what_the_types_do_not_allow(tmp_path: Path) -> None:
     report = _mypy(
         tmp_path,

@@ -1,8 +1,8 @@
 """Hook answers of the wrong kind, and plugins' hook wrappers, are isolated at call time.
 
 A plugin whose hook answers with something that cannot be what the hook asks for (a
-thunk that is not callable, an implementation that is not one) is named in a warning and
-skipped, and the next plugin answers; a plugin that wraps a hook neither turns isolation
+Python implementation that is not callable, a C one without C code) is named in a warning
+and skipped, and the next plugin answers; a plugin that wraps a hook neither turns isolation
 off for the others nor breaks the call when it fails itself.
 """
 
@@ -34,12 +34,6 @@ def _plugin_warnings(action: Callable[[], None]) -> list[str]:
         warnings.simplefilter("always")
         action()
     return [str(w.message) for w in caught if issubclass(w.category, PluginWarning)]
-
-
-class ThunkIsANumber:
-    @hookimpl(tryfirst=True)
-    def opweave_make_thunk(self, op, node, impl):
-        return 42
 
 
 class ImplementationIsANumber:
@@ -74,7 +68,7 @@ class PassThroughWrapper:
 
 class OldStylePassThroughWrapper:
     @hookimpl(hookwrapper=True)
-    def opweave_make_thunk(self, op, node, impl):
+    def opweave_implementation(self, op, node, backend):
         yield
 
 
@@ -87,40 +81,35 @@ class WrapperFailingBeforeYield:
 
 class WrapperFailingAfterYield:
     @hookimpl(wrapper=True)
-    def opweave_make_thunk(self, op, node, impl):
+    def opweave_implementation(self, op, node, backend):
         yield
         raise RuntimeError("wrapper broke late")
 
 
 class OldStyleWrapperFailingAfterYield:
     @hookimpl(hookwrapper=True)
-    def opweave_make_thunk(self, op, node, impl):
+    def opweave_implementation(self, op, node, backend):
         yield
         raise KeyError("old wrapper broke late")
 
 
-class WrapperReplacingTheThunk:
+class WrapperReplacingTheImplementation:
     @hookimpl(wrapper=True)
-    def opweave_make_thunk(self, op, node, impl):
-        yield
-        return 42
+    def opweave_implementation(self, op, node, backend):
+        answer = yield
+        return 42 if backend == "py" else answer
 
 
 @pytest.mark.parametrize(
     ("plugin", "hook", "error"),
     [
         (
-            ThunkIsANumber(),
-            "opweave_make_thunk",
-            "returned 42 (int), expected a callable thunk or None",
-        ),
-        (
             ImplementationIsANumber(),
             "opweave_implementation",
             "returned 42 (int) for backend 'py', expected a perform-style callable or None",
         ),
     ],
-    ids=["make_thunk", "implementation"],
+    ids=["implementation"],
 )
 def test_an_answer_of_the_wrong_kind_is_named_and_skipped(
     plugin_manager, plugin, hook, error
@@ -173,18 +162,18 @@ def test_a_wrapper_leaves_isolation_on_for_other_plugins(plugin_manager) -> None
         ),
         (
             WrapperFailingAfterYield(),
-            "opweave_make_thunk",
+            "opweave_implementation",
             "RuntimeError: wrapper broke late",
         ),
         (
             OldStyleWrapperFailingAfterYield(),
-            "opweave_make_thunk",
+            "opweave_implementation",
             "KeyError: 'old wrapper broke late'",
         ),
         (
-            WrapperReplacingTheThunk(),
-            "opweave_make_thunk",
-            "returned 42 (int), expected a callable thunk or None",
+            WrapperReplacingTheImplementation(),
+            "opweave_implementation",
+            "returned 42 (int) for backend 'py', expected a perform-style callable or None",
         ),
     ],
     ids=["before-yield", "after-yield", "old-style-after-yield", "wrong-answer"],

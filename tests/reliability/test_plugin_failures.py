@@ -29,10 +29,10 @@ class RaisingBackendInfo:
         raise RuntimeError("boom in backend info")
 
 
-class RaisingMakeThunk:
+class RaisingImplementation:
     @hookimpl(tryfirst=True)
-    def opweave_make_thunk(self, op, node, impl):
-        raise RuntimeError("boom in make_thunk")
+    def opweave_implementation(self, op, node, backend):
+        raise RuntimeError("boom in implementation")
 
 
 class StringLinkers:
@@ -68,11 +68,15 @@ def _compile_everywhere() -> None:
     ("plugin", "hook", "error"),
     [
         (RaisingRewrites(), "opweave_rewrites", "RuntimeError: boom in rewrites"),
-        (RaisingMakeThunk(), "opweave_make_thunk", "RuntimeError: boom in make_thunk"),
+        (
+            RaisingImplementation(),
+            "opweave_implementation",
+            "RuntimeError: boom in implementation",
+        ),
         (StringLinkers(), "opweave_linkers", "returned str, expected a dict {name: Linker class}"),
         (RaisingBackendInfo(), "opweave_backend_info", "RuntimeError: boom in backend info"),
     ],
-    ids=["rewrites", "make_thunk", "linkers-str", "backend_info"],
+    ids=["rewrites", "implementation", "linkers-str", "backend_info"],
 )
 def test_failing_hook_is_named_once_and_skipped(plugin_manager, plugin, hook, error) -> None:
     plugin_manager.register(plugin, name="clumsy")

@@ -13,14 +13,16 @@ import functools
 import inspect
 from typing import Any
 
-from opweave.compile.ops import DeepCopyOp, Shape, Shape_i, ViewOp, registered_c_code
+from opweave.compile.ops import DeepCopyOp, TypeCastingOp
 from opweave.graph import c_interface
 from opweave.graph.c_interface import CLinkerOp, CLinkerType
 from opweave.graph.type import Generic
 from opweave.graph.utils import MethodNotDefined
 from opweave.plugins import get_plugin_manager
 from opweave.scalar.type import ScalarType
+from opweave.tensor.shape import Shape, Shape_i
 from opweave.tensor.type import TensorType
+from opweave_c.impls.compile_ops import registered_entry
 
 #: The per-Type registries of the helper Ops: ``Op class -> (register function, hook,
 #: the arguments after the Type class)``.
@@ -30,7 +32,11 @@ REGISTRIES: dict[type, tuple[str, str, str]] = {
         "opweave_register_deep_copy_op_c_code",
         "code, version",
     ),
-    ViewOp: ("register_view_op_c_code", "opweave_register_view_op_c_code", "code, version"),
+    TypeCastingOp: (
+        "register_view_op_c_code",
+        "opweave_register_view_op_c_code",
+        "code, version",
+    ),
     Shape: ("register_shape_c_code", "opweave_register_shape_c_code", "code, version"),
     Shape_i: (
         "register_shape_i_c_code",
@@ -94,8 +100,8 @@ def c_op_of(node: Any) -> Any:
     """
     op = node.op
     if _defines(op, "c_code", CLinkerOp):
-        check_registered(node)
         return op
+    check_registered(node)
     found = get_plugin_manager().hook.opweave_implementation(op=op, node=node, backend="c")
     if found is None:
         cls = type(op).__name__
@@ -130,7 +136,7 @@ def check_registered(node: Any) -> None:
     function, hook, args = registry
     type_ = node.inputs[0].type
     c_type_of(type_)  # a Type without any C is named first
-    if registered_c_code(hook, type_) is not None:
+    if registered_entry(hook, type_) is not None:
         return
     cls = type(type_).__name__
     raise NoCCode(
@@ -230,15 +236,15 @@ def _declares_version(obj: Any) -> bool:
 
 
 def _unversioned_registration(obj: Any, node: Any) -> tuple[Any, str] | None:
-    registry = registry_of(obj) if node is not None else None
-    if registry is None:
+    registry = registry_of(node.op) if node is not None else None
+    if registry is None or _defines(node.op, "c_code", CLinkerOp):
         return None
-    entry = registered_c_code(registry[1], node.inputs[0].type)
+    entry = registered_entry(registry[1], node.inputs[0].type)
     if entry is None or entry[-1]:
         return None
     type_cls = entry[0]
-    return (type(obj), type_cls), (
-        f"the C code registered for {type(obj).__name__} on {type_cls.__name__} has no "
+    return (type(node.op), type_cls), (
+        f"the C code registered for {type(node.op).__name__} on {type_cls.__name__} has no "
         f"version; pass one, e.g. opweave.compile.ops.{registry[0]}({type_cls.__name__}, "
         "..., version=(1,))"
     )
@@ -247,7 +253,9 @@ def _unversioned_registration(obj: Any, node: Any) -> tuple[Any, str] | None:
 def _unversioned(obj: Any, node: Any) -> tuple[Any, str] | None:
     """``(key, advice)`` when ``obj``'s C code has no version, else ``None``."""
     registered = _unversioned_registration(obj, node)
-    if registered is not None or registry_of(obj) is not None:
+    if registered is not None or (
+        node is not None and registry_of(node.op) is not None and obj is not node.op
+    ):
         return registered
     if _declares_version(obj):
         return None

@@ -14,6 +14,23 @@ from __future__ import annotations
 from typing import Any
 
 from opweave.plugins import hookspec
+from opweave.plugins.isolation import answer_check
+
+
+def entries_problem(result: Any, kwargs: Any) -> str | None:
+    """What is wrong with a registry hook's answer (``None`` when it is a list of
+    ``(Type class, C code, ...)`` tuples)."""
+    if not isinstance(result, list | tuple) or not all(
+        isinstance(entry, tuple) and entry and isinstance(entry[0], type) for entry in result
+    ):
+        return f"returned {result!r}; expected a list of (Type class, C code, ...) tuples"
+    return None
+
+
+def implementation_problem(result: Any) -> str | None:
+    """What a C implementation must be when it is not (``None`` when it has ``c_code``):
+    the C backend's answer to ``implementation_checks`` in ``opweave_backend_info``."""
+    return None if hasattr(result, "c_code") else "an object with a c_code method"
 
 
 @hookspec(firstresult=True)
@@ -33,6 +50,7 @@ def opweave_c_type(type_: Any) -> Any | None:
     """
 
 
+@answer_check(entries_problem)
 @hookspec
 def opweave_register_deep_copy_op_c_code() -> list[tuple[type, str, tuple[Any, ...]]]:
     """Return ``(Type class, C code, version)`` entries for ``DeepCopyOp``.
@@ -45,6 +63,7 @@ def opweave_register_deep_copy_op_c_code() -> list[tuple[type, str, tuple[Any, .
     """
 
 
+@answer_check(entries_problem)
 @hookspec
 def opweave_register_view_op_c_code() -> list[tuple[type, str, tuple[Any, ...]]]:
     """Return ``(Type class, C code, version)`` entries for ``ViewOp``.
@@ -53,6 +72,7 @@ def opweave_register_view_op_c_code() -> list[tuple[type, str, tuple[Any, ...]]]
     """
 
 
+@answer_check(entries_problem)
 @hookspec
 def opweave_register_shape_c_code() -> list[tuple[type, str, tuple[Any, ...]]]:
     """Return ``(Type class, C code, version)`` entries for ``Shape``.
@@ -61,6 +81,7 @@ def opweave_register_shape_c_code() -> list[tuple[type, str, tuple[Any, ...]]]:
     """
 
 
+@answer_check(entries_problem)
 @hookspec
 def opweave_register_shape_i_c_code() -> list[tuple[type, str, str, tuple[Any, ...]]]:
     """Return ``(Type class, C code, CHECK_INPUT code, version)`` entries for ``Shape_i``.

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from opweave.plugins import hookimpl
-from opweave_c import hookspecs
+from opweave_c import contract, hookspecs
 from opweave_c.compiler import CCompiler, compiler_problem
 from opweave_c.impls import C_OPS, c_code_for, c_type_for, compile_ops
 from opweave_c.linkers import CLinker, CVMLinker
 from opweave_c.linkers.shared_kinds import register_shared_kind_rewrites
 from opweave_c.options import add_c_options
-from opweave_c.thunk import make_c_thunk
+from opweave_c.thunk import c_implementation_of, c_thunk
 
 
 @hookimpl
@@ -28,6 +27,21 @@ def opweave_addoption(config: Any) -> None:
 
 
 @hookimpl
+def opweave_modules() -> dict[str, str]:
+    """PyTensor's ``pytensor.link.c`` paths, as ``opweave.link.c``."""
+    return {"opweave.link.c": "opweave_c.pytensor_link_c"}
+
+
+@hookimpl
+def opweave_modes() -> dict[str, dict[str, str]]:
+    """``C`` (the ``fast_run`` rewrites, linker ``c``) and ``CVM`` (linker ``cvm``)."""
+    return {
+        "C": {"linker": "c", "optimizer": "fast_run"},
+        "CVM": {"linker": "cvm", "optimizer": "fast_run"},
+    }
+
+
+@hookimpl
 def opweave_linkers() -> dict[str, type]:
     """``c`` (whole graph in C) and ``cvm`` (per-node C, Python fallback)."""
     return {"c": CLinker, "cvm": CVMLinker}
@@ -36,7 +50,9 @@ def opweave_linkers() -> dict[str, type]:
 @hookimpl
 def opweave_backend_info() -> dict[str, Any]:
     """Available when ``config.cxx`` names a working C compiler (whose path and
-    ``--version`` line it reports)."""
+    ``--version`` line it reports). Its table's entries are factories ``fn(op, node)``;
+    its thunks are one node's C (:func:`~opweave_c.thunk.c_thunk`); the nodes its table
+    defers run in Python (``falls_back_to``)."""
     from opweave import config
 
     problem = compiler_problem(config.cxx)
@@ -46,29 +62,15 @@ def opweave_backend_info() -> dict[str, Any]:
         "available": problem is None,
         "reason": problem,
         "implementations": C_OPS,
+        "implementation_of": c_implementation_of,
+        "make_thunk": c_thunk,
+        "falls_back_to": "py",
+        "implementation_checks": {"c": hookspecs.implementation_problem},
+        "c_contract": contract,
         "versions": {
             "C compiler": CCompiler.from_config().identity if problem is None else problem
         },
     }
-
-
-@hookimpl
-def opweave_make_thunk(
-    op: Any,
-    node: Any,
-    storage_map: dict[Any, list[Any]],
-    compute_map: dict[Any, list[int]],
-    no_recycling: Sequence[Any],
-    impl: str | None,
-) -> Any:
-    """A C thunk of the node alone when ``impl == "c"`` (``None`` for other impls).
-
-    Raises :class:`~opweave_c.contract.NoCCode` (a ``NotImplementedError``) when the
-    node has no C code.
-    """
-    if impl != "c":
-        return None
-    return make_c_thunk(node, storage_map, compute_map, no_recycling)
 
 
 @hookimpl

@@ -1,4 +1,5 @@
-"""One node's C thunk, for ``Op.make_thunk(..., impl="c")`` (DebugMode asks for these)."""
+"""One node's C thunk, for the ``c`` implementation of a node alone (DebugMode asks for
+these through ``Op.make_thunk(..., impl="c")``)."""
 
 from __future__ import annotations
 
@@ -44,3 +45,22 @@ def make_c_thunk(
     thunk.outputs = [storage_map[v] for v in node.outputs]  # type: ignore[attr-defined]
     thunk.lazy = False  # type: ignore[attr-defined]
     return thunk
+
+
+def c_thunk(
+    node: Apply,
+    implementation: Any,
+    storage_map: dict[Variable, list[Any]],
+    compute_map: dict[Variable, list[int]],
+    no_recycling: Sequence[Variable],
+) -> Callable[[], None]:
+    """The ``make_thunk`` this backend declares (``opweave_backend_info``): the node's C
+    thunk (:func:`make_c_thunk`), whose code comes from the node's C implementation as
+    the C linkers find it."""
+    return make_c_thunk(node, storage_map, compute_map, no_recycling)
+
+
+def c_implementation_of(entry: Any, op: Any, node: Apply) -> Any:
+    """The ``implementation_of`` this backend declares: a table entry is a factory
+    ``fn(op, node) -> C implementation or None``."""
+    return entry(op, node)

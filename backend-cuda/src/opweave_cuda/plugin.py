@@ -9,7 +9,7 @@ needs those, so they are imported at the first GPU node.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from opweave.link.implementations import ImplementationTable
@@ -21,7 +21,6 @@ from opweave_cuda.rewrites import register_gpu_rewrites
 from opweave_cuda.sharedvar import gpu_shared
 from opweave_cuda.transfer_ops import cuda_transfer
 from opweave_cuda.type import GpuArrayType
-from opweave_python.thunk import make_perform_thunk
 
 
 def _factories() -> Mapping[type, Any]:
@@ -80,37 +79,25 @@ def opweave_backend_info() -> dict[str, Any]:
 
 @hookimpl
 def opweave_implementation(op: Any, node: Any, backend: str) -> Any:
-    """``backend="cuda"``: the GPU Ops, transfers, and ``DeepCopyOp`` of GPU values."""
-    return _gpu_perform(op, node) if backend == "cuda" else None
-
-
-@hookimpl
-def opweave_make_thunk(
-    op: Any,
-    node: Any,
-    storage_map: dict[Any, list[Any]],
-    compute_map: dict[Any, list[int]],
-    no_recycling: Sequence[Any],
-    impl: str | None,
-) -> Any:
-    """Thunks of GPU nodes, for any linker that runs Python-level thunks.
+    """The GPU Ops, transfers, and ``DeepCopyOp`` of GPU values, for ``backend="cuda"``
+    and for any linker that runs ``perform``-style thunks (``"py"``).
 
     A GPU node has no other implementation, so it runs on the GPU whether the linker
-    asks for ``"cuda"`` (the ``cuda`` linker), ``"py"`` or any implementation (the
-    ``vm`` and ``cvm`` loops after ``config.device="cuda"`` moved the graph). A
-    ``config.device`` naming a device number (``"cuda1"``) makes that device the process's
+    asks for ``"cuda"`` (the ``cuda`` linker) or ``"py"`` (the ``vm`` and ``cvm`` loops
+    after ``config.device="cuda"`` moved the graph). Answering for a GPU node makes the
+    device ``config.device`` names the process's
     (:func:`~opweave_cuda.availability.select_device`: a ``ValueError`` lists the devices
     when there is no such device).
     """
-    if impl not in (None, "py", "cuda"):
+    if backend not in ("py", "cuda"):
         return None
     perform = _gpu_perform(op, node)
     if perform is None:
         return None
-    from opweave import config
+    from opweave import config  # late: the package init is above the plugin's imports
 
     availability.select_device(str(getattr(config, "device", "cpu")))
-    return make_perform_thunk(node, perform, storage_map, compute_map, no_recycling)
+    return perform
 
 
 @hookimpl

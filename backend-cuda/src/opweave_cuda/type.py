@@ -208,7 +208,7 @@ class GpuArrayType(ShapedType):
         """True if ``a`` and ``b`` (GPU or host arrays) hold exactly the same values."""
         return TensorType.values_eq(self._to_host(a), self._to_host(b))
 
-    def values_eq_approx(  # type: ignore[override]
+    def values_eq_approx(
         self,
         a: Any,
         b: Any,

@@ -22,7 +22,6 @@ from opweave.tensor.reductions import Argmin
 from opweave_dask.elemwise import build_elemwise
 from opweave_dask.portable import Portable
 from opweave_dask.values import as_dask, meta_for
-from opweave_python.impls.elemwise import reducer_ufunc
 
 __all__ = ["build_argmax", "build_careduce", "build_map_reduce", "ufunc_for"]
 
@@ -30,9 +29,12 @@ Runner = Callable[[list[Any]], list[Any]]
 
 
 def ufunc_for(scalar_op: Any, acc_dtype: np.dtype[Any]) -> np.ufunc | None:
-    """The ufunc reducing like ``scalar_op`` in ``acc_dtype``, or ``None`` (the Python
-    backend's: the chunks reduce exactly as its CAReduce does)."""
-    return reducer_ufunc(scalar_op, acc_dtype)
+    """The ufunc reducing like ``scalar_op`` in ``acc_dtype`` (the logical one for
+    booleans), or ``None``: the ufunc a NumPy CAReduce of the same node reduces with."""
+    describe = getattr(scalar_op, "reduce_ufunc_name", None)
+    name = describe(acc_dtype.kind) if describe is not None else None
+    ufunc = getattr(np, name, None) if name is not None else None
+    return ufunc if isinstance(ufunc, np.ufunc) else None
 
 
 def _partial(

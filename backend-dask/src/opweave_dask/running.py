@@ -8,8 +8,8 @@ outputs, it builds them as Dask values from its inputs' Dask values
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 import dask
@@ -129,7 +129,7 @@ def linked_function(
 
 def fast_call(
     fn: Callable[[], None],
-    lock: threading.Lock,
+    lock: AbstractContextManager[Any],
     checks: list[tuple[Variable, Callable[[Any], Any], list[Any]]],
     update_cells: list[tuple[list[Any], list[Any]]],
     user_output_cells: list[list[Any]],

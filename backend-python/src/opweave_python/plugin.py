@@ -1,18 +1,18 @@
-"""The ``opweave.plugins`` entry point of the Python backend."""
+"""The ``opweave.plugins`` entry point of the Python backend.
+
+Its thunks are the core's (:mod:`opweave.link.perform`): this backend provides the
+``py``/``vm`` linkers and the NumPy implementations of the core's Ops (its ``py`` table).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
 from typing import Any
 
 from opweave.plugins import hookimpl
 from opweave_python.impls import PERFORMS, perform_for
 from opweave_python.linkers.perform_linker import PerformLinker
 from opweave_python.linkers.vm import VMLinker
-from opweave_python.thunk import find_perform, make_perform_thunk
-
-#: Implementations this backend builds thunks for.
-IMPLS = (None, "py")
 
 
 @hookimpl
@@ -23,35 +23,24 @@ def opweave_linkers() -> dict[str, type]:
 
 @hookimpl
 def opweave_backend_info() -> dict[str, Any]:
-    """Always available: it needs only NumPy."""
+    """Always available: it needs only NumPy. Its table's entries are ``perform``
+    functions taking the Op first (``implementation_of`` binds them)."""
     return {
         "name": "opweave-python",
         "linkers": ["py", "vm"],
         "available": True,
         "reason": None,
         "implementations": PERFORMS,
+        "implementation_of": _bound_perform,
     }
 
 
-@hookimpl
-def opweave_implementation(op: Any, node: Any, backend: str) -> Any:
-    """NumPy implementations (``backend="py"``) of the core's standard Ops."""
-    return perform_for(op) if backend == "py" else None
+def _bound_perform(entry: Any, op: Any, node: Any) -> Any:
+    return functools.partial(entry, op)
 
 
 @hookimpl(trylast=True)
-def opweave_make_thunk(
-    op: Any,
-    node: Any,
-    storage_map: dict[Any, list[Any]],
-    compute_map: dict[Any, list[int]],
-    no_recycling: Sequence[Any],
-    impl: str | None,
-) -> Any:
-    """A thunk from the Op's own ``perform`` or the one ``opweave_implementation`` gives."""
-    if impl not in IMPLS:
-        return None
-    perform = find_perform(op, node)
-    if perform is None:
-        return None
-    return make_perform_thunk(node, perform, storage_map, compute_map, no_recycling)
+def opweave_implementation(op: Any, node: Any, backend: str) -> Any:
+    """NumPy implementations (``backend="py"``) of the core's standard Ops: the ``py``
+    table's, asked last so that the other plugins' answers (GPU nodes') come first."""
+    return perform_for(op) if backend == "py" else None

@@ -1,72 +1,8 @@
-"""Thunks built from ``perform`` implementations."""
+"""Thunks built from ``perform`` implementations: the core's (:mod:`opweave.link.perform`),
+re-exported under their earlier names."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from opweave.link.perform import Perform, find_perform, make_perform_thunk, own_perform
 
-from opweave.graph.basic import Apply, Variable
-from opweave.graph.op import Op
-from opweave.plugins import get_plugin_manager
-
-Perform = Callable[[Apply, Sequence[Any], list[list[Any]]], None]
-
-
-def own_perform(op: Op) -> Perform | None:
-    """Return ``op.perform`` if the Op's class (or instance) defines one, else ``None``."""
-    if "perform" in vars(op):
-        return op.perform  # type: ignore[no-any-return]
-    for cls in type(op).__mro__:
-        if cls is Op:
-            return None
-        if "perform" in vars(cls):
-            return op.perform  # type: ignore[no-any-return]
-    return None
-
-
-def find_perform(op: Op, node: Apply) -> Perform | None:
-    """Return the Op's own ``perform``, or the Python implementation a plugin gives through
-    ``opweave_implementation(op, node, backend="py")``."""
-    return own_perform(op) or get_plugin_manager().hook.opweave_implementation(
-        op=op, node=node, backend="py"
-    )
-
-
-def make_perform_thunk(
-    node: Apply,
-    perform: Perform,
-    storage_map: dict[Variable, list[Any]],
-    compute_map: dict[Variable, list[int]],
-    no_recycling: Sequence[Variable],
-) -> Callable[[], None]:
-    """Return a thunk running ``perform`` on ``node``'s cells in ``storage_map``.
-
-    Outputs in ``no_recycling`` have their cell cleared before each run, so
-    ``perform`` cannot reuse (and overwrite) a value the caller holds.
-    """
-    input_cells = [storage_map[v] for v in node.inputs]
-    output_cells = [storage_map[v] for v in node.outputs]
-    output_computed = [compute_map[v] for v in node.outputs]
-    recycle_cells = [storage_map[v] for v in node.outputs if v in no_recycling]
-
-    if recycle_cells:
-
-        def thunk() -> None:
-            for cell in recycle_cells:
-                cell[0] = None
-            perform(node, [c[0] for c in input_cells], output_cells)
-            for flag in output_computed:
-                flag[0] = 1
-
-    else:
-
-        def thunk() -> None:
-            perform(node, [c[0] for c in input_cells], output_cells)
-            for flag in output_computed:
-                flag[0] = 1
-
-    thunk.inputs = input_cells  # type: ignore[attr-defined]
-    thunk.outputs = output_cells  # type: ignore[attr-defined]
-    thunk.lazy = False  # type: ignore[attr-defined]
-    thunk.perform = perform  # type: ignore[attr-defined]
-    return thunk
+__all__ = ["Perform", "find_perform", "make_perform_thunk", "own_perform"]

@@ -21,8 +21,12 @@ The order follows what depends on what:
    because tensor variables have a ``.transfer()`` method and ``opweave.tensor`` re-exports it.
 4. ``gradient``: reverse mode (``grad``, ``Lop``, ``Rop``) and the helpers Ops' ``grad``
    methods use (``grad_undefined``, ``grad_not_implemented``); as in PyTensor it is below the
-   standard library, which uses those helpers. ``verify_grad``, ``jacobian`` and the
-   tensor/scalar special cases reach up with commented late imports.
+   standard library, which uses those helpers. It builds zeros, ones and casts through the
+   variables it differentiates (their ``zeros_like``/``ones_like``/``astype`` methods), so
+   it never imports the tensor or scalar library. Its two modules that build tensor graphs,
+   ``gradient.verify`` (``verify_grad``) and ``gradient.matrices`` (``jacobian``,
+   ``hessian``), are on the tensor floor; ``opweave.gradient`` gives their names on first
+   use.
 5. ``scalar``: scalar Types and Ops (their ``grad`` uses the gradient helpers).
 6. ``compile``: ``function``, modes, ``In``/``Out``, ``SharedVariable``, ``DeepCopyOp``/
    ``ViewOp`` and the C-code registries; type-generic, so below the tensor library, which
@@ -35,11 +39,23 @@ The order follows what depends on what:
 
 ``compat`` (the ``pytensor`` import alias) is on floor 0: it imports only the standard
 library, and opweave's modules by name when ``pytensor`` ones are asked for.
+
+:data:`FLOORS` gives the floor of each top-level part; :data:`MODULE_FLOORS` that of the
+few modules that sit on another floor than their package.
+
+The test also counts in-function imports: those of a higher floor are held to a budget
+(each is listed when it is exceeded), and so is the largest import circle, overall and
+within one floor. Among the imports of a higher floor that remain are PyTensor's paths for
+names defined further up (``opweave.compile.Shape``, ``opweave.compile.shared``,
+``opweave.gradient.jacobian``, ``verify_grad`` and ``zero_grad``), the default plugin
+manager of ``build_rewrite_database()``, ``get_active_mode`` of ``graph.rewriting`` (which
+asks ``compile.mode`` for the mode of a compilation), and ``Variable.eval``/``Node.dprint``, which
+compile and print through the ``opweave`` package.
 """
 
 from __future__ import annotations
 
-__all__ = ["FLOORS", "floor_of"]
+__all__ = ["FLOORS", "MODULE_FLOORS", "floor_of"]
 
 #: Floor number of each top-level part of ``opweave`` (a package or a module); a module
 #: belongs to the floor of its first component below ``opweave``.
@@ -71,8 +87,21 @@ FLOORS: dict[str, int] = {
 }
 
 
+#: Floor number of the modules (dotted paths below ``opweave``) that are not on their
+#: package's floor; the longest listed path that is a module's or one of its packages'
+#: decides, before :data:`FLOORS`.
+MODULE_FLOORS: dict[str, int] = {
+    "gradient.matrices": 7,  # jacobian, hessian: stack tensor rows or loop with scan
+    "gradient.verify": 7,  # verify_grad: compiles tensor graphs
+}
+
+
 def floor_of(module: str) -> int:
     """The floor of the dotted ``module`` name (``opweave.tensor.math`` -> 7).
+
+    A module listed in :data:`MODULE_FLOORS` (or inside a package listed there) has the
+    floor given there (``opweave.gradient.verify`` -> 7); any other the floor of its
+    top-level part (``opweave.gradient.reverse`` -> 4).
 
     Raises
     ------
@@ -82,4 +111,8 @@ def floor_of(module: str) -> int:
     parts = module.split(".")
     if parts[0] != "opweave":
         raise KeyError(f"{module} is not an opweave module")
+    for end in range(len(parts), 2, -1):
+        path = ".".join(parts[1:end])
+        if path in MODULE_FLOORS:
+            return MODULE_FLOORS[path]
     return FLOORS[parts[1] if len(parts) > 1 else ""]

@@ -147,16 +147,21 @@ def print_ops(pm: opweave.plugins.OpweavePluginManager, out: TextIO) -> None:
 
 
 def demo(out: TextIO) -> int:
-    """Build the tutorial's ``(x + y) * z`` and run it with every installed linker."""
+    """Run the demo graph an installed plugin provides (``opweave_demo``) with every
+    installed linker, then train a logistic regression."""
     info(out)
-    try:
-        from opweave_double import add, double, mul
-    except ImportError:
-        print("\nthe demo needs the opweave-double plugin: pip install opweave-double", file=out)
+    answers = [a for a in opweave.get_plugin_manager().hook.opweave_demo() if a]
+    if not answers:
+        print(
+            "\nthe demo needs a plugin that provides a demo graph (the opweave_demo hook), "
+            "such as the Double plugin of the tutorial (see opweave's documentation)",
+            file=out,
+        )
         return 1
-    x, y, z = double("x"), double("y"), double("z")
-    expr = mul(add(x, y), z)
-    print("\nexample: (x + y) * z with x, y, z of the plugin Type 'double'", file=out)
+    graph = answers[0]
+    inputs, expr, values = graph["inputs"], graph["output"], tuple(graph["values"])
+    expected = graph["expected"]
+    print(f"\nexample: {graph['title']}", file=out)
     opweave.dprint(expr, file=out)
     failures = 0
     unusable = unusable_linkers()
@@ -165,18 +170,21 @@ def demo(out: TextIO) -> int:
             print(f"  linker {name:>4}: skipped: {unusable[name]}", file=out)
             continue
         try:
-            f = opweave.function([x, y, z], expr, mode=opweave.Mode(linker=name))
-            result = f(1.0, 2.0, 3.0)
+            f = opweave.function(inputs, expr, mode=opweave.Mode(linker=name))
+            result = f(*values)
         except Exception as exc:
             print(f"  linker {name:>4}: FAILED {type(exc).__name__}: {exc}", file=out)
             failures += 1
             continue
-        print(f"  linker {name:>4}: f(1.0, 2.0, 3.0) = {result!r}", file=out)
-        failures += result != 9.0
-    try:
-        opweave.function([x, y, z], expr)(2**53 + 1, 2.5, 3.0)
-    except TypeError as exc:
-        print(f"\nbad input is refused by name: TypeError: {exc}", file=out)
+        shown = ", ".join(repr(v) for v in values)
+        print(f"  linker {name:>4}: f({shown}) = {result!r}", file=out)
+        failures += result != expected
+    refused = graph.get("refused")
+    if refused is not None:
+        try:
+            opweave.function(inputs, expr)(*refused)
+        except TypeError as exc:
+            print(f"\nbad input is refused by name: TypeError: {exc}", file=out)
     losses = logistic_regression(out)
     failures += not losses[-1] < 0.5 * losses[0]
     return 1 if failures else 0

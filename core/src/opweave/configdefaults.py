@@ -14,7 +14,6 @@ import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from opweave.configuration import (
     BoolParam,
@@ -27,23 +26,25 @@ from opweave.configuration import (
 
 __all__ = ["build_config", "config", "default_compiledir", "platform_tag"]
 
-#: Values of ``config.mode`` that opweave runs.
+#: The modes of the core; plugins add others (``opweave_modes``: opweave-c's ``C``/``CVM``).
 MODES = ("FAST_RUN", "FAST_COMPILE", "DebugMode")
-#: PyTensor's modes of backends that opweave does not ship: ``config.mode`` accepts them
-#: (without listing them), and compiling with them raises an error naming what opweave
-#: offers instead.
-FOREIGN_MODES = ("NUMBA", "JAX")
 
 
-class ModeParam(EnumParam):
-    """``config.mode``'s type: one of :data:`MODES`, or one of :data:`FOREIGN_MODES`
-    (accepted, but not listed among the expected values)."""
+class ModeParam(StrParam):
+    """``config.mode``'s type: one of :data:`MODES` or the name of a mode a plugin provides.
 
-    def parse(self, value: Any) -> str:
-        """Return ``value`` if it is a mode of :data:`MODES` or :data:`FOREIGN_MODES`."""
-        if isinstance(value, str) and value in FOREIGN_MODES:
-            return value
-        return super().parse(value)
+    The plugins load after the configuration is read, so a name outside :data:`MODES` is
+    checked when a function is compiled with it (:func:`opweave.compile.mode.get_mode`
+    lists the modes there are); here it must only be a name.
+    """
+
+    def __init__(self, default: str) -> None:
+        super().__init__(
+            default,
+            pattern=r"[A-Za-z_][A-Za-z0-9_]*",
+            expected=f"{', '.join(MODES)} or the name of a mode an installed plugin "
+            "provides (letters, digits and underscores, not starting with a digit)",
+        )
 
 
 FLOAT_DTYPES = ("float64", "float32", "float16")
@@ -149,10 +150,11 @@ def build_config(
         "mode",
         "Default compilation mode.\n\n"
         "``FAST_RUN`` applies all optimizing rewrites, ``FAST_COMPILE`` only the cheap ones, "
-        "and ``DebugMode`` checks every rewrite and op implementation (slow). ``NUMBA`` "
-        "and ``JAX`` (PyTensor's names) are accepted, but opweave ships neither backend: "
-        "compiling a function with them raises an error saying what to use instead.",
-        ModeParam("FAST_RUN", MODES),
+        "and ``DebugMode`` checks every rewrite and op implementation (slow). Installed "
+        "plugins add modes (the C backend: ``C``, ``CVM``); a name no installed plugin provides "
+        "(PyTensor's ``NUMBA``, ``JAX`` ...) raises an error saying how to get it when a "
+        "function is compiled with it.",
+        ModeParam("FAST_RUN"),
     )
     config.add(
         "device",

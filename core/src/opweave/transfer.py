@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from opweave.graph.basic import Variable
+from opweave.plugins.hints import install_hint
 from opweave.plugins.manager import get_plugin_manager
 from opweave.plugins.registration import TransferFunctionPlugin, register_plugin_object
 
@@ -31,7 +32,8 @@ def transfer(var: Variable, target: str) -> Variable:
     if result is None:
         raise ValueError(
             f"cannot transfer {var} (type {var.type}) to target {target!r}: no installed plugin "
-            "handles it (built in: 'cpu'; 'cuda' needs opweave-cuda)"
+            f"handles it (built in: 'cpu'; for another target, "
+            f"{install_hint(target, target.rstrip('0123456789'))})"
         )
     return result
 

@@ -28,9 +28,11 @@ and ``%`` are NumPy's ``npy_floor_divide``/``npy_remainder``; ``maximum``/``mini
 propagate NaN; comparisons of signed integers with ``uint64`` are exact (as in NumPy 2);
 ``round_half_to_even`` is ``rint``; booleans are 0/1 (``+`` is ``or``, ``*`` is ``and``);
 ``x ** 0.5`` for a scalar-like exponent is ``sqrt`` (NumPy's fast path, which differs
-from ``pow`` at ``-inf`` and ``-0.0``). Integer powers follow :class:`opweave.scalar.basic.Pow`:
-they wrap around in the base's dtype when the exponent's is no wider (else in the pair's),
-and a negative exponent gives the real power truncated towards zero (0 for a zero base).
+from ``pow`` at ``-inf`` and ``-0.0``). Integer powers are computed in the output dtype
+(both operands converted to it: NumPy's result for two arrays, a float power for
+``int64 ** uint64``), except that a constant exponent no wider than the base (the Python
+``2`` of ``x ** 2``) wraps around in the base's dtype, as NumPy's ``x ** 2``; a negative
+integer exponent gives the real power truncated towards zero (0 for a zero base).
 
 What C cannot reproduce exactly, and is therefore only close:
 
@@ -72,6 +74,7 @@ from opweave.scalar.type import DTYPE_SPECS, ScalarType, get_scalar_type
 from opweave_c.contract import (
     _defines,
     as_snippets,
+    c_type_of,
     call_optional,
     call_with_compiler,
     version_of,
@@ -96,7 +99,7 @@ __all__ = [
 ]
 
 #: Version of the generated scalar code (part of every C version using it).
-VERSION = (4,)
+VERSION = (5,)
 #: Compiler flags the code needs: no contraction of ``a * b + c`` into a fused
 #: multiply-add (NumPy rounds the product), whatever ``-march`` the user adds.
 COMPILE_ARGS = ("-ffp-contract=off",)
@@ -330,6 +333,8 @@ class _Call:
     dtypes: tuple[str, ...]
     out: str
     scalar_like: tuple[bool, ...]
+    #: Per input, whether it is a constant of the graph (``()``: none is).
+    constant: tuple[bool, ...] = ()
 
     def arg(self, k: int, dtype: str) -> str:
         """Input ``k`` converted to ``dtype``."""
@@ -400,10 +405,10 @@ def _helper2(name: str) -> Callable[[_Call], str]:
     return build
 
 
-def _integer_pow_dtype(base: str, exponent: str) -> str | None:
+def _integer_pow_dtype(base: str, exponent: str, constant_exponent: bool) -> str | None:
     """The dtype an integer power wraps around in (see :class:`opweave.scalar.basic.Pow`):
-    the base's when the exponent's dtype is no wider, else the pair's NumPy dtype; ``None``
-    for a float power."""
+    the pair's NumPy dtype (the output's), or the base's for a constant exponent whose
+    dtype is no wider (NumPy's ``x ** 2``); ``None`` for a float power."""
     if not (_is_int(exponent) or exponent == "bool"):
         return None
     if base == "bool":
@@ -411,14 +416,15 @@ def _integer_pow_dtype(base: str, exponent: str) -> str | None:
         return "int8" if dtype == "bool" else dtype
     if not _is_int(base):
         return None
-    if np.dtype(exponent).itemsize <= np.dtype(base).itemsize:
+    if constant_exponent and np.dtype(exponent).itemsize <= np.dtype(base).itemsize:
         return base
     dtype = _promote(base, exponent)
     return dtype if _is_int(dtype) else None
 
 
 def _pow(c: _Call) -> str:
-    int_dtype = _integer_pow_dtype(*c.dtypes)
+    constant_exponent = len(c.constant) == 2 and c.constant[1]
+    int_dtype = _integer_pow_dtype(c.dtypes[0], c.dtypes[1], constant_exponent)
     if int_dtype is not None:
         a, e = c.arg(0, int_dtype), c.args[1]
         if c.dtypes[1] in _SIGNED:
@@ -746,6 +752,7 @@ def scalar_c_expression(
     out_dtype: str,
     args: Sequence[str],
     scalar_like: Sequence[bool] | None = None,
+    constant: Sequence[bool] | None = None,
 ) -> str | None:
     """The C expression of a one-output scalar Op (not a Composite) applied to ``args``.
 
@@ -761,6 +768,9 @@ def scalar_c_expression(
     scalar_like
         Per input, whether it has one value for all elements (a constant, a broadcast
         scalar): only changes ``x ** 0.5`` (see the module docstring). Default: all.
+    constant
+        Per input, whether it is a constant of the graph: only changes an integer power
+        (see the module docstring). Default: none.
 
     Returns
     -------
@@ -774,14 +784,15 @@ def scalar_c_expression(
     if build is None or len(args) != len(in_dtypes):
         return None
     flags = tuple(scalar_like) if scalar_like is not None else (True,) * len(args)
-    return build(_Call(op, tuple(args), tuple(in_dtypes), out_dtype, flags))
+    consts = tuple(constant) if constant is not None else (False,) * len(args)
+    return build(_Call(op, tuple(args), tuple(in_dtypes), out_dtype, flags, consts))
 
 
 def _literal(var: Constant) -> str | None:
     dtype = var.type.dtype  # type: ignore[attr-defined]
     if dtype not in C_DTYPES:
         return None
-    return str(var.type.c_literal(var.data))  # type: ignore[attr-defined]
+    return str(c_type_of(var.type).c_literal(var.data))
 
 
 class OwnCOps:
@@ -910,10 +921,12 @@ def _node_code(
     gen: _Gen,
     in_dtypes: Sequence[str] | None = None,
     out_dtypes: Sequence[str] | None = None,
+    constant: Sequence[bool] | None = None,
 ) -> str | None:
     if node is not None:
         in_dtypes = [v.type.dtype for v in node.inputs]  # type: ignore[attr-defined]
         out_dtypes = [v.type.dtype for v in node.outputs]  # type: ignore[attr-defined]
+        constant = [isinstance(v, Constant) for v in node.inputs]
     assert in_dtypes is not None and out_dtypes is not None
     if any(d not in C_DTYPES for d in (*in_dtypes, *out_dtypes)):
         return None
@@ -937,7 +950,7 @@ def _node_code(
         return "{\n" + "\n".join(decls) + "\n    " + code.replace("\n", "\n    ") + "\n}"
     if len(outputs) != 1:
         return None
-    expr = scalar_c_expression(op, in_dtypes, out_dtypes[0], inputs, scalar_like)
+    expr = scalar_c_expression(op, in_dtypes, out_dtypes[0], inputs, scalar_like, constant)
     return None if expr is None else f"{outputs[0]} = {expr};"
 
 
@@ -951,6 +964,7 @@ def scalar_c_code(
     prefix: str = "opw_sc_",
     sub: dict[str, str] | None = None,
     own: OwnCOps | None = None,
+    constant: Sequence[bool] | None = None,
 ) -> str | None:
     """C statements computing one application of the scalar Op ``op``.
 
@@ -979,6 +993,9 @@ def scalar_c_code(
     own
         Collects the Ops with their own ``c_code`` that the statements use (their
         support code, headers and versions are the caller's to include).
+    constant
+        Per input, whether it is a constant of the graph (see
+        :func:`scalar_c_expression`). Default: none.
 
     Returns
     -------
@@ -987,7 +1004,9 @@ def scalar_c_code(
     """
     flags = list(scalar_like) if scalar_like is not None else [True] * len(inputs)
     gen = _Gen(dict(sub) if sub else {"fail": "return -1;"}, own if own is not None else OwnCOps())
-    return _node_code(op, None, inputs, outputs, flags, prefix, gen, in_dtypes, out_dtypes)
+    return _node_code(
+        op, None, inputs, outputs, flags, prefix, gen, in_dtypes, out_dtypes, constant
+    )
 
 
 def has_scalar_c_code(op: Any, in_dtypes: Sequence[str], out_dtypes: Sequence[str]) -> bool:

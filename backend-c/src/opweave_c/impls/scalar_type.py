@@ -5,11 +5,44 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Any
 
-from opweave.scalar.type import ScalarType
+import numpy as np
+
+from opweave.graph.utils import MethodNotDefined
+from opweave.scalar.type import DTYPE_SPECS, ScalarType
 from opweave_c.impls.csource import render, snippet
 from opweave_c.impls.tensor_type import C_DTYPES, simple_c_string
 
 SCALAR_SUPPORT = snippet("scalar_type.c", "support")
+
+
+def scalar_literal(type_: ScalarType, data: Any) -> str:
+    """A C expression for the constant ``data`` of ``type_`` (complex numbers have none).
+
+    Raises
+    ------
+    MethodNotDefined
+        For complex dtypes.
+    """
+    kind = np.dtype(type_.dtype).kind
+    if kind == "c":
+        raise MethodNotDefined("ScalarType has no C literal for complex numbers")
+    value = type_.filter(data, allow_downcast=True)
+    c_type = DTYPE_SPECS[type_.dtype][0]
+    if kind == "b":
+        return "1" if value else "0"
+    if kind == "f":
+        f = float(value)
+        if np.isnan(f):
+            return f"(({c_type})NAN)"
+        if np.isinf(f):
+            return f"(({c_type})INFINITY)" if f > 0 else f"(({c_type})-INFINITY)"
+        return f"(({c_type}){f!r})"
+    i = int(value)
+    if kind == "u":
+        return f"(({c_type}){i}ULL)"
+    if i == np.iinfo(np.int64).min:
+        return f"(({c_type})(-9223372036854775807LL - 1))"
+    return f"(({c_type}){i}LL)"
 
 
 class ScalarCType:
@@ -17,7 +50,7 @@ class ScalarCType:
 
     def __init__(self, type_: ScalarType) -> None:
         self.type = type_
-        self.element = type_.c_element_type()
+        self.element = DTYPE_SPECS[type_.dtype][0]
         self.typenum = "NPY_" + type_.dtype.upper()
         self.desc = simple_c_string(f"ScalarType({type_.dtype})")
 
@@ -58,7 +91,7 @@ class ScalarCType:
         return True
 
     def c_literal(self, data: Any) -> str:
-        return self.type.c_literal(data)
+        return scalar_literal(self.type, data)
 
     def c_code_cache_version(self) -> tuple[int, ...]:
         return (2,)

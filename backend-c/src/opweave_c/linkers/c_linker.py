@@ -134,6 +134,7 @@ class CLinker(Linker):
         unless the Type declares ``c_extract_checks_filter = True``.
         It returns ``NotImplemented`` when called with a different number of arguments.
         """
+        assert self.fgraph is not None
         n = len(arg_filters)
         types = [v.type for v in self.fgraph.inputs[:n]]
         filters = tuple(
@@ -157,4 +158,5 @@ class CLinker(Linker):
 
     def explain_failure(self, exc: BaseException) -> tuple[str, Any] | None:
         """What a failing fast call was doing: ``("input", var)``, ``("node", node)``..."""
-        return self._linked.explain(exc, self._storage_map)
+        explained: tuple[str, Any] | None = self._linked.explain(exc, self._storage_map)
+        return explained

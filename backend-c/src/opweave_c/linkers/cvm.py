@@ -241,13 +241,13 @@ class CVMLinker(LoopLinker):
         thunks: list[Any] = []
         fallback = tuple(impl for impl in self.impls if impl != "c")
         for k, node in enumerate(order):
-            block = blocks.get(k)
-            if block is None:
+            found = blocks.get(k)
+            if found is None:
                 thunks.append(
                     make_node_thunk(node, storage_map, compute_map, self.no_recycling, fallback)
                 )
                 continue
-            linked, _ = link_block(modules[block.fn_name], block, storage_map)
+            linked, _ = link_block(modules[found.fn_name], found, storage_map)
             self._c_nodes[k] = linked
             thunks.append(linked.run)
         return thunks
@@ -261,5 +261,5 @@ class CVMLinker(LoopLinker):
     def make_all(self, *args: Any, **kwargs: Any) -> Any:
         """Link the accepted graph; the function also lists the steps run in C."""
         result = super().make_all(*args, **kwargs)
-        result[0].c_nodes = sorted(self._c_nodes)
+        result[0].c_nodes = sorted(self._c_nodes)  # type: ignore[attr-defined]
         return result

@@ -1,13 +1,13 @@
 """The device code of one application of a scalar Op, reused from the C backend.
 
-The C backend's public table (:func:`opweave_c.c_code_for`) holds, for scalar-level nodes
-(ScalarType inputs and outputs), an implementation whose ``c_code`` gives plain C99
-statements on NumPy's ``npy_*`` number types and ``<math.h>`` (``expf`` for ``float32``,
-``exp`` for ``float64``), and whose ``c_support_code`` holds the helper functions, declared
-with ``OPW_SC_FN``. Both compile as CUDA device code under
-:data:`~opweave_cuda.kernels.source.PRELUDE`, so this module takes them from there (a
-declared requirement); scalar Ops the C backend does not know are asked of the plugins'
-``opweave_implementation`` hook (``backend="c"``).
+The ``c`` implementations of scalar-level nodes (ScalarType inputs and outputs), as the
+core's resolver finds them (:func:`opweave.link.resolver.implementation_for`; the C
+backend, a declared requirement, provides those of the core's scalar Ops), are objects
+whose ``c_code`` gives plain C99 statements on NumPy's ``npy_*`` number types and
+``<math.h>`` (``expf`` for ``float32``, ``exp`` for ``float64``), and whose
+``c_support_code`` holds the helper functions, declared with ``OPW_SC_FN``. Both compile
+as CUDA device code under :data:`~opweave_cuda.kernels.source.PRELUDE`, so this module
+takes them from there; it imports no other backend.
 
 ``float16`` has no C code: values of that dtype are computed as ``float32`` (the scalar graph
 is rebuilt on ``float32``, a cast to ``float16`` becoming a cast to ``float32``) and loads and
@@ -27,12 +27,11 @@ from typing import Any
 import numpy as np
 
 from opweave.graph.basic import Apply, Constant, Variable
-from opweave.plugins import get_plugin_manager
+from opweave.link.resolver import implementation_for
 from opweave.scalar import basic as sb
 from opweave.scalar.composite import Composite
 from opweave.scalar.rules import specific_out
 from opweave.scalar.type import get_scalar_type
-from opweave_c import c_code_for
 from opweave_cuda.kernels.source import CUDA_DTYPES
 
 __all__ = ["RoundToHalf", "ScalarCode", "conversion_support", "scalar_code", "with_conversions"]
@@ -189,9 +188,10 @@ def scalar_code(
         raise NotImplementedError(f"no CUDA code for dtype {', '.join(bad)} (scalar Op {op})")
     if len(outputs) != len(out_dtypes):
         raise ValueError(f"scalar Op {op} has {len(out_dtypes)} outputs, got {len(outputs)} names")
-    impl = c_code_for(node.op, node) or get_plugin_manager().hook.opweave_implementation(
-        op=node.op, node=node, backend="c"
-    )
+    found = implementation_for(node, "c")
+    impl = None
+    if found.what == "kernel":  # the Op itself when its class carries c_code
+        impl = node.op if found.origin == "method" else found.implementation
     if impl is None or not hasattr(impl, "c_code"):
         raise NotImplementedError(
             f"no CUDA code for scalar Op {op} on {', '.join(in_dtypes)}: neither opweave-c "

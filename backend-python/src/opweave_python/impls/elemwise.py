@@ -22,10 +22,11 @@ from typing import Any
 
 import numpy as np
 
-from opweave.graph.basic import Apply
+from opweave.graph.basic import Apply, Constant, Variable
 from opweave.scalar import basic as sb
+from opweave.tensor.dimshuffle import DimShuffle
 from opweave.tensor.elemwise import CAReduce, Elemwise
-from opweave_python.impls.scalar import scalar_impl
+from opweave_python.impls.scalar import pow_impl, scalar_impl
 
 __all__ = ["PERFORMS", "careduce_perform", "elemwise_perform"]
 
@@ -83,23 +84,6 @@ _EXACT_ON_INTEGERS = frozenset(
     }
 )
 
-#: Scalar Op class -> the NumPy ufunc whose ``reduce`` computes a CAReduce with it.
-_REDUCERS: MappingProxyType[type, np.ufunc] = MappingProxyType(
-    {
-        sb.Add: np.add,
-        sb.Mul: np.multiply,
-        sb.Maximum: np.maximum,
-        sb.Minimum: np.minimum,
-        sb.AND: np.bitwise_and,
-        sb.OR: np.bitwise_or,
-        sb.XOR: np.bitwise_xor,
-    }
-)
-#: Boolean versions of the bitwise reducers.
-_BOOL_REDUCERS: MappingProxyType[np.ufunc, np.ufunc] = MappingProxyType(
-    {np.bitwise_and: np.logical_and, np.bitwise_or: np.logical_or, np.bitwise_xor: np.logical_xor}
-)
-
 
 # ====================================================================== Elemwise
 
@@ -117,6 +101,8 @@ class _ElemwisePlan:
         self.nout = len(node.outputs)
         self.inplace = tuple(op.inplace_pattern.items())
         self.impl = _impl_for(op.scalar_op, len(node.inputs))
+        if isinstance(op.scalar_op, sb.Pow) and not callable(getattr(op.scalar_op, "impl", None)):
+            self.impl = pow_impl(_is_constant(node.inputs[1]))
         self.ufunc = _fast_ufunc(op.scalar_op, node)
         # Axes on which two or more inputs are not statically broadcastable: their run-time
         # lengths must agree (a length-1 value must not silently broadcast there).
@@ -131,6 +117,17 @@ class _ElemwisePlan:
             if len(idx) > 1:
                 checks.append((axis, idx))
         self.checks = tuple(checks)
+
+
+def _is_constant(var: Variable) -> bool:
+    """Whether ``var`` is a constant, possibly broadcast (``DimShuffle`` of a constant):
+    an integer power's constant exponent does not widen the dtype it wraps around in."""
+    while not isinstance(var, Constant):
+        owner = var.owner
+        if owner is None or not isinstance(owner.op, DimShuffle):
+            return False
+        var = owner.inputs[0]
+    return True
 
 
 def _impl_for(scalar_op: Any, nin: int) -> Callable[..., Any]:
@@ -257,12 +254,12 @@ def elemwise_perform(
 
 def reducer_ufunc(scalar_op: Any, dtype: np.dtype[Any]) -> np.ufunc | None:
     """The NumPy ufunc whose ``reduce`` combines like ``scalar_op`` in ``dtype`` (the
-    logical one for booleans), or ``None`` (also used by opweave-dask's reductions)."""
-    for cls in type(scalar_op).__mro__:
-        ufunc = _REDUCERS.get(cls)
-        if ufunc is not None:
-            return _BOOL_REDUCERS.get(ufunc, ufunc) if dtype.kind == "b" else ufunc
-    return None
+    logical one for booleans), or ``None``: the one the scalar Op names
+    (:meth:`~opweave.scalar.basic.ScalarOp.reduce_ufunc_name`)."""
+    describe = getattr(scalar_op, "reduce_ufunc_name", None)
+    name = describe(dtype.kind) if describe is not None else None
+    ufunc = getattr(np, name, None) if name is not None else None
+    return ufunc if isinstance(ufunc, np.ufunc) else None
 
 
 def _prod_of_non_zeros(x: np.ndarray, axes: tuple[int, ...], acc_dtype: np.dtype[Any]) -> Any:

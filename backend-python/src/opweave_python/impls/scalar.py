@@ -14,11 +14,13 @@ Two entry points:
 Semantics are NumPy's: ``int_div`` and ``mod`` round towards minus infinity
 (``-7 // 2 == -4``, ``-7 % 2 == 1``), integer division or modulo by zero gives 0
 (with NumPy's ``RuntimeWarning``), float division by zero gives ``inf``/``nan``.
-Integer ``pow`` follows the rule of :class:`opweave.scalar.basic.Pow`: it wraps around
-like NumPy's, in the base's dtype when the exponent's dtype is no wider (as NumPy computes
-``x ** 2`` for a Python ``2``), element by element; a negative exponent, which NumPy
-refuses, gives the real power truncated towards zero (``1``, ``-1`` or ``0``), and ``0`` to a
-negative power gives 0 (like integer division by zero).
+Integer ``pow`` is computed in the output dtype (NumPy's result for two arrays: both
+operands converted to it, an integer power wrapping around element by element, a float
+power for ``int64 ** uint64``); a constant exponent no wider than the base (a Python integer
+such as the ``2`` of ``x ** 2``) wraps around in the base's dtype instead, as NumPy computes
+``x ** 2``. A negative integer exponent, which NumPy refuses, gives the real power truncated
+towards zero (``1``, ``-1`` or ``0``), and ``0`` to a negative power gives 0 (like integer
+division by zero).
 """
 
 from __future__ import annotations
@@ -143,13 +145,15 @@ def _mul_without_zeros(x: Any, y: Any) -> Any:
     return _scalarize(np.where(x == 0, y, np.where(y == 0, x, x * y)))
 
 
-def integer_pow_dtype(base: np.dtype[Any], exponent: np.dtype[Any]) -> np.dtype[Any] | None:
+def integer_pow_dtype(
+    base: np.dtype[Any], exponent: np.dtype[Any], constant_exponent: bool = False
+) -> np.dtype[Any] | None:
     """The dtype an integer power ``base ** exponent`` wraps around in, or ``None`` when
     it is not an integer power (a float base or exponent, or a float result).
 
-    The base's dtype when the exponent's is no wider (NumPy's result for a Python integer
-    exponent, which autocasting makes the narrowest signed dtype holding it), else the
-    dtype NumPy gives the pair.
+    The dtype NumPy gives the pair (the output's); the base's dtype when the exponent is a
+    constant whose dtype is no wider (NumPy's result for a Python integer exponent, which
+    autocasting makes the narrowest signed dtype holding it).
     """
     if exponent.kind not in "biu":
         return None
@@ -158,7 +162,7 @@ def integer_pow_dtype(base: np.dtype[Any], exponent: np.dtype[Any]) -> np.dtype[
         return np.dtype(np.int8) if dtype.kind == "b" else dtype
     if base.kind not in "iu":
         return None
-    if exponent.itemsize <= base.itemsize:
+    if constant_exponent and exponent.itemsize <= base.itemsize:
         return base
     dtype = np.result_type(base, exponent)
     return dtype if dtype.kind in "iu" else None
@@ -181,13 +185,28 @@ def _integer_pow(x: np.ndarray, y: np.ndarray, dtype: np.dtype[Any]) -> Any:
     return _scalarize(result)
 
 
-def _pow(x: Any, y: Any) -> Any:
+def _pow(x: Any, y: Any, constant_exponent: bool = False) -> Any:
     x_arr, y_arr = np.asarray(x), np.asarray(y)
-    dtype = integer_pow_dtype(x_arr.dtype, y_arr.dtype)
+    dtype = integer_pow_dtype(x_arr.dtype, y_arr.dtype, constant_exponent)
     if dtype is not None:
         return _integer_pow(x_arr, y_arr, dtype)
+    if x_arr.dtype.kind in "iu" and y_arr.dtype.kind in "iu":
+        # int64 ** uint64 and the like: a float power (NumPy's float64 result).
+        dtype = np.result_type(x_arr.dtype, y_arr.dtype)
+        return np.power(x_arr.astype(dtype), y_arr.astype(dtype))[()]
     # np.power, not ``**``: on scalars ``**`` is C's pow, which differs for pow(-inf, 0.5).
     return np.power(x, y)
+
+
+def _pow_of_constant_exponent(x: Any, y: Any) -> Any:
+    """``x ** y`` for a constant ``y`` (see the module docstring)."""
+    return _pow(x, y, constant_exponent=True)
+
+
+def pow_impl(constant_exponent: bool) -> Impl:
+    """The implementation of ``Pow`` whose exponent is, or is not, a constant (which
+    changes the dtype an integer power wraps around in)."""
+    return _pow_of_constant_exponent if constant_exponent else _pow
 
 
 def _sqr(x: Any) -> Any:
@@ -541,6 +560,8 @@ def node_scalar_impl(node: Any) -> Impl:
     An Op with no implementation here whose class defines its own ``perform`` (a user's
     ScalarOp inside a Composite) is computed through that ``perform`` on ``node``.
     """
+    if isinstance(node.op, sb.Pow) and not callable(getattr(node.op, "impl", None)):
+        return pow_impl(isinstance(node.inputs[1], Constant))
     try:
         return scalar_impl(node.op)
     except NotImplementedError:
@@ -622,6 +643,12 @@ def scalar_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[A
         cell[0] = finish(value, var.type.numpy_dtype)  # type: ignore[attr-defined]
 
 
+def pow_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
+    """Store ``x ** y`` (whose integer dtype depends on ``y`` being a constant)."""
+    impl = pow_impl(isinstance(node.inputs[1], Constant))
+    out[0][0] = finish(impl(*inputs), node.outputs[0].type.numpy_dtype)  # type: ignore[attr-defined]
+
+
 #: Op class -> ``perform(op, node, inputs, output_storage)``. Read-only. ``ScalarOp``
 #: itself maps to :func:`scalar_perform`, for subclasses that define ``impl``.
 PERFORMS: MappingProxyType[type, Perform] = MappingProxyType(
@@ -629,6 +656,7 @@ PERFORMS: MappingProxyType[type, Perform] = MappingProxyType(
         **{cls: _make_perform(impl) for cls, impl in _IMPLS.items()},
         Cast: cast_perform,
         Composite: composite_perform,
+        sb.Pow: pow_perform,
         ScalarOp: scalar_perform,
     }
 )

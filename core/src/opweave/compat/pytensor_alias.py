@@ -16,6 +16,8 @@ import os
 import sys
 from types import ModuleType
 
+from opweave.compat.absent_backend import stand_in_module
+
 __all__ = [
     "ENVIRONMENT_SWITCH",
     "PyTensorAliasError",
@@ -54,8 +56,11 @@ class _AliasLoader(importlib.abc.Loader):
         try:
             module = importlib.import_module(self.target)
         except ModuleNotFoundError as error:
-            if error.name != self.target:
+            if not _names_target_or_parent(error.name, self.target):
                 raise
+            stand_in = stand_in_module(spec.name, error)
+            if stand_in is not None:
+                return stand_in
             raise ModuleNotFoundError(
                 f"No module named {spec.name!r}: opweave has no {self.target!r}, which the "
                 f"pytensor alias maps it to",
@@ -72,6 +77,11 @@ class _AliasLoader(importlib.abc.Loader):
         gets its own back, so that ``importlib.reload`` and ``python -m`` still see opweave.
         """
         module.__spec__ = self.own_spec
+
+
+def _names_target_or_parent(missing: str | None, target: str) -> bool:
+    """Whether the module an import found missing is ``target`` or a package above it."""
+    return missing is not None and (target == missing or target.startswith(missing + "."))
 
 
 def _mirror_loaded_modules() -> None:

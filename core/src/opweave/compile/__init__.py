@@ -29,7 +29,6 @@ from opweave.compile.function import function
 from opweave.compile.io import In, Out, SymbolicInput, SymbolicOutput
 from opweave.compile.maker import FunctionMaker, UnusedInputError
 from opweave.compile.mode import (
-    CVM,
     FAST_COMPILE,
     FOREIGN_BACKENDS,
     OPT_FAST_COMPILE,
@@ -44,7 +43,6 @@ from opweave.compile.mode import (
     VM,
     AddDestroyHandler,
     AddFeatureOptimizer,
-    C,
     Mode,
     PrintCurrentFunctionGraph,
     get_default_mode,
@@ -75,7 +73,6 @@ from opweave.compile.rebuild import rebuild_collect_shared
 from opweave.compile.sharedvalue import SharedVariable, collect_new_shareds, shared_constructor
 
 __all__ = [
-    "CVM",
     "FAST_COMPILE",
     "OPT_FAST_COMPILE",
     "OPT_FAST_RUN",
@@ -90,7 +87,6 @@ __all__ = [
     "AddDestroyHandler",
     "AddFeatureOptimizer",
     "AliasedMemoryError",
-    "C",
     "DebugMode",
     "DeepCopyOp",
     "FromFunctionOp",
@@ -159,12 +155,17 @@ def __getattr__(name: str) -> object:
         # PyTensor's modes of backends opweave does not ship (yet): they exist, so that code
         # reading them imports, and compiling with them says what to install.
         return getattr(_modes, name)
+    if name.isupper() and name in _modes.plugin_modes():
+        return _modes.plugin_modes()[name]  # the installed plugins' modes (C, CVM ...)
     if name.isupper() and name.lower() in FOREIGN_BACKENDS:
         # PyTensor's modes of the backends opweave does not ship: say what to use instead.
         raise ImportError(
-            f"opweave ships no {FOREIGN_BACKENDS[name.lower()]} backend, so opweave.compile has "
-            f"no {name} mode; use opweave.compile.CVM (or mode='FAST_RUN', linker 'cvm': "
-            "compiled C, Python where an Op has no C)",
+            f"opweave ships no {FOREIGN_BACKENDS[name.lower()]} backend and no installed "
+            f"plugin provides one, so opweave.compile has no {name} mode; mode='FAST_RUN' "
+            "compiles with config.linker (`python -m opweave info` lists the installed "
+            "linkers)",
             name=name,
         )
+    if name.isupper():
+        return getattr(_modes, name)  # a mode of a plugin that is not installed: says so
     raise AttributeError(f"module 'opweave.compile' has no attribute {name!r}")

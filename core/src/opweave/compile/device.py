@@ -1,7 +1,8 @@
 """``config.device``: which backend provides a device, and the rewrites it brings.
 
 A backend provides a device kind by listing it under ``devices`` in its
-``opweave_backend_info`` answer (opweave-cuda lists ``"cuda"``). Compiling with
+``opweave_backend_info`` answer (the CUDA backend lists ``"cuda"``); where none is
+installed, the error says what to install, from opweave's metadata extras. Compiling with
 ``config.device`` set to that kind (``"cuda"``, or ``"cuda<N>"``) includes the rewrites
 tagged with the kind's name, which move the graph to the device. ``"cpu"`` needs nothing.
 """
@@ -10,12 +11,10 @@ from __future__ import annotations
 
 import re
 
+from opweave.plugins.hints import install_hint
 from opweave.plugins.manager import OpweavePluginManager, get_plugin_manager
 
 __all__ = ["DeviceUnavailableError", "device_kind", "device_rewrite_tags"]
-
-#: The distribution that provides each of the standard device kinds.
-DEVICE_DISTRIBUTIONS = {"cuda": "opweave-cuda"}
 
 
 class DeviceUnavailableError(RuntimeError):
@@ -59,8 +58,7 @@ def device_rewrite_tags(device: str, pm: OpweavePluginManager | None = None) -> 
         if info and kind in (info.get("devices") or ())
     ]
     if not providers:
-        dist = DEVICE_DISTRIBUTIONS.get(kind)
-        hint = f"install {dist}" if dist else "install the backend that provides it"
+        hint = install_hint(kind)
         raise DeviceUnavailableError(
             f"config.device={device!r}: no installed backend provides the device {kind!r} "
             f"({hint}); use device='cpu' to compute on the host"

@@ -3,8 +3,10 @@
 Names as PyTensor spells them:
 
 * modes (any case): ``FAST_RUN``, ``FAST_COMPILE``, ``DebugMode`` / ``DEBUG_MODE``,
-  ``Mode`` (``config.linker`` with the ``fast_run`` rewrites), ``C``, ``CVM``, and any
-  name given to :func:`register_mode`;
+  ``Mode`` (``config.linker`` with the ``fast_run`` rewrites), the modes the installed
+  plugins provide (``opweave_modes``: the C backend's ``C`` and ``CVM``, importable from
+  here as ``from opweave.compile.mode import CVM``), and any name given to
+  :func:`register_mode`;
 * linkers: the installed ones (``py``, ``vm``, ``c``, ``cvm``, ``auto`` ...), PyTensor's
   ``c|py`` (opweave's ``cvm``: C where an Op has it, Python otherwise), and any of them
   followed by ``_nogc`` (``vm_nogc``, ``cvm_nogc``, ``c|py_nogc``: the same linker with
@@ -20,10 +22,10 @@ imports; compiling with them raises that error.
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
-from collections.abc import Iterator, Mapping
-from types import MappingProxyType
+from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
 from opweave.compile.aliasing import Supervisor
@@ -38,10 +40,11 @@ from opweave.link.lookup import (
     resolve_linker,
     unusable_linkers,
 )
+from opweave.plugins.hints import absent_hint
+from opweave.plugins.manager import get_plugin_manager
 from opweave.printing import debugprint
 
 __all__ = [
-    "CVM",
     "FAST_COMPILE",
     "JAX",
     "NUMBA",
@@ -58,7 +61,6 @@ __all__ = [
     "VM",
     "AddDestroyHandler",
     "AddFeatureOptimizer",
-    "C",
     "Mode",
     "PrintCurrentFunctionGraph",
     "RunnableQuery",
@@ -221,11 +223,22 @@ def _usable_linker_names() -> str:
 def _foreign_backend_error(name: str, what: str) -> LinkerNotFoundError:
     backend = FOREIGN_BACKENDS[name.lower()]
     return LinkerNotFoundError(
-        f"opweave ships no {backend} backend, so {what} {name!r} (a PyTensor name) is not "
-        f"available; available linkers: {_usable_linker_names()}. The fastest opweave "
-        "equivalent is mode='FAST_RUN' with linker 'cvm' (compiled C, Python where an Op "
-        "has no C), the default when opweave-c is installed."
+        f"opweave ships no {backend} backend and no installed plugin provides one, so {what} "
+        f"{name!r} (a PyTensor name) is not available; available linkers: "
+        f"{_usable_linker_names()}.{_fastest_equivalent()} `python -m opweave info` lists the "
+        "installed backends; a new backend is one plugin distribution."
     )
+
+
+def _fastest_equivalent() -> str:
+    """`` The fastest installed equivalent is ...`` naming the usable linker of highest
+    ``priority``, or ``""`` when none is installed."""
+    unusable = unusable_linkers()
+    usable = [(n, cls) for n, cls in available_linkers().items() if n not in unusable]
+    if not usable:
+        return ""
+    name, _ = max(usable, key=lambda item: getattr(item[1], "priority", 0))
+    return f" The fastest installed equivalent is mode='FAST_RUN' with linker {name!r}."
 
 
 def linker_from_name(name: str, fast_compile: bool = False) -> Any:
@@ -560,30 +573,105 @@ class Mode:
 #: The fixed predefined modes and those added with :func:`register_mode` (``FAST_RUN``,
 #: ``Mode`` and ``DebugMode`` depend on the flags and are built by :func:`get_mode` on each
 #: call). ``FAST_COMPILE``'s ``"auto"`` linker ranks linkers by ``compile_priority``.
-#: ``FAST_RUN`` rewrites, linked by the ``c`` linker (the whole graph in C).
-C = Mode(linker="c", optimizer="fast_run")
-#: ``FAST_RUN`` rewrites, linked by the ``cvm`` linker (C where an Op has it).
-CVM = Mode(linker="cvm", optimizer="fast_run")
 #: ``FAST_RUN`` rewrites, linked by the ``vm`` linker (every node in Python).
 VM = Mode(linker="vm", optimizer="fast_run")
-#: PyTensor's table: linker name -> the mode running the ``fast_run`` rewrites with it.
-fast_run_linkers_to_mode: Mapping[str, Mode] = MappingProxyType({"cvm": CVM, "vm": VM})
 #: The cheap rewrites, and the linker quickest to compile.
 FAST_COMPILE = Mode(linker="auto", optimizer="fast_compile")
 
-#: PyTensor's JAX mode: its query is there to read; compiling with it raises an error
-#: saying that opweave ships no JAX backend, and what to use instead.
+#: PyTensor's JAX mode: its query is there to read; compiling with it, where no plugin
+#: provides the ``jax`` linker, raises an error saying what to use instead.
 JAX = Mode(linker="jax", optimizer=RunnableQuery(include=("fast_run", "jax")))
 #: PyTensor's Numba mode: as :data:`JAX`, for Numba.
 NUMBA = Mode(linker="numba", optimizer=RunnableQuery(include=("fast_run", "numba")))
 
-predefined_modes: dict[str, Mode] = {
-    "C": C,
-    "CVM": CVM,
-    "FAST_COMPILE": FAST_COMPILE,
-    "JAX": JAX,
-    "NUMBA": NUMBA,
-}
+
+@functools.cache
+def _mode_of(name: str, kwargs: tuple[tuple[str, Any], ...]) -> Mode:
+    """The one :class:`Mode` a plugin's mode ``name`` with these keyword arguments stands
+    for (the same object on every call, so that ``get_mode("CVM") is CVM``)."""
+    return Mode(**dict(kwargs))
+
+
+def plugin_modes() -> dict[str, Mode]:
+    """The modes the installed plugins provide (``opweave_modes``), by name.
+
+    A mode given as keyword arguments is the same :class:`Mode` object on every call.
+    """
+    modes: dict[str, Mode] = {}
+    for answer in get_plugin_manager().hook.opweave_modes():
+        for name, value in answer.items():
+            if isinstance(value, Mode):
+                modes[name] = value
+            else:
+                modes[name] = _mode_of(name, tuple(sorted(value.items())))
+    return modes
+
+
+class _ModeTable(MutableMapping[str, Mode]):
+    """PyTensor's ``predefined_modes``: the fixed modes, those added with
+    :func:`register_mode`, and those the installed plugins provide (read on each access)."""
+
+    def __init__(self, placeholders: dict[str, Mode]) -> None:
+        self._placeholders = placeholders
+        self._own: dict[str, Mode] = {}
+
+    def _all(self) -> dict[str, Mode]:
+        return {**self._placeholders, **plugin_modes(), **self._own}
+
+    def __getitem__(self, name: str) -> Mode:
+        return self._all()[name]
+
+    def __setitem__(self, name: str, mode: Mode) -> None:
+        self._own[name] = mode
+
+    def __delitem__(self, name: str) -> None:
+        if name in self._own:
+            del self._own[name]
+        else:
+            del self._placeholders[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __repr__(self) -> str:
+        return f"predefined_modes({list(self._all())})"
+
+
+class _FastRunModes(Mapping[str, Mode]):
+    """PyTensor's ``fast_run_linkers_to_mode``: linker name -> the mode running the
+    ``fast_run`` rewrites with it (``vm``, and the plugins' ``fast_run`` modes)."""
+
+    def _all(self) -> dict[str, Mode]:
+        found = {
+            mode.linker: mode
+            for mode in plugin_modes().values()
+            if isinstance(mode.linker, str) and mode.optimizer == "fast_run"
+        }
+        return {**found, "vm": VM}
+
+    def __getitem__(self, name: str) -> Mode:
+        return self._all()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
+#: PyTensor's table: linker name -> the mode running the ``fast_run`` rewrites with it.
+fast_run_linkers_to_mode: Mapping[str, Mode] = _FastRunModes()
+
+#: The predefined modes: the fixed ones, those added with :func:`register_mode`, and the
+#: installed plugins' (``FAST_RUN``, ``Mode`` and ``DebugMode`` depend on the flags and
+#: are built by :func:`get_mode` on each call). ``FAST_COMPILE``'s ``"auto"`` linker ranks
+#: linkers by ``compile_priority``.
+predefined_modes: MutableMapping[str, Mode] = _ModeTable(
+    {"FAST_COMPILE": FAST_COMPILE, "JAX": JAX, "NUMBA": NUMBA}
+)
 
 _KNOWN_MODE_NAMES = ("FAST_RUN", "DebugMode", "DEBUG_MODE", "Mode")
 
@@ -617,6 +705,7 @@ def get_mode(mode: str | Mode | None) -> Mode:
     """
     if isinstance(mode, Mode):
         return mode
+    from_config = mode is None
     if mode is None:
         mode = config.mode
     if not isinstance(mode, str):
@@ -635,15 +724,37 @@ def get_mode(mode: str | Mode | None) -> Mode:
         return predefined_modes[key]
     if key.lower() in FOREIGN_BACKENDS:
         raise _foreign_backend_error(mode, "mode")
+    hint = absent_hint(key)
+    if hint is not None:
+        raise ValueError(f"mode {mode!r} is not available: {hint}")
     if key == "NANGUARDMODE":
         raise ValueError(
             "opweave has no NanGuardMode; mode=DebugMode(check_isfinite=True) (the default "
             "of mode='DebugMode') reports NaN and inf values, naming the node that made them"
         )
     known = ", ".join((*_KNOWN_MODE_NAMES, *predefined_modes))
-    raise ValueError(f"unknown mode {mode!r}; expected one of {known} (any case) or a Mode")
+    where = f" (config.mode, set from {config.source('mode')})" if from_config else ""
+    raise ValueError(f"unknown mode {mode!r}{where}; expected one of {known} (any case) or a Mode")
 
 
 def get_default_mode() -> Mode:
     """Return the mode ``config.mode`` names (what ``function`` uses without ``mode=``)."""
     return get_mode(None)
+
+
+def __getattr__(name: str) -> Mode:
+    # The modes the installed plugins provide (``from opweave.compile.mode import CVM``);
+    # mode names are upper case, and nothing else asks the plugins.
+    if not name.isupper() or name.startswith("_"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    found = plugin_modes().get(name)
+    if found is not None:
+        return found
+    hint = absent_hint(name)
+    if hint is not None:
+        raise ImportError(
+            f"cannot import name {name!r} from {__name__!r}: the mode {name} is not available: "
+            f"{hint}",
+            name=__name__,
+        )
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,10 +16,15 @@
   gradient. They subclass ``ViewOp``, so they are defined in
   :mod:`opweave.compile.gradient_ops` (above this package) and resolved here on first use.
 
-Only :func:`verify_grad`, :func:`jacobian` and :func:`hessian` need
-:mod:`opweave.tensor`; :func:`grad`, :func:`Lop` and :func:`Rop` work on graphs of
-any Types (see :func:`grad` for the ``grad_add``/``zeros_like``/``ones_like`` Type
-hooks a non-tensor Type can define).
+:func:`grad`, :func:`Lop` and :func:`Rop` work on graphs of any Types (see :func:`grad`
+for the ``grad_add``/``zeros_like``/``ones_like`` Type hooks a non-tensor Type can define)
+and sit on the gradient floor of :mod:`opweave._layers`, below the scalar and tensor
+libraries whose Ops' ``grad`` use :func:`grad_undefined` and :func:`grad_not_implemented`.
+:func:`verify_grad` (which compiles tensor graphs), :func:`jacobian` and :func:`hessian`
+(which stack tensor rows or loop with :func:`opweave.scan.scan`) build on the tensor
+library: their modules, :mod:`opweave.gradient.verify` and
+:mod:`opweave.gradient.matrices`, are on the tensor floor, and this package gives their
+names on first use.
 """
 
 import typing as _typing
@@ -31,7 +36,6 @@ from opweave.gradient.compositions import (
     pushforward_through_pullback,
     subgraph_grad,
 )
-from opweave.gradient.matrices import hessian, jacobian
 from opweave.gradient.operators import Lop, Rop, pullback, pushforward
 from opweave.gradient.opsupport import (
     DisconnectedInputError,
@@ -41,8 +45,15 @@ from opweave.gradient.opsupport import (
     grad_undefined,
 )
 from opweave.gradient.reverse import grad
-from opweave.gradient.verify import GradientError, numeric_grad, verify_grad
 from opweave.graph.type import DisconnectedType, NullType, disconnected_type
+
+if _typing.TYPE_CHECKING:
+    from opweave.gradient.matrices import hessian, jacobian
+    from opweave.gradient.verify import GradientError, numeric_grad, verify_grad
+
+#: The names of :mod:`opweave.gradient.matrices` and :mod:`opweave.gradient.verify`.
+_MATRICES_NAMES = frozenset({"hessian", "jacobian"})
+_VERIFY_NAMES = frozenset({"GradientError", "numeric_grad", "verify_grad"})
 
 #: The gradient-shaping Ops and their functions, and ``mode_not_slow``, defined in
 #: ``opweave.compile.gradient_ops``.
@@ -67,6 +78,16 @@ _VIEW_OP_NAMES = frozenset(
 
 
 def __getattr__(name: str) -> _typing.Any:
+    if name in _MATRICES_NAMES:
+        # late: gradient.matrices is on the tensor floor (it builds tensor graphs)
+        from opweave.gradient import matrices
+
+        return getattr(matrices, name)
+    if name in _VERIFY_NAMES:
+        # late: gradient.verify is on the tensor floor (it compiles tensor graphs)
+        from opweave.gradient import verify
+
+        return getattr(verify, name)
     if name not in _VIEW_OP_NAMES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     # late: the Ops are ViewOps, and compile (which defines ViewOp) sits above gradient

@@ -2,8 +2,10 @@
 
 The gradient machinery sits below the symbolic standard library (floor 4 of
 :mod:`opweave._layers`: :mod:`opweave.scalar` and :mod:`opweave.tensor` use its helpers in
-their Ops' ``grad``), so the few places that build scalar or tensor graphs import those
-modules when called, each marked ``# late``.
+their Ops' ``grad``), so it builds scalar and tensor graphs through the variables it is given
+(their ``zeros_like``/``ones_like``/``astype`` methods) and converts other objects with the
+conversion the tensor library registers on :func:`opweave.graph.symbolic._as_symbolic`,
+never by importing those libraries.
 """
 
 from __future__ import annotations
@@ -17,23 +19,8 @@ import numpy as np
 
 from opweave.configdefaults import config
 from opweave.graph.basic import Variable
+from opweave.graph.symbolic import _as_symbolic
 from opweave.graph.type import Generic
-
-
-def is_tensor_type(t: Any) -> bool:
-    """True if ``t`` is an :class:`opweave.tensor.TensorType`."""
-    # late: tensor (floor 7) builds on gradient
-    from opweave.tensor.type import TensorType
-
-    return isinstance(t, TensorType)
-
-
-def is_scalar_type(t: Any) -> bool:
-    """True if ``t`` is an :class:`opweave.scalar.ScalarType`."""
-    # late: scalar (floor 5) builds on gradient
-    from opweave.scalar.type import ScalarType
-
-    return isinstance(t, ScalarType)
 
 
 def dtype_of(obj: Any) -> str | None:
@@ -93,10 +80,12 @@ def filled_like(var: Variable, value: int, dtype: str | None = None) -> Variable
 
     The rule, by ``var``'s Type:
 
-    - :class:`~opweave.tensor.TensorType`: ``opweave.tensor.basic.zeros_like`` /
-      ``ones_like``;
-    - :class:`~opweave.scalar.ScalarType`: ``opweave.scalar.zeros_like`` / ``ones_like``;
-    - a Type defining ``zeros_like(var)`` / ``ones_like(var)``: that method;
+    - a Type defining ``zeros_like(var)`` / ``ones_like(var)`` (such as a sparse Type):
+      that method;
+    - a Type with a ``dtype`` whose variables have ``zeros_like(dtype=...)`` /
+      ``ones_like(dtype=...)`` methods (tensor and scalar variables: ``TensorVariable``'s
+      call ``opweave.tensor.basic.zeros_like``, ``ScalarVariable``'s
+      ``opweave.scalar.basic.zeros_like``): that method;
     - a scalar-valued Type whose ``filter`` accepts the Python float ``0.0`` / ``1.0``
       (such as a ``Double`` Type): a :class:`~opweave.graph.basic.Constant` of that value.
 
@@ -107,20 +96,6 @@ def filled_like(var: Variable, value: int, dtype: str | None = None) -> Variable
     """
     name = "zeros_like" if value == 0 else "ones_like"
     t = var.type
-    if is_tensor_type(t):
-        # late: tensor (floor 7) builds on gradient
-        from opweave.tensor import basic as tensor_basic
-
-        fn: Callable[..., Variable] = (
-            tensor_basic.zeros_like if value == 0 else tensor_basic.ones_like
-        )
-        return fn(var, dtype=dtype)
-    if is_scalar_type(t):
-        # late: scalar (floor 5) builds on gradient
-        from opweave.scalar import basic as scalar_basic
-
-        fn = scalar_basic.zeros_like if value == 0 else scalar_basic.ones_like
-        return fn(var, dtype)
     hook = getattr(t, name, None)
     if callable(hook):
         result = hook(var)
@@ -130,6 +105,10 @@ def filled_like(var: Variable, value: int, dtype: str | None = None) -> Variable
                 f"got {type(result).__name__}"
             )
         return result
+    method = getattr(var, name, None)
+    if callable(method) and getattr(t, "dtype", None) is not None:
+        filled: Variable = method(dtype=dtype)
+        return filled
     if not isinstance(t, Generic) and getattr(t, "dtype", None) is None:
         try:
             data = t.filter(float(value))
@@ -160,11 +139,6 @@ def cast_to(var: Variable, dtype: str | None) -> Variable:
     current = dtype_of(var)
     if current is None or dtype is None or current == dtype:
         return var
-    if is_scalar_type(var.type):
-        # late: scalar (floor 5) builds on gradient
-        from opweave.scalar.basic import cast
-
-        return cast(var, dtype)
     astype = getattr(var, "astype", None)
     if callable(astype):
         return astype(dtype)  # type: ignore[no-any-return]
@@ -172,13 +146,15 @@ def cast_to(var: Variable, dtype: str | None) -> Variable:
 
 
 def as_variable(x: Any, what: str) -> Variable:
-    """``x`` if it is a Variable, else ``opweave.tensor.as_tensor_variable(x)``."""
+    """``x`` if it is a Variable, else ``opweave.tensor.as_tensor_variable(x)``.
+
+    The conversion is the one the tensor library registers for any object on
+    :func:`opweave.graph.symbolic._as_symbolic` (``import opweave`` loads it); without the
+    tensor library, converting raises ``TypeError``.
+    """
     if isinstance(x, Variable):
         return x
-    # late: tensor (floor 7) builds on gradient
-    from opweave.tensor.constructors import as_tensor_variable
-
-    return as_tensor_variable(x)
+    return _as_symbolic.dispatch(object)(x)
 
 
 def as_list(x: Any) -> tuple[list[Any], bool, bool]:

@@ -5,6 +5,9 @@ length ``opweave.tensor.basic.get_vector_length`` infers), the rows are unrolled
 Python, one :func:`~opweave.gradient.grad` per element, and stacked. Otherwise, as in
 PyTensor, the rows are computed by a loop, :func:`opweave.scan.scan` over the indices
 of the vector.
+
+This module builds tensor graphs, so it is on the tensor floor of :mod:`opweave._layers`
+(``opweave.gradient`` and ``opweave.tensor`` give its names on first use).
 """
 
 from __future__ import annotations
@@ -20,16 +23,10 @@ from opweave.gradient._helpers import (
 )
 from opweave.gradient.reverse import grad
 from opweave.graph.basic import Variable
+from opweave.tensor.basic import arange, get_vector_length, stack
+from opweave.tensor.type import TensorType
 
 __all__ = ["hessian", "jacobian"]
-
-
-def _tensor_and_scan() -> tuple[Any, Any]:
-    """The packages ``opweave.tensor`` and ``opweave.scan``, imported on first call."""
-    # late: tensor and scan (floor 7) build on gradient; jacobian stacks rows or loops
-    from opweave import scan, tensor
-
-    return tensor, scan
 
 
 def static_length(var: Variable) -> int | None:
@@ -37,9 +34,8 @@ def static_length(var: Variable) -> int | None:
     shape = getattr(var.type, "shape", None)
     if isinstance(shape, tuple) and shape and isinstance(shape[0], int):
         return shape[0]
-    tensor, _ = _tensor_and_scan()
     try:
-        return int(tensor.basic.get_vector_length(var))
+        return int(get_vector_length(var))
     except Exception:
         return None
 
@@ -49,8 +45,7 @@ def _require_length(var: Variable, what: str) -> int:
     (its rows are then computed by a scan); an error for other Types."""
     n = static_length(var)
     if n is None:
-        tensor, _ = _tensor_and_scan()
-        if isinstance(var.type, tensor.type.TensorType):
+        if isinstance(var.type, TensorType):
             return -1  # a tensor: the rows are computed by a scan
         raise ValueError(
             f"{what}: the length of {var} (Type {var.type}) is not known when the graph is "
@@ -69,7 +64,8 @@ def _rows_scan(
     disconnected_inputs: Literal["ignore", "warn", "raise"],
 ) -> list[Variable]:
     """The rows of :func:`_rows` for a vector of unknown length: a scan over its indices."""
-    tensor, scan = _tensor_and_scan()
+    # late: opweave.scan (same floor) builds on opweave.tensor, which re-exports jacobian
+    from opweave.scan.basic import scan
 
     def row(i: Variable, expr: Variable, *ws: Variable) -> list[Variable]:
         return list(
@@ -81,8 +77,8 @@ def _rows_scan(
             )
         )
 
-    indices = tensor.basic.arange(expression.shape[0])  # type: ignore[attr-defined]
-    rows, _ = scan.scan(row, sequences=indices, non_sequences=[expression, *wrt], return_list=True)
+    indices = arange(expression.shape[0])  # type: ignore[attr-defined]
+    rows, _ = scan(row, sequences=indices, non_sequences=[expression, *wrt], return_list=True)
     return list(rows)
 
 
@@ -94,7 +90,6 @@ def _rows(
     disconnected_inputs: Literal["ignore", "warn", "raise"],
 ) -> list[Variable]:
     """``stack([grad(expression[i], w) for i in range(n)])`` for each ``w`` in ``wrt``."""
-    tensor, _ = _tensor_and_scan()
     per_row = [
         grad(
             expression[i],  # type: ignore[index]  # a tensor (ndim 1): indexable
@@ -104,7 +99,7 @@ def _rows(
         )
         for i in range(n)
     ]
-    return [tensor.basic.stack([row[k] for row in per_row]) for k in range(len(wrt))]
+    return [stack([row[k] for row in per_row]) for k in range(len(wrt))]
 
 
 def jacobian(

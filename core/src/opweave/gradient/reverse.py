@@ -583,11 +583,12 @@ def _is_zero(term: Variable) -> str:
             return "yes" if bool(np.all(np.asarray(term.data) == 0)) else "no"
         except Exception:
             return "maybe"
-    # late: tensor (floor 7) builds on gradient
-    from opweave.tensor.variable import get_underlying_scalar_constant
-
+    # A tensor variable knows how to look through the Ops that keep a constant's value.
+    underlying_constant = getattr(term, "get_underlying_scalar_constant", None)
+    if not callable(underlying_constant):
+        return "maybe"
     try:
-        value = get_underlying_scalar_constant(term)
+        value = underlying_constant()
     except Exception:
         return "maybe"
     return "yes" if bool(np.all(np.asarray(value) == 0)) else "no"

@@ -1,4 +1,8 @@
-"""Checking symbolic gradients against finite differences: :func:`verify_grad`."""
+"""Checking symbolic gradients against finite differences: :func:`verify_grad`.
+
+It compiles tensor graphs, so this module is on the tensor floor of :mod:`opweave._layers`
+(``opweave.gradient`` gives its names on first use).
+"""
 
 from __future__ import annotations
 
@@ -8,8 +12,13 @@ from typing import Any
 
 import numpy as np
 
+from opweave.compile.function import function
 from opweave.gradient.reverse import grad
 from opweave.graph.basic import Variable
+from opweave.tensor import math as tensor_math
+from opweave.tensor.constructors import as_tensor_variable as as_tensor
+from opweave.tensor.sharedvar import shared
+from opweave.tensor.type import TensorType
 
 __all__ = ["GradientError", "numeric_grad", "verify_grad"]
 
@@ -264,14 +273,6 @@ def verify_grad(
     ValueError
         If a gradient is not finite.
     """
-    # late: compile (floor 6) and tensor (floor 7) build on gradient; verify_grad
-    # compiles tensor graphs
-    from opweave.compile.function import function
-    from opweave.tensor import math as tensor_math
-    from opweave.tensor.constructors import as_tensor_variable as as_tensor
-    from opweave.tensor.sharedvar import shared
-    from opweave.tensor.type import TensorType
-
     if not isinstance(pt, list | tuple):
         raise TypeError(
             f"verify_grad: pt must be a list or tuple of arrays, got {type(pt).__name__}"

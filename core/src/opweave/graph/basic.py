@@ -6,9 +6,14 @@ input, a :class:`Constant`, a :class:`NominalVariable`, or a shared variable.
 :class:`FrozenApply` is the immutable, interned node of frozen graphs
 (:class:`~opweave.graph.fg.FrozenFunctionGraph`).
 
-The graph walks (``ancestors``, ``graph_inputs``, ``io_toposort`` ...) live in
-:mod:`opweave.graph.traversal` and ``clone_replace`` in :mod:`opweave.graph.replace`, as in
-PyTensor; their old names here still work and give the very same functions.
+Users import the graph walks (``ancestors``, ``graph_inputs``, ``io_toposort`` ...) from
+:mod:`opweave.graph.traversal` and ``clone_replace`` from :mod:`opweave.graph.replace`, as in
+PyTensor; their old names here still work and give the very same functions. The walks that
+follow only ``owner`` and ``inputs`` are defined in :mod:`opweave.graph.walks`, below this
+module, which uses them; ``explicit_graph_inputs``, ``apply_depends_on``,
+``variable_depends_on`` and ``clone_replace``, which tell the classes apart, are defined
+here: apart from ``Variable.eval`` and ``Node.dprint``, this module imports nothing that
+builds on it.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from __future__ import annotations
 import copy as _copy
 import warnings
 import weakref
-from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar, Token
 from itertools import count
@@ -25,36 +30,36 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, cast
 
 import numpy as np
 
+from opweave.graph import walks
+from opweave.graph.walks import (
+    ancestors,
+    apply_ancestors,
+    get_var_by_name,
+    graph_inputs,
+    io_toposort,
+)
+
 if TYPE_CHECKING:
     # Type checkers read PEP 696 defaults from typing_extensions' TypeVar; at run time the
     # stand-in below builds a plain ``typing.TypeVar`` (no dependency, same objects).
     from typing_extensions import TypeVar
 
     from opweave.graph.op import Op
+    from opweave.graph.type import Type
 
     # What the module's __getattr__ forwards, for type checkers.
-    from opweave.graph.replace import clone_replace  # noqa: F401
-    from opweave.graph.traversal import (  # noqa: F401
-        ancestors,
-        apply_ancestors,
-        apply_depends_on,
+    from opweave.graph.walks import (  # noqa: F401
         applys_between,
-        explicit_graph_inputs,
         general_toposort,
-        get_var_by_name,
-        graph_inputs,
-        io_toposort,
         orphans_between,
         toposort,
         toposort_with_orderings,
         truncated_graph_inputs,
         variable_ancestors,
-        variable_depends_on,
         vars_between,
         walk,
         walk_toposort,
     )
-    from opweave.graph.type import Type
 else:
     from typing import TypeVar as _TypeVar
 
@@ -79,53 +84,32 @@ OptionalApplyType = TypeVar(
 #: a subscript evaluated at run time, as in a base class, names every parameter.)
 _TypeType = TypeVar("_TypeType", bound="Type", default="Type", covariant=True)
 
-#: Names that moved to :mod:`opweave.graph.traversal` and :mod:`opweave.graph.replace`;
-#: the module's ``__getattr__`` forwards them there.
-_MOVED_TO_TRAVERSAL = frozenset(
-    {
-        "ancestors",
-        "apply_ancestors",
-        "apply_depends_on",
-        "applys_between",
-        "explicit_graph_inputs",
-        "general_toposort",
-        "get_var_by_name",
-        "graph_inputs",
-        "io_toposort",
-        "orphans_between",
-        "toposort",
-        "toposort_with_orderings",
-        "truncated_graph_inputs",
-        "variable_ancestors",
-        "variable_depends_on",
-        "vars_between",
-        "walk",
-        "walk_toposort",
-    }
-)
-_MOVED_TO_REPLACE = frozenset({"clone_replace"})
+#: The graph walks of :mod:`opweave.graph.walks` (PyTensor's ``pytensor.graph.traversal``)
+#: that this module's ``__getattr__`` gives under their old names here; ``ancestors``,
+#: ``io_toposort``, ``graph_inputs``, ``apply_ancestors`` and ``get_var_by_name`` are
+#: imported, and ``explicit_graph_inputs``, ``apply_depends_on``, ``variable_depends_on``
+#: and ``clone_replace`` are defined here.
+_MOVED_TO_WALKS = frozenset(walks.__all__)
 
 
 def _opweave() -> ModuleType:
-    """The ``opweave`` package, through which graph objects reach what builds on them.
+    """The ``opweave`` package, through which a Variable reaches what builds on graphs.
 
-    ``Variable.eval`` compiles (``opweave.function``, floor 6), ``dprint`` prints
-    (``opweave.printing``, floor 3), and the graph walks live in
-    ``opweave.graph.traversal``, which imports this module.
+    ``Variable.eval`` compiles with ``opweave.function`` (floor 6) and ``Node.dprint`` prints
+    with ``opweave.printing.debugprint`` (floor 3): PyTensor offers both on every graph
+    object, and they are the one documented exception to the floors of
+    :mod:`opweave._layers` (``tests/core/test_import_layers.py`` lists it).
     """
-    # late: every module of opweave builds on this one, including graph.traversal
+    # late: eval and dprint use the compiler and the printer, which build on graphs
     import opweave
 
     return opweave
 
 
 def __getattr__(name: str) -> Any:
-    """Forward the names that moved to :mod:`~opweave.graph.traversal` and
-    :mod:`~opweave.graph.replace`."""
-    if name in _MOVED_TO_TRAVERSAL:
-        return getattr(_opweave().graph.traversal, name)
-    if name in _MOVED_TO_REPLACE:
-        return getattr(_opweave().graph.replace, name)
+    """Give the graph walks that moved to :mod:`opweave.graph.walks` under their old names."""
+    if name in _MOVED_TO_WALKS:
+        return getattr(walks, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -545,7 +529,7 @@ class Variable(Node, Generic[_TypeType, OptionalApplyType]):
         values: dict[Variable, Any] = {}
         for key, value in (inputs_to_values or {}).items():
             if isinstance(key, str):
-                found = lib.graph.traversal.get_var_by_name([self], key)
+                found = get_var_by_name([cast("Variable", self)], key)
                 if len(found) > 1:
                     raise ValueError(
                         f"eval: {len(found)} variables of the graph are named {key!r} "
@@ -905,7 +889,7 @@ def clone_get_equiv(
     for inp in inputs:
         if inp not in equiv:
             equiv[inp] = inp.clone() if copy_inputs and not isinstance(inp, Constant) else inp
-    for node in _opweave().graph.traversal.io_toposort(inputs, outputs):
+    for node in io_toposort(inputs, outputs):
         if node in equiv or all(out in equiv for out in node.outputs):
             continue
         for inp in node.inputs:
@@ -943,12 +927,133 @@ def clone(
 
 def is_in_ancestors(node: Apply, candidate: Apply) -> bool:
     """True if ``candidate`` is ``node`` or one of its ancestors."""
-    for var in _opweave().graph.traversal.ancestors(
-        node.outputs[:1] if node.outputs else node.inputs
-    ):
+    for var in ancestors(node.outputs[:1] if node.outputs else node.inputs):
         if var.owner is candidate:
             return True
     return False
+
+
+# ---------------------------------------------------------------------- graph queries
+# ``opweave.graph.traversal`` (PyTensor's module for them) and ``opweave.graph.replace`` give
+# these; they are defined here, beside the classes they tell apart, so that this module's old
+# names for them need no import of those modules.
+
+
+def explicit_graph_inputs(
+    graph: Variable | Iterable[Variable],
+) -> Generator[Variable, None, None]:
+    """Yield the roots a compiled function of ``graph`` must take as inputs.
+
+    Those are the roots that carry no value of their own: not constants, and not shared
+    variables (recognised, as :func:`opweave.function` does, by their ``container`` and
+    ``get_value``).
+    """
+    graphs = (graph,) if isinstance(graph, Variable) else tuple(graph)
+    return (
+        var
+        for var in graph_inputs(graphs)
+        if not isinstance(var, Constant)
+        and not (hasattr(var, "container") and hasattr(var, "get_value"))
+    )
+
+
+def apply_depends_on(
+    apply: AbstractApply, depends_on: AbstractApply | Iterable[AbstractApply]
+) -> bool:
+    """True if ``apply`` is one of ``depends_on`` or computes from one of them."""
+    targets = (
+        frozenset((depends_on,)) if isinstance(depends_on, AbstractApply) else frozenset(depends_on)
+    )
+    return apply in targets or any(node in targets for node in apply_ancestors(apply.inputs))
+
+
+def variable_depends_on(variable: Variable, depends_on: Variable | Iterable[Variable]) -> bool:
+    """True if ``variable`` is one of ``depends_on`` or computes from one of them."""
+    targets = (
+        frozenset((depends_on,)) if isinstance(depends_on, Variable) else frozenset(depends_on)
+    )
+    return any(var in targets for var in ancestors([variable]))
+
+
+#: What the replacement arguments accept: ``{old: new}`` or ``(old, new)`` pairs.
+ReplaceTypes = Mapping[Variable, Variable] | Iterable[tuple[Variable, Variable]]
+
+
+def _format_replace(replace: ReplaceTypes | None, what: str) -> dict[Variable, Variable]:
+    """``replace`` as a dict, each new variable converted to its old variable's Type.
+
+    Raises
+    ------
+    TypeError
+        For something that is not a mapping or pairs of Variables, or a new variable
+        whose Type cannot stand for the old one's.
+    """
+    if replace is None:
+        return {}
+    if isinstance(replace, Mapping):
+        items = list(replace.items())
+    elif isinstance(replace, Iterable) and not isinstance(replace, str | Variable):
+        items = list(replace)
+    else:
+        raise TypeError(
+            f"{what}: replace must be a dict {{old: new}} or a list of (old, new) pairs, "
+            f"got {type(replace).__name__}"
+        )
+    result: dict[Variable, Variable] = {}
+    for pair in items:
+        if not (isinstance(pair, tuple) and len(pair) == 2):
+            raise TypeError(f"{what}: replace must hold (old, new) pairs, got {pair!r}")
+        old, new = pair
+        if not isinstance(old, Variable) or not isinstance(new, Variable):
+            raise TypeError(
+                f"{what}: replacements must map Variables to Variables, got "
+                f"{type(old).__name__} -> {type(new).__name__}"
+            )
+        result[old] = new
+    return result
+
+
+def clone_replace(
+    output: Variable | Sequence[Variable],
+    replace: ReplaceTypes | None = None,
+    *,
+    rebuild_strict: bool = True,
+) -> Any:
+    """Clone ``output``'s graph with the variables of ``replace`` substituted.
+
+    Parameters
+    ----------
+    output
+        One variable or a list of variables.
+    replace
+        ``{old: new}`` (or pairs).
+    rebuild_strict
+        With ``True`` (the default) each ``new`` must be convertible to its ``old``'s Type
+        and every node keeps its output Types; with ``False`` the nodes that see a new
+        Type are rebuilt by their Op's ``make_node``, so Types may change downstream.
+
+    Returns
+    -------
+    The cloned variable, or list of variables, matching ``output``'s form. Every node
+    between the roots and ``output`` is a copy; the roots themselves are kept.
+
+    Raises
+    ------
+    TypeError
+        For malformed replacements, or (with ``rebuild_strict``) a new variable whose
+        Type cannot stand for the old one's.
+    """
+    items = _format_replace(replace, "clone_replace")
+    outputs = [output] if isinstance(output, Variable) else list(output)
+    memo: dict[Node, Any] = {}
+    for old, new in items.items():
+        memo[old] = old.type.filter_variable(new) if rebuild_strict else new
+    roots = [v for v in graph_inputs(outputs) if v not in memo] + list(items)
+    equiv = clone_get_equiv(
+        roots, outputs, copy_inputs=False, copy_orphans=False, memo=memo, strict=rebuild_strict
+    )
+    result = [equiv[o] for o in outputs]
+    return result[0] if isinstance(output, Variable) else result
 
 
 def _same_values(a: Any, b: Any) -> bool:

@@ -2,9 +2,9 @@
 
 An Op builds :class:`~opweave.graph.basic.Apply` nodes with :meth:`Op.make_node`
 and describes their computation. The core defines no computation itself:
-:meth:`Op.make_thunk` asks the installed backends (through the
-``opweave_make_thunk`` hook) for a thunk, and they use the Op's own
-:meth:`~Op.perform` when it defines one, or an implementation registered for it.
+:meth:`Op.make_thunk` builds a thunk from the implementation the link layer's resolver
+finds (:func:`opweave.link.resolver.implementation_for`): the Op's own
+:meth:`~Op.perform` when it defines one, or one a backend or plugin provides.
 """
 
 from __future__ import annotations
@@ -215,6 +215,12 @@ class Op(CLinkerOp):
         """
         raise MethodNotDefined(f"{type(self).__name__}.perform is not defined")
 
+    #: The function the default :meth:`make_thunk` calls, ``fn(op, node, storage_map,
+    #: compute_map, no_recycling, impl) -> thunk``. The link layer, above this one, installs
+    #: it when it is imported (:func:`opweave.link.thunks.build_thunk`), so that the graph
+    #: layer calls the resolver without importing it.
+    thunk_builder: ClassVar[Callable[..., Thunk] | None] = None
+
     def prepare_node(
         self,
         node: Apply,
@@ -234,6 +240,11 @@ class Op(CLinkerOp):
     ) -> Thunk:
         """Return a thunk computing ``node`` in ``storage_map``.
 
+        The default builds it from the implementation the resolver finds
+        (:func:`opweave.link.thunks.build_thunk`, which the link layer passes down as
+        :attr:`thunk_builder` when it is imported), as the linkers do for Ops that do not
+        override this method; overriding it is PyTensor's way for an Op to build its own.
+
         Parameters
         ----------
         node
@@ -247,13 +258,14 @@ class Op(CLinkerOp):
             Outputs whose storage must be cleared before each run (never reused).
         impl
             ``None``, ``"py"`` or ``"c"`` (or any implementation a backend offers).
-
-        The default asks the installed backends through the ``opweave_make_thunk`` hook.
         """
-        # late: link (floor 3) builds on graph; thunks come from the backends through it
-        from opweave.link.thunks import make_thunk_through_plugins
-
-        return make_thunk_through_plugins(self, node, storage_map, compute_map, no_recycling, impl)
+        build = Op.thunk_builder
+        if build is None:
+            raise NotImplementedError(
+                f"{type(self).__name__}.make_thunk: no thunk builder is installed "
+                "(opweave.link.thunks installs it when opweave is imported)"
+            )
+        return build(self, node, storage_map, compute_map, no_recycling, impl)
 
     def do_constant_folding(self, fgraph: Any, node: Apply) -> bool:
         """Return False to keep ``node`` from being replaced by a constant."""

@@ -13,13 +13,19 @@ imported) rebuilds a node whose inputs gained no batch dimension and refuses the
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from functools import singledispatch
 from typing import Any
 
-from opweave.graph.basic import Apply, Node, Variable, clone_get_equiv
+from opweave.graph.basic import (  # clone_replace: defined with the graph classes
+    Apply,
+    ReplaceTypes,
+    Variable,
+    _format_replace,
+    clone_replace,
+)
 from opweave.graph.op import Op
-from opweave.graph.traversal import ancestors, graph_inputs, toposort, truncated_graph_inputs
+from opweave.graph.traversal import ancestors, toposort, truncated_graph_inputs
 
 __all__ = [
     "clone_replace",
@@ -27,86 +33,6 @@ __all__ = [
     "vectorize_graph",
     "vectorize_node",
 ]
-
-#: What the replacement arguments accept: ``{old: new}`` or ``(old, new)`` pairs.
-ReplaceTypes = Mapping[Variable, Variable] | Iterable[tuple[Variable, Variable]]
-
-
-def _format_replace(replace: ReplaceTypes | None, what: str) -> dict[Variable, Variable]:
-    """``replace`` as a dict, each new variable converted to its old variable's Type.
-
-    Raises
-    ------
-    TypeError
-        For something that is not a mapping or pairs of Variables, or a new variable
-        whose Type cannot stand for the old one's.
-    """
-    if replace is None:
-        return {}
-    if isinstance(replace, Mapping):
-        items = list(replace.items())
-    elif isinstance(replace, Iterable) and not isinstance(replace, str | Variable):
-        items = list(replace)
-    else:
-        raise TypeError(
-            f"{what}: replace must be a dict {{old: new}} or a list of (old, new) pairs, "
-            f"got {type(replace).__name__}"
-        )
-    result: dict[Variable, Variable] = {}
-    for pair in items:
-        if not (isinstance(pair, tuple) and len(pair) == 2):
-            raise TypeError(f"{what}: replace must hold (old, new) pairs, got {pair!r}")
-        old, new = pair
-        if not isinstance(old, Variable) or not isinstance(new, Variable):
-            raise TypeError(
-                f"{what}: replacements must map Variables to Variables, got "
-                f"{type(old).__name__} -> {type(new).__name__}"
-            )
-        result[old] = new
-    return result
-
-
-def clone_replace(
-    output: Variable | Sequence[Variable],
-    replace: ReplaceTypes | None = None,
-    *,
-    rebuild_strict: bool = True,
-) -> Any:
-    """Clone ``output``'s graph with the variables of ``replace`` substituted.
-
-    Parameters
-    ----------
-    output
-        One variable or a list of variables.
-    replace
-        ``{old: new}`` (or pairs).
-    rebuild_strict
-        With ``True`` (the default) each ``new`` must be convertible to its ``old``'s Type
-        and every node keeps its output Types; with ``False`` the nodes that see a new
-        Type are rebuilt by their Op's ``make_node``, so Types may change downstream.
-
-    Returns
-    -------
-    The cloned variable, or list of variables, matching ``output``'s form. Every node
-    between the roots and ``output`` is a copy; the roots themselves are kept.
-
-    Raises
-    ------
-    TypeError
-        For malformed replacements, or (with ``rebuild_strict``) a new variable whose
-        Type cannot stand for the old one's.
-    """
-    items = _format_replace(replace, "clone_replace")
-    outputs = [output] if isinstance(output, Variable) else list(output)
-    memo: dict[Node, Any] = {}
-    for old, new in items.items():
-        memo[old] = old.type.filter_variable(new) if rebuild_strict else new
-    roots = [v for v in graph_inputs(outputs) if v not in memo] + list(items)
-    equiv = clone_get_equiv(
-        roots, outputs, copy_inputs=False, copy_orphans=False, memo=memo, strict=rebuild_strict
-    )
-    result = [equiv[o] for o in outputs]
-    return result[0] if isinstance(output, Variable) else result
 
 
 def graph_replace(

@@ -1,10 +1,10 @@
 """Errors for what is missing here: parts of PyTensor's ``pytensor.link`` that opweave
 does not have, and backends that are not installed.
 
-opweave keeps PyTensor's module paths for what it has, as thin re-exports
-(``opweave.link.c.interface``, ``opweave.link.c.op``, ``opweave.link.c.type``); importing a
-module or a name it deliberately lacks raises an :class:`ImportError` whose message names
-the opweave equivalent, instead of a bare "No module named ...".
+opweave keeps PyTensor's module paths for what it has, as thin re-exports (in the core,
+or served by the backend that has the thing, see :mod:`opweave.plugins.module_paths`);
+importing a module or a name it deliberately lacks raises an :class:`ImportError` whose
+message names the opweave equivalent, instead of a bare "No module named ...".
 
 A backend's object that may travel in a pickle (a per-chunk kernel in a Dask graph, say)
 pickles as a call of :func:`rebuild` naming its distribution, so that loading it where
@@ -18,22 +18,11 @@ from collections.abc import Mapping
 from typing import Any
 
 __all__ = [
-    "FOREIGN_BACKEND_ADVICE",
     "absent_distribution",
     "absent_module",
     "absent_name",
     "rebuild",
 ]
-
-#: What to use instead of a PyTensor backend that opweave does not ship.
-FOREIGN_BACKEND_ADVICE = (
-    "opweave compiles graphs with its own backends, found through plugins: the C backend "
-    "(the opweave-c distribution, package opweave_c: mode='FAST_RUN', linker 'cvm' (compiled "
-    "C, Python where an Op has no C) or 'c'), the Python one (opweave-python: linkers 'py' "
-    "and 'vm') and the CUDA one (opweave-cuda: linker 'cuda'). `python -m opweave info` "
-    "lists the linkers installed here; a new backend is one plugin distribution (see "
-    "'A new backend' in docs/architecture.md)."
-)
 
 
 def absent_module(module: str, what: str, instead: str) -> ModuleNotFoundError:

@@ -15,7 +15,8 @@ from typing import Any, ClassVar, Protocol, cast
 
 from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.fg import FunctionGraph
-from opweave.link.lookup import available_linkers
+from opweave.link.lookup import available_linkers, linker_distributions
+from opweave.link.thunks import make_node_thunk
 
 
 class Container:
@@ -287,23 +288,17 @@ def node_thunk(
     no_recycling: Sequence[Variable],
     impls: Sequence[str | None],
 ) -> NodeThunk:
-    """A :class:`NodeThunk` of ``node`` from the first of ``impls`` that implements its Op.
+    """A :class:`NodeThunk` of ``node`` from the first of ``impls`` that implements its Op
+    (:func:`~opweave.link.thunks.make_node_thunk`, without the lazy wrapping: the wrapper
+    runs every node).
 
     Raises
     ------
     NotImplementedError
         The last refusal when none of ``impls`` implements the node.
     """
-    refusal: NotImplementedError | None = None
-    for impl in impls:
-        try:
-            node.op.prepare_node(node, storage_map, compute_map, impl)
-            thunk = node.op.make_thunk(node, storage_map, compute_map, no_recycling, impl=impl)
-        except NotImplementedError as exc:
-            refusal = exc
-            continue
-        return NodeThunk(node, thunk, storage_map, impl)
-    raise refusal or NotImplementedError(f"no implementation asked for {node}")
+    thunk = make_node_thunk(node, storage_map, compute_map, no_recycling, impls, lazy=False)
+    return NodeThunk(node, thunk, storage_map, getattr(thunk, "impl", None))
 
 
 class _PerNodeLinker(Protocol):
@@ -417,9 +412,11 @@ def __getattr__(name: str) -> object:
     if name == "PerformLinker":
         found = available_linkers().get("py")
         if found is None:
+            dist = linker_distributions().get("py")
+            hint = f"pip install {dist}" if dist else "install the backend that provides it"
             raise ImportError(
                 f"{__name__}.PerformLinker is the linker 'py', which no installed plugin "
-                "provides: pip install opweave-python",
+                f"provides: {hint}",
                 name=__name__,
             )
         return found

@@ -2,7 +2,10 @@
 
 Each backend publishes an :class:`~opweave.link.implementations.ImplementationTable` in its
 ``opweave_backend_info`` answer. For an Op class and a backend the matrix says what really
-runs such nodes on that backend's linkers:
+runs such nodes on that backend's linkers, as the resolver decides it
+(:func:`opweave.link.resolver.class_capability`: the same order as
+:func:`~opweave.link.resolver.implementation_for` uses for a node, less the plugins'
+per-node answers):
 
 * ``"implemented"``: the backend's own implementation (C for opweave-c, a chunk-wise Dask
   graph for opweave-dask ...): the class defines the backend's own method, or the table's
@@ -28,11 +31,18 @@ appear as soon as a backend means to cover them.
 
 from __future__ import annotations
 
-import dis
 from collections.abc import Mapping
 from typing import Any
 
-from opweave.link.implementations import _defines_own
+from opweave.link.implementations import (
+    CAPABILITY_ATTRIBUTE,
+    FALLBACK,
+    IMPLEMENTED,
+    MISSING,
+    PARTIAL,
+    entry_capability,
+)
+from opweave.link.resolver import class_capability
 
 __all__ = [
     "CAPABILITY_ATTRIBUTE",
@@ -46,59 +56,17 @@ __all__ = [
     "op_class_name",
 ]
 
-IMPLEMENTED, PARTIAL, FALLBACK, MISSING = "implemented", "partial", "fallback", "missing"
-
-#: The attribute through which a table entry declares what it produces.
-CAPABILITY_ATTRIBUTE = "opweave_capability"
-
-#: The byte-code instructions of a function that does nothing but return ``None``.
-_NOTHING_BUT_NONE = frozenset({"RESUME", "NOP", "CACHE", "RETURN_VALUE"})
-
 
 def op_class_name(cls: type) -> str:
     """``module.QualName`` of an Op class."""
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
-def _returns_only_none(entry: Any) -> bool:
-    """Whether ``entry`` is a function whose body only returns ``None``."""
-    if getattr(entry, "__code__", None) is None:
-        return False
-    for instruction in dis.get_instructions(entry):
-        if instruction.opname in _NOTHING_BUT_NONE:
-            continue
-        if instruction.opname in ("LOAD_CONST", "RETURN_CONST") and instruction.argval is None:
-            continue
-        return False
-    return True
-
-
-def entry_capability(entry: Any) -> str:
-    """What a table entry produces: ``"implemented"``, ``"partial"`` or ``"fallback"``.
-
-    Raises
-    ------
-    ValueError
-        When the entry declares something else through ``opweave_capability``.
-    """
-    declared = getattr(entry, CAPABILITY_ATTRIBUTE, None)
-    if declared is not None:
-        if declared not in (IMPLEMENTED, PARTIAL, FALLBACK):
-            raise ValueError(
-                f"table entry {entry!r} declares {CAPABILITY_ATTRIBUTE}={declared!r}; "
-                f"expected {IMPLEMENTED!r}, {PARTIAL!r} or {FALLBACK!r}"
-            )
-        return str(declared)
-    return FALLBACK if _returns_only_none(entry) else IMPLEMENTED
-
-
-def _status(table: Any, cls: type, in_scope: bool) -> str:
-    if table.own_method is not None and _defines_own(cls, table.own_method):
-        return IMPLEMENTED  # the class carries the backend's own method, which comes first
-    entry = table.lookup(cls)
-    if entry is None:
-        return MISSING if in_scope else FALLBACK
-    return entry_capability(entry)
+def _status(table: Any, cls: type, scope: set[type]) -> str:
+    status = class_capability(table, cls)
+    if status == MISSING and cls not in scope:
+        return FALLBACK  # outside the backend's scope: another backend runs such nodes
+    return status
 
 
 def capability_matrix(backend_infos: list[dict[str, Any]]) -> dict[str, dict[str, str]]:
@@ -120,7 +88,7 @@ def capability_matrix(backend_infos: list[dict[str, Any]]) -> dict[str, dict[str
     classes = sorted({cls for scope in scopes.values() for cls in scope}, key=op_class_name)
     matrix: dict[str, dict[str, str]] = {}
     for cls in classes:
-        row = {name: _status(tables[name], cls, cls in scopes[name]) for name in sorted(tables)}
+        row = {name: _status(tables[name], cls, scopes[name]) for name in sorted(tables)}
         if not any(status in (IMPLEMENTED, PARTIAL) for status in row.values()):
             # Nothing to fall back on: no installed backend runs such nodes.
             row = {name: MISSING for name in row}

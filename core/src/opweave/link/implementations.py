@@ -16,6 +16,7 @@ every process that compiles a function does, whatever backend it uses).
 
 from __future__ import annotations
 
+import dis
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any
@@ -23,7 +24,58 @@ from typing import Any
 from opweave.graph.op import Op
 from opweave.plugins.forksafe import ForkSafeLock
 
-__all__ = ["ImplementationTable", "core_op_classes", "op_classes_of"]
+__all__ = [
+    "CAPABILITY_ATTRIBUTE",
+    "FALLBACK",
+    "IMPLEMENTED",
+    "MISSING",
+    "PARTIAL",
+    "ImplementationTable",
+    "core_op_classes",
+    "entry_capability",
+    "op_classes_of",
+    "own_method_defined",
+]
+
+IMPLEMENTED, PARTIAL, FALLBACK, MISSING = "implemented", "partial", "fallback", "missing"
+
+#: The attribute through which a table entry declares what it produces.
+CAPABILITY_ATTRIBUTE = "opweave_capability"
+
+#: The byte-code instructions of a function that does nothing but return ``None``.
+_NOTHING_BUT_NONE = frozenset({"RESUME", "NOP", "CACHE", "RETURN_VALUE"})
+
+
+def _returns_only_none(entry: Any) -> bool:
+    """Whether ``entry`` is a function whose body only returns ``None``."""
+    if getattr(entry, "__code__", None) is None:
+        return False
+    for instruction in dis.get_instructions(entry):
+        if instruction.opname in _NOTHING_BUT_NONE:
+            continue
+        if instruction.opname in ("LOAD_CONST", "RETURN_CONST") and instruction.argval is None:
+            continue
+        return False
+    return True
+
+
+def entry_capability(entry: Any) -> str:
+    """What a table entry produces: ``"implemented"``, ``"partial"`` or ``"fallback"``.
+
+    Raises
+    ------
+    ValueError
+        When the entry declares something else through ``opweave_capability``.
+    """
+    declared = getattr(entry, CAPABILITY_ATTRIBUTE, None)
+    if declared is not None:
+        if declared not in (IMPLEMENTED, PARTIAL, FALLBACK):
+            raise ValueError(
+                f"table entry {entry!r} declares {CAPABILITY_ATTRIBUTE}={declared!r}; "
+                f"expected {IMPLEMENTED!r}, {PARTIAL!r} or {FALLBACK!r}"
+            )
+        return str(declared)
+    return FALLBACK if _returns_only_none(entry) else IMPLEMENTED
 
 
 def _subclasses(cls: type[Any]) -> Iterator[type]:
@@ -59,8 +111,9 @@ def core_op_classes() -> list[type]:
     return op_classes_of("opweave", exclude=(_CONTRACT,))
 
 
-def _defines_own(cls: type, method: str) -> bool:
-    """Whether ``cls`` or a base below the graph contract defines ``method`` itself."""
+def own_method_defined(cls: type, method: str) -> bool:
+    """Whether ``cls`` or a base below the graph contract defines ``method`` itself (the
+    contract's own stubs, such as ``Op.perform``, do not count)."""
     bases = (base for base in cls.__mro__ if not base.__module__.startswith(_CONTRACT))
     return any(method in vars(base) for base in bases)
 
@@ -143,7 +196,7 @@ class ImplementationTable(Mapping[type, Any]):
         """Whether ops of ``cls`` have an implementation here (an entry or their own)."""
         if self.lookup(cls) is not None:
             return True
-        return self.own_method is not None and _defines_own(cls, self.own_method)
+        return self.own_method is not None and own_method_defined(cls, self.own_method)
 
     def scope(self) -> list[type]:
         """The Op classes this backend means to cover."""

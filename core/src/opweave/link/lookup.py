@@ -10,38 +10,22 @@ why it passed over better ones; asking for an unusable linker by name raises
 
 from __future__ import annotations
 
-import re
-from functools import cache
-from importlib import metadata
 from typing import Any
 
+from opweave.plugins.hints import extra_distributions
 from opweave.plugins.manager import OpweavePluginManager, get_plugin_manager
 
-#: A ``Requires-Dist`` entry of an extra: the distribution and the extra's name.
-_EXTRA_REQUIREMENT = re.compile(
-    r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)[^;]*;.*\bextra\s*==\s*[\"']([^\"']+)[\"']"
-)
 
-
-@cache
 def linker_distributions() -> dict[str, str]:
     """The distribution that provides each linker opweave knows of, by the linker's name.
 
     Read from opweave's own metadata: each linker is an extra of the ``opweave``
     distribution that requires its backend (``pip install "opweave[cvm]"`` installs
-    opweave-c), so the core's code names no backend. Empty when the metadata cannot be
+    opweave-c), so the core's code names no backend
+    (:func:`opweave.plugins.hints.extra_distributions`). Empty when the metadata cannot be
     read (opweave imported from a source tree that was never installed).
     """
-    try:
-        requires = metadata.requires("opweave") or []
-    except metadata.PackageNotFoundError:
-        return {}
-    found: dict[str, str] = {}
-    for requirement in requires:
-        match = _EXTRA_REQUIREMENT.match(requirement)
-        if match is not None:
-            found[match.group(2)] = match.group(1)
-    return found
+    return dict(extra_distributions())
 
 
 class LinkerNotFoundError(ValueError):

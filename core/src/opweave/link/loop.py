@@ -1,7 +1,8 @@
 """Linking a graph as one thunk per node, run in order by a loop: the shared machinery.
 
-:class:`LoopLinker` wires storage (:func:`~opweave.link.basic.map_storage`), asks each
-node's Op for a thunk from the implementations the linker names, in order
+:class:`LoopLinker` wires storage (:func:`~opweave.link.basic.map_storage`), builds each
+node's thunk (:func:`~opweave.link.thunks.make_node_thunk`, through the resolver) from
+the implementations the linker names, in order
 (:attr:`LoopLinker.impls`: ``("py",)`` for ``vm``, ``("c", "py")`` for a C linker that
 falls back to Python per node), and runs the thunks in a loop that frees each
 intermediate after its last client ran (:func:`gc_plan`), or keeps everything
@@ -29,14 +30,21 @@ from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.fg import FunctionGraph
 from opweave.graph.trace import creation_note
 from opweave.link.basic import Linker, compute_map_for
-from opweave.link.lazy import (
-    declares_lazy,
-    is_lazy,
-    lazy_schedule,
-    make_lazy_thunk,
-    run_lazy_loop,
-    timed_thunks,
-)
+from opweave.link.lazy import is_lazy, lazy_schedule, run_lazy_loop, timed_thunks
+from opweave.link.thunks import make_node_thunk
+
+__all__ = [
+    "LinkedGraph",
+    "LoopLinker",
+    "describe_failure",
+    "gc_plan",
+    "input_views",
+    "make_node_thunk",
+    "release_plan",
+    "run_loop",
+    "run_timed_loop",
+    "thunk_origin",
+]
 
 #: A variable to free: its storage cell and its compute-map cell.
 GcEntry = tuple[list[Any], list[int]]
@@ -73,42 +81,6 @@ def describe_failure(
     created = creation_note(node)
     if created is not None:
         exc.add_note(created)
-
-
-def make_node_thunk(
-    node: Apply,
-    storage_map: dict[Variable, list[Any]],
-    compute_map: dict[Variable, list[int]],
-    no_recycling: Sequence[Variable],
-    impls: Sequence[str | None],
-) -> Callable[[], Any]:
-    """A thunk of ``node`` from the first of ``impls`` that implements its Op.
-
-    For an Op declaring the lazy protocol (``needed_inputs``), the implementation's thunk
-    is wrapped into a lazy thunk (:func:`opweave.link.lazy.make_lazy_thunk`).
-
-    Raises
-    ------
-    NotImplementedError
-        The last implementation's refusal when none of ``impls`` implements the node.
-    """
-    refusal: NotImplementedError | None = None
-    for impl in impls:
-        try:
-            node.op.prepare_node(node, storage_map, compute_map, impl)
-            thunk = node.op.make_thunk(node, storage_map, compute_map, no_recycling, impl=impl)
-        except NotImplementedError as exc:
-            refusal = exc
-            continue
-        if declares_lazy(node.op) and not is_lazy(thunk):
-            thunk = make_lazy_thunk(node, thunk, storage_map, compute_map)
-        try:  # what a profile reports as the node's implementation (thunk_origin)
-            thunk.impl = impl  # type: ignore[attr-defined]
-        except (AttributeError, TypeError):  # a builtin or bound method takes no attribute
-            pass
-        return thunk
-    assert refusal is not None, "impls must name at least one implementation"
-    raise refusal
 
 
 def gc_plan(fgraph: FunctionGraph, linked: LinkedGraph) -> list[tuple[GcEntry, ...]]:

@@ -18,7 +18,8 @@ __all__ = ["VMLinker"]  # noqa: F822 - resolved by __getattr__
 _ABSENT = {
     name: (
         "The loop that runs the thunks belongs to the linker: compile with "
-        "Mode(linker='vm') (opweave.link.vm.VMLinker) or linker='cvm'."
+        "Mode(linker='vm') (opweave.link.vm.VMLinker) or another installed linker "
+        "(`python -m opweave info` lists them)."
     )
     for name in ("VM", "Loop", "Stack", "UpdatingVM", "calculate_reallocate_info")
 }

@@ -39,8 +39,6 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
-
     from opweave.graph.basic import Apply, Variable
     from opweave.graph.op import Op
 
@@ -132,33 +130,16 @@ def opweave_backend_info() -> dict[str, Any]:
 
     Optionally, ``versions``: ``{what: version}`` of what the backend relies on (its
     compiler, its array library), which ``opweave info`` reports.
+
+    Optionally, ``implementation_checks``: ``{backend: check}``, where ``check(impl)``
+    returns ``None`` when ``impl`` is an implementation of that backend (the answer of an
+    ``opweave_implementation`` hook) and otherwise what one must be (``"an object with a
+    c_code method"``); without one, an implementation must be a ``perform``-style callable.
+    A backend may add keys of its own, which the tools that read them document.
     """
 
 
 # ---------------------------------------------------------------------- implementations
-
-
-@hookspec(firstresult=True)
-def opweave_make_thunk(
-    op: Op,
-    node: Apply,
-    storage_map: dict[Variable, list[Any]],
-    compute_map: dict[Variable, list[int]],
-    no_recycling: Sequence[Variable],
-    impl: str | None,
-) -> Callable[[], Any] | None:
-    """Return a thunk computing ``node`` with implementation ``impl``, or ``None``.
-
-    **Kind:** first result.
-
-    This is what :meth:`opweave.graph.op.Op.make_thunk` asks when an Op does not
-    override it. ``impl`` is ``None`` (any implementation), ``"py"``, ``"c"`` or a
-    name a backend defines. The thunk reads its inputs from ``storage_map``,
-    writes its outputs there, sets ``compute_map[out][0] = 1`` for each output,
-    and clears the cells of outputs listed in ``no_recycling`` before it runs.
-    It should carry ``inputs``, ``outputs`` (the storage cells) and ``lazy =
-    False`` attributes.
-    """
 
 
 @hookspec(firstresult=True)
@@ -177,8 +158,18 @@ def opweave_implementation(op: Op, node: Apply, backend: str) -> Any | None:
       ``c_support_code``, ``c_headers``, ``c_code_cache_version`` ...);
     * ``"cuda"`` (opweave-cuda): a ``perform``-style callable on GPU values.
 
-    Backends ask it when they build a node's thunk; the standard Ops' implementations
-    come to each backend through this same hook.
+    The core's resolver (:func:`opweave.link.resolver.implementation_for`) asks it, once
+    per node and backend, after the Op's own method and before the backend's table;
+    the thunk is then built by the core (``perform``-style implementations) or by the
+    ``make_thunk`` the backend declares in its ``opweave_backend_info`` answer.
+
+    What a backend's ``opweave_backend_info`` answer may declare for the resolver,
+    besides its ``implementations`` table: ``make_thunk``, ``fn(node, implementation,
+    storage_map, compute_map, no_recycling) -> thunk`` for a backend that builds thunks
+    from its own implementations (opweave-c); ``implementation_of``, ``fn(entry, op,
+    node) -> implementation or None``, how its table's entries become a node's
+    implementation (default: the entry is it); ``falls_back_to``, the backend that runs
+    the nodes its table defers (``"py"``).
 
     Example::
 
@@ -241,4 +232,48 @@ def opweave_rewrites(db: Any) -> None:
     with a message showing the right call. The core registers its own standard
     rewrites through this same hook, so a plugin's rewrites take part in queries
     (``including``/``excluding`` tags) exactly like the built-in ones.
+    """
+
+
+# ---------------------------------------------------------------------- names a plugin provides
+
+
+@hookspec
+def opweave_modes() -> dict[str, Any]:
+    """Return the compilation modes this plugin provides, as ``{name: Mode or kwargs}``.
+
+    **Kind:** collect.
+
+    A value is a :class:`~opweave.compile.mode.Mode`, or the keyword arguments of one
+    (``{"linker": "mylinker", "optimizer": "fast_run"}``). The names become valid values of
+    ``mode=`` and ``config.mode`` (any case), and attributes of :mod:`opweave.compile.mode`
+    (``from opweave.compile.mode import MYMODE``). A mode's linker also maps to it in
+    ``fast_run_linkers_to_mode`` when its optimizer is ``"fast_run"``.
+    """
+
+
+@hookspec
+def opweave_modules() -> dict[str, str]:
+    """Return module paths under ``opweave`` that this plugin serves, as
+    ``{"opweave.link.mybackend": "mybackend.pytensor_names"}``.
+
+    **Kind:** collect.
+
+    Importing the first name imports the second module (under the first name), so that a
+    backend can give PyTensor's module paths (``pytensor.link.jax`` ...) without a file in
+    the core. A path no installed plugin serves raises :class:`ModuleNotFoundError` naming
+    how to get it.
+    """
+
+
+@hookspec
+def opweave_demo() -> dict[str, Any]:
+    """Return a small graph that ``python -m opweave demo`` runs with every linker.
+
+    **Kind:** collect (the demo uses the first answer).
+
+    A dict with ``title`` (one line), ``inputs`` (the input Variables), ``output`` (the
+    output Variable), ``values`` (one value per input), ``expected`` (the output for those
+    values), and optionally ``refused`` (input values the graph's Types refuse with a
+    ``TypeError``).
     """

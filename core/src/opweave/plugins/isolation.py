@@ -11,9 +11,11 @@ a plugin wraps the hook), but:
   and the hook, recorded in ``pm.failures``, and that plugin's answer is skipped.
 * A result of the wrong kind is reported and skipped the same way: a collect hook's
   answer of the wrong shape (``opweave_linkers`` returning a string, say), or a
-  first-result hook's answer that cannot be what it asks for (``opweave_make_thunk``
-  returning something that is not callable, ``opweave_transfer`` returning something
-  that is not a Variable). The next plugin in line answers instead.
+  first-result hook's answer that cannot be what it asks for (an
+  ``opweave_implementation`` that is not what its backend declares, ``opweave_transfer``
+  returning something that is not a Variable). The next plugin in line answers instead.
+  A plugin declaring hooks of its own attaches their checks to its specs
+  (:func:`answer_check`).
 * Errors that are part of a hook's contract still reach the caller, with a note
   naming the plugin: ``NotImplementedError``, ``TypeError``, ``ValueError`` and
   ``MemoryError``, opweave's own exceptions, and exceptions of the plugin's own package
@@ -107,32 +109,37 @@ def _check_backend_info(result: Any, kwargs: Mapping[str, object]) -> str | None
     return None
 
 
-def _check_entries(result: Any, kwargs: Mapping[str, object]) -> str | None:
-    if not isinstance(result, list | tuple) or not all(
-        isinstance(entry, tuple) and entry and isinstance(entry[0], type) for entry in result
-    ):
-        return f"returned {result!r}; expected a list of (Type class, C code, ...) tuples"
-    return None
+def _check_str_keys(what: str) -> ResultCheck:
+    """A check that a collect hook's answer is a dict with str keys (values: ``what``)."""
 
-
-def _check_thunk(result: Any, kwargs: Mapping[str, object]) -> str | None:
-    if callable(result):
-        return None
-    return f"returned {result!r} ({type(result).__name__}), expected a callable thunk or None"
-
-
-def _check_implementation(result: Any, kwargs: Mapping[str, object]) -> str | None:
-    backend = kwargs.get("backend")
-    if backend == "c":
-        if hasattr(result, "c_code"):
+    def check(result: Any, kwargs: Mapping[str, object]) -> str | None:
+        if isinstance(result, Mapping) and all(isinstance(k, str) for k in result):
             return None
-        expected = "an object with a c_code method"
-    else:
+        return f"returned {result!r} ({type(result).__name__}), expected a dict {{name: {what}}}"
+
+    return check
+
+
+def _check_modules(result: Any, kwargs: Mapping[str, object]) -> str | None:
+    if isinstance(result, Mapping) and all(
+        isinstance(k, str) and isinstance(v, str) for k, v in result.items()
+    ):
+        return None
+    return f"returned {result!r}, expected a dict {{module path: module name}} of str"
+
+
+def _check_implementation(
+    result: Any, kwargs: Mapping[str, object], expected: str | None
+) -> str | None:
+    """``expected`` is what the backend asked about says its implementations are (its
+    ``implementation_checks`` answer), or ``None`` for a callable with the signature of
+    ``Op.perform``."""
+    if expected is None:
         if callable(result):
             return None
         expected = "a perform-style callable"
     return (
-        f"returned {result!r} ({type(result).__name__}) for backend {backend!r}, "
+        f"returned {result!r} ({type(result).__name__}) for backend {kwargs.get('backend')!r}, "
         f"expected {expected} or None"
     )
 
@@ -146,19 +153,42 @@ def _check_variable(result: Any, kwargs: Mapping[str, object]) -> str | None:
     return f"returned {result!r} ({type(result).__name__}), expected a Variable or None"
 
 
-#: Checks of hook answers (``None`` answers are never checked).
+#: Checks of the answers to the core's hooks (``None`` answers are never checked). A
+#: plugin's own hooks carry theirs (:func:`answer_check`); ``opweave_implementation``
+#: answers are checked against what the backend asked about declares
+#: (:meth:`IsolatingHookExec.check_for`).
 RESULT_CHECKS: Mapping[str, ResultCheck] = {
     "opweave_linkers": _check_linkers,
     "opweave_backend_info": _check_backend_info,
-    "opweave_register_deep_copy_op_c_code": _check_entries,
-    "opweave_register_view_op_c_code": _check_entries,
-    "opweave_register_shape_c_code": _check_entries,
-    "opweave_register_shape_i_c_code": _check_entries,
-    "opweave_make_thunk": _check_thunk,
-    "opweave_implementation": _check_implementation,
+    "opweave_modes": _check_str_keys("Mode or Mode keyword arguments"),
+    "opweave_modules": _check_modules,
+    "opweave_demo": _check_str_keys("value"),
     "opweave_transfer": _check_variable,
     "opweave_shared": _check_variable,
 }
+
+
+#: The attribute of a hook specification function holding its answer check.
+ANSWER_CHECK_ATTRIBUTE = "opweave_answer_check"
+
+
+def answer_check(check: ResultCheck) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator attaching ``check`` to a hook specification declared by a plugin.
+
+    A backend that declares hooks of its own (``opweave_addhooks``) marks each spec with
+    the check its answers must pass; an answer that fails it is reported and skipped like
+    a malformed answer to a core hook::
+
+        @answer_check(lambda result, kwargs: None if isinstance(result, list) else "not a list")
+        @hookspec
+        def mybackend_entries() -> list[Any]: ...
+    """
+
+    def mark(spec: Callable[..., Any]) -> Callable[..., Any]:
+        setattr(spec, ANSWER_CHECK_ATTRIBUTE, check)
+        return spec
+
+    return mark
 
 
 def _top_package(plugin: Any) -> str:
@@ -196,7 +226,7 @@ _NOTE_PREFIX = "(raised by opweave plugin"
 def _noted(exc: BaseException) -> bool:
     """Whether a plugin was already named on ``exc`` (by the hook call that raised it).
 
-    An error raised inside a nested hook call (a backend's ``opweave_make_thunk`` asking
+    An error raised inside a nested hook call (a backend's hook asking
     ``opweave_implementation``) names the plugin that raised it, not the one it passed
     through.
     """
@@ -245,6 +275,42 @@ class IsolatingHookExec:
     def __init__(self, pm: Any, fallback: Callable[..., Any]) -> None:
         self.pm = pm
         self.fallback = fallback
+        self._implementation_checks: tuple[tuple[int, ...], dict[str, Any]] = ((), {})
+
+    def check_for(self, hook_name: str) -> ResultCheck | None:
+        """The check of ``hook_name``'s answers: the core's, the one its spec carries
+        (:func:`answer_check`), or ``None``."""
+        if hook_name == "opweave_implementation":
+            return self._check_implementation
+        check = RESULT_CHECKS.get(hook_name)
+        if check is not None:
+            return check
+        caller = getattr(self.pm.hook, hook_name, None)
+        spec = getattr(caller, "spec", None)
+        return getattr(getattr(spec, "function", None), ANSWER_CHECK_ATTRIBUTE, None)
+
+    def _check_implementation(self, result: Any, kwargs: Mapping[str, object]) -> str | None:
+        check = self.implementation_checks().get(str(kwargs.get("backend")))
+        expected = check(result) if check is not None else None
+        if check is not None and expected is None:
+            return None
+        return _check_implementation(result, kwargs, expected)
+
+    def implementation_checks(self) -> dict[str, Callable[[Any], str | None]]:
+        """``{backend: check}`` from the installed backends' ``implementation_checks``
+        answers (``check(result)`` says what was expected, or ``None`` when it is fine);
+        read again only when the plugins answering ``opweave_backend_info`` change."""
+        caller = getattr(self.pm.hook, "opweave_backend_info", None)
+        if caller is None:
+            return {}
+        key = tuple(id(impl) for impl in caller.get_hookimpls())
+        if key != self._implementation_checks[0]:
+            found: dict[str, Any] = {}
+            for info in caller():
+                if isinstance(info, Mapping):
+                    found.update(info.get("implementation_checks") or {})
+            self._implementation_checks = (key, found)
+        return self._implementation_checks[1]
 
     def __call__(
         self,
@@ -325,7 +391,7 @@ class IsolatingHookExec:
         except BaseException as exc:
             self._fail(exc, impl, hook_name, firstresult)
             return None
-        check = RESULT_CHECKS.get(hook_name)
+        check = self.check_for(hook_name) if result is not None else None
         if result is None or check is None:
             return result
         problem = check(result, caller_kwargs)
@@ -341,7 +407,7 @@ class IsolatingHookExec:
         caller_kwargs: Mapping[str, object],
         firstresult: bool,
     ) -> Callable[..., Generator[None, Any, Any]]:
-        check = RESULT_CHECKS.get(hook_name)
+        check = self.check_for(hook_name)
 
         def isolated(*args: Any, **kwargs: Any) -> Generator[None, Any, Any]:
             teardown = self._set_up(impl, hook_name, firstresult, args, kwargs)

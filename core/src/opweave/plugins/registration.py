@@ -1,8 +1,8 @@
 """Turn plain functions and table entries into plugin objects on the plugin manager.
 
 ``register_transfer`` and the ``register_*_c_code`` functions of
-:mod:`opweave.compile.ops` use these so that what they register lives in the
-plugin manager, like everything else contributed to opweave.
+:mod:`opweave.compile.ops` (entries of a backend's collect hooks) use these so that what
+they register lives in the plugin manager, like everything else contributed to opweave.
 """
 
 from __future__ import annotations
@@ -12,6 +12,10 @@ from typing import Any
 
 from opweave.plugins.hookspecs import hookimpl
 from opweave.plugins.manager import get_plugin_manager
+from opweave.plugins.module_paths import install_finder
+
+# What plugins register includes module paths (``opweave_modules``): serve them from now on.
+install_finder(get_plugin_manager)
 
 
 class TransferFunctionPlugin:
@@ -25,16 +29,20 @@ class TransferFunctionPlugin:
         return self.fn(var, target)
 
 
-class CCodeEntryPlugin:
-    """A plugin returning one ``register_*_c_code`` entry from the named collect hook."""
+class CollectHookEntry:
+    """A plugin answering the collect hook named ``hook_name`` with ``[entry]``.
 
-    def __init__(self, hook_name: str, entry: tuple[Any, ...]) -> None:
+    The hook may be declared by a plugin that is not installed (a backend's own hook, such
+    as the C backend's ``opweave_register_deep_copy_op_c_code``): the implementation is
+    optional, so the entry loads anyway and is simply never asked for.
+    """
+
+    def __init__(self, hook_name: str, entry: Any) -> None:
         self.entry = entry
 
-        def entries() -> list[tuple[Any, ...]]:
+        def entries() -> list[Any]:
             return [entry]
 
-        # The registries' hooks are declared by the C backend: optional where it is absent.
         setattr(self, hook_name, hookimpl(specname=hook_name, optionalhook=True)(entries))
 
 

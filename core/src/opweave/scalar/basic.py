@@ -339,6 +339,14 @@ def _as_float(x: Variable, dtype: str) -> ScalarVariable:
 # ====================================================================== Op base classes
 
 
+#: The logical reduction of booleans, by the name of the bitwise one.
+_LOGICAL_REDUCERS = {
+    "bitwise_and": "logical_and",
+    "bitwise_or": "logical_or",
+    "bitwise_xor": "logical_xor",
+}
+
+
 class ScalarOp(Op):
     """Base class of Ops on scalars.
 
@@ -509,9 +517,18 @@ class ScalarOp(Op):
 
     # ------------------------------------------------------------------ misc
 
-    def c_code_cache_version(self) -> tuple[Any, ...]:
-        """Version of the (backend-provided) C code of scalar Ops."""
-        return (1,)
+    def reduce_ufunc_name(self, dtype_kind: str) -> str | None:
+        """The NumPy ufunc whose ``reduce`` combines values of dtype kind ``dtype_kind``
+        (``"b"``, ``"i"``, ``"f"`` ...) as this Op does, by name, or ``None``.
+
+        It is the ufunc of :attr:`nfunc_spec` for a commutative and associative binary Op
+        (its logical counterpart for booleans: ``logical_and`` for ``bitwise_and``); a
+        description backends use to reduce with NumPy, not a kernel.
+        """
+        spec = self.nfunc_spec
+        if spec is None or spec[1] != 2 or not (self.commutative and self.associative):
+            return None
+        return _LOGICAL_REDUCERS.get(spec[0], spec[0]) if dtype_kind == "b" else spec[0]
 
     def __str__(self) -> str:
         if self.name:
@@ -822,10 +839,6 @@ class Cast(UnaryScalarOp):
             return [cast(gz, scalar_var(x).type.dtype)]
         return [gz]
 
-    def c_code_cache_version(self) -> tuple[Any, ...]:
-        """Version of the C code of casts."""
-        return (1, *super().c_code_cache_version())
-
 
 convert_to_bool = Cast(bool_, name="convert_to_bool")
 convert_to_int8 = Cast(int8, name="convert_to_int8")
@@ -995,12 +1008,13 @@ class Pow(BinaryScalarOp):
     The output dtype is the inputs' upcast. Integer powers are exact modulo the range of
     the dtype they wrap around in, element by element, on every backend:
 
-    * the base's dtype when the exponent's dtype is no wider than the base's (NumPy's result
-      for ``x ** 2``, whose Python ``2`` is an ``int8`` constant here: ``uint8`` values
-      ``[5, 200, 255]`` squared are ``[25, 64, 1]``, then converted to the ``int16``
-      output), else the dtype NumPy gives the pair (two arrays of one width and different
-      signedness, ``uint8 ** int8``, wrap in the base's dtype too, where NumPy wraps in
-      the wider output's: a constant exponent cannot be told from an array here);
+    * an integer power of two arrays is computed in the output dtype, both operands converted
+      to it (NumPy's result: ``int8 ** uint8`` is ``int16``, so ``2 ** 7 == 128``;
+      ``int64 ** uint64`` is a ``float64`` power);
+    * a constant exponent no wider than the base (the Python ``2`` of ``x ** 2``, an
+      ``int8`` constant here) wraps in the base's dtype, as NumPy's ``x ** 2`` does:
+      ``uint8`` values ``[5, 200, 255]`` squared are ``[25, 64, 1]``, then converted to the
+      ``int16`` output;
     * a negative exponent, which NumPy refuses for integers, gives the real power truncated
       towards zero: ``1 ** -n == 1``, ``(-1) ** -n == ±1``, ``x ** -n == 0`` for
       ``|x| >= 2``, and ``0 ** -n == 0`` (as integer division by zero gives 0).

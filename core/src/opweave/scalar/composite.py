@@ -321,18 +321,6 @@ class Composite(ScalarInnerGraphOp):
                 result[k] = g
         return cast("list[Variable]", result)  # every input got its gradient above
 
-    # ------------------------------------------------------------------ C
-
-    def c_code_cache_version(self) -> tuple[Any, ...]:
-        """The Composite's version combined with every inner Op's; ``()`` if one has none."""
-        versions: list[Any] = [(1,)]
-        for node in self.inner_nodes():
-            version = node.op.c_code_cache_version()
-            if not version:
-                return ()
-            versions.append(version)
-        return tuple(versions)
-
 
 def _accumulate(grads: dict[Variable, Variable], var: Variable, term: Variable) -> None:
     old = grads.get(var)

@@ -19,7 +19,6 @@ import numpy as np
 
 from opweave.configdefaults import config
 from opweave.graph.type import Type
-from opweave.graph.utils import MethodNotDefined
 
 #: ``dtype -> (C element type, class-style name)`` for every supported dtype.
 DTYPE_SPECS: MappingProxyType[str, tuple[str, str]] = MappingProxyType(
@@ -391,39 +390,6 @@ class ScalarType(Type):
     def is_continuous(self) -> bool:
         """True for floats and complex numbers."""
         return self._np_dtype.kind in "fc"
-
-    # ------------------------------------------------------------------ C (declarations only)
-
-    def c_element_type(self) -> str:
-        """Return the C type of a value, e.g. ``"npy_float64"``."""
-        return DTYPE_SPECS[self.dtype][0]
-
-    def c_is_simple(self) -> bool:
-        """True: a scalar fits in a C variable."""
-        return True
-
-    def c_literal(self, data: Any) -> str:
-        """Return a C expression for the constant ``data`` (complex numbers have none)."""
-        kind = self._np_dtype.kind
-        if kind == "c":
-            raise MethodNotDefined("ScalarType.c_literal has no literal for complex numbers")
-        value = self.filter(data, allow_downcast=True)
-        c_type = self.c_element_type()
-        if kind == "b":
-            return "1" if value else "0"
-        if kind == "f":
-            f = float(value)
-            if np.isnan(f):
-                return f"(({c_type})NAN)"
-            if np.isinf(f):
-                return f"(({c_type})INFINITY)" if f > 0 else f"(({c_type})-INFINITY)"
-            return f"(({c_type}){f!r})"
-        i = int(value)
-        if kind == "u":
-            return f"(({c_type}){i}ULL)"
-        if i == np.iinfo(np.int64).min:
-            return f"(({c_type})(-9223372036854775807LL - 1))"
-        return f"(({c_type}){i}LL)"
 
 
 bool_ = ScalarType("bool")

@@ -36,14 +36,14 @@ def scipy_sparse() -> ModuleType:
     Raises
     ------
     ImportError
-        When SciPy is not installed (it is the ``scipy`` extra of opweave-python).
+        When SciPy is not installed (the Python backend's ``scipy`` extra installs it).
     """
     try:
         return importlib.import_module("scipy.sparse")
     except ImportError as exc:
         raise ImportError(
             "sparse values are scipy.sparse matrices: install SciPy "
-            "(pip install 'opweave-python[scipy]') to compute with opweave.sparse"
+            "(pip install scipy) to compute with opweave.sparse"
         ) from exc
 
 

@@ -19,12 +19,12 @@ interpolation (``interp``, ``interpolate1d``) is in :mod:`opweave.tensor.interpo
 """
 
 from collections.abc import Sequence
-from typing import Union
+from typing import TYPE_CHECKING, Union
 
 from numpy import e, euler_gamma, inf, nan, newaxis, pi  # PyTensor's re-exports
 from numpy.typing import ArrayLike
 
-from opweave.gradient import grad, hessian, jacobian  # PyTensor's re-exports
+from opweave.gradient import grad  # PyTensor's re-export
 from opweave.graph.basic import Constant, Variable  # PyTensor's re-exports
 from opweave.graph.op import Op
 from opweave.tensor import linalg, nlinalg, random, slinalg  # noqa: F401 - ``ot.linalg``, ``ot.random``
@@ -74,6 +74,9 @@ from opweave.tensor.variable import (
     get_underlying_scalar_constant,
 )
 from opweave.transfer import transfer
+
+if TYPE_CHECKING:
+    from opweave.gradient.matrices import hessian, jacobian
 
 #: What the tensor functions accept where they take a tensor: a variable, a sequence of
 #: variables (stacked), or anything NumPy turns into an array.
@@ -133,3 +136,13 @@ __all__ = [
     *_subtensor_all,
 ]
 __all__ = list(dict.fromkeys(__all__))  # modules re-export a few shared names
+
+
+def __getattr__(name: str) -> object:
+    """``hessian`` and ``jacobian`` (PyTensor's re-exports of :mod:`opweave.gradient`'s)."""
+    if name in ("hessian", "jacobian"):
+        # late: opweave.gradient.matrices builds on this package (it stacks tensor rows)
+        from opweave.gradient import matrices
+
+        return getattr(matrices, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

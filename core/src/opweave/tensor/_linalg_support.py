@@ -26,6 +26,7 @@ from opweave.graph.type import DisconnectedType
 from opweave.tensor import math as tm
 from opweave.tensor.basic import (  # tril, triu: re-exported for the linalg modules
     as_tensor_variable,
+    diagonal,
     eye,
     matrix_transpose,
     tril,
@@ -50,6 +51,7 @@ __all__ = [
     "square_matrix_apply",
     "square_shape",
     "symmetrized_grad",
+    "trace",
     "tril",
     "triu",
     "zero_disconnected",
@@ -252,3 +254,14 @@ def zero_disconnected(outputs: Sequence[Variable], grads: Sequence[Variable]) ->
 def is_complex(x: Variable) -> bool:
     """Whether ``x`` has a complex dtype."""
     return x.type.dtype in complex_dtypes
+
+
+def trace(X: Any) -> TensorVariable:
+    """The sum of the diagonal of a matrix, or of each matrix of a batch (last two axes).
+
+    :mod:`opweave.tensor.nlinalg` re-exports it (PyTensor's path). It is defined here,
+    beside :func:`matrix_input`, so that ``TensorVariable.trace`` reaches it without
+    importing the linear-algebra Ops.
+    """
+    X = matrix_input(X, "trace", "X")
+    return tm.sum(diagonal(X, 0, -2, -1), axis=-1)

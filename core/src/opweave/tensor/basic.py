@@ -161,6 +161,18 @@ def _above() -> types.SimpleNamespace:
     return types.SimpleNamespace(basic_extra=basic_extra, extra_ops=extra_ops, shape=shape)
 
 
+def _subtensor() -> types.SimpleNamespace:
+    """The names of :mod:`opweave.tensor.subtensor` used here (indexing Ops build on this
+    module)."""
+    # late: opweave.tensor.subtensor builds on this module (same floor, above it)
+    from opweave.tensor.subtensor import Subtensor, advanced_subtensor1, get_idx_list
+
+    # (``opweave.tensor.subtensor``, the package's attribute, is the function ``subtensor``.)
+    return types.SimpleNamespace(
+        Subtensor=Subtensor, advanced_subtensor1=advanced_subtensor1, get_idx_list=get_idx_list
+    )
+
+
 def __getattr__(name: str) -> Any:
     """PyTensor's names of this module defined in ``basic_extra`` and ``extra_ops``
     (the same objects)."""
@@ -280,18 +292,16 @@ def _indexed_value(
 ) -> np.ndarray | tuple[Variable, Any] | None:
     """For ``v = base[i]`` (a 0-d ``Subtensor``): its value, or ``(entry, dtype)`` to look
     at next (``base`` a ``MakeVector`` or a ``Join`` of vectors), or ``None``."""
-    # late: opweave.tensor.subtensor builds on this module (same floor, above it)
-    from opweave.tensor.subtensor import Subtensor, get_idx_list
-
+    subtensor = _subtensor()
     node = v.owner
-    if node is None or not isinstance(node.op, Subtensor) or tensor_type_of(v).ndim != 0:
+    if node is None or not isinstance(node.op, subtensor.Subtensor) or tensor_type_of(v).ndim != 0:
         return None
     base = tensor_var(node.inputs[0])
     try:
         idx = [int(_underlying_value(i, elemwise, False, max_recur)) for i in node.inputs[1:]]
     except (NotScalarConstantError, TypeError, ValueError):
         return None
-    key = get_idx_list([base, *idx], node.op.idx_list)
+    key = subtensor.get_idx_list([base, *idx], node.op.idx_list)
     dtype = tensor_type_of(v).dtype
     if isinstance(base, Constant):
         return np.asarray(np.asarray(base.data)[key], dtype=dtype)
@@ -1655,11 +1665,8 @@ def flatnonzero(a: Any) -> TensorVariable:
 
 def nonzero_values(a: Any) -> TensorVariable:
     """The non-zero elements of ``a``, flattened, in C order."""
-    # late: opweave.tensor.subtensor builds on this module (same floor, above it)
-    from opweave.tensor.subtensor import advanced_subtensor1
-
     flat = flatten(as_tensor_variable(a), 1)
-    return advanced_subtensor1(flat, flatnonzero(flat))
+    return typing.cast(TensorVariable, _subtensor().advanced_subtensor1(flat, flatnonzero(flat)))
 
 
 class ExtractDiag(Op):

@@ -133,10 +133,6 @@ class Dot(Op):
         """``dot(ex, y) + dot(x, ey)``."""
         return [_bilinear_rop(self, inputs, eval_points)]
 
-    def c_code_cache_version(self) -> tuple[Any, ...]:
-        """Version of the backends' code."""
-        return (1,)
-
     def __str__(self) -> str:
         return "Dot"
 
@@ -231,10 +227,6 @@ class MatMul(Op):
     def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Any]) -> list[Any]:
         """``ex @ y + x @ ey``."""
         return [_bilinear_rop(self, inputs, eval_points)]
-
-    def c_code_cache_version(self) -> tuple[Any, ...]:
-        """Version of the backends' code."""
-        return (1,)
 
     def __str__(self) -> str:
         return "MatMul"

@@ -227,10 +227,6 @@ class DimShuffle(Op):
         gx = DimShuffle(gz.type.ndim, inverse)(gz)
         return [gx]
 
-    def c_code_cache_version(self) -> tuple[Any, ...]:
-        """Version of the backends' DimShuffle code."""
-        return (1,)
-
     #: PyTensor's name for the C source of the Op, relative to its module; opweave's C
     #: code lives in the C backend, so only the name is kept, for code that reads it
     #: (with :meth:`get_path`) when it derives a class.

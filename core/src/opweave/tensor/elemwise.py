@@ -459,11 +459,6 @@ class Elemwise(Op):
             rval.append(total)
         return rval
 
-    def c_code_cache_version(self) -> tuple[Any, ...]:
-        """The Elemwise version combined with the scalar Op's."""
-        inner = self.scalar_op.c_code_cache_version()
-        return (1, *inner) if inner else ()
-
 
 # ====================================================================== CAReduce
 
@@ -682,11 +677,6 @@ class CAReduce(Op):
                 order.append(k)
                 k += 1
         return tensor_out(DimShuffle(tensor_type_of(g).ndim, order)(g))
-
-    def c_code_cache_version(self) -> tuple[Any, ...]:
-        """The reduction's version combined with the scalar Op's."""
-        inner = self.scalar_op.c_code_cache_version()
-        return (1, *inner) if inner else ()
 
 
 def _dtype_name(dtype: Any) -> str:

@@ -2,8 +2,8 @@
 
 * :class:`NotScalarConstantError`: a variable has no constant scalar value
   (:func:`~opweave.tensor.basic.get_underlying_scalar_constant_value` and
-  :func:`~opweave.tensor.basic.get_scalar_constant_value`); defined with the tensor
-  variables (:mod:`opweave.tensor.variable`) and re-exported here.
+  :func:`~opweave.tensor.basic.get_scalar_constant_value`); re-exported by
+  :mod:`opweave.tensor.variable`, whose constants raise it.
 * :class:`EmptyConstantError`: the same, for a constant without any element; a subclass,
   so ``except NotScalarConstantError`` catches it.
 * :class:`ShapeError`: a shape cannot be computed.
@@ -14,14 +14,16 @@
 
 from __future__ import annotations
 
-from opweave.tensor.variable import NotScalarConstantError
-
 __all__ = [
     "AdvancedIndexingError",
     "EmptyConstantError",
     "NotScalarConstantError",
     "ShapeError",
 ]
+
+
+class NotScalarConstantError(Exception):
+    """The variable is not (or cannot be shown to be) a constant scalar."""
 
 
 class EmptyConstantError(NotScalarConstantError):

@@ -89,9 +89,3 @@ class MapReduce(Op):
         (x,) = inputs
         _, reduced = self.unfused(x)
         return [grad(None, x, known_grads={reduced.outputs[0]: output_grads[0]})]
-
-    def c_code_cache_version(self) -> tuple[Any, ...]:
-        """Both parts' versions (unversioned when either is)."""
-        a = self.elemwise.c_code_cache_version()
-        b = self.careduce.c_code_cache_version()
-        return (1, *a, *b) if a and b else ()

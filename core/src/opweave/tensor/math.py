@@ -667,9 +667,10 @@ def __getattr__(name: str) -> typing.Any:
     if name not in _ELSEWHERE:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     # late: these modules build on this one; the names are re-exports, resolved on first use
-    import importlib
+    from opweave.tensor import math_extra, special, special_extra, special_functions
 
-    return getattr(importlib.import_module(_ELSEWHERE[name]), name)
+    modules = (math_extra, special, special_extra, special_functions)
+    return getattr({module.__name__: module for module in modules}[_ELSEWHERE[name]], name)
 
 
 __all__ = [

@@ -39,6 +39,7 @@ from opweave.tensor._linalg_support import (
     square_matrix_apply,
     square_shape,
     symmetrized_grad,
+    trace,  # re-exported here (PyTensor's path); tensor variables' .trace() uses it
     tril,
     zero_disconnected,
 )
@@ -1036,12 +1037,6 @@ def tensorsolve(a: Any, b: Any, axes: Sequence[int] | None = None) -> TensorVari
 
 
 # ====================================================================== graph-building functions
-
-
-def trace(X: Any) -> TensorVariable:
-    """The sum of the diagonal of a matrix, or of each matrix of a batch (last two axes)."""
-    X = matrix_input(X, "trace", "X")
-    return tm.sum(diagonal(X, 0, -2, -1), axis=-1)
 
 
 def matrix_dot(*args: Any) -> TensorVariable:

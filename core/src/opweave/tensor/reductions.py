@@ -423,10 +423,6 @@ class Argmax(Op):
         """The output is piecewise constant: no R-op term."""
         return [None]
 
-    def c_code_cache_version(self) -> tuple[t.Any, ...]:
-        """Version of the backends' code."""
-        return (1,)
-
 
 @_vectorize_node.register(Argmax)
 def vectorize_argmax(op: Argmax, node: Apply, x: Variable) -> Apply:

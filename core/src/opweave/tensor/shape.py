@@ -1,7 +1,7 @@
 """Shapes: :func:`shape`, :func:`shape_i`, :class:`Reshape`, :class:`SpecifyShape`.
 
 ``shape`` and ``shape_i`` build the type-generic ``Shape``/``Shape_i`` Ops defined here
-(``opweave.compile.ops`` re-exports them; their C code per Type comes from
+(``opweave.compile.ops`` re-exports them; backends give their code per Type, e.g. through
 ``opweave.compile.ops.register_shape_c_code`` / ``register_shape_i_c_code``).
 :class:`Reshape` takes its new shape as an integer vector input (one entry may be
 ``-1``) and returns a view of its input where NumPy can; its output's static shape is at
@@ -16,12 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from types import EllipsisType
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
-from opweave.compile.ops import _TypeDispatchedCOp
 from opweave.compile.ops import register_shape_c_code as register_shape_c_code  # PyTensor's
 from opweave.compile.ops import register_shape_i_c_code as register_shape_i_c_code
 from opweave.graph.basic import Apply, Constant, Variable
@@ -77,11 +76,14 @@ ShapeValueType = None | EllipsisType | np.integer | int | Variable
 # ====================================================================== Shape, Shape_i
 
 
-class Shape(_TypeDispatchedCOp):
+class Shape(Op):
     """The shape of any value that has a ``shape`` attribute, as an int64 vector."""
 
     __props__ = ()
-    _hook_name = "opweave_register_shape_c_code"
+
+    if TYPE_CHECKING:
+        # One input, one output: calling the Op gives that output.
+        def __call__(self, x: Variable, **kwargs: Any) -> Variable: ...
 
     def make_node(self, x: Variable) -> Apply:
         """One input with a shape; an int64 vector output."""
@@ -111,7 +113,7 @@ class Shape(_TypeDispatchedCOp):
 _shape = Shape()
 
 
-class Shape_i(_TypeDispatchedCOp):  # noqa: N801 - PyTensor's name
+class Shape_i(Op):  # noqa: N801 - PyTensor's name
     """Dimension ``i`` of the input's shape, as an int64 scalar.
 
     Parameters
@@ -121,7 +123,10 @@ class Shape_i(_TypeDispatchedCOp):  # noqa: N801 - PyTensor's name
     """
 
     __props__ = ("i",)
-    _hook_name = "opweave_register_shape_i_c_code"
+
+    if TYPE_CHECKING:
+        # One input, one output: calling the Op gives that output.
+        def __call__(self, x: Variable, **kwargs: Any) -> Variable: ...
 
     def __init__(self, i: int) -> None:
         if not isinstance(i, int | np.integer) or isinstance(i, bool) or i < 0:
@@ -140,16 +145,6 @@ class Shape_i(_TypeDispatchedCOp):  # noqa: N801 - PyTensor's name
         if ndim is not None and ndim <= self.i:
             raise TypeError(f"{x} has {ndim} dimensions; Shape_i({self.i}) needs more")
         return Apply(self, [x], [TensorType("int64", shape=())()])
-
-    def c_code(
-        self, node: Apply, name: str, inputs: list[str], outputs: list[str], sub: dict[str, str]
-    ) -> str:
-        """The registered CHECK_INPUT followed by the registered code."""
-        code: str
-        check_input: str
-        _, code, check_input, _ = self._entry(node)
-        template = dict(sub, iname=inputs[0], oname=outputs[0], i=self.i)
-        return (check_input % template) + (code % template)
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
         """A scalar."""

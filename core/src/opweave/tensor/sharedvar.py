@@ -19,6 +19,7 @@ import numpy as np
 from opweave.compile.sharedvalue import SharedVariable
 from opweave.graph.basic import Variable
 from opweave.graph.utils import is_masked_array
+from opweave.plugins.hints import install_hint
 from opweave.plugins.manager import get_plugin_manager
 from opweave.tensor.random.var import RandomGeneratorSharedVariable, randomgen_constructor
 from opweave.tensor.type import TensorType
@@ -246,8 +247,8 @@ def shared(
             return var
         raise ValueError(
             f"shared: no installed plugin provides shared variables on target {target!r}; the "
-            "core provides target='cpu' (GPU targets such as 'cuda' need a backend like "
-            "opweave-cuda)"
+            "core provides target='cpu' (a device target needs the backend that provides it: "
+            f"{install_hint(target, target.rstrip('0123456789'))})"
         )
     if isinstance(value, np.random.Generator):  # a random generator's state, as PyTensor
         return randomgen_constructor(value, name, strict, allow_downcast, borrow)

@@ -18,6 +18,9 @@ raising; ``cholesky(..., on_error="raise")`` raises ``numpy.linalg.LinAlgError``
 instead. Gradients follow the standard matrix-calculus results: Giles (2008) for the
 solves, Murray (2016) for the Cholesky factor; an Op that reads only one triangle of
 ``a`` gets a gradient on that triangle only.
+
+PyTensor's ``schur``, ``qz``, ``ordqz`` and their Ops :class:`Schur`, :class:`QZ` are
+given here too; they live in :mod:`opweave.tensor.linalg.decomposition.schur`.
 """
 
 from __future__ import annotations
@@ -44,29 +47,39 @@ from opweave.tensor._linalg_support import (
 from opweave.tensor.basic import diagonal
 from opweave.tensor.blas import matmul
 from opweave.tensor.elemwise import sum_to_broadcast
-from opweave.tensor.linalg.decomposition.schur import QZ, Schur, ordqz, qz, schur
 from opweave.tensor.type import TensorType
 from opweave.tensor.variable import TensorVariable
 
+#: PyTensor's names of this module that :mod:`opweave.tensor.linalg.decomposition.schur`
+#: defines (the same objects, given on first use).
+_SCHUR_NAMES = ("QZ", "Schur", "ordqz", "qz", "schur")
+
 __all__ = [
-    "QZ",
+    *_SCHUR_NAMES,
     "Cholesky",
     "CholeskySolve",
-    "Schur",
     "Solve",
     "SolveBase",
     "SolveTriangular",
     "cho_factor",
     "cho_solve",
     "cholesky",
-    "ordqz",
-    "qz",
-    "schur",
     "solve",
     "solve_triangular",
 ]
 
 ON_ERROR = ("nan", "raise")
+
+
+def __getattr__(name: str) -> Any:
+    """``schur``, ``qz``, ``ordqz`` and their Ops, from
+    :mod:`opweave.tensor.linalg.decomposition.schur`."""
+    if name not in _SCHUR_NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    # late: the opweave.tensor.linalg package imports this module (its modules build on it)
+    from opweave.tensor.linalg.decomposition import schur as schur_module
+
+    return getattr(schur_module, name)
 
 
 # ====================================================================== Cholesky

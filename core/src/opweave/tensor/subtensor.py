@@ -53,6 +53,7 @@ from opweave.tensor.basic import (
     where,
     zeros_like,
 )
+from opweave.tensor.blockwise import vectorize_node_fallback
 from opweave.tensor.constructors import as_tensor_variable, constant
 from opweave.tensor.elemwise import DimShuffle, Elemwise
 from opweave.tensor.index_list import (
@@ -1556,9 +1557,6 @@ def _vectorize_indexed_read(op: Op, node: Apply, x: Variable, *index_inputs: Var
     """Index the batched tensor with full slices on its batch axes when only it gained
     batch dimensions (and the advanced entries are adjacent, so that NumPy's placement of
     their dimensions is unchanged); otherwise wrap the Op in a ``Blockwise``."""
-    # late: opweave.tensor.blockwise builds on the tensor library, this module included
-    from opweave.tensor.blockwise import vectorize_node_fallback
-
     core_x, *core_indices = node.inputs
     indices_batched = any(
         tensor_type_of(new).ndim != tensor_type_of(old).ndim

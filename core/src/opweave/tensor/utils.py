@@ -25,6 +25,7 @@ from opweave.graph.fg import FunctionGraph
 from opweave.graph.replace import graph_replace
 from opweave.tensor.basic import get_scalar_constant_value
 from opweave.tensor.exceptions import NotScalarConstantError
+from opweave.tensor.rewriting.shape import ShapeFeature
 from opweave.tensor.type import lscalar
 
 __all__ = [
@@ -227,9 +228,6 @@ def shape_of_variables(
     if absent:
         raise ValueError(f"shape_of_variables: no shape given for the inputs {absent}")
     if getattr(fgraph, "shape_feature", None) is None:
-        # late: the rewriting package builds on the tensor library, which imports this module
-        from opweave.tensor.rewriting.shape import ShapeFeature
-
         fgraph.attach_feature(ShapeFeature())
     shape_of = fgraph.shape_feature.shape_of  # type: ignore[attr-defined]
     symbols: dict[Variable, Variable] = {}

@@ -22,6 +22,7 @@ import numpy as np
 from opweave.compile.ops import DeepCopyOp, ViewOp
 from opweave.graph.basic import Constant, OptionalApplyType, Variable
 from opweave.graph.utils import MetaType
+from opweave.tensor.exceptions import NotScalarConstantError  # re-exported here
 from opweave.transfer import transfer as transfer_to
 
 if TYPE_CHECKING:
@@ -48,10 +49,6 @@ class OperatorUnavailableError(NotImplementedError):
     """A tensor operator's implementing function is not provided by this installation."""
 
 
-class NotScalarConstantError(Exception):
-    """The variable is not (or cannot be shown to be) a constant scalar."""
-
-
 # The modules the operators call. Each builds on this module (its Ops return tensor
 # variables), so each is imported when an operator first runs, not when this one loads.
 # ``_shape()`` gives the few ``shape`` names used here, and ``subtensor``
@@ -73,11 +70,16 @@ def _basic() -> ModuleType:
     return basic
 
 
-def _tensor() -> ModuleType:
-    # late: the opweave.tensor package (extra_ops, sort, nlinalg...) builds on this module
-    import opweave.tensor
+def _tensor() -> SimpleNamespace:
+    # late: extra_ops, _linalg_support (trace) and sort build on this module (same floor)
+    from opweave.tensor import _linalg_support, extra_ops
+    from opweave.tensor.sort import argsort, sort
 
-    return opweave.tensor
+    # the modules and functions used here, not the whole opweave.tensor package, whose
+    # modules (scan's too, through jacobian) would then be part of this one's imports
+    return SimpleNamespace(
+        extra_ops=extra_ops, trace=_linalg_support.trace, argsort=argsort, sort=sort
+    )
 
 
 def _subtensor() -> ModuleType:
@@ -472,7 +474,7 @@ class TensorPyOperators:
 
     def trace(self) -> Any:
         """Sum of the diagonal (of the last two axes)."""
-        return _tensor().nlinalg.trace(self)
+        return _tensor().trace(self)
 
     # ------------------------------------------------------------------ elementwise
 

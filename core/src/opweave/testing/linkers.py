@@ -1,16 +1,19 @@
 """Which linkers a check runs on, and whether a Type or an Op has C code.
 
-The C questions are answered by opweave-c's own lookup (``opweave_c.contract``), imported
-only when asked and only when that distribution is installed and usable here.
+The C questions are answered by the backend that compiles C, through the plugins: the
+``c_contract`` entry of its ``opweave_backend_info`` answer is an object with
+``c_type_of(type_)``, ``c_op_of(node)`` (each raising ``NotImplementedError`` for what has
+no C) and ``version_of(impl, node)``. It is asked only when that backend is installed and
+usable here.
 """
 
 from __future__ import annotations
 
-from types import ModuleType
 from typing import Any
 
 from opweave.graph.basic import Apply
 from opweave.link.lookup import available_linkers, unusable_linkers
+from opweave.plugins import get_plugin_manager
 
 __all__ = ["CPU_LINKERS", "c_contract", "c_of_op", "c_of_type", "usable_linkers"]
 
@@ -36,19 +39,18 @@ def usable_linkers(cpu_only: bool = True) -> list[str]:
     return [n for n in names if n not in unusable and not (cpu_only and n in _DEVICE_LINKERS)]
 
 
-def c_contract() -> ModuleType | None:
-    """``opweave_c.contract`` when opweave-c is installed and its linkers usable, else None."""
-    if "c" not in usable_linkers():
-        return None
-    try:
-        import opweave_c.contract as contract
-    except ImportError:
-        return None
-    return contract
+def c_contract() -> Any | None:
+    """The ``c_contract`` an available installed backend declares in its
+    ``opweave_backend_info`` answer, or ``None`` (no backend compiling C is usable here)."""
+    for info in get_plugin_manager().hook.opweave_backend_info():
+        contract = info.get("c_contract") if info.get("available") else None
+        if contract is not None:
+            return contract
+    return None
 
 
 def c_of_type(type_: Any) -> Any | None:
-    """The object giving ``type_``'s C interface, or ``None`` (no C, or no opweave-c)."""
+    """The object giving ``type_``'s C interface, or ``None`` (no C, or no C backend)."""
     contract = c_contract()
     if contract is None:
         return None
@@ -59,7 +61,7 @@ def c_of_type(type_: Any) -> Any | None:
 
 
 def c_of_op(node: Apply) -> Any | None:
-    """The object giving the C code of ``node``'s Op, or ``None`` (no C, or no opweave-c)."""
+    """The object giving the C code of ``node``'s Op, or ``None`` (no C, or no C backend)."""
     contract = c_contract()
     if contract is None:
         return None

@@ -376,7 +376,7 @@ def _check_connection_pattern(op: Op, node: Apply, report: CheckReport) -> None:
 def _check_c_version(op: Op, node: Apply, report: CheckReport) -> None:
     impl = c_of_op(node)
     if impl is None:
-        report.skip("c_code_cache_version", "the Op has no C code (or opweave-c is not usable)")
+        report.skip("c_code_cache_version", "the Op has no C code (or no C backend is usable here)")
         return
     if not c_version(impl, node):
         raise ContractViolation(

@@ -3,8 +3,8 @@
 Fixtures
 --------
 opweave_linkers
-    The names of the CPU linkers usable here (``py``, ``vm``, and ``c``/``cvm`` where
-    opweave-c works), restricted by ``--opweave-linkers=py,cvm`` when given.
+    The names of the CPU linkers usable here (``py``, ``vm``, and those of the
+    other installed backends usable here), restricted by ``--opweave-linkers=py,cvm`` when given.
 opweave_check_type, opweave_check_op, opweave_check_backend
     :func:`opweave.testing.check_type`, :func:`~opweave.testing.check_op` (running on
     ``opweave_linkers`` unless told otherwise) and :func:`~opweave.testing.check_backend`.

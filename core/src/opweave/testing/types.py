@@ -347,7 +347,7 @@ def _check_c(
     report: CheckReport,
 ) -> None:
     if c_of_type(type_) is None:
-        report.skip("c_filter", "no C interface (or opweave-c is not usable here)")
+        report.skip("c_filter", "no C interface (or no C backend is usable here)")
         return
     x = type_("x")
     try:
@@ -439,7 +439,7 @@ def check_type(
         unequal.
     c
         Also run the good and bad values through an identity function on the ``c``
-        linker, when opweave-c is usable and the Type has C code.
+        linker, when a backend compiling C is usable and the Type has C code.
 
     Returns
     -------

@@ -50,7 +50,7 @@ class Double(gof.Type):
 
     # The C version of the type, as Theano's C tutorial writes it: a C ``double`` on the stack.
 
-    def c_declare(self, name: str, sub: dict[str, str]) -> str:
+    def c_declare(self, name: str, sub: dict[str, str], check_input: bool = True) -> str:
         """Declare the C ``double`` holding the value."""
         return f"double {name};"
 
@@ -58,7 +58,7 @@ class Double(gof.Type):
         """Start at 0.0."""
         return f"{name} = 0.0;"
 
-    def c_extract(self, name: str, sub: dict[str, str]) -> str:
+    def c_extract(self, name: str, sub: dict[str, str], check_input: bool = True) -> str:
         """Accept Python floats only, failing with ``TypeError('expected a float')``."""
         return """
         if (!PyFloat_Check(py_%(name)s)) {

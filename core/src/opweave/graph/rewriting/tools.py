@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import copy
-import importlib
 import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
@@ -340,10 +339,11 @@ class CheckStackTraceRewriter(GraphRewriter):
 def get_active_mode(fgraph: FunctionGraph) -> Any:
     """The compilation mode rewriting ``fgraph``: the graph's ``_compile_mode`` when a
     compilation set it, else the mode named by ``config.mode``."""
-    # compile sits above graph: its mode module is looked up when called.
-    mode_module = importlib.import_module("opweave.compile.mode")
+    # late: compile (floor 6) is above graph; this PyTensor name asks compile for the mode
+    from opweave.compile.mode import get_mode
+
     active = getattr(fgraph, "_compile_mode", None)
-    return mode_module.get_mode(active if active is not None else config.mode)
+    return get_mode(active if active is not None else config.mode)
 
 
 def merge_dict(d1: dict[Any, Any], d2: dict[Any, Any]) -> dict[Any, Any]:

@@ -12,113 +12,138 @@ The Ops and functions live in :mod:`opweave.tensor.nlinalg` (after ``numpy.linal
 ``import opweave.tensor as ot`` gives them as ``ot.linalg.solve``, ``ot.linalg.cholesky``
 and so on. Every Op takes batches of matrices (``(..., m, n)``) directly.
 
-The package imports the module that defines a name when the name is first asked for
-(PEP 562), so that :mod:`~opweave.tensor.nlinalg` and :mod:`~opweave.tensor.slinalg` can
-build on the package's modules without an import circle through this ``__init__``.
+The package imports its modules when it is imported. :mod:`~opweave.tensor.nlinalg` and
+:mod:`~opweave.tensor.slinalg` build on none of them (``slinalg`` gives PyTensor's
+``schur``, ``qz`` and ``ordqz`` from :mod:`~opweave.tensor.linalg.decomposition.schur` on
+first use), so the package's modules can build on those two without an import circle.
 """
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from opweave.tensor.linalg.constructors import BlockDiagonal, block_diag
+from opweave.tensor.linalg.decomposition.eigen import Eigvalsh, eigvalsh
+from opweave.tensor.linalg.decomposition.lu import (
+    LU,
+    LUFactor,
+    PivotToPermutations,
+    lu,
+    lu_factor,
+    lu_solve,
+    pivot_to_permutation,
+)
+from opweave.tensor.linalg.decomposition.schur import QZ, Schur, ordqz, qz, schur
+from opweave.tensor.linalg.products import Expm, expm
+from opweave.tensor.linalg.solvers.linear_control import (
+    SolveSylvester,
+    solve_continuous_lyapunov,
+    solve_discrete_lyapunov,
+    solve_sylvester,
+)
+from opweave.tensor.linalg.solvers.riccati import SolveDiscreteARE, solve_discrete_are
+from opweave.tensor.nlinalg import (
+    QR,
+    SVD,
+    Det,
+    Eig,
+    Eigh,
+    Lstsq,
+    MatrixInverse,
+    MatrixPinv,
+    SLogDet,
+    TensorInv,
+    TensorSolve,
+    det,
+    eig,
+    eigh,
+    inv,
+    kron,
+    lstsq,
+    matrix_dot,
+    matrix_inverse,
+    matrix_power,
+    norm,
+    pinv,
+    qr,
+    slogdet,
+    svd,
+    tensorinv,
+    tensorsolve,
+    trace,
+)
+from opweave.tensor.slinalg import (
+    Cholesky,
+    CholeskySolve,
+    Solve,
+    SolveBase,
+    SolveTriangular,
+    cho_factor,
+    cho_solve,
+    cholesky,
+    solve,
+    solve_triangular,
+)
 
-#: Module -> the names this package gives from it.
-_HOMES: dict[str, tuple[str, ...]] = {
-    "opweave.tensor.linalg.constructors": (
-        "block_diag",
-        "BlockDiagonal",
-    ),
-    "opweave.tensor.linalg.decomposition.eigen": (
-        "Eigvalsh",
-        "eigvalsh",
-    ),
-    "opweave.tensor.linalg.decomposition.lu": (
-        "LU",
-        "lu",
-        "lu_factor",
-        "lu_solve",
-        "LUFactor",
-        "pivot_to_permutation",
-        "PivotToPermutations",
-    ),
-    "opweave.tensor.linalg.decomposition.schur": (
-        "ordqz",
-        "QZ",
-        "qz",
-        "Schur",
-        "schur",
-    ),
-    "opweave.tensor.linalg.products": (
-        "Expm",
-        "expm",
-    ),
-    "opweave.tensor.linalg.solvers.linear_control": (
-        "solve_continuous_lyapunov",
-        "solve_discrete_lyapunov",
-        "solve_sylvester",
-        "SolveSylvester",
-    ),
-    "opweave.tensor.linalg.solvers.riccati": (
-        "solve_discrete_are",
-        "SolveDiscreteARE",
-    ),
-    "opweave.tensor.nlinalg": (
-        "Det",
-        "det",
-        "Eig",
-        "eig",
-        "Eigh",
-        "eigh",
-        "inv",
-        "kron",
-        "Lstsq",
-        "lstsq",
-        "matrix_dot",
-        "matrix_inverse",
-        "matrix_power",
-        "MatrixInverse",
-        "MatrixPinv",
-        "norm",
-        "pinv",
-        "QR",
-        "qr",
-        "SLogDet",
-        "slogdet",
-        "SVD",
-        "svd",
-        "TensorInv",
-        "tensorinv",
-        "TensorSolve",
-        "tensorsolve",
-        "trace",
-    ),
-    "opweave.tensor.slinalg": (
-        "cho_factor",
-        "cho_solve",
-        "Cholesky",
-        "cholesky",
-        "CholeskySolve",
-        "Solve",
-        "solve",
-        "solve_triangular",
-        "SolveBase",
-        "SolveTriangular",
-    ),
-}
-
-_MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}
-
-__all__ = sorted(_MODULE_OF)
-
-
-def __getattr__(name: str) -> Any:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__all__ = [
+    "LU",
+    "QR",
+    "QZ",
+    "SVD",
+    "BlockDiagonal",
+    "Cholesky",
+    "CholeskySolve",
+    "Det",
+    "Eig",
+    "Eigh",
+    "Eigvalsh",
+    "Expm",
+    "LUFactor",
+    "Lstsq",
+    "MatrixInverse",
+    "MatrixPinv",
+    "PivotToPermutations",
+    "SLogDet",
+    "Schur",
+    "Solve",
+    "SolveBase",
+    "SolveDiscreteARE",
+    "SolveSylvester",
+    "SolveTriangular",
+    "TensorInv",
+    "TensorSolve",
+    "block_diag",
+    "cho_factor",
+    "cho_solve",
+    "cholesky",
+    "det",
+    "eig",
+    "eigh",
+    "eigvalsh",
+    "expm",
+    "inv",
+    "kron",
+    "lstsq",
+    "lu",
+    "lu_factor",
+    "lu_solve",
+    "matrix_dot",
+    "matrix_inverse",
+    "matrix_power",
+    "norm",
+    "ordqz",
+    "pinv",
+    "pivot_to_permutation",
+    "qr",
+    "qz",
+    "schur",
+    "slogdet",
+    "solve",
+    "solve_continuous_lyapunov",
+    "solve_discrete_are",
+    "solve_discrete_lyapunov",
+    "solve_sylvester",
+    "solve_triangular",
+    "svd",
+    "tensorinv",
+    "tensorsolve",
+    "trace",
+]

@@ -13,9 +13,10 @@
 * :mod:`~opweave.tensor.rewriting.plugin`: :func:`register_standard_rewrites`, which the
   core's own plugin calls from the ``opweave_rewrites(db)`` hook.
 
-Nothing is registered at import: every compilation builds a fresh database.
+Nothing is registered at import: every compilation builds a fresh database. The package
+imports none of its modules: :mod:`~opweave.tensor.rewriting.plugin` gathers the rewrites
+of ``scan`` and ``ifelse`` too, which build on the tensor library, so importing one family
+(``opweave.tensor.rewriting.shape``) does not import them all.
 """
 
-from opweave.tensor.rewriting.plugin import register_standard_rewrites
-
-__all__ = ["register_standard_rewrites"]
+__all__: list[str] = []

@@ -22,6 +22,9 @@ from opweave.link._absent import absent_name
 from opweave.link.basic import NodeThunk, WrapLinker
 from opweave.link.lookup import LinkerNotFoundError, available_linkers, linker_distributions
 
+#: The path this module is imported under (PyTensor's, with ``opweave``).
+PATH = "opweave.link.c.basic"
+
 __all__ = ["CLinker", "DualLinker", "OpWiseCLinker"]  # noqa: F822 - some by __getattr__
 
 #: PyTensor's linker class names -> opweave's linker names.
@@ -122,13 +125,13 @@ class DualLinker(WrapLinker):
 def __getattr__(name: str) -> object:
     linker = _LINKERS.get(name)
     if linker is None:
-        raise absent_name(__name__, name, _ABSENT)
+        raise absent_name(PATH, name, _ABSENT)
     found = available_linkers().get(linker)
     if found is None:
         dist = linker_distributions().get(linker, "the backend that provides it")
         raise ImportError(
-            f"{__name__}.{name} is the linker {linker!r}, which no installed plugin provides: "
+            f"{PATH}.{name} is the linker {linker!r}, which no installed plugin provides: "
             f"pip install {dist}",
-            name=__name__,
+            name=PATH,
         )
     return found

@@ -1,10 +1,13 @@
 """PyTensor's ``pytensor.link.c`` paths, for code written against PyTensor.
 
-opweave's C contract lives in the core, :mod:`opweave.graph.c_interface`
-(``CLinkerObject``, ``CLinkerOp``, ``CLinkerType``; every :class:`~opweave.graph.op.Op` and
-:class:`~opweave.graph.type.Type` has it), and the C backend that uses it is the
-``opweave-c`` distribution (package ``opweave_c``: the ``c`` and ``cvm`` linkers, the module
-cache, the compiler). The submodules keep PyTensor's paths where opweave has the thing:
+The C backend serves this package as ``opweave.link.c`` (its ``opweave_modules`` hook), so
+``import opweave.link.c.basic`` (and, under the PyTensor alias, ``import
+pytensor.link.c.basic``) gives these modules. opweave's C contract lives in the core,
+:mod:`opweave.graph.c_interface` (``CLinkerObject``, ``CLinkerOp``, ``CLinkerType``; every
+:class:`~opweave.graph.op.Op` and :class:`~opweave.graph.type.Type` has it), and the C
+backend that uses it is the ``opweave-c`` distribution (package ``opweave_c``: the ``c``
+and ``cvm`` linkers, the module cache, the compiler). The submodules keep PyTensor's paths
+where opweave has the thing:
 
 * :mod:`opweave.link.c.interface`, :mod:`opweave.link.c.op` (``COp``),
   :mod:`opweave.link.c.type` (``CType``, ``Generic``, ``generic``): re-exports;

@@ -7,8 +7,11 @@ equivalents.
 
 from opweave.link._absent import absent_module
 
+#: The path this module is imported under (PyTensor's, with ``opweave``).
+PATH = "opweave.link.c.cmodule"
+
 raise absent_module(
-    __name__,
+    PATH,
     "PyTensor's compiled-module cache (ModuleCache, get_module_cache) and C compiler "
     "(GCC_compiler)",
     "opweave's C backend is the opweave-c distribution: its module cache is "

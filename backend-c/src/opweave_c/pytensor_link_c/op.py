@@ -13,6 +13,9 @@ from __future__ import annotations
 from opweave.graph.op import Op as COp
 from opweave.link._absent import absent_name
 
+#: The path this module is imported under (PyTensor's, with ``opweave``).
+PATH = "opweave.link.c.op"
+
 __all__ = ["COp"]
 
 _C_IN_METHODS = (
@@ -40,4 +43,4 @@ _ABSENT = {
 
 
 def __getattr__(name: str) -> object:
-    raise absent_name(__name__, name, _ABSENT)
+    raise absent_name(PATH, name, _ABSENT)

@@ -8,6 +8,9 @@ from __future__ import annotations
 from opweave.graph.c_interface import CLinkerObject, CLinkerOp, CLinkerType
 from opweave.link._absent import absent_name
 
+#: The path this module is imported under (PyTensor's, with ``opweave``).
+PATH = "opweave.link.c.interface"
+
 __all__ = ["CLinkerObject", "CLinkerOp", "CLinkerType"]
 
 #: PyTensor names opweave lacks here -> what to use instead.
@@ -22,4 +25,4 @@ _ABSENT = {
 
 
 def __getattr__(name: str) -> object:
-    raise absent_name(__name__, name, _ABSENT)
+    raise absent_name(PATH, name, _ABSENT)

@@ -12,6 +12,9 @@ from opweave.graph.type import Generic, generic
 from opweave.graph.type import Type as CType
 from opweave.link._absent import absent_name
 
+#: The path this module is imported under (PyTensor's, with ``opweave``).
+PATH = "opweave.link.c.type"
+
 __all__ = ["CType", "Generic", "generic"]
 
 _PROPS = (
@@ -27,4 +30,4 @@ _ABSENT = dict.fromkeys(
 
 
 def __getattr__(name: str) -> object:
-    raise absent_name(__name__, name, _ABSENT)
+    raise absent_name(PATH, name, _ABSENT)
