@@ -13,7 +13,10 @@ The order follows what depends on what:
    (``opweave.config`` is ``opweave.configdefaults.config``); stdlib only.
 1. ``graph`` (with ``graph.rewriting``): Types, Variables, Apply, Op, FunctionGraph,
    features and the rewrite framework; imports only config, stdlib and NumPy.
-2. ``plugins``: the pluggy hook specifications and the plugin manager.
+2. ``plugins``: the pluggy hook specifications, the plugin manager, and the rule for
+   reading files under ``config.compiledir`` (``plugins.trusted_files``, which plugin
+   discovery, the rewrite cache and the C backend's module cache share;
+   ``opweave.link.trusted_files`` gives the same names).
 3. ``link``, ``transfer``, ``printing``, ``graph_picture``: linking (storage, thunks, linker
    lookup through the plugin manager), ``transfer`` dispatch through the ``opweave_transfer``
    hook, and ``debugprint``/``pprint``/``pydotprint`` (``graph_picture`` draws for the
@@ -27,9 +30,11 @@ The order follows what depends on what:
    ``gradient.verify`` (``verify_grad``) and ``gradient.matrices`` (``jacobian``,
    ``hessian``), are on the tensor floor; ``opweave.gradient`` gives their names on first
    use.
-5. ``scalar``: scalar Types and Ops (their ``grad`` uses the gradient helpers).
+5. ``scalar``: scalar Types and Ops (their ``grad`` uses the gradient helpers). A
+   zero-dimensional tensor becomes a scalar through its own ``_as_ScalarVariable``
+   method, so ``scalar`` never imports the tensor library.
 6. ``compile``: ``function``, modes, ``In``/``Out``, ``SharedVariable``, ``DeepCopyOp``/
-   ``ViewOp`` and the C-code registries; type-generic, so below the tensor library, which
+   ``ViewOp``, the rewrite cache; type-generic, so below the tensor library, which
    builds on ``SharedVariable`` and the helper Ops (as in PyTensor).
 7. ``tensor`` (with ``tensor.rewriting``): the tensor library, including ``Shape``/
    ``Shape_i`` (``opweave.tensor.shape``; ``opweave.compile.ops`` re-exports them lazily).
@@ -48,7 +53,9 @@ The test also counts in-function imports: those of a higher floor are held to a 
 within one floor. Among the imports of a higher floor that remain are PyTensor's paths for
 names defined further up (``opweave.compile.Shape``, ``opweave.compile.shared``,
 ``opweave.gradient.jacobian``, ``verify_grad`` and ``zero_grad``), the default plugin
-manager of ``build_rewrite_database()``, ``get_active_mode`` of ``graph.rewriting`` (which
+manager of ``build_rewrite_database()`` and of a flag that ``config`` does not know yet
+(a plugin may define it), the core plugin's standard rewrites (``opweave.tensor.rewriting``),
+``get_active_mode`` of ``graph.rewriting`` (which
 asks ``compile.mode`` for the mode of a compilation), and ``Variable.eval``/``Node.dprint``, which
 compile and print through the ``opweave`` package.
 """

@@ -29,10 +29,10 @@ usual and not kept.
 
 Entries are files ``<compiledir>/rewritten/<key>.pickle``, written to a temporary file
 and renamed into place; they are read only when they pass
-:func:`opweave.link.trusted_files.read_trusted` (a file only you or root could have
+:func:`opweave.plugins.trusted_files.read_trusted` (a file only you or root could have
 written), since unpickling runs code. Neither read nor written is anything in a compile
 directory (or ``rewritten/`` folder) another user could have written to or replaced
-(:func:`opweave.link.trusted_files.unsafe_ancestry` for the directories above it): a
+(:func:`opweave.plugins.trusted_files.unsafe_ancestry` for the directories above it): a
 graph kept there, its constants included, would be theirs to read or to change. At most
 :data:`MAX_ENTRIES` are kept: storing beyond that removes the least recently used ones.
 """
@@ -61,7 +61,8 @@ import numpy as np
 from opweave.configdefaults import config
 from opweave.graph.basic import Constant, Variable, io_toposort, nodes_saved_in_order
 from opweave.graph.fg import FunctionGraph
-from opweave.link.trusted_files import (
+from opweave.plugins.manager import get_plugin_manager
+from opweave.plugins.trusted_files import (
     files_by_age,
     keep_newest,
     read_trusted,
@@ -71,7 +72,6 @@ from opweave.link.trusted_files import (
     unsafe_reason,
     write_whole,
 )
-from opweave.plugins.manager import get_plugin_manager
 
 __all__ = [
     "FORMAT",
@@ -307,7 +307,7 @@ def _unsafe_folder(folder: Path) -> str | None:
     ``rewritten/`` folder of a compile directory), or ``None``: the compile directory
     and ``folder``, where they exist, must be yours or root's and writable by no one
     else, and nothing above them replaceable by another user
-    (:func:`opweave.link.trusted_files.unsafe_ancestry`)."""
+    (:func:`opweave.plugins.trusted_files.unsafe_ancestry`)."""
     trusted = trusted_uids()
     root = folder.parent
     for path, info_of in ((root, os.stat), (folder, os.lstat)):

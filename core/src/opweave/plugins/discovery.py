@@ -23,7 +23,7 @@ the reading could leave the time as it was), nor when a finder other than the st
 path finder (or the ``importlib_metadata`` backport's, which replaces it) can report
 distributions (its answers have no directory to watch). A kept
 answer is read only when no other user could have written it
-(:func:`opweave.link.trusted_files.read_trusted`, the rule of the module cache), since it
+(:func:`opweave.plugins.trusted_files.read_trusted`, the rule of the module cache), since it
 names modules to import; a damaged one is read again from the metadata.
 """
 
@@ -40,6 +40,7 @@ from types import ModuleType
 from typing import Any, NamedTuple
 
 from opweave.configdefaults import config
+from opweave.plugins import trusted_files
 
 __all__ = [
     "FORMAT",
@@ -106,12 +107,9 @@ def clear_kept() -> int:
 
 
 def _files() -> ModuleType:
-    """:mod:`opweave.link.trusted_files`: the kept answers are read, written and pruned
+    """:mod:`opweave.plugins.trusted_files`: the kept answers are read, written and pruned
     under the rule of the module cache."""
-    # late: the link layer (floor 3) holds the rule for files in compiledir
-    import opweave.link.trusted_files
-
-    return opweave.link.trusted_files
+    return trusted_files
 
 
 def _path_stamp() -> dict[str, Any] | None:

@@ -272,12 +272,24 @@ def constant(x: Any, name: str | None = None, dtype: Any = None) -> ScalarConsta
     return ScalarConstant(stype, value[()], name=name)
 
 
+def _scalar_conversion(x: Variable) -> Callable[[], Variable] | None:
+    """The method that gives the zero-dimensional variable ``x`` as a scalar: its own
+    ``_as_ScalarVariable`` (tensor variables define it), or that of the tensor its
+    ``_as_TensorVariable`` gives; ``None`` when it has neither."""
+    to_scalar = getattr(x, "_as_ScalarVariable", None)
+    if to_scalar is None:
+        to_tensor = getattr(x, "_as_TensorVariable", None)
+        if to_tensor is not None:
+            to_scalar = getattr(to_tensor(), "_as_ScalarVariable", None)
+    return to_scalar
+
+
 def as_scalar(x: Any, name: str | None = None) -> ScalarVariable:
     """Return ``x`` as a scalar Variable.
 
     A ScalarType Variable is returned as is, an Apply node with one output gives
-    that output, a zero-dimensional tensor is converted (when ``opweave.tensor``
-    provides ``scalar_from_tensor``), and any other value becomes a :func:`constant`.
+    that output, a zero-dimensional tensor is converted by its ``_as_ScalarVariable``
+    method (``scalar_from_tensor``), and any other value becomes a :func:`constant`.
 
     Raises
     ------
@@ -292,10 +304,9 @@ def as_scalar(x: Any, name: str | None = None) -> ScalarVariable:
         if isinstance(x.type, ScalarType):
             return scalar_var(x)
         if getattr(x.type, "ndim", None) == 0:
-            # late: tensor (floor 7) builds on scalar; a 0-d tensor converts through it
-            from opweave.tensor.basic import scalar_from_tensor
-
-            return scalar_out(scalar_from_tensor(x))
+            to_scalar = _scalar_conversion(x)
+            if to_scalar is not None:
+                return scalar_out(to_scalar())
         raise TypeError(f"cannot use {x} (of type {x.type}) as a scalar")
     return constant(x, name=name)
 

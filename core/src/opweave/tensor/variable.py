@@ -350,6 +350,19 @@ class TensorPyOperators:
         """Cast to ``dtype``."""
         return _basic().cast(self, dtype)
 
+    def _as_ScalarVariable(self) -> Any:
+        """This 0-d tensor as a scalar variable of its dtype (``scalar_from_tensor``).
+
+        :func:`opweave.scalar.basic.as_scalar` converts a zero-dimensional variable
+        through this method, so the scalar library never imports the tensor library.
+
+        Raises
+        ------
+        TypeError
+            If this tensor is not zero-dimensional.
+        """
+        return _basic().scalar_from_tensor(self)
+
     def copy(self, name: str | None = None) -> Any:
         """A symbolic copy, optionally named."""
         out = _basic().tensor_copy(self)
