@@ -31,3 +31,22 @@ def test_bessel_functions_at_large_arguments(linker: str) -> None:
     np.testing.assert_array_less(np.abs(j - sps.jv(vs, xs)) / envelope, 2e-15)
     at_65535 = j[(vs == 0) & (xs == 65535.0)]
     assert at_65535.tolist() == pytest.approx([0.002586637421091411], rel=1e-15)
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_bessel_functions_near_the_largest_float(linker: str) -> None:
+    """At x = ±max float, ``pi x`` overflows but the envelope does not: the values are
+    ``sqrt(2 / (pi |x|))`` times the exactly reduced ``cos(x - pi/4)`` (order 0) and
+    ``cos(x - 3 pi/4)`` (order 1), not 0. (SciPy drops the pi/4 shift there, which rounds
+    away against x: its -5.95e-155 is the bare envelope.)"""
+    x = ot.dvector("x")
+    f = opweave.function([x], [ot.j0(x), ot.j1(x), ot.jv(0.0, x)], mode=opweave.Mode(linker=linker))
+    big = np.finfo(np.float64).max
+    j0, j1, jv0 = f(np.array([big, -big]))
+    envelope = np.sqrt(2.0 / np.pi) / np.sqrt(big)
+    cos_big, sin_big = np.cos(big), np.sin(big)
+    expected_j0 = envelope * (cos_big + sin_big) / np.sqrt(2.0)
+    expected_j1 = envelope * (sin_big - cos_big) / np.sqrt(2.0)
+    np.testing.assert_allclose(j0, [expected_j0, expected_j0], rtol=1e-14)
+    np.testing.assert_allclose(j1, [expected_j1, -expected_j1], rtol=1e-14)
+    np.testing.assert_allclose(jv0[:1], [expected_j0], rtol=1e-14)

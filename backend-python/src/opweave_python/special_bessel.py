@@ -143,7 +143,8 @@ def _hankel(v: float, x: float) -> tuple[float, float]:
     phase = (0.5 * v + 0.25) * math.pi
     c = math.cos(x) * math.cos(phase) + math.sin(x) * math.sin(phase)
     s = math.sin(x) * math.cos(phase) - math.cos(x) * math.sin(phase)
-    amp = math.sqrt(2.0 / (math.pi * x))
+    scaled = math.pi * x  # overflows near the largest float: the amplitude does not
+    amp = math.sqrt(2.0 / math.pi) / math.sqrt(x) if math.isinf(scaled) else math.sqrt(2.0 / scaled)
     return amp * (p * c - q * s), amp * (p * s + q * c)
 
 

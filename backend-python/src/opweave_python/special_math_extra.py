@@ -232,6 +232,14 @@ def _j_miller(x: float) -> tuple[float, float]:
     return j0 / norm, j1 / norm
 
 
+def _hankel_amplitude(x: float) -> float:
+    """``sqrt(2 / (pi x))``, also where ``pi x`` overflows (``x`` near the largest float)."""
+    scaled = math.pi * x
+    if math.isinf(scaled):
+        return math.sqrt(2.0 / math.pi) / math.sqrt(x)
+    return math.sqrt(2.0 / scaled)
+
+
 def _j_hankel(n: int, x: float) -> float:
     mu = 4.0 * n * n
     p, q = 1.0, 0.0
@@ -250,7 +258,7 @@ def _j_hankel(n: int, x: float) -> float:
     c = (0.5 * n + 0.25) * math.pi
     cos_chi = math.cos(x) * math.cos(c) + math.sin(x) * math.sin(c)
     sin_chi = math.sin(x) * math.cos(c) - math.cos(x) * math.sin(c)
-    return math.sqrt(2.0 / (math.pi * x)) * (p * cos_chi - q * sin_chi)
+    return _hankel_amplitude(x) * (p * cos_chi - q * sin_chi)
 
 
 def _jn(n: int, x: float) -> float:

@@ -239,7 +239,8 @@ OPW_SC_FN void opw_sb_hankel(double v, double x, double* j, double* y) {
     phase = (0.5 * v + 0.25) * OPW_SB_PI;
     c = cos(x) * cos(phase) + sin(x) * sin(phase);
     s = sin(x) * cos(phase) - cos(x) * sin(phase);
-    amp = sqrt(2.0 / (OPW_SB_PI * x));
+    /* pi x overflows near the largest double; the amplitude does not */
+    amp = isinf(OPW_SB_PI * x) ? sqrt(2.0 / OPW_SB_PI) / sqrt(x) : sqrt(2.0 / (OPW_SB_PI * x));
     *j = amp * (p * c - q * s);
     *y = amp * (p * s + q * c);
 }

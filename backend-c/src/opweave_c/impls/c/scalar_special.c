@@ -174,7 +174,9 @@ OPW_SC_FN double opw_ss_j_hankel(int n, double x) {
     c = (0.5 * n + 0.25) * OPW_SS_PI;
     cos_chi = cos(x) * cos(c) + sin(x) * sin(c);
     sin_chi = sin(x) * cos(c) - cos(x) * sin(c);
-    return sqrt(2.0 / (OPW_SS_PI * x)) * (p * cos_chi - q * sin_chi);
+    /* pi x overflows near the largest double; the amplitude does not */
+    return (isinf(OPW_SS_PI * x) ? sqrt(2.0 / OPW_SS_PI) / sqrt(x) : sqrt(2.0 / (OPW_SS_PI * x)))
+           * (p * cos_chi - q * sin_chi);
 }
 
 OPW_SC_FN double opw_ss_jn(int n, double x) {
