@@ -38,10 +38,9 @@ from collections.abc import Sequence
 from types import MappingProxyType
 from typing import Any
 
-from opweave.graph.basic import Apply, Constant, Variable
+from opweave.graph.basic import Apply
 from opweave.scalar.composite import Composite
-from opweave.tensor.dimshuffle import DimShuffle
-from opweave.tensor.elemwise import CAReduce, Elemwise
+from opweave.tensor.elemwise import CAReduce, Elemwise, is_broadcast_constant
 from opweave_c.impls.blocked import (
     BLOCK_START,
     LANE,
@@ -589,17 +588,6 @@ class ElemwiseC(OwnCForwarding):
         return "\n".join(lines)
 
 
-def _is_constant(var: Variable) -> bool:
-    """Whether ``var`` is a constant, possibly broadcast (``DimShuffle`` of a constant):
-    an integer power's constant exponent does not widen the dtype it wraps around in."""
-    while not isinstance(var, Constant):
-        owner = var.owner
-        if owner is None or not isinstance(owner.op, DimShuffle):
-            return False
-        var = owner.inputs[0]
-    return True
-
-
 def _elemwise(op: Elemwise, node: Apply) -> ElemwiseC | None:
     dtypes = [v.type.dtype for v in (*node.inputs, *node.outputs)]  # type: ignore[attr-defined]
     if any(d not in C_DTYPES for d in dtypes):
@@ -619,7 +607,7 @@ def _elemwise(op: Elemwise, node: Apply) -> ElemwiseC | None:
         prefix="opw_s_",
         sub={"fail": "return -1;", "id": "0"},
         own=own,
-        constant=[_is_constant(v) for v in node.inputs],
+        constant=[is_broadcast_constant(v) for v in node.inputs],
     )
     if body is None:
         return None

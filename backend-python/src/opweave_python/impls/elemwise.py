@@ -22,10 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from opweave.graph.basic import Apply, Constant, Variable
+from opweave.graph.basic import Apply
 from opweave.scalar import basic as sb
-from opweave.tensor.dimshuffle import DimShuffle
-from opweave.tensor.elemwise import CAReduce, Elemwise
+from opweave.tensor.elemwise import CAReduce, Elemwise, is_broadcast_constant
 from opweave_python.impls.scalar import pow_impl, scalar_impl
 
 __all__ = ["PERFORMS", "careduce_perform", "elemwise_perform"]
@@ -102,7 +101,7 @@ class _ElemwisePlan:
         self.inplace = tuple(op.inplace_pattern.items())
         self.impl = _impl_for(op.scalar_op, len(node.inputs))
         if isinstance(op.scalar_op, sb.Pow) and not callable(getattr(op.scalar_op, "impl", None)):
-            self.impl = pow_impl(_is_constant(node.inputs[1]))
+            self.impl = pow_impl(is_broadcast_constant(node.inputs[1]))
         self.ufunc = _fast_ufunc(op.scalar_op, node)
         # Axes on which two or more inputs are not statically broadcastable: their run-time
         # lengths must agree (a length-1 value must not silently broadcast there).
@@ -117,17 +116,6 @@ class _ElemwisePlan:
             if len(idx) > 1:
                 checks.append((axis, idx))
         self.checks = tuple(checks)
-
-
-def _is_constant(var: Variable) -> bool:
-    """Whether ``var`` is a constant, possibly broadcast (``DimShuffle`` of a constant):
-    an integer power's constant exponent does not widen the dtype it wraps around in."""
-    while not isinstance(var, Constant):
-        owner = var.owner
-        if owner is None or not isinstance(owner.op, DimShuffle):
-            return False
-        var = owner.inputs[0]
-    return True
 
 
 def _impl_for(scalar_op: Any, nin: int) -> Callable[..., Any]:

@@ -223,19 +223,6 @@ def _entry_capability(catalogue: _Catalogue, entry: Any) -> str:
         return entry_capability(entry)
 
 
-def _ask_plugins(pm: OpweavePluginManager, op: Any, node: Apply, backend: str) -> tuple[Any, str]:
-    """The first plugin answer to the hook and the plugin's name (one call)."""
-    caller = pm.hook.opweave_implementation
-    impls = caller.get_hookimpls()
-    isolation = getattr(pm, "_isolation", None)
-    kwargs = {"op": op, "node": node, "backend": backend}
-    if isolation is None or any(impl.hookwrapper or impl.wrapper for impl in impls):
-        return caller(**kwargs), "a plugin"  # wrappers take part: pluggy's own call
-    for plugin, answer in isolation.answers(HOOK, impls, kwargs, True):
-        return answer, plugin
-    return None, ""
-
-
 def resolve(
     op: Any, node: Apply, backend: str, pm: OpweavePluginManager | None = None
 ) -> Resolution:
@@ -249,8 +236,9 @@ def resolve(
         catalogue.defines_own(type(op), method) or method in getattr(op, "__dict__", ())
     ):
         return Resolution(backend, "kernel", getattr(op, method), "method", method)
-    answer, plugin = _ask_plugins(pm, op, node, backend)
-    if answer is not None:
+    answered = pm.first_answer(HOOK, op=op, node=node, backend=backend)
+    if answered is not None:
+        plugin, answer = answered
         return Resolution(backend, "kernel", answer, "plugin", plugin)
     plugins = [
         impl.plugin_name for impl in reversed(pm.hook.opweave_implementation.get_hookimpls())

@@ -67,16 +67,8 @@ def build_thunk(
 Op.thunk_builder = build_thunk
 
 
-def make_thunk_through_plugins(
-    op: Any,
-    node: Apply,
-    storage_map: dict[Variable, list[Any]],
-    compute_map: dict[Variable, list[int]],
-    no_recycling: Sequence[Variable],
-    impl: str | None = None,
-) -> Callable[[], Any]:
-    """Earlier name of :func:`build_thunk`."""
-    return build_thunk(op, node, storage_map, compute_map, no_recycling, impl)
+#: Earlier name of :func:`build_thunk`.
+make_thunk_through_plugins = build_thunk
 
 
 def _overrides_make_thunk(op: Any) -> bool:

@@ -88,6 +88,21 @@ class OpweavePluginManager(pluggy.PluginManager):
         caller = getattr(self.hook, hook_name)
         return list(self._isolation.answers(hook_name, caller.get_hookimpls(), kwargs))
 
+    def first_answer(self, hook_name: str, **kwargs: Any) -> tuple[str, Any] | None:
+        """Call the first-result hook ``hook_name``: ``(plugin name, answer)``, or ``None``
+        when no plugin answers.
+
+        The same isolation as ``pm.hook.<name>(...)`` applies. When a plugin wraps the hook,
+        the wrappers take part through pluggy's own call, and the answer is attributed to
+        ``"a plugin"`` (a wrapper may change which plugin's answer comes out).
+        """
+        caller = getattr(self.hook, hook_name)
+        impls = caller.get_hookimpls()
+        if any(impl.hookwrapper or impl.wrapper for impl in impls):
+            answer = caller(**kwargs)
+            return None if answer is None else ("a plugin", answer)
+        return next(self._isolation.answers(hook_name, impls, kwargs, True), None)
+
     def warn_once(
         self,
         message: str,

@@ -49,6 +49,7 @@ __all__ = [
     "cast_to",
     "fill_as",
     "get_normalized_batch_axes",
+    "is_broadcast_constant",
     "scalar_elemwise",
     "zeros_like_float",
 ]
@@ -688,6 +689,20 @@ def _dtype_name(dtype: Any) -> str:
 def is_discrete(x: Variable) -> bool:
     """True if ``x`` has a bool or integer dtype."""
     return tensor_type_of(x).dtype in discrete_dtypes
+
+
+def is_broadcast_constant(var: Variable) -> bool:
+    """Whether ``var`` is a constant, possibly broadcast (a ``DimShuffle`` of a constant).
+
+    An integer power whose exponent is such a constant wraps around in the base's dtype
+    (see :class:`~opweave.scalar.basic.Pow`): the backends ask this of a node's inputs.
+    """
+    while not isinstance(var, Constant):
+        owner = var.owner
+        if owner is None or not isinstance(owner.op, DimShuffle):
+            return False
+        var = owner.inputs[0]
+    return True
 
 
 # ====================================================================== vectorization
