@@ -190,9 +190,8 @@ def opweave_sum_squares(x: np.ndarray, bench: Bench, notes: list[str]) -> Outcom
 
 def mlp_params() -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
     """The MLP case's weights, batch and one-hot labels of ``run.py``, as float32."""
-    data = workloads.mlp_data()
-    params = [p.astype("float32") for p in data.params()]
-    return params, data.x.astype("float32"), data.onehot.astype("float32")
+    data = workloads.mlp_data("float32")
+    return data.params(), data.x, data.onehot
 
 
 def opweave_mlp(by_hand: bool, bench: Bench, notes: list[str]) -> tuple[Outcome, float]:

@@ -1,4 +1,4 @@
-"""JAX in its own venv, for the compile-scaling table and the main table's RNN row.
+"""JAX in its own venv, for the compile-scaling table and the main table's JAX column.
 
 Like PyTensor (``pytensor_env.py``), JAX never enters the project's venv. The benchmark
 venv (``.bench-jax-venv`` by default, git-ignored) is created on first use with
@@ -39,9 +39,10 @@ class JaxSide:
         versions = ", ".join(f"{k} {v}" for k, v in self.info.items())
         return f"{versions}; venv {self.python.parent.parent}"
 
-    def time_case(self, case: str, settings: Settings) -> Outcome:
-        """Median time per call of ``case`` (``jax_side.py``) in this venv, or why not."""
-        spec = json.dumps({"case": case, **settings.as_dict()})
+    def time_case(self, case: str, settings: Settings, **params: Any) -> Outcome:
+        """Median time per call of ``case`` (``jax_side.py``, given ``params`` such as
+        ``n`` or ``dtype``) in this venv, or why not."""
+        spec = json.dumps({"case": case, **settings.as_dict(), **params})
         try:
             done = subprocess.run(
                 [str(self.python), str(SIDE), spec],

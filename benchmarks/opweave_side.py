@@ -175,13 +175,14 @@ def chain_graph() -> Graph:
 
 
 def mlp_graph(data: workloads.MLPData) -> Graph:
-    """One SGD step of the MLP; the parameters are fresh shared variables, updated."""
-    w1, b1, w2, b2 = params = [opweave.shared(p) for p in data.params()]
-    x, t = ot.dmatrix("x"), ot.dmatrix("t")
-    h = ot.tanh(ot.dot(x, w1) + b1)
-    loss = -ot.mean(ot.sum(t * ot.log_softmax(ot.dot(h, w2) + b2, axis=-1), axis=1))
+    """One SGD step of the MLP in the dtype of ``data``; the parameters are fresh shared
+    variables, updated."""
+    params = [opweave.shared(p) for p in data.params()]
+    dtype = data.x.dtype
+    x, t = ot.matrix("x", dtype=dtype), ot.matrix("t", dtype=dtype)
+    loss = workloads.mlp_loss(ot.log_softmax, ot, x, t, *params)
     grads = opweave.grad(loss, params)
-    lr = workloads.LEARNING_RATE
+    lr = np.asarray(workloads.LEARNING_RATE, dtype=dtype)
     return Graph([x, t], loss, [(p, p - lr * g) for p, g in zip(params, grads, strict=True)])
 
 

@@ -65,16 +65,23 @@ def build_chain(spec: dict[str, Any], mode: str) -> tuple[Callable[..., Any], tu
 
 
 def build_mlp(spec: dict[str, Any], mode: str) -> tuple[Callable[..., Any], tuple]:
-    """One SGD step of the MLP, parameters as shared variables updated in place."""
-    data = workloads.mlp_data()
-    w1, b1, w2, b2 = params = [pytensor.shared(p) for p in data.params()]
-    x, t = pt.dmatrix("x"), pt.dmatrix("t")
-    h = pt.tanh(pt.dot(x, w1) + b1)
-    loss = -pt.mean(pt.sum(t * log_softmax(pt.dot(h, w2) + b2, axis=-1), axis=1))
+    """One SGD step of the MLP in ``spec["dtype"]`` (float64 by default), parameters as
+    shared variables updated in place; the first step's loss is checked against the
+    hand-written NumPy one before timing (``ValueError`` when wrong)."""
+    dtype = spec.get("dtype", "float64")
+    data = workloads.mlp_data(dtype)
+    params = [pytensor.shared(p) for p in data.params()]
+    x, t = pt.matrix("x", dtype=dtype), pt.matrix("t", dtype=dtype)
+    loss = workloads.mlp_loss(log_softmax, pt, x, t, *params)
     grads = pytensor.grad(loss, params)
-    lr = workloads.LEARNING_RATE
+    lr = np.asarray(workloads.LEARNING_RATE, dtype=dtype)
     updates = [(p, p - lr * g) for p, g in zip(params, grads, strict=True)]
-    return pytensor.function([x, t], loss, updates=updates, mode=mode), (data.x, data.onehot)
+    f = pytensor.function([x, t], loss, updates=updates, mode=mode)
+    args = (data.x, data.onehot)
+    expected = workloads.numpy_mlp_step(data)(*args)
+    if (wrong := workloads.compare_mlp_loss(f(*args), expected, dtype)) is not None:
+        raise ValueError(wrong)
+    return f, args
 
 
 def build_rnn(spec: dict[str, Any], mode: str) -> tuple[Callable[..., Any], tuple]:

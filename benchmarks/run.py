@@ -6,7 +6,7 @@ Usage::
                              [--pytensor-venv PATH] [--pytensor-modes CVM,C,NUMBA]
                              [--only main|scaling|pymc] [--scaling-blocks 30,120,500]
                              [--scaling-timeout 300] [--scaling-repeat 1]
-                             [--jax-venv PATH] [--no-jax]
+                             [--jax-venv PATH] [--no-jax] [--busy]
 
 Prints (stdout) a markdown report: the machine and versions, then one table of median
 times per call with their ratio to the row's reference (lower is better) and whether the
@@ -15,9 +15,16 @@ DESIGN.md section 6. A linker that cannot compile a case (``c`` on an Op without
 shows ``n/a (no C for <Op>)`` in its cell.
 
 PyTensor runs in its own venv (``--pytensor-venv``, created with ``pip install pytensor``
-on first use), one subprocess per case, so both sides are measured in the same run. The
-RNN row (``scan`` and ``grad``) also has a ``JAX jit`` column (``jax.lax.scan``,
-``jax.value_and_grad``), measured in JAX's venv (see below) unless ``--no-jax``.
+on first use), one subprocess per case, so both sides are measured in the same run. A
+``JAX jit`` column (``jax_side.py``: ``jax.jit`` of the same workload, float64 rows with
+``jax_enable_x64``; the MLP rows with ``jax.value_and_grad``, the RNN row over
+``jax.lax.scan``) is measured in JAX's venv (see below) the same way, unless ``--no-jax``;
+the compile rows show ``n/a`` there (JAX's compile times are the scaling table's).
+
+The MLP SGD step has three rows: float64 (judged), float32, and a busy machine: the
+float64 step again, every column of it measured while one busy process per CPU
+(``busy.py``) spins beside it, started before the row and killed after it, even on
+Ctrl-C. A full run has the busy row; ``--quick`` leaves it out unless ``--busy``.
 
 A second table, the compile scaling (``scaling.py``), follows: the cold and warm compile
 time, rewriting time and node count of a graph of N blocks (``--scaling-blocks``) for
@@ -48,6 +55,7 @@ from functools import partial
 from importlib import metadata
 from pathlib import Path
 
+import busy
 import jax_env
 import numpy as np
 import opweave_side as ows
@@ -75,14 +83,15 @@ NO_JAX = NotAvailable("--no-jax")
 
 @dataclass
 class Context:
-    """What every case needs: the settings, the linkers, the PyTensor side and the JAX
-    side (only the RNN row has a JAX column)."""
+    """What every case needs: the settings, the linkers, the PyTensor side, the JAX side
+    and whether to measure the busy-machine MLP row."""
 
     settings: Settings
     linkers: list[str]
     modes: list[str]
     pytensor: PyTensorSide | NotAvailable
     jax: jax_env.JaxSide | NotAvailable = NO_JAX
+    busy: bool = False
 
     def columns(self) -> list[str]:
         """The table's time columns: opweave's linkers, then PyTensor's modes."""
@@ -95,14 +104,22 @@ class Context:
             return {MODE_COLUMNS[m]: NotAvailable(why) for m in self.modes}
         return self.pytensor.time_case(case, self.settings, **params)
 
-    def jax_times(self, case: str) -> dict[str, Outcome]:
+    def other_times(self, case: str, **params: object) -> dict[str, Outcome]:
+        """PyTensor's and JAX's times for ``case``, per column (see ``pytensor_times``
+        and ``jax_times``)."""
+        return {**self.pytensor_times(case, **params), **self.jax_times(case, **params)}
+
+    def jax_times(self, case: str, **params: object) -> dict[str, Outcome]:
         """JAX's time for ``case`` in the ``JAX jit`` column (``n/a`` when it is not run;
         nothing with ``--no-jax``)."""
         if isinstance(self.jax, NotAvailable):
-            if self.jax == NO_JAX:
-                return {}
-            return {scaling.JAX_COLUMN: NotAvailable("not available")}
-        return {scaling.JAX_COLUMN: self.jax.time_case(case, self.settings)}
+            return self.jax_none("not available")
+        return {scaling.JAX_COLUMN: self.jax.time_case(case, self.settings, **params)}
+
+    def jax_none(self, why: str) -> dict[str, Outcome]:
+        """The ``JAX jit`` cell of a row JAX has no time for: ``n/a (why)``, nothing with
+        ``--no-jax``."""
+        return {} if self.jax == NO_JAX else {scaling.JAX_COLUMN: NotAvailable(why)}
 
     def time(self, fn: Callable[..., object], *args: object) -> float:
         """Median seconds per call of ``fn(*args)`` (the references)."""
@@ -122,7 +139,7 @@ def overhead_rows(ctx: Context) -> list[Row]:
     """Call overhead of ``(x + y) * z`` on Python floats: ``Double`` and ``dscalars``."""
     floats = (1.0, 2.0, 3.0)
     ref = ctx.time(workloads.python_overhead, *floats)
-    pytensor = ctx.pytensor_times("overhead")
+    others = ctx.other_times("overhead")
     target = Target(
         "c ≤ 1/12 PyTensor c and < 1 µs",
         1 / 12,
@@ -138,8 +155,8 @@ def overhead_rows(ctx: Context) -> list[Row]:
         log(f"call overhead, {label}")
         times, notes = ows.time_linkers(build, floats, ctx.linkers, ctx.settings)
         case = f"(x + y) * z, {label}, Python floats"
-        rows.append(Row(case, "Python", ref, {**times, **pytensor}, target, notes))
-    rows[0].notes.append("PyTensor: the dscalars graph")
+        rows.append(Row(case, "Python", ref, {**times, **others}, target, notes))
+    rows[0].notes.append("PyTensor and JAX: the dscalars graph")
     return rows
 
 
@@ -170,8 +187,8 @@ def fused_row(ctx: Context, n: int, target: Target | None) -> Row:
     times, notes = ows.time_linkers(ows.fused_graph, args, ctx.linkers, ctx.settings)
     ref = ctx.time(workloads.fused, np.exp, *args)
     notes.insert(0, bandwidth_note(n, copy_bandwidth(ctx, n), ref, times))
-    pytensor = ctx.pytensor_times("fused", n=n)
-    return Row(f"exp(x) * y + z, n={fmt_n(n)}", "NumPy", ref, {**times, **pytensor}, target, notes)
+    others = ctx.other_times("fused", n=n)
+    return Row(f"exp(x) * y + z, n={fmt_n(n)}", "NumPy", ref, {**times, **others}, target, notes)
 
 
 def fused_rows(ctx: Context) -> list[Row]:
@@ -190,10 +207,10 @@ def sum_squares_row(ctx: Context) -> Row:
     x = workloads.sum_squares_input(n)
     times, notes = ows.time_linkers(ows.sum_squares_graph, (x,), ctx.linkers, ctx.settings)
     ref = ctx.time(np.dot, x, x)
-    pytensor = ctx.pytensor_times("sum_squares", n=n)
+    others = ctx.other_times("sum_squares", n=n)
     target = Target("≤ 1.5x np.dot (at 1e7)", 1.5)
     return Row(
-        f"sum(x ** 2), n={fmt_n(n)}", "np.dot(x, x)", ref, {**times, **pytensor}, target, notes
+        f"sum(x ** 2), n={fmt_n(n)}", "np.dot(x, x)", ref, {**times, **others}, target, notes
     )
 
 
@@ -203,25 +220,46 @@ def chain_row(ctx: Context) -> Row:
     x = workloads.chain_input()
     times, notes = ows.time_linkers(ows.chain_graph, (x,), ctx.linkers, ctx.settings)
     ref = ctx.time(workloads.chain, np.tanh, x)
-    pytensor = ctx.pytensor_times("chain")
+    others = ctx.other_times("chain")
     case = f"{workloads.CHAIN_LENGTH} elementwise ops, n={fmt_n(workloads.CHAIN_N)}"
-    return Row(case, "NumPy", ref, {**times, **pytensor}, Target("≤ 0.5x NumPy", 0.5), notes)
+    return Row(case, "NumPy", ref, {**times, **others}, Target("≤ 0.5x NumPy", 0.5), notes)
 
 
-def mlp_row(ctx: Context) -> Row:
-    """One SGD step of the 784-256-10 MLP against hand-written NumPy."""
-    log("MLP step")
-    data = workloads.mlp_data()
+def mlp_row(ctx: Context, dtype: str = "float64") -> Row:
+    """One SGD step of the 784-256-10 MLP in ``dtype`` against hand-written NumPy.
+
+    Every opweave linker's first loss is checked against the reference's (value and
+    dtype, ``workloads.compare_mlp_loss``) before timing; PyTensor and JAX check theirs.
+    """
+    log(f"MLP step, {dtype}")
+    data = workloads.mlp_data(dtype)
     args = (data.x, data.onehot)
-    times, notes = ows.time_linkers(lambda: ows.mlp_graph(data), args, ctx.linkers, ctx.settings)
+    check = partial(
+        workloads.compare_mlp_loss, expected=workloads.numpy_mlp_step(data)(*args), dtype=dtype
+    )
+    build = partial(ows.mlp_graph, data)
+    times, notes = ows.time_linkers(build, args, ctx.linkers, ctx.settings, check)
     ref = ctx.time(workloads.numpy_mlp_step(data), *args)
-    pytensor = ctx.pytensor_times("mlp")
+    others = ctx.other_times("mlp", dtype=dtype)
     case = (
         f"MLP SGD step {workloads.MLP_IN}-{workloads.MLP_HIDDEN}-{workloads.MLP_OUT}, "
         f"batch {workloads.MLP_BATCH}"
     )
+    if dtype != "float64":
+        case += f", {dtype}"
     target = Target("≤ 1.0x NumPy", 1.0)
-    return Row(case, "NumPy by hand", ref, {**times, **pytensor}, target, notes)
+    return Row(case, "NumPy by hand", ref, {**times, **others}, target, notes)
+
+
+def busy_mlp_row(ctx: Context) -> Row:
+    """The float64 MLP row again, every column measured beside one busy process per CPU
+    (``busy.busy_machine``), which are stopped when the row is done, however it ends."""
+    with busy.busy_machine() as n:
+        log(f"{n} busy processes started")
+        row = mlp_row(ctx)
+    row.case += f", busy machine ({n} busy processes)"
+    row.notes.insert(0, f"every column measured beside {n} busy-looping processes, one per CPU")
+    return row
 
 
 def fastest(times: dict[str, Outcome], columns: list[str]) -> str | None:
@@ -249,7 +287,7 @@ def rnn_row(ctx: Context) -> Row:
     if wrong and not any(isinstance(v, float) for v in times.values()):
         raise RuntimeError(f"RNN row: no opweave linker agrees with the NumPy reference: {wrong}")
     ref = ctx.time(workloads.numpy_rnn, *args)
-    others = {**ctx.pytensor_times("rnn"), **ctx.jax_times("rnn")}
+    others = ctx.other_times("rnn")
     pytensor_columns = [MODE_COLUMNS[m] for m in ctx.modes]
     best = fastest(others, pytensor_columns) or MODE_COLUMNS[ctx.modes[0] if ctx.modes else "C"]
     target = AllTargets(
@@ -274,7 +312,9 @@ def cold_and_warm(compile_once: CompileOnce, repeat: int) -> tuple[Outcome, Outc
 
     Also returns the median import time of the processes.
     """
-    cold, warm, imports = [], [], []
+    cold: list[float] = []
+    warm: list[float] = []
+    imports: list[float | None] = []
     for _ in range(repeat):
         with tempfile.TemporaryDirectory(prefix="opweave-bench-") as tmp:
             for times in (cold, warm):
@@ -309,16 +349,16 @@ def compile_rows(ctx: Context) -> list[Row]:
         once = partial(ctx.pytensor.compile_time, mode)
         cold[column], warm[column], imported = cold_and_warm(once, repeat)
         imports["PyTensor"] = imported or imports.get("PyTensor")
-    imported = ", ".join(f"import {k} {t:.2f} s" for k, t in imports.items() if t is not None)
+    import_times = ", ".join(f"import {k} {t:.2f} s" for k, t in imports.items() if t is not None)
     reference = MODE_COLUMNS["CVM"]
     return [
         Row(
             f"compile exp(x) * y + z, {kind}",
             reference,
             times.get(reference, NotAvailable("not run")),
-            times,
+            {**times, **ctx.jax_none("see the compile-scaling table")},
             Target(f"≤ {limit}x {reference}", limit),
-            [f"{what}; compile + first call, in a new process; {imported}"],
+            [f"{what}; compile + first call, in a new process; {import_times}"],
         )
         for kind, times, limit, what in (
             ("cold", cold, 0.25, "fresh compiledir"),
@@ -421,7 +461,10 @@ Cells: median time per call (ratio to the row's reference; lower is better). Tar
 judged on the faster of opweave's `cvm` and `c` (on `c` alone for the call overhead);
 a `c+openmp` column (`--openmp`: `config.openmp` on) is shown, not judged.
 PyTensor columns: its C backend (`CVM` and `C` modes) and its default since 3.0 (`NUMBA`).
-`JAX jit` (the RNN row only): `jax.jit` of `jax.value_and_grad` over `jax.lax.scan`."""
+`JAX jit`: `jax.jit` of the same workload (float64 with `jax_enable_x64`; the MLP rows
+with `jax.value_and_grad`, the RNN row over `jax.lax.scan`), not judged."""
+BUSY_LEGEND = """\
+The busy-machine MLP row: every column measured beside one busy process per CPU."""
 
 
 def installed_linkers() -> list[str]:
@@ -491,6 +534,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="venv for JAX, created (pip install jax jaxlib) when missing",
     )
     parser.add_argument("--no-jax", action="store_true", help="do not run JAX")
+    parser.add_argument(
+        "--busy",
+        action="store_true",
+        help="measure the busy-machine MLP row (one busy process per CPU beside every "
+        "column); always in a full run, left out under --quick unless given",
+    )
     args = parser.parse_args(argv)
     try:
         args.scaling_blocks = scaling.parse_blocks(args.scaling_blocks)
@@ -518,12 +567,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main_table(ctx: Context) -> str:
     """Every case of the main table, measured, with its legend."""
     rows = overhead_rows(ctx) + fused_rows(ctx)
-    rows += [sum_squares_row(ctx), chain_row(ctx), mlp_row(ctx), rnn_row(ctx)]
+    rows += [sum_squares_row(ctx), chain_row(ctx), mlp_row(ctx), mlp_row(ctx, "float32")]
+    rows += [busy_mlp_row(ctx)] if ctx.busy else []
+    rows.append(rnn_row(ctx))
     rows += compile_rows(ctx)
     columns = ctx.columns()
     if any(scaling.JAX_COLUMN in row.seconds for row in rows):
         columns.append(scaling.JAX_COLUMN)
-    return "\n".join([markdown_table(rows, columns), "", LEGEND])
+    legend = [LEGEND, BUSY_LEGEND] if ctx.busy else [LEGEND]
+    return "\n".join([markdown_table(rows, columns), "", *legend])
 
 
 def scaling_section(ctx: Context, args: argparse.Namespace) -> str:
@@ -555,7 +607,9 @@ def main(argv: list[str] | None = None) -> int:
         jax = jax_env.prepare(Path(args.jax_venv))
         if isinstance(jax, NotAvailable):
             log(f"JAX not available: {jax.reason}")
-    ctx = Context(Settings.choose(args.quick), args.linkers, args.modes, pytensor, jax)
+    settings = Settings.choose(args.quick)
+    busy_row = args.busy or not args.quick
+    ctx = Context(settings, args.linkers, args.modes, pytensor, jax, busy_row)
     load_before = load_average()
     parts = []
     if args.only in (None, "main"):

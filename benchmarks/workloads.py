@@ -69,21 +69,47 @@ class MLPData:
         return [p.copy() for p in (self.w1, self.b1, self.w2, self.b2)]
 
 
-def mlp_data() -> MLPData:
-    """The MLP case's data (always the same)."""
+def mlp_data(dtype: str = "float64") -> MLPData:
+    """The MLP case's data (always the same), every array of ``dtype`` (the float32
+    case rounds the float64 one)."""
     rng = np.random.default_rng(3)
     x = rng.normal(size=(MLP_BATCH, MLP_IN))
     onehot = np.eye(MLP_OUT)[rng.integers(0, MLP_OUT, size=MLP_BATCH)]
     w1 = rng.normal(scale=0.05, size=(MLP_IN, MLP_HIDDEN))
     w2 = rng.normal(scale=0.05, size=(MLP_HIDDEN, MLP_OUT))
-    return MLPData(x, onehot, w1, np.zeros(MLP_HIDDEN), w2, np.zeros(MLP_OUT))
+    arrays = (x, onehot, w1, np.zeros(MLP_HIDDEN), w2, np.zeros(MLP_OUT))
+    return MLPData(*(a.astype(dtype) for a in arrays))
+
+
+def mlp_loss(
+    log_softmax: Callable[..., Any], lib: Any, x: Any, t: Any, w1: Any, b1: Any, w2: Any, b2: Any
+) -> Any:
+    """The MLP's mean cross-entropy: ``tanh(x @ w1 + b1) @ w2 + b2``, ``log_softmax`` over
+    the last axis, against the one-hot labels ``t``; ``lib`` is the array library
+    (``opweave.tensor``, ``pytensor.tensor``, ``jax.numpy``: its ``tanh``, ``dot``, ``sum``
+    and ``mean``)."""
+    h = lib.tanh(lib.dot(x, w1) + b1)
+    return -lib.mean(lib.sum(t * log_softmax(lib.dot(h, w2) + b2, axis=-1), axis=1))
+
+
+def compare_mlp_loss(got: Any, expected: float, dtype: str) -> str | None:
+    """``None`` when the loss ``got`` of a first SGD step is of ``dtype`` and close to the
+    hand-written step's ``expected`` one (``rtol`` 1e-4 in float32, 1e-9 in float64),
+    else a short ``wrong result: ...``."""
+    value = np.asarray(got)
+    if value.dtype != np.dtype(dtype):
+        return f"wrong result: the loss is {value.dtype}, expected {dtype}"
+    rtol = 1e-4 if value.dtype.itemsize < 8 else 1e-9
+    if not np.isclose(float(value), expected, rtol=rtol, atol=0.0):
+        return f"wrong result: loss {float(value):.8g}, expected {expected:.8g}"
+    return None
 
 
 def numpy_mlp_step(data: MLPData) -> Callable[[np.ndarray, np.ndarray], float]:
     """A hand-written NumPy SGD step ``step(x, onehot) -> loss`` updating its own weights.
 
     Forward: ``tanh(x @ w1 + b1) @ w2 + b2``, log-softmax, mean cross-entropy; backward
-    by hand; plain SGD with ``LEARNING_RATE``.
+    by hand; plain SGD with ``LEARNING_RATE``. Computes in the dtype of ``data``.
     """
     w1, b1, w2, b2 = data.params()
 

@@ -1,8 +1,14 @@
 """The runtime needs NumPy only: SciPy, installed for the tests' reference values, is
-not imported by opweave or its backends, so results do not depend on whether a user
-happens to have it. The one exception is the Schur and QZ decompositions (NumPy has
-none): their nodes import SciPy when they run, and say so when it is missing
-(tests/core/test_linalg_schur.py)."""
+not imported by opweave or its backends when a graph does not need it. Two kinds of nodes
+import it when they are compiled or run:
+
+- the Schur and QZ decompositions (NumPy has none) need it, and say so when it is missing
+  (tests/core/test_linalg_schur.py);
+- Cholesky and the solvers of ``opweave.tensor.slinalg`` use SciPy's LAPACK when SciPy is
+  installed, in the Python kernels (``scipy.linalg.lapack``) and the C code
+  (``scipy.linalg.cython_lapack``), so that every linker gives the same numbers; without
+  SciPy both run the Python kernels on NumPy's LAPACK
+  (tests/backend_python/test_slinalg_lapack.py)."""
 
 from __future__ import annotations
 

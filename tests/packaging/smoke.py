@@ -226,6 +226,18 @@ def check_progress_bar() -> None:
     check("| 0/2 [" in stream.getvalue(), "a long compile shows a progress bar (tqdm)")
 
 
+def check_blas_threads() -> None:
+    """``blas__threads`` reaches NumPy's BLAS through threadpoolctl, which the core must
+    install."""
+    from threadpoolctl import threadpool_info
+
+    x = ot.dmatrix("x")
+    with opweave.config.change_flags(blas__threads=1):
+        opweave.function([x], ot.dot(x, x))
+    threads = {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+    check(threads == {1}, f"blas__threads=1 gives NumPy's BLAS one thread: {threads}")
+
+
 def main(combination: str) -> None:
     if combination == "no-compiler":
         check_without_compiler()
@@ -237,6 +249,7 @@ def main(combination: str) -> None:
         check_core_alone()
         return
     run_everywhere(combination)
+    check_blas_threads()
     if combination in ("python", "dask"):
         check_missing_c(combination)
     else:

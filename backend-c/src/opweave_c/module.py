@@ -33,6 +33,7 @@ import numpy as np
 from opweave.graph.fg import FunctionGraph
 from opweave.link.deferred import has_deferred, run_deferred
 from opweave.link.progress import current as current_progress
+from opweave.link.threads import usable_cpus
 from opweave_c.cache import CorruptEntryWarning, ModuleCache, cache_for_config
 from opweave_c.codegen import Block, block_versions, nodes_at_lines
 from opweave_c.compiler import CCompiler
@@ -503,11 +504,9 @@ def start_runtime_prelude(fgraph: FunctionGraph | None = None) -> None:
 
 
 def usable_cores() -> int:
-    """How many cores this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
+    """How many cores this process may run on: :func:`opweave.link.threads.usable_cpus`
+    (its affinity, bounded by its cgroup CPU quota)."""
+    return usable_cpus()
 
 
 def build_jobs() -> int:

@@ -40,7 +40,8 @@ def add_c_options(config: Config, environ: Mapping[str, str] | None = None) -> N
     config.add(
         "c__build_jobs",
         "How many C modules may be built at once when a graph's functions are split over\n"
-        "several (one compiler process each); 0 means as many as this process may use cores.",
+        "several (one compiler process each); 0 means as many as the CPUs this process may\n"
+        "use (its affinity, bounded by its cgroup CPU quota).",
         IntParam(0, minimum=0),
     )
     config.add(
@@ -53,8 +54,8 @@ def add_c_options(config: Config, environ: Mapping[str, str] | None = None) -> N
     )
     config.add(
         "openmp",
-        "Whether C backends may run large elementwise loops on several threads (OpenMP; the\n"
-        "``OMP_NUM_THREADS`` environment variable sets their number). Off by default, as in\n"
+        "Whether C backends may run large elementwise loops on several threads (OpenMP;\n"
+        "``openmp__threads`` sets their number). Off by default, as in\n"
         "PyTensor: threads compete with a multi-threaded BLAS and with other processes, and a\n"
         "process forked after OpenMP started its threads must not use them.",
         BoolParam(False),

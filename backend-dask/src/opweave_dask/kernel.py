@@ -22,6 +22,7 @@ from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.op import Op
 from opweave.graph.type import Type
 from opweave_dask.portable import reduce_through_core
+from opweave_dask.threads import limit_task_thread
 
 __all__ = ["NodeKernel", "chunk_linker"]
 
@@ -80,7 +81,8 @@ class NodeKernel:
         The kernel's identity (kept through pickling); default: a hash of the above.
 
     Calling the kernel with the variable inputs' values returns the output value (a tuple
-    for an Op of several outputs).
+    for an Op of several outputs); a call is a Dask task's (:meth:`__call__`), or not
+    (:meth:`compute`).
     """
 
     def __init__(
@@ -152,7 +154,17 @@ class NodeKernel:
     # ---------------------------------------------------------------- calling
 
     def __call__(self, *values: Any) -> Any:
+        """Run as a Dask task: :meth:`compute` with the calling thread's OpenMP limits of
+        a task (:func:`~opweave_dask.threads.limit_task_thread`)."""
         fn = _compiled(_Key(self))
+        limit_task_thread()
+        return self._run(fn, values)
+
+    def compute(self, *values: Any) -> Any:
+        """Run in the calling thread, outside Dask (the threads as they are)."""
+        return self._run(_compiled(_Key(self)), values)
+
+    def _run(self, fn: Any, values: tuple[Any, ...]) -> Any:
         if self.destroyed:
             values = tuple(
                 np.array(v, copy=True) if i in self.destroyed else v for i, v in enumerate(values)

@@ -48,7 +48,10 @@ class DaskLinker(LoopLinker):
         collections are returned as they are."""
         import dask  # late: Dask loads only when dask values are handled
 
-        return list(dask.compute(*values))
+        from opweave_dask.threads import blas_for_tasks
+
+        with blas_for_tasks():
+            return list(dask.compute(*values))
 
     def make_thunks(
         self,
@@ -69,7 +72,8 @@ class DaskLinker(LoopLinker):
         storage_map: dict[Variable, list[Any]] | None = None,
     ) -> tuple[Callable[[], Any], list[list[Any]], list[list[Any]], list[Any], list[Apply]]:
         """Link as the loop does; the linked function chunks its NumPy inputs first and, with
-        ``config.dask__compute``, computes the outputs last."""
+        ``config.dask__compute``, computes the outputs last (with the BLAS threads of
+        :func:`~opweave_dask.threads.blas_for_tasks`)."""
         from opweave_dask.running import linked_function
 
         loop, ins, outs, thunks, order = super().make_all(

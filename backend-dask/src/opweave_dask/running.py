@@ -23,6 +23,7 @@ from opweave_dask.inputs import check_argument
 from opweave_dask.kernel import variable_positions
 from opweave_dask.options import chunks_from_flag
 from opweave_dask.table import builder_for
+from opweave_dask.threads import blas_for_tasks
 from opweave_dask.values import as_dask, is_lazy_value
 
 __all__ = ["fast_call", "linked_function", "node_thunk"]
@@ -46,7 +47,7 @@ class _NodeRunner:
         if not any(is_lazy_value(v) for v in values):
             if self._eager is None:
                 self._eager = whole_node_kernel(self.node)
-            out = self._eager(*[values[i] for i in self.positions])
+            out = self._eager.compute(*[values[i] for i in self.positions])
             return [out] if len(self.node.outputs) == 1 else list(out)
         if self.chunked is not None:
             outs = self.chunked(values)
@@ -117,7 +118,9 @@ def linked_function(
                 cell[0] = value
         if config.dask__compute:
             lazy = [cell for cell in outputs if is_lazy_value(cell[0])]
-            for cell, value in zip(lazy, dask.compute(*[c[0] for c in lazy]), strict=True):
+            with blas_for_tasks():
+                computed = dask.compute(*[c[0] for c in lazy])
+            for cell, value in zip(lazy, computed, strict=True):
                 cell[0] = value
         else:
             for cell in tensor_outputs:

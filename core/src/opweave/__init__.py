@@ -17,7 +17,12 @@ the modules ``raise_op``, ``sparse`` and ``updates``, and the subpackages ``tens
 ``gradient``, ``graph`` and ``compile``.
 """
 
-from opweave import (
+# ``_wiring`` gives the floors below the names PyTensor finds there that higher floors define
+# (``opweave.compile.Shape``, ``opweave.gradient.jacobian`` ...), ``_variable_eval`` gives
+# every Variable its ``eval`` method: see those modules.
+from opweave import (  # noqa: F401 - _variable_eval and _wiring are imported for what they bind
+    _variable_eval,
+    _wiring,
     compile,
     gradient,
     graph,
@@ -48,7 +53,7 @@ from opweave.compile import (
 
 # PyTensor's top-level ``shared``: type-dispatched (tensor shared variables for arrays and
 # numbers, a generic SharedVariable for any other value).
-from opweave.compile.sharedvalue import shared
+from opweave.compile.shared_dispatch import shared
 from opweave.configdefaults import config  # the process-wide flags (opweave.configdefaults)
 from opweave.gradient import Lop, Rop, grad, pullback, pushforward
 from opweave.graph.basic import Variable

@@ -24,7 +24,14 @@ from opweave.configuration import (
     StrParam,
 )
 
-__all__ = ["build_config", "config", "default_compiledir", "platform_tag"]
+__all__ = [
+    "ThreadsParam",
+    "add_thread_options",
+    "build_config",
+    "config",
+    "default_compiledir",
+    "platform_tag",
+]
 
 #: The modes of the core; plugins add others (``opweave_modes``: opweave-c's ``C``/``CVM``).
 MODES = ("FAST_RUN", "FAST_COMPILE", "DebugMode")
@@ -86,6 +93,51 @@ def default_compiledir(environ: Mapping[str, str] | None = None) -> str:
         home = environ.get("HOME")
         base = (Path(home) if home else Path.home()) / ".cache"
     return str(base / "opweave" / f"compiledir-{platform_tag()}")
+
+
+# -- Threads: how many threads BLAS calls and OpenMP loops use (opweave.link.threads applies
+# the rule, docs/threads.md states it).
+
+
+class ThreadsParam(IntParam):
+    """A number of threads: a positive integer, or ``"auto"`` (also ``0``: stored as 0),
+    the choice of the rule of :mod:`opweave.link.threads`."""
+
+    expected = "'auto' (or 0) or a positive number of threads"
+
+    def __init__(self) -> None:
+        super().__init__(0, minimum=0)
+        self.expected = ThreadsParam.expected
+
+    def parse(self, value: object) -> int:
+        """Convert ``value``: ``"auto"`` to 0, an integer or a string of one as it is."""
+        if isinstance(value, str) and value.strip().lower() == "auto":
+            return 0
+        return super().parse(value)
+
+
+def add_thread_options(config: Config) -> None:
+    """Register ``blas__threads`` and ``openmp__threads`` on ``config``."""
+    config.add(
+        "blas__threads",
+        "Threads of the BLAS libraries (NumPy's and SciPy's OpenBLAS, MKL, BLIS) that\n"
+        "compiled functions call; set process-wide, through threadpoolctl, when a function\n"
+        "is linked. 'auto' (or 0): the CPUs this process may use (its affinity and cgroup\n"
+        "quota), never more than the library had (OPENBLAS_NUM_THREADS, MKL_NUM_THREADS,\n"
+        "OMP_NUM_THREADS and threadpoolctl limits are kept); in the dask linker's tasks,\n"
+        "those CPUs shared among Dask's worker threads (1 with its default pool). A number:\n"
+        "that many threads. See docs/threads.md.",
+        ThreadsParam(),
+    )
+    config.add(
+        "openmp__threads",
+        "Threads of each OpenMP loop of the C backend (with ``openmp``), fixed when the\n"
+        "loop is compiled. 'auto' (or 0): the calling thread's OpenMP limit\n"
+        "(OMP_NUM_THREADS, or threadpoolctl's), at most the CPUs this process may use; in\n"
+        "the dask linker's tasks, shared as for ``blas__threads``. A number: that many\n"
+        "threads.",
+        ThreadsParam(),
+    )
 
 
 def build_config(
@@ -299,6 +351,7 @@ def build_config(
         "ValueError; ``pdb``: enter the debugger. PyTensor's flag, with its values.",
         EnumParam("off", ("off", "ignore", "warn", "raise", "pdb")),
     )
+    add_thread_options(config)
     for add_options in options:
         add_options(config)
     if late_flags is not None:
@@ -308,13 +361,16 @@ def build_config(
     return config
 
 
-def _load_plugins() -> None:
-    """Create the process-wide plugin manager, whose plugins register their flags."""
-    # late: the plugin layer sits above the configuration
-    from opweave.plugins.manager import get_plugin_manager
+def _no_plugins_yet() -> None:
+    """What reading an unknown flag does before :mod:`opweave.plugins.manager` is imported:
+    nothing (no plugin can have registered a flag yet, and the flag is reported unknown).
 
-    get_plugin_manager()
+    Importing the plugin manager, which ``import opweave`` does, replaces it with the
+    loading of the plugins (:meth:`~opweave.configuration.Config.defer_unknown_flags`): the
+    plugin layer sits above the configuration.
+    """
 
 
-#: The process-wide configuration (``opweave.config`` is this object).
-config = build_config(late_flags=_load_plugins)
+#: The process-wide configuration (``opweave.config`` is this object). Its sources may name
+#: flags that plugins register later: they are kept until the plugins load.
+config = build_config(late_flags=_no_plugins_yet)

@@ -22,7 +22,7 @@ from types import MappingProxyType
 from typing import Any, Literal, TextIO
 
 from opweave.configdefaults import config
-from opweave.graph.basic import AbstractApply, Apply, Constant, NominalVariable, Variable
+from opweave.graph.basic import AbstractApply, Apply, Constant, Node, NominalVariable, Variable
 from opweave.graph.fg import FrozenFunctionGraph, FunctionGraph
 from opweave.graph.op import Op
 from opweave.graph.traversal import io_toposort
@@ -153,6 +153,18 @@ def _letters(n: int) -> str:
 
 #: Short alias, as in PyTensor.
 dprint = debugprint
+
+
+def _dprint_method(self: Node | FunctionGraph, **kwargs: Any) -> Any:
+    """:func:`~opweave.printing.debugprint` of this node or graph; ``kwargs`` go to it."""
+    return debugprint(self, **kwargs)
+
+
+# PyTensor offers ``dprint`` on every graph object (``var.dprint()``, ``fgraph.dprint()``);
+# graphs are the floor below the printer, so the printer gives the method when it is imported
+# (``import opweave`` imports it).
+Node.dprint = _dprint_method  # type: ignore[method-assign]
+FunctionGraph.dprint = _dprint_method  # type: ignore[method-assign]
 
 
 #: Elementwise scalar Ops written as infix operators, by class name.

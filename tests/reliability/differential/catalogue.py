@@ -6,6 +6,10 @@ A case's *signatures* are the combinations of its arguments' dtypes that the Op 
 (its ``make_node`` builds them). Reference values are computed from the same input values,
 widened to float64 (complex128) when the Op's output is a float (complex) and the case asks
 for it, then converted to the output dtype (integers wrap as in NumPy's ``astype``).
+Where SciPy is known to be wrong (a case's ``scipy_wrong``, each with its reason), the
+expected values are mpmath's high-precision ones instead (:mod:`.exact`). A fused
+expression is checked in ulps of the magnitude of its terms (its ``magnitude``), which is
+what the rounding of its elementary functions is relative to when the terms cancel.
 
 ``KNOWN_DISAGREEMENTS`` lists the cases where a linker is known to give another value than
 the reference: those cases are expected to fail (strictly, so a fix shows up as a failure
@@ -36,6 +40,7 @@ import opweave.scalar.special as ssp
 import opweave.tensor as pt
 from opweave.tensor.elemwise import Elemwise
 
+from . import exact as mpx
 from .values import ALL_DTYPES
 
 __all__ = [
@@ -102,6 +107,22 @@ class ElemwiseCase:
     signed_zero
         Whether a zero result must have the reference's sign (SciPy's special functions
         and IEEE ``minimum``/``maximum`` of two zeros do not promise one).
+    exact
+        The function of :mod:`mpmath` numbers whose high-precision value is expected where
+        ``scipy_wrong`` holds (see :mod:`.exact`).
+    scipy_wrong
+        Where the reference is known to be wrong (elementwise mask from the inputs, widened
+        to float64), each with its reason at the case: there ``exact`` gives the expected
+        value. ``None``: nowhere.
+    checked
+        Dtype combinations checked in every run, besides those drawn (their edge values
+        reach points that the float64 ones do not: integers near a zero of J1, the largest
+        int16 as a shape).
+    magnitude
+        The magnitude of the terms of a fused expression (elementwise, from the inputs):
+        its rounding errors are ulps of that magnitude, not of a result that cancels, so
+        the tolerance is ``ulps`` units in the last place of the larger of the two.
+        ``None``: the result's.
     """
 
     name: str
@@ -115,6 +136,10 @@ class ElemwiseCase:
     edge_limit: int | None = None
     drop: Callable[..., np.ndarray] | None = None
     signed_zero: bool = True
+    exact: Callable[..., Any] | None = None
+    scipy_wrong: Callable[..., np.ndarray] | None = None
+    checked: tuple[tuple[str, ...], ...] = ()
+    magnitude: Callable[..., np.ndarray] | None = None
 
     @property
     def arity(self) -> int:
@@ -140,7 +165,37 @@ class ElemwiseCase:
             ]
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return np.asarray(self.reference(*inputs)).astype(out_dtype)
+            expected = np.asarray(self.reference(*inputs)).astype(out_dtype)
+        if self.scipy_wrong is None or self.exact is None:
+            return expected
+        return self._exact_where_scipy_wrong(inputs, expected)
+
+    def _exact_where_scipy_wrong(
+        self, inputs: list[np.ndarray], expected: np.ndarray
+    ) -> np.ndarray:
+        """``expected`` with the high-precision values where the reference is wrong."""
+        assert self.scipy_wrong is not None and self.exact is not None
+        wide = [np.asarray(x).astype(np.float64) for x in inputs]
+        with np.errstate(all="ignore"):
+            wrong = np.asarray(self.scipy_wrong(*wide), bool)
+        shape = np.broadcast_shapes(expected.shape, wrong.shape, *(x.shape for x in wide))
+        out = np.array(np.broadcast_to(expected, shape))
+        wrong = np.broadcast_to(wrong, shape)
+        wide = [np.broadcast_to(x, shape) for x in wide]
+        for index in map(tuple, np.argwhere(wrong)):
+            args = tuple(float(x[index]) for x in wide)
+            out[index] = mpx.exact_value(self.exact, args)
+        return out
+
+    def tolerance(self, inputs: list[np.ndarray], out_dtype: str) -> np.ndarray | None:
+        """The absolute tolerance from :attr:`magnitude` (``None`` without one)."""
+        if self.magnitude is None or np.dtype(out_dtype).kind != "f":
+            return None
+        with np.errstate(all="ignore"):
+            wide = [np.asarray(x).astype(np.float64) for x in inputs]
+            scale = np.abs(np.asarray(self.magnitude(*wide))).astype(out_dtype)
+            tol = self.ulps * np.spacing(scale).astype(np.float64)
+        return np.where(np.isfinite(tol), tol, 0.0)
 
     def mask(self, inputs: list[np.ndarray]) -> np.ndarray:
         """Where the reference applies."""
@@ -273,6 +328,64 @@ def _huge_first(v: np.ndarray, *others: np.ndarray) -> np.ndarray:
     return np.isfinite(magnitude) & (magnitude > 1000)
 
 
+# -- where SciPy is wrong (the expected values are then mpmath's; see .exact) --------------
+
+#: Beyond this magnitude ``x - pi/4`` rounds to ``x`` in double precision.
+_PHASE_LOST = 2.0**52
+
+
+def _phase_lost(x: np.ndarray) -> np.ndarray:
+    """SciPy's Cephes j0 and j1 subtract the phase (pi/4, 3pi/4) from ``x`` in double
+    precision: beyond 2**52 nothing of it is left (and from 2**30 on it is inaccurate),
+    j0(max float) is -5.95e-155 there for -4.19e-155."""
+    return np.asarray(np.isfinite(x) & (np.abs(x) >= _PHASE_LOST), dtype=bool)
+
+
+def _high_order(v: np.ndarray, *others: np.ndarray) -> np.ndarray:
+    """SciPy's (AMOS) error in jv, iv, ive and kve grows with the order: 100 ulps and more
+    from the order 50 on (jv, kve), 279, 292 and 341 ulps at the order 100 (jv(-100, 1.5),
+    iv(100, 3), kve(-100, 0.5))."""
+    high = np.isfinite(v) & (np.abs(v) >= 50)
+    return np.broadcast_to(high, np.broadcast_shapes(v.shape, *(x.shape for x in others)))
+
+
+def _jv_scipy_wrong(v: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """SciPy's jv gives 0, inf or NaN at a nonzero ``|x| < 1e-300`` whose value is finite
+    and nonzero (jv(0.5, 2.2e-308) is 1.19e-154, jv(-0.5, 5e-324) 3.59e161, jv(2.2e-308,
+    5e-324) 1), 0 at huge ``x`` (jv(3, max float) is -4.23e-155), and loses accuracy at high
+    orders (:func:`_high_order`)."""
+    finite = np.isfinite(v) & np.isfinite(x)
+    tiny = (x != 0) & (np.abs(x) < 1e-300)
+    return np.asarray(finite & (tiny | _phase_lost(x) | _high_order(v)), dtype=bool)
+
+
+def _kve_scipy_wrong(v: np.ndarray, x: np.ndarray) -> np.ndarray:
+    return np.asarray(_high_order(v) & np.isfinite(x) & (x > 0), dtype=bool)
+
+
+def _subnormal_shape(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """SciPy's gammainc gives 0 for a subnormal ``a`` and ``x <= 1`` (its series factor
+    underflows; the value rounds to 1)."""
+    subnormal = (a > 0) & (a < np.finfo(np.float64).smallest_normal)
+    return np.asarray(subnormal & np.isfinite(x) & (x >= 0), dtype=bool)
+
+
+def _gamma_inverse_scipy_wrong(a: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """SciPy's gammaincinv and gammainccinv give numbers outside their domain (``a > 0``,
+    ``0 <= y <= 1``) where their Cephes code falls through after its domain error: 0 at
+    ``a = -0.0`` for ``y > 1`` (NaN at ``a = +0.0`` and at ``a = 1``), at ``a = 0`` for a
+    tiny ``y`` (``Q(0, x)`` is 0 for every ``x > 0``: no solution), at ``y = -5e-324``
+    (NaN at ``y = -1``), 733 for gammainccinv(-0.5, -5e-324); the inverse is NaN there.
+    At a subnormal ``y`` SciPy stops at any ``x`` whose ``P`` (``Q``) rounds to ``y``, up
+    to 5% of ``P`` away (gammaincinv(32767, 5e-324) is 26287.51 for 26287.73,
+    gammainccinv(0.5, 5e-324) 740.443 for 740.563); mpmath's inverse is computed for
+    ``a`` below 1e10 (a bracket of ``log x`` bisected)."""
+    defined = ~np.isnan(a) & ~np.isnan(y) & (y != 0) & (y != 1)  # the edges: 0 and inf
+    outside = (a <= 0) | (y < 0) | (y > 1)
+    subnormal = (y > 0) & (y < np.finfo(np.float64).smallest_normal) & (a > 0) & (a < 1e10)
+    return np.asarray(defined & (outside | subnormal), dtype=bool)
+
+
 def _cast_to(dtype: str) -> ElemwiseCase:
     return ElemwiseCase(
         f"cast_to_{dtype}",
@@ -369,8 +482,26 @@ ELEMWISE_CASES: tuple[ElemwiseCase, ...] = (
     _e("log1mexp", sm.Log1mexp, _log1mexp, REAL, ulps=_B, signed_zero=False),
     _e("xlogx", sm.XlogX, _xlogx, REAL, ulps=_B, signed_zero=False),
     _e("ndtri_exp", ssp.NdtriExp, sps.ndtri_exp, REAL, ulps=_B, signed_zero=False),
-    _e("j0", ssp.J0, sps.j0, REAL, ulps=_B, signed_zero=False),
-    _e("j1", ssp.J1, sps.j1, REAL, ulps=_B, signed_zero=False),
+    _e(
+        "j0",
+        ssp.J0,
+        sps.j0,
+        REAL,
+        ulps=_B,
+        signed_zero=False,
+        exact=mpx.bessel_j0,
+        scipy_wrong=_phase_lost,
+    ),
+    _e(
+        "j1",
+        ssp.J1,
+        sps.j1,
+        REAL,
+        ulps=_B,
+        signed_zero=False,
+        exact=mpx.bessel_j1,
+        scipy_wrong=_phase_lost,
+    ),
     _e("i0", ssp.I0, sps.i0, REAL, ulps=_B, signed_zero=False),
     _e("i1", ssp.I1, sps.i1, REAL, ulps=_B, signed_zero=False),
     # -- binary ----------------------------------------------------------------------------
@@ -414,7 +545,17 @@ ELEMWISE_CASES: tuple[ElemwiseCase, ...] = (
         _mul_without_zeros,
         (ALL, ALL),
     ),
-    _e("gammainc", sm.GammaInc, sps.gammainc, REAL, REAL, ulps=_B, signed_zero=False),
+    _e(
+        "gammainc",
+        sm.GammaInc,
+        sps.gammainc,
+        REAL,
+        REAL,
+        ulps=_B,
+        signed_zero=False,
+        exact=mpx.gammainc,
+        scipy_wrong=_subnormal_shape,
+    ),
     _e("gammaincc", sm.GammaIncC, sps.gammaincc, REAL, REAL, ulps=_B, signed_zero=False),
     # A shape parameter at or below the smallest normal number costs about a second per
     # element in the Python backend's root finder: left out so that the run stays bounded.
@@ -427,6 +568,9 @@ ELEMWISE_CASES: tuple[ElemwiseCase, ...] = (
         ulps=_B,
         signed_zero=False,
         drop=_tiny_first,
+        exact=mpx.gammaincinv,
+        scipy_wrong=_gamma_inverse_scipy_wrong,
+        checked=(("int16", "float64"),),
     ),
     _e(
         "gammainccinv",
@@ -437,10 +581,24 @@ ELEMWISE_CASES: tuple[ElemwiseCase, ...] = (
         ulps=_B,
         signed_zero=False,
         drop=_tiny_first,
+        exact=mpx.gammainccinv,
+        scipy_wrong=_gamma_inverse_scipy_wrong,
     ),
     # A huge finite order costs up to seconds per element in the Python backend's series:
     # orders beyond 1000 in magnitude (infinite ones stay) are left out.
-    _e("jv", sbes.Jv, sps.jv, REAL, REAL, ulps=_B, signed_zero=False, drop=_huge_first),
+    _e(
+        "jv",
+        sbes.Jv,
+        sps.jv,
+        REAL,
+        REAL,
+        ulps=_B,
+        signed_zero=False,
+        drop=_huge_first,
+        exact=mpx.bessel_j,
+        scipy_wrong=_jv_scipy_wrong,
+        checked=(("float64", "uint16"),),
+    ),
     _e(
         "iv",
         ssp.Iv,
@@ -451,6 +609,8 @@ ELEMWISE_CASES: tuple[ElemwiseCase, ...] = (
         signed_zero=False,
         drop=_huge_first,
         defined=_scipy_bessel_defined,
+        exact=mpx.bessel_i,
+        scipy_wrong=_high_order,
     ),
     _e(
         "ive",
@@ -462,6 +622,8 @@ ELEMWISE_CASES: tuple[ElemwiseCase, ...] = (
         signed_zero=False,
         drop=_huge_first,
         defined=_scipy_bessel_defined,
+        exact=mpx.bessel_ive,
+        scipy_wrong=_high_order,
     ),
     _e(
         "kve",
@@ -473,6 +635,8 @@ ELEMWISE_CASES: tuple[ElemwiseCase, ...] = (
         signed_zero=False,
         drop=_huge_first,
         defined=_scipy_bessel_defined,
+        exact=mpx.bessel_kve,
+        scipy_wrong=_kve_scipy_wrong,
     ),
     _e(
         "gammal",
@@ -566,6 +730,7 @@ FUSED_CASES: tuple[ElemwiseCase, ...] = (
         lambda x, y: np.exp(x) * y + x,
         (FLOAT, FLOAT),
         ulps=8,
+        magnitude=lambda x, y: np.abs(np.exp(x) * y) + np.abs(x),
     ),
     ElemwiseCase(
         "fused_softplus",
@@ -574,6 +739,7 @@ FUSED_CASES: tuple[ElemwiseCase, ...] = (
         lambda x, y: np.log1p(np.exp(-np.abs(x))) + np.maximum(x, y) * y,
         (FLOAT, FLOAT),
         ulps=8,
+        magnitude=lambda x, y: np.log1p(np.exp(-np.abs(x))) + np.abs(np.maximum(x, y) * y),
     ),
     ElemwiseCase(
         "fused_switch",
@@ -803,41 +969,7 @@ SHAPE_CASES: tuple[MatrixCase, ...] = (
 #: Cases where a linker is known to disagree with the reference: (case name, input
 #: dtypes) -> what is wrong. The cases are expected to fail; an entry must go as soon as
 #: its fix lands (the case then passes, which a strict expected failure reports).
-_F64 = "float64"
-KNOWN_DISAGREEMENTS: dict[tuple[str, tuple[str, ...]], str] = {
-    # -- special functions at domain edges --------------------------------------------
-    ("j0", (_F64,)): "SciPy drops the pi/4 of the phase at ±max float (-5.95e-155, the bare "
-    "envelope); every linker gives the exactly reduced -4.19e-155",
-    ("j1", (_F64,)): "SciPy drops the 3pi/4 of the phase at ±max float (-5.95e-155 for both "
-    "signs); every linker gives the exactly reduced ±4.23e-155",
-    ("jv", (_F64, _F64)): "SciPy gives 0 at x = 5e-324 and 2.2e-308 where the value is not "
-    "(jv(0.5, 2.2e-308) is 1.19e-154, jv(1, 2.2e-308) 1.1e-308) and inf for jv(-0.5, 5e-324) "
-    "(3.59e161) and jv(-5e-324, 5e-324) (1), and drops the pi/4 of the phase at jv(0, max "
-    "float) (-5.95e-155; every linker -4.19e-155); every linker is exact for jv(-100, 1.5), "
-    "where SciPy is 279 ulps off",
-    ("jv", (_F64, "uint16")): "jv(1, 7) is 6e-14 relative off on every linker (3e-16 "
-    "absolute, near the zero of J1 at 7.0156; Steed's method)",
-    ("iv", (_F64, _F64)): "iv(-100, x) is exp(100 log(x/2) - gammaln(101)) times a series "
-    "on every linker, whose exp turns the log's rounding into up to 4e-14 relative (the exact "
-    "sum: 4.1e-14 at x = 2.5, 1.1e-14 at x = 0.5); SciPy is 4.3e-14 off at 0.5, so they "
-    "differ by 5.4e-14 there",
-    ("kve", (_F64, _F64)): "SciPy is 341 ulps off at kve(-100, 0.5) and 324 at "
-    "kve(-100, 3) (the exact finite sum puts every linker within 34 ulps)",
-    ("gammainc", (_F64, _F64)): "SciPy gives 0 for gammainc(5e-324, x <= 1) (its series "
-    "factor underflows; the value is 1, as every linker gives)",
-    ("gammaincinv", (_F64, _F64)): "SciPy gives 0 (every linker NaN) at a = -0.0 for y > 1 "
-    "and at y = -5e-324",
-    ("gammaincinv", ("int16", _F64)): "at y = 5e-324 every linker solves log P = log y "
-    "(26287.73 for a = 32767) where SciPy stops at any P that rounds to 5e-324 (26287.51); "
-    "4e-13 relative off at a = 32767, y = 0.5",
-    ("gammainccinv", (_F64, _F64)): "SciPy gives 0 (every linker NaN) at a = 0 for tiny y "
-    "and at a = -0.0 for y < 0, and 733 for gammainccinv(-0.5, -5e-324); at y = 5e-324 the "
-    "linkers solve log Q = log y (740.563 for a = 0.5) where SciPy stops at any Q that rounds "
-    "to 5e-324 (740.443), for a = 0.1, 0.5 and 7.25",
-    ("fused_exp_mul_add", (_F64, _F64)): "c/cvm's vectorised exp (libmvec) is 1 ulp off "
-    "glibc's and NumPy's at x = -1 (0x1.78b56362cef39p-2); the cancellation in "
-    "exp(-1) * 3 - 1 makes that 16 ulps of the result",
-}
+KNOWN_DISAGREEMENTS: dict[tuple[str, tuple[str, ...]], str] = {}
 
 
 def known_disagreement(name: str, signature: tuple[str, ...]) -> str | None:

@@ -226,10 +226,12 @@ def _sample(rng: np.random.Generator, pool: list[Any], k: int) -> list[Any]:
 def _signatures(case: ElemwiseCase, rng: np.random.Generator, long: bool) -> list[tuple]:
     """The dtype combinations checked: float64 always (float32 too in the long run), and,
     for a share of the cases, one more drawn (all of them in the long run; 30 when the
-    arity is above 2); then the known disagreements (which do not change the draw)."""
+    arity is above 2); then the known disagreements and the case's ``checked`` ones (which
+    do not change the draw)."""
     floats = ("float64", "float32") if long else ("float64",)
     base = [tuple([d] * case.arity) for d in floats]
     known = [sig for (name, sig) in _known_signatures() if name == case.name]
+    known += [sig for sig in case.checked if sig not in known]
     if case.arity <= 2:
         pool = case.signatures()
         chosen = [sig for sig in base if sig in pool]
@@ -404,9 +406,10 @@ def describe_disagreements(item: Item, outcomes: dict[str, Outcome], limit: int 
                 continue
             expected = item.case.expected(inputs, out_dtype)
             ulps, signed = item.case.ulps, item.case.signed_zero
-            bad = ~agree(got, expected, ulps, signed_zero=signed)
+            tol = item.case.tolerance(inputs, out_dtype)
+            bad = ~agree(got, expected, ulps, tol, signed_zero=signed)
             if py.error is None and call in py.values and linker != "py":
-                bad |= ~agree(got, py.values[call], ulps, signed_zero=signed)
+                bad |= ~agree(got, py.values[call], ulps, tol, signed_zero=signed)
             bad &= item.case.mask(inputs)
             for index in _positions(bad)[:limit]:
                 others = {

@@ -39,6 +39,7 @@ from types import MappingProxyType
 from typing import Any
 
 from opweave.graph.basic import Apply
+from opweave.link.threads import openmp_threads
 from opweave.scalar.composite import Composite
 from opweave.tensor.elemwise import CAReduce, Elemwise, is_broadcast_constant
 from opweave_c.impls.blocked import (
@@ -66,12 +67,23 @@ from opweave_c.vector_math import vector_math_code
 __all__ = ["C_OPS", "ELEMWISE_C_SUPPORT", "ElemwiseC"]
 
 #: Version of the generated loop code.
-VERSION = (5,)
+VERSION = (6,)
 
 ELEMWISE_C_SUPPORT = snippet("elemwise.c", "support")
 
 #: The flat loop on several threads: one chunk per thread (see ``ElemwiseC.use_threads``).
 PARALLEL_FLAT = snippet("elemwise.c", "parallel_flat")
+
+
+def openmp_threads_expr(flag: int) -> str:
+    """The C expression of the threads of a parallel loop for ``config.openmp__threads ==
+    flag``: the number itself, or for ``auto`` (0) the calling thread's OpenMP limit
+    (``omp_get_max_threads()``) bounded by the CPUs this process may use, as they are when
+    the loop is compiled (:func:`opweave.link.threads.openmp_threads`)."""
+    if flag > 0:
+        return str(flag)
+    cpus = openmp_threads(0)
+    return f"(omp_get_max_threads() < {cpus} ? omp_get_max_threads() : {cpus})"
 
 
 def _c_string(text: str) -> str:
@@ -106,6 +118,8 @@ class ElemwiseC(OwnCForwarding):
         self.blocked: dict[str, BlockedLoop | None] = {}
         #: Elements from which the flat loop runs on several threads (0: never).
         self.parallel_from = 0
+        #: The C expression of how many threads it runs on (see :meth:`use_threads`).
+        self.threads = "1"
         self.nin = len(node.inputs)
         self.nout = len(node.outputs)
         self.ndim: int = node.outputs[0].type.ndim  # type: ignore[attr-defined]
@@ -151,13 +165,15 @@ class ElemwiseC(OwnCForwarding):
         head = ["<omp.h>"] if self.parallel_from else []
         return [*head, *super().c_headers(c_compiler)]
 
-    def use_threads(self, enabled: bool, min_size: int, work: int = 1) -> None:
+    def use_threads(self, enabled: bool, min_size: int, work: int = 1, threads: int = 0) -> None:
         """Run the flat loop on several threads (OpenMP) when ``enabled`` and no scalar Op
         brings C of its own (which may fail, and setting a Python exception needs the
         calling thread): from ``min_size`` elements for a loop doing ``work`` = 1 cheap
-        operation per element, proportionally fewer for more work."""
+        operation per element, proportionally fewer for more work; on ``threads`` threads
+        (``config.openmp__threads``: 0 for ``auto``, see :func:`openmp_threads_expr`)."""
         threshold = max(1, min_size // max(1, work))
         self.parallel_from = threshold if enabled and not self.own.items else 0
+        self.threads = openmp_threads_expr(threads)
 
     def _parallel_flat(self, name: str) -> str:
         """The flat loop cut into one chunk per thread (multiples of 64 elements)."""
@@ -171,6 +187,7 @@ class ElemwiseC(OwnCForwarding):
             name=name,
             decls=", ".join(decl for decl, _ in params),
             min_size=self.parallel_from,
+            threads=self.threads,
             whole=", ".join(names),
             chunk=", ".join(chunk),
         )
@@ -616,7 +633,12 @@ def _elemwise(op: Elemwise, node: Apply) -> ElemwiseC | None:
     impl = ElemwiseC(op, node, body, own)
     impl.block(op.scalar_op)
     if config.openmp:
-        impl.use_threads(True, config.openmp_elemwise_minsize, work_per_element(op.scalar_op))
+        impl.use_threads(
+            True,
+            config.openmp_elemwise_minsize,
+            work_per_element(op.scalar_op),
+            config.openmp__threads,
+        )
     return impl
 
 

@@ -1,19 +1,22 @@
-"""NumPy implementations of :mod:`opweave.tensor.slinalg` (no SciPy needed).
+"""Kernels of :mod:`opweave.tensor.slinalg`: ``Cholesky`` and the solvers.
 
-Everything is computed in the output's dtype (``float32``/``float64``, or complex), on
-whole batches at once with NumPy's batched routines:
+Everything is computed in the output's dtype (``float32``/``float64``, or complex) with
+LAPACK's ``potrf('L')`` (Cholesky) and ``gesv`` (LU with partial pivoting), taken from
+:func:`opweave_python.impls.lapack.routines`: for float32 and float64, the LAPACK SciPy
+ships (``scipy.linalg.lapack``), matrix by matrix, when SciPy is installed (the C backend
+calls that build, so both give the same numbers bit for bit); otherwise, and for complex
+values, ``numpy.linalg.cholesky``/``numpy.linalg.solve`` on whole batches.
 
-- ``Cholesky``: ``numpy.linalg.cholesky`` of ``a`` (lower) or of ``a``'s transpose
-  (upper), so that only the named triangle is read.
-- ``Solve``: ``numpy.linalg.solve`` (LAPACK ``gesv``: LU with partial pivoting) on the
-  matrix the assumption describes (the symmetric/Hermitian matrix of one triangle, the
-  tridiagonal band); ``"pos"`` factors that matrix with ``numpy.linalg.cholesky`` and
-  solves the two triangular systems.
-- Triangular systems (``SolveTriangular``, ``CholeskySolve``, ``"pos"``): ``numpy.linalg.solve``
-  on the triangle with the other entries zeroed. LU with partial pivoting is backward
-  stable, like the substitution of LAPACK's ``trtrs`` that SciPy uses, so the results
-  agree with SciPy's to rounding (not bit for bit); it costs ``O(m^3)`` instead of
-  ``O(m^2)`` per right-hand side.
+- ``Cholesky``: the factor of ``a`` (lower) or of ``a``'s transpose (upper), so that only
+  the named triangle is read.
+- ``Solve``: ``gesv`` on the matrix the assumption describes (the symmetric/Hermitian
+  matrix of one triangle, the tridiagonal band; ``"banded"`` is solved as ``"gen"``);
+  ``"pos"`` factors that matrix with ``potrf`` and solves the two triangular systems.
+- Triangular systems (``SolveTriangular``, ``CholeskySolve``, ``"pos"``): ``gesv`` on the
+  triangle with the other entries zeroed. LU with partial pivoting is backward stable,
+  like the substitution of LAPACK's ``trtrs`` that SciPy's ``solve_triangular`` uses, so
+  the results agree with SciPy's to rounding (not bit for bit); it costs ``O(m^3)``
+  instead of ``O(m^2)`` per right-hand side.
 
 A matrix whose factorization or solve fails (not positive definite, exactly singular)
 gives NaN for that matrix of the batch, as in PyTensor; ``Cholesky(on_error="raise")``
@@ -29,7 +32,9 @@ from typing import Any
 import numpy as np
 
 from opweave.graph.basic import Apply
+from opweave.tensor._typing import tensor_type_of
 from opweave.tensor.slinalg import Cholesky, CholeskySolve, Solve, SolveBase, SolveTriangular
+from opweave_python.impls.lapack import NUMPY, Routines, routines
 
 __all__ = [
     "PERFORMS",
@@ -44,7 +49,7 @@ LinAlgError = np.linalg.LinAlgError
 
 
 def _dtype(node: Apply, i: int = 0) -> np.dtype[Any]:
-    return np.dtype(node.outputs[i].type.dtype)
+    return np.dtype(tensor_type_of(node.outputs[i]).dtype)
 
 
 def check_square(who: Any, x: np.ndarray, name: str) -> None:
@@ -63,7 +68,7 @@ def batch_check(
         if len({a.shape[axis] for a in arrays}) == 1:
             continue
         for ipt, a in zip(node.inputs, arrays, strict=True):
-            if a.shape[axis] == 1 and ipt.type.shape[axis] != 1:
+            if a.shape[axis] == 1 and tensor_type_of(ipt).shape[axis] != 1:
                 shapes = [x.shape[:batch_ndim] for x in arrays]
                 raise ValueError(
                     f"{who}: the batch shapes {shapes} do not match on axis {axis}; a length-1 "
@@ -80,14 +85,16 @@ def per_matrix(
     arrays: Sequence[np.ndarray],
     core_ndims: Sequence[int],
     on_failure: Callable[[tuple[int, ...]], None] | None = None,
+    batched: bool = True,
 ) -> np.ndarray:
-    """``fn(*arrays)`` on the whole batch; if it raises ``LinAlgError``, again matrix by
-    matrix, with NaN for each matrix that fails (after calling ``on_failure(index)``, which
-    may raise instead)."""
-    try:
-        return fn(*arrays)
-    except LinAlgError:
-        pass
+    """``fn(*arrays)`` on the whole batch (when ``batched``); if it raises ``LinAlgError``,
+    or if ``fn`` takes one matrix at a time, matrix by matrix in C order, with NaN for each
+    matrix that fails (after calling ``on_failure(index)``, which may raise instead)."""
+    if batched:
+        try:
+            return fn(*arrays)
+        except LinAlgError:
+            pass
     batch = np.broadcast_shapes(
         *(a.shape[: a.ndim - k] for a, k in zip(arrays, core_ndims, strict=True))
     )
@@ -129,9 +136,10 @@ def _result_core_shape(arrays: Sequence[np.ndarray], core_ndims: Sequence[int]) 
 def cholesky_perform(
     op: Cholesky, node: Apply, inputs: Sequence[Any], out: list[list[Any]]
 ) -> None:
-    """``numpy.linalg.cholesky`` of the triangle ``op.lower`` names; NaN or
-    ``LinAlgError`` (``op.on_error``) for a matrix that is not positive definite."""
+    """``potrf('L')`` of the triangle ``op.lower`` names; NaN or ``LinAlgError``
+    (``op.on_error``) for a matrix that is not positive definite."""
     x = np.asarray(inputs[0], dtype=_dtype(node))
+    lapack = routines(x.dtype)
     check_square(op, x, "x")
     src = x if op.lower else _swap(x)
 
@@ -140,7 +148,7 @@ def cholesky_perform(
             where = f" at batch index {idx}" if idx else ""
             raise LinAlgError(f"{op}: the matrix{where} is not positive definite")
 
-    factor = per_matrix(np.linalg.cholesky, [src], [2], fail)
+    factor = per_matrix(lapack.cholesky, [src], [2], fail, batched=lapack.batched)
     out[0][0] = factor if op.lower else _swap(factor)
 
 
@@ -156,39 +164,45 @@ def _triangle(a: np.ndarray, lower: bool, unit_diagonal: bool = False) -> np.nda
 
 
 def triangular_solve(
-    a: np.ndarray, b: np.ndarray, lower: bool, unit_diagonal: bool = False
+    a: np.ndarray,
+    b: np.ndarray,
+    lower: bool,
+    unit_diagonal: bool = False,
+    lapack: Routines = NUMPY,
 ) -> np.ndarray:
-    """``a @ x = b`` reading one triangle of ``a`` (``b`` a batch of matrices)."""
-    return np.linalg.solve(_triangle(a, lower, unit_diagonal), b)
+    """``a @ x = b`` reading one triangle of ``a`` (``b`` matrices), with ``lapack``'s
+    ``gesv`` on the triangle (ones on the diagonal if ``unit_diagonal``)."""
+    return lapack.solve(_triangle(a, lower, unit_diagonal), b)
 
 
 def _from_triangle(a: np.ndarray, lower: bool, hermitian: bool) -> np.ndarray:
     """The symmetric (or Hermitian) matrices that one triangle of ``a`` describes."""
     part = np.tril(a, -1) if lower else np.triu(a, 1)
     mirrored = _swap(part.conj() if hermitian else part)
-    return (np.tril(a) if lower else np.triu(a)) + mirrored
+    full: np.ndarray = (np.tril(a) if lower else np.triu(a)) + mirrored
+    return full
 
 
 def _tridiagonal(a: np.ndarray) -> np.ndarray:
     return np.triu(np.tril(a, 1), -1)
 
 
-def _solver(op: Solve) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
-    """``(a, b) -> x`` for ``op.assume_a`` (``b`` a batch of matrices)."""
-    kind, lower = op.assume_a, op.lower
+def _solver(op: Solve, lapack: Routines) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """``(a, b) -> x`` for ``op.assume_a`` (``b`` matrices)."""
+    kind, lower, solve = op.assume_a, op.lower, lapack.solve
     if kind in ("sym", "her"):
-        return lambda a, b: np.linalg.solve(_from_triangle(a, lower, kind == "her"), b)
+        return lambda a, b: solve(_from_triangle(a, lower, kind == "her"), b)
     if kind == "pos":
 
         def positive(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-            factor = np.linalg.cholesky(_from_triangle(a, lower, hermitian=True))
-            y = triangular_solve(factor, b, lower=True)
-            return triangular_solve(_swap(factor).conj(), y, lower=False)
+            factor = lapack.cholesky(_from_triangle(a, lower, hermitian=True))
+            y = triangular_solve(factor, b, lower=True, lapack=lapack)
+            return triangular_solve(_swap(factor).conj(), y, lower=False, lapack=lapack)
 
         return positive
     if kind == "tridiagonal":
-        return lambda a, b: np.linalg.solve(_tridiagonal(a), b)
-    return np.linalg.solve  # "gen" and "banded"
+        return lambda a, b: solve(_tridiagonal(a), b)
+    return solve  # "gen" and "banded"
 
 
 def _run_solve(
@@ -196,9 +210,10 @@ def _run_solve(
     node: Apply,
     inputs: Sequence[Any],
     out: list[list[Any]],
-    fn: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    solver: Callable[[Routines], Callable[[np.ndarray, np.ndarray], np.ndarray]],
 ) -> None:
-    """Check shapes, give vectors a column axis, solve with NaN for failing matrices."""
+    """Check shapes, give vectors a column axis, solve with ``solver(routines)`` (NaN for
+    failing matrices)."""
     dtype = _dtype(node)
     a = np.asarray(inputs[0], dtype=dtype)
     b = np.asarray(inputs[1], dtype=dtype)
@@ -210,22 +225,33 @@ def _run_solve(
             f"{op}: a has shape {a.shape} but b has {b.shape}: b must have {a.shape[-1]} rows"
         )
     rhs = b[..., None] if op.b_ndim == 1 else b
-    x = per_matrix(fn, [a, rhs], [2, 2])
+    lapack = routines(dtype)
+    if not lapack.batched and not _broadcasts(a.shape[:-2], rhs.shape[:-2]):
+        lapack = NUMPY  # which raises NumPy's error for these batch shapes
+    x = per_matrix(solver(lapack), [a, rhs], [2, 2], batched=lapack.batched)
     if op.b_ndim == 1:
         x = x[..., 0]
     out[0][0] = np.asarray(x, dtype=dtype)
 
 
+def _broadcasts(*shapes: tuple[int, ...]) -> bool:
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        return False
+    return True
+
+
 def solve_base_perform(
     op: SolveBase, node: Apply, inputs: Sequence[Any], out: list[list[Any]]
 ) -> None:
-    """``numpy.linalg.solve`` with all of ``a``."""
-    _run_solve(op, node, inputs, out, np.linalg.solve)
+    """``gesv`` with all of ``a``."""
+    _run_solve(op, node, inputs, out, lambda lapack: lapack.solve)
 
 
 def solve_perform(op: Solve, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
-    """``numpy.linalg.solve`` on the matrix ``op.assume_a`` describes."""
-    _run_solve(op, node, inputs, out, _solver(op))
+    """``gesv`` on the matrix ``op.assume_a`` describes."""
+    _run_solve(op, node, inputs, out, lambda lapack: _solver(op, lapack))
 
 
 def solve_triangular_perform(
@@ -233,7 +259,11 @@ def solve_triangular_perform(
 ) -> None:
     """A solve with the triangle ``op.lower`` names (ones on the diagonal if ``unit_diagonal``)."""
     lower, unit = op.lower, op.unit_diagonal
-    _run_solve(op, node, inputs, out, lambda a, b: triangular_solve(a, b, lower, unit))
+
+    def solver(lapack: Routines) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+        return lambda a, b: triangular_solve(a, b, lower, unit, lapack)
+
+    _run_solve(op, node, inputs, out, solver)
 
 
 def cholesky_solve_perform(
@@ -242,13 +272,15 @@ def cholesky_solve_perform(
     """Two triangular solves with the factor ``c`` (``c @ c^H`` or ``c^H @ c``)."""
     lower = op.lower
 
-    def fn(c: np.ndarray, b: np.ndarray) -> np.ndarray:
-        c_h = _swap(c).conj()
-        if lower:
-            return triangular_solve(c_h, triangular_solve(c, b, lower=True), lower=False)
-        return triangular_solve(c, triangular_solve(c_h, b, lower=True), lower=False)
+    def solver(lapack: Routines) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+        def fn(c: np.ndarray, b: np.ndarray) -> np.ndarray:
+            first, second = (c, _swap(c).conj()) if lower else (_swap(c).conj(), c)
+            y = triangular_solve(first, b, lower=True, lapack=lapack)
+            return triangular_solve(second, y, lower=False, lapack=lapack)
 
-    _run_solve(op, node, inputs, out, fn)
+        return fn
+
+    _run_solve(op, node, inputs, out, solver)
 
 
 #: Op class -> ``perform(op, node, inputs, output_storage)``. Read-only.

@@ -7,10 +7,16 @@ The modules follow PyTensor's ``pytensor.compile``: :mod:`~opweave.compile.maker
 (modes, linker names, ``optdb``), :mod:`~opweave.compile.debug` (``DebugMode``,
 ``function_dump``), :mod:`~opweave.compile.io`, :mod:`~opweave.compile.ops` and
 :mod:`~opweave.compile.sharedvalue`.
+
+PyTensor also has ``Shape``, ``Shape_i`` (:mod:`opweave.tensor.shape`) and ``shared``
+(:mod:`opweave.compile.shared_dispatch`) here. They build on the tensor library, a floor
+above this package (see :mod:`opweave._layers`), so ``import opweave``, which runs before
+any of its submodules, gives them here once the tensor library is loaded.
 """
 
+from typing import TYPE_CHECKING
+
 from opweave.compile import mode as _modes
-from opweave.compile import sharedvalue
 from opweave.compile.aliasing import (
     Supervisor,
     add_supervisor_to_fgraph,
@@ -71,6 +77,12 @@ from opweave.compile.ops import (
 from opweave.compile.profiling import ProfileStats
 from opweave.compile.rebuild import rebuild_collect_shared
 from opweave.compile.sharedvalue import SharedVariable, collect_new_shareds, shared_constructor
+
+if TYPE_CHECKING:
+    # PyTensor's names for what the tensor library defines: ``import opweave`` gives them
+    # here (see the package docstring), for type checkers.
+    from opweave.compile.shared_dispatch import shared
+    from opweave.tensor.shape import Shape, Shape_i
 
 __all__ = [
     "FAST_COMPILE",
@@ -139,18 +151,6 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    # ``shared`` (opweave.compile.sharedvalue's constructor, which makes tensor shared
-    # variables through the tensor library), ``Shape`` and ``Shape_i`` (defined in
-    # ``opweave.tensor.shape``) are re-exported here for PyTensor code. The tensor
-    # library sits on the floor above this package (see ``opweave._layers``), so they are
-    # resolved on first use.
-    if name == "shared":
-        return sharedvalue.shared
-    if name in ("Shape", "Shape_i"):
-        # late: tensor is above compile; these are re-exports only
-        from opweave.tensor.shape import Shape, Shape_i
-
-        return Shape if name == "Shape" else Shape_i
     if name in ("JAX", "NUMBA"):
         # PyTensor's modes of backends opweave does not ship (yet): they exist, so that code
         # reading them imports, and compiling with them says what to install.

@@ -46,6 +46,7 @@ from opweave.link.lookup import LinkerNotFoundError
 from opweave.link.loop import thunk_origin
 from opweave.link.progress import compile_progress
 from opweave.link.progress import current as current_progress
+from opweave.link.threads import apply_thread_flags
 
 __all__ = ["FunctionMaker", "UnusedInputError", "function"]
 
@@ -446,6 +447,7 @@ class FunctionMaker:
         profile = _profile_for(profile, self.name if name is None else name)
         # A profiled function links the linker's timed loop, where it has one.
         self.linker.profile = profile
+        apply_thread_flags()  # the BLAS threads config.blas__threads says, process-wide
         with fewer_collections(), waiting_room():
             store, self._store_rewritten = self._store_rewritten, None
             if store is not None:

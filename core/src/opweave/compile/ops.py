@@ -3,8 +3,8 @@ and :func:`wrap_py` (an Op around a Python function).
 
 ``Shape`` and ``Shape_i`` build int64 tensors, so they live where PyTensor has them, in
 :mod:`opweave.tensor.shape` (a floor above this package, see :mod:`opweave._layers`); the
-names ``opweave.compile.ops.Shape``, ``Shape_i`` and ``shape`` stay importable from here
-as lazy re-exports.
+names ``opweave.compile.ops.Shape``, ``Shape_i`` and ``shape`` stay importable from here:
+``import opweave`` gives them here once the tensor library is loaded.
 
 Their kernels come from backends, through the plugins. The ``register_*_c_code``
 functions (Theano's names) record code per Type class as the answer of a collect hook
@@ -28,6 +28,12 @@ from opweave.graph.op import Op
 from opweave.graph.type import Type
 from opweave.graph.utils import MethodNotDefined
 from opweave.plugins.registration import CollectHookEntry, register_plugin_object
+
+if TYPE_CHECKING:
+    # What ``import opweave`` gives here (see the module docstring), for type checkers.
+    from opweave.tensor.shape import Shape as Shape
+    from opweave.tensor.shape import Shape_i as Shape_i
+    from opweave.tensor.shape import _shape as shape  # noqa: F401
 
 
 def _register(hook: str, entry: tuple[Any, ...], type_class: type) -> None:
@@ -309,14 +315,3 @@ def as_op(
     """Deprecated name of :func:`wrap_py` (warns with a ``FutureWarning``)."""
     warnings.warn("as_op is deprecated; use wrap_py instead", FutureWarning, stacklevel=2)
     return wrap_py(itypes, otypes, infer_shape)
-
-
-def __getattr__(name: str) -> Any:
-    # ``Shape``, ``Shape_i`` and the ``shape`` Op instance, re-exported from their home
-    # :mod:`opweave.tensor.shape`, resolved on first use.
-    if name in ("Shape", "Shape_i", "shape"):
-        # late: tensor (which defines Shape/Shape_i) sits above compile; re-export only
-        from opweave.tensor.shape import Shape, Shape_i, _shape
-
-        return {"Shape": Shape, "Shape_i": Shape_i, "shape": _shape}[name]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

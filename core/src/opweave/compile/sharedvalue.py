@@ -1,4 +1,9 @@
-"""Shared variables: symbolic roots whose value lives between calls of compiled functions."""
+"""Shared variables: symbolic roots whose value lives between calls of compiled functions.
+
+PyTensor's ``shared`` (``opweave.compile.sharedvalue.shared``), which gives tensor values the
+tensor library's shared variables, is defined in :mod:`opweave.compile.shared_dispatch`,
+on the tensor floor, and ``import opweave`` gives it here.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +11,16 @@ import copy
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from opweave.graph.basic import Variable, _TypeType
 from opweave.graph.type import generic
 from opweave.graph.utils import MethodNotDefined
 from opweave.link.basic import Container
 from opweave.plugins.forksafe import StateLock
+
+if TYPE_CHECKING:
+    from opweave.compile.shared_dispatch import shared
 
 __all__ = [
     "SharedContainer",
@@ -169,56 +177,6 @@ class SharedVariable(Variable[_TypeType, None]):
         return cp
 
 
-def shared(
-    value: Any,
-    name: str | None = None,
-    strict: bool = False,
-    allow_downcast: bool | None = None,
-    **kwargs: Any,
-) -> SharedVariable:
-    """Return a shared variable holding ``value`` (PyTensor's generic constructor).
-
-    Arrays, NumPy scalars, Python numbers and random generators get the tensor library's
-    shared variables (:func:`opweave.tensor.sharedvar.shared`, which takes the keyword
-    arguments ``borrow``, ``shape`` and ``target``); any other value gets a
-    :class:`SharedVariable` of the :data:`~opweave.graph.type.generic` Type, which holds
-    any Python object.
-
-    Raises
-    ------
-    TypeError
-        If ``value`` is a symbolic Variable, or a keyword argument is not one the
-        constructor for ``value`` takes.
-    """
-    if isinstance(value, Variable):
-        raise TypeError(f"shared: the value cannot be a symbolic Variable, got {value}")
-    var = _dispatch_shared(value, name, strict, allow_downcast, kwargs)
-    _record_new_shared(var)
-    return var
-
-
-def _dispatch_shared(
-    value: Any, name: str | None, strict: bool, allow_downcast: bool | None, kwargs: dict[str, Any]
-) -> SharedVariable:
-    """The tensor library's shared variable for ``value`` where it takes it, else a
-    generic one (see :func:`shared`)."""
-    # late: tensor is above compile; tensor values get tensor shared variables
-    from opweave.tensor.sharedvar import shared as tensor_shared
-
-    try:
-        made: SharedVariable = tensor_shared(value, name, strict, allow_downcast, **kwargs)
-        return made
-    except TypeError:
-        if _is_tensor_value(tensor_shared, value):
-            raise  # a bad keyword argument, or an error of the tensor constructor's own
-        if kwargs:
-            raise TypeError(
-                f"shared: a value of Python type {type(value).__name__} gets a generic "
-                f"shared variable, which takes no keyword arguments {sorted(kwargs)}"
-            ) from None
-    return shared_constructor(value, name=name, strict=strict, allow_downcast=allow_downcast)
-
-
 def shared_constructor(
     value: Any,
     name: str | None = None,
@@ -231,12 +189,3 @@ def shared_constructor(
     :func:`shared` gives for values the tensor library does not take. Other keyword
     arguments are ignored."""
     return SharedVariable(generic, value, strict=strict, allow_downcast=allow_downcast, name=name)
-
-
-def _is_tensor_value(tensor_shared: Any, value: Any) -> bool:
-    """True if the tensor constructor accepts ``value`` (without keyword arguments)."""
-    try:
-        tensor_shared(value)
-    except TypeError:
-        return False
-    return True

@@ -14,7 +14,7 @@
 - :func:`zero_grad`, :func:`disconnected_grad`, :func:`undefined_grad`, :func:`grad_clip`,
   :func:`grad_scale` and their Ops (``ZeroGrad``, ...): identities that reshape the
   gradient. They subclass ``ViewOp``, so they are defined in
-  :mod:`opweave.compile.gradient_ops` (above this package) and resolved here on first use.
+  :mod:`opweave.compile.gradient_ops` (above this package).
 
 :func:`grad`, :func:`Lop` and :func:`Rop` work on graphs of any Types (see :func:`grad`
 for the ``grad_add``/``zeros_like``/``ones_like`` Type hooks a non-tensor Type can define)
@@ -23,8 +23,12 @@ libraries whose Ops' ``grad`` use :func:`grad_undefined` and :func:`grad_not_imp
 :func:`verify_grad` (which compiles tensor graphs), :func:`jacobian` and :func:`hessian`
 (which stack tensor rows or loop with :func:`opweave.scan.scan`) build on the tensor
 library: their modules, :mod:`opweave.gradient.verify` and
-:mod:`opweave.gradient.matrices`, are on the tensor floor, and this package gives their
-names on first use.
+:mod:`opweave.gradient.matrices`, are on the tensor floor.
+
+The names defined above this package (those of :mod:`opweave.gradient.verify`,
+:mod:`opweave.gradient.matrices` and :mod:`opweave.compile.gradient_ops`) are given here,
+under PyTensor's paths, by ``import opweave``, which runs before any of its submodules
+(``import opweave.gradient`` included).
 """
 
 import typing as _typing
@@ -48,52 +52,25 @@ from opweave.gradient.reverse import grad
 from opweave.graph.type import DisconnectedType, NullType, disconnected_type
 
 if _typing.TYPE_CHECKING:
+    # What ``import opweave`` gives here (see the package docstring), for type checkers.
+    from opweave.compile.gradient_ops import (
+        DisconnectedGrad,
+        GradClip,
+        GradScale,
+        UndefinedGrad,
+        ZeroGrad,
+        disconnected_grad,
+        disconnected_grad_,
+        grad_clip,
+        grad_scale,
+        mode_not_slow,
+        undefined_grad,
+        undefined_grad_,
+        zero_grad,
+        zero_grad_,
+    )
     from opweave.gradient.matrices import hessian, jacobian
     from opweave.gradient.verify import GradientError, numeric_grad, verify_grad
-
-#: The names of :mod:`opweave.gradient.matrices` and :mod:`opweave.gradient.verify`.
-_MATRICES_NAMES = frozenset({"hessian", "jacobian"})
-_VERIFY_NAMES = frozenset({"GradientError", "numeric_grad", "verify_grad"})
-
-#: The gradient-shaping Ops and their functions, and ``mode_not_slow``, defined in
-#: ``opweave.compile.gradient_ops``.
-_VIEW_OP_NAMES = frozenset(
-    {
-        "DisconnectedGrad",
-        "GradClip",
-        "GradScale",
-        "UndefinedGrad",
-        "ZeroGrad",
-        "disconnected_grad",
-        "disconnected_grad_",
-        "grad_clip",
-        "grad_scale",
-        "mode_not_slow",
-        "undefined_grad",
-        "undefined_grad_",
-        "zero_grad",
-        "zero_grad_",
-    }
-)
-
-
-def __getattr__(name: str) -> _typing.Any:
-    if name in _MATRICES_NAMES:
-        # late: gradient.matrices is on the tensor floor (it builds tensor graphs)
-        from opweave.gradient import matrices
-
-        return getattr(matrices, name)
-    if name in _VERIFY_NAMES:
-        # late: gradient.verify is on the tensor floor (it compiles tensor graphs)
-        from opweave.gradient import verify
-
-        return getattr(verify, name)
-    if name not in _VIEW_OP_NAMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    # late: the Ops are ViewOps, and compile (which defines ViewOp) sits above gradient
-    from opweave.compile import gradient_ops
-
-    return getattr(gradient_ops, name)
 
 
 __all__ = [

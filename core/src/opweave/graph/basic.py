@@ -12,20 +12,20 @@ PyTensor; their old names here still work and give the very same functions. The 
 follow only ``owner`` and ``inputs`` are defined in :mod:`opweave.graph.walks`, below this
 module, which uses them; ``explicit_graph_inputs``, ``apply_depends_on``,
 ``variable_depends_on`` and ``clone_replace``, which tell the classes apart, are defined
-here: apart from ``Variable.eval`` and ``Node.dprint``, this module imports nothing that
-builds on it.
+here. This module imports nothing that builds on it: ``Variable.eval`` and ``Node.dprint``,
+which PyTensor offers on every graph object, are given by :mod:`opweave._variable_eval`
+(which compiles with ``opweave.function``) and the printer (:mod:`opweave.printing`) when
+they are imported, which ``import opweave`` does.
 """
 
 from __future__ import annotations
 
 import copy as _copy
-import warnings
 import weakref
 from collections.abc import Callable, Generator, Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar, Token
 from itertools import count
-from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, cast
 
 import numpy as np
@@ -34,7 +34,6 @@ from opweave.graph import walks
 from opweave.graph.walks import (
     ancestors,
     apply_ancestors,
-    get_var_by_name,
     graph_inputs,
     io_toposort,
 )
@@ -86,24 +85,10 @@ _TypeType = TypeVar("_TypeType", bound="Type", default="Type", covariant=True)
 
 #: The graph walks of :mod:`opweave.graph.walks` (PyTensor's ``pytensor.graph.traversal``)
 #: that this module's ``__getattr__`` gives under their old names here; ``ancestors``,
-#: ``io_toposort``, ``graph_inputs``, ``apply_ancestors`` and ``get_var_by_name`` are
-#: imported, and ``explicit_graph_inputs``, ``apply_depends_on``, ``variable_depends_on``
-#: and ``clone_replace`` are defined here.
+#: ``io_toposort``, ``graph_inputs`` and ``apply_ancestors`` are imported, and
+#: ``explicit_graph_inputs``, ``apply_depends_on``, ``variable_depends_on`` and
+#: ``clone_replace`` are defined here.
 _MOVED_TO_WALKS = frozenset(walks.__all__)
-
-
-def _opweave() -> ModuleType:
-    """The ``opweave`` package, through which a Variable reaches what builds on graphs.
-
-    ``Variable.eval`` compiles with ``opweave.function`` (floor 6) and ``Node.dprint`` prints
-    with ``opweave.printing.debugprint`` (floor 3): PyTensor offers both on every graph
-    object, and they are the one documented exception to the floors of
-    :mod:`opweave._layers` (``tests/core/test_import_layers.py`` lists it).
-    """
-    # late: eval and dprint use the compiler and the printer, which build on graphs
-    import opweave
-
-    return opweave
 
 
 def __getattr__(name: str) -> Any:
@@ -134,15 +119,6 @@ class Scratchpad:
 def _copy_tag(tag: Any) -> Any:
     """A shallow copy of a node's or variable's ``tag`` (fast for a :class:`Scratchpad`)."""
     return tag.__copy__() if type(tag) is Scratchpad else _copy.copy(tag)
-
-
-def _hashable(value: Any) -> Any:
-    """``value`` with its dicts, lists and tuples turned into tuples (for cache keys)."""
-    if isinstance(value, dict):
-        return tuple((k, _hashable(v)) for k, v in value.items())
-    if isinstance(value, list | tuple):
-        return tuple(_hashable(v) for v in value)
-    return value
 
 
 # --------------------------------------------------------------------- pickling
@@ -287,9 +263,11 @@ class Node:
         """Return the nodes this node depends on directly."""
         raise NotImplementedError
 
-    def dprint(self, **kwargs: Any) -> Any:
-        """:func:`~opweave.printing.debugprint` of this node; ``kwargs`` go to it."""
-        return _opweave().printing.debugprint(self, **kwargs)
+    if TYPE_CHECKING:
+        # Given by opweave.printing when it is imported (``import opweave`` does): the
+        # printer builds on graphs.
+        def dprint(self, **kwargs: Any) -> Any:
+            """:func:`~opweave.printing.debugprint` of this node; ``kwargs`` go to it."""
 
 
 class AbstractApply(Node, Generic[OpType]):
@@ -495,79 +473,13 @@ class Variable(Node, Generic[_TypeType, OptionalApplyType]):
         cp.tag = _copy_tag(self.tag)
         return cp
 
-    def eval(self, inputs_to_values: dict[Variable | str, Any] | None = None, **kwargs: Any) -> Any:
-        """Compile and evaluate this variable.
-
-        Parameters
-        ----------
-        inputs_to_values
-            Maps the free input variables of the graph (or their names) to values.
-        **kwargs
-            Passed to :func:`opweave.function`: ``givens``, ``mode``,
-            ``on_unused_input`` ...
-
-        Returns
-        -------
-        The computed value.
-
-        Raises
-        ------
-        ValueError
-            For a name no variable of the graph has, or that several have (a missing
-            name is allowed with ``on_unused_input="ignore"`` or ``"warn"``).
-        TypeError
-            For a key that is neither a Variable nor a str.
-
-        Notes
-        -----
-        The compiled function is cached on the variable per set of inputs and keyword
-        arguments (arguments that cannot be hashed, such as arrays in ``givens``, are
-        compiled anew on each call).
-        """
-        lib = _opweave()
-        missing_ok = kwargs.get("on_unused_input") in ("ignore", "warn")
-        values: dict[Variable, Any] = {}
-        for key, value in (inputs_to_values or {}).items():
-            if isinstance(key, str):
-                found = get_var_by_name([cast("Variable", self)], key)
-                if len(found) > 1:
-                    raise ValueError(
-                        f"eval: {len(found)} variables of the graph are named {key!r} "
-                        f"(Found multiple variables with name {key})"
-                    )
-                if not found:
-                    if missing_ok:
-                        continue
-                    raise ValueError(
-                        f"eval: no variable of the graph of {self} is named {key!r} "
-                        f"({key} not found in graph)"
-                    )
-                key = found[0]
-            elif not isinstance(key, Variable):
-                raise TypeError(
-                    f"eval: inputs_to_values keys must be Variables or names, got "
-                    f"{type(key).__name__} {key!r}"
-                )
-            values[key] = value
-        inputs = tuple(sorted(values, key=id))
-        cache = self.__dict__.setdefault("_fn_cache", {})
-        cache_key: Any = (inputs, _hashable(kwargs))
-        try:
-            fn = cache.get(cache_key)
-        except TypeError as exc:
-            warnings.warn(
-                "Keyword arguments could not be used to create a cache key for the "
-                "underlying variable. A function will be recompiled on every call with "
-                f"such keyword arguments.\n{exc}",
-                UserWarning,
-                stacklevel=2,
-            )
-            cache_key, fn = None, None
-        if fn is None:
-            fn = lib.function(list(inputs), self, **kwargs)
-            if cache_key is not None:
-                cache[cache_key] = fn
-        return fn(*(values[v] for v in inputs))
+    if TYPE_CHECKING:
+        # Given by opweave._variable_eval when it is imported (``import opweave`` does):
+        # the compiler builds on graphs.
+        def eval(
+            self, inputs_to_values: dict[Variable | str, Any] | None = None, **kwargs: Any
+        ) -> Any:
+            """Compile and evaluate this variable (see :mod:`opweave._variable_eval`)."""
 
     def __str__(self) -> str:
         if self.name is not None:

@@ -16,7 +16,6 @@ from opweave.graph.basic import (
     FrozenApply,
     NominalVariable,
     Variable,
-    _opweave,
     _plain_copy,
     _reduce_after_ancestors,
     clone_get_equiv,
@@ -636,9 +635,11 @@ class FunctionGraph:
         """
         return FrozenFunctionGraph.from_toposort(self.inputs, self.outputs, self.toposort())
 
-    def dprint(self, **kwargs: Any) -> Any:
-        """:func:`~opweave.printing.debugprint` of this graph; ``kwargs`` go to it."""
-        return _opweave().printing.debugprint(self, **kwargs)
+    if TYPE_CHECKING:
+        # Given by opweave.printing when it is imported (``import opweave`` does): the
+        # printer builds on graphs.
+        def dprint(self, **kwargs: Any) -> Any:
+            """:func:`~opweave.printing.debugprint` of this graph; ``kwargs`` go to it."""
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         """Pickle (and deep-copy) the graph's nodes first, in topological order, then the

@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Protocol, cast
 from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.fg import FunctionGraph
 from opweave.link.lookup import available_linkers, linker_distributions
+from opweave.link.threads import apply_thread_flags
 from opweave.link.thunks import make_node_thunk
 
 
@@ -209,6 +210,7 @@ class Linker:
         """PyTensor's contract: ``(fn, inputs, outputs)``, the cells of :meth:`make_all`
         wrapped in Containers (set ``inputs[i].data``, call ``fn()``, read
         ``outputs[j].data``)."""
+        apply_thread_flags()  # as opweave.function does before linking
         fn, ins, outs, _thunks, _order = self.make_all(input_storage, output_storage, storage_map)
         assert self.fgraph is not None
         in_c = [Container(v, s) for v, s in zip(self.fgraph.inputs, ins, strict=True)]

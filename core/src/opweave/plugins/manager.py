@@ -279,6 +279,16 @@ def get_plugin_manager() -> OpweavePluginManager:
     return pm
 
 
+def _load_plugins() -> None:
+    """Create the process-wide plugin manager, whose plugins register their flags."""
+    get_plugin_manager()
+
+
+# A flag that ``config`` does not know may be one a plugin defines: reading it loads the
+# plugins first (the configuration is the floor below, so the loader is given from here).
+config.defer_unknown_flags(_load_plugins)
+
+
 @contextlib.contextmanager
 def use_plugin_manager(pm: OpweavePluginManager) -> Iterator[OpweavePluginManager]:
     """Make ``pm`` the process-wide plugin manager inside a ``with`` block."""

@@ -8,8 +8,18 @@ only; backends provide their implementations.
 """
 
 import builtins as _builtins
+from types import ModuleType as _ModuleType
 
+from opweave._layers import give_names as _give_names
 from opweave.gradient.opsupport import grad_not_implemented, grad_undefined
+from opweave.scalar import basic as _basic
+from opweave.scalar import bessel as _bessel
+from opweave.scalar import complex as _complex
+from opweave.scalar import composite as _composite
+from opweave.scalar import hyp2f1 as _hyp2f1
+from opweave.scalar import math as _math
+from opweave.scalar import probability as _probability
+from opweave.scalar import special as _special
 from opweave.scalar.autocast import (
     NumpyAutocaster,
     autocast_float,
@@ -271,6 +281,36 @@ from opweave.scalar.type import (
     uint_types,
     upcast,
 )
+
+#: PyTensor's paths for the scalar Ops it defines in ``scalar.basic`` and ``scalar.math``
+#: but which live in the modules of this package that build on those two
+#: (``pytensor.scalar.basic.exp``, ``pytensor.scalar.math.jv``): (lower module, home
+#: module, names). This package, which sits above them all, gives the lower module the
+#: home's objects, so that no module imports one that imports it.
+_PYTENSOR_PATHS: tuple[tuple[_ModuleType, _ModuleType, str], ...] = (
+    (
+        _basic,
+        _math,
+        "ArcCos ArcCosh ArcSin ArcSinh ArcTan ArcTan2 ArcTanh Cos Cosh Exp Exp2 Expm1 Log10 "
+        "Log1p Log2 Sin Sinh Sqrt Tan Tanh arccos arccosh arcsin arcsinh arctan arctan2 "
+        "arctanh cos cosh exp exp2 expm1 log10 log1p log2 sin sinh sqrt tan tanh",
+    ),
+    (_basic, _complex, "Complex Conj Imag Real complex conj imag real"),
+    (_basic, _composite, "Composite"),
+    (_math, _bessel, "Jv Kve jv kve"),
+    (_math, _hyp2f1, "Hyp2F1 hyp2f1"),
+    (_math, _probability, "BetaIncInv Owens_t betaincinv owens_t"),
+    (
+        _math,
+        _special,
+        "BetaInc Erfcinv GammaIncCInv GammaIncInv I0 I1 Ive J0 J1 NdtriExp betainc erfcinv "
+        "gammainccinv gammaincinv i0 i1 ive j0 j1 ndtri_exp",
+    ),
+)
+
+
+for _lower, _home, _names in _PYTENSOR_PATHS:
+    _give_names(_lower, _home, _names)
 
 #: Every concrete scalar Op class (those with an instance here, plus Composite): what a
 #: backend implements.

@@ -1038,13 +1038,24 @@ class Pow(BinaryScalarOp):
         self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
     ) -> list[Any]:
         """``gz * y * x**(y-1)`` and ``gz * log(x) * x**y`` (0 where ``x == 0``)."""
-        # late: scalar.math builds on this module (its Ops subclass these)
-        from opweave.scalar.math import log
-
         x, y = inputs
         gx = gz * y * pow(x, y - _const(1, y))
         gy = switch(eq(x, _const(0, x)), _const(0, gz), gz * log(x) * out)
         return [gx, gy]
+
+
+class Log(UnaryScalarOp):
+    """Natural logarithm (here, below :mod:`opweave.scalar.math`, for :class:`Pow`'s
+    gradient)."""
+
+    nfunc_spec = ("log", 1, 1)
+
+    def grad_formula(
+        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
+    ) -> list[Any]:
+        """``gz / x``."""
+        (x,) = inputs
+        return [gz / x]
 
 
 class Neg(UnaryScalarOp):
@@ -1191,6 +1202,7 @@ int_div = IntDiv(upcast_out_no_complex_min8, name="int_div")
 floor_div = int_div
 mod = Mod(upcast_out_no_complex_min8, name="mod")
 pow = Pow(upcast_out_min8, name="pow")
+log = Log(upgrade_to_float, name="log")
 neg = Neg(same_out_nobool, name="neg")
 abs_ = Abs(real_out, name="abs")
 sign = Sign(sign_out, name="sign")
@@ -1345,38 +1357,16 @@ class ScalarInnerGraphOp(ScalarOp):
         return list(self.fgraph.outputs)  # type: ignore[attr-defined]
 
 
-#: Names of ``pytensor.scalar.basic`` that live in other modules of this package, which
-#: build on this one: name -> (module, attribute there).
-_ELSEWHERE: MappingProxyType[str, tuple[str, str]] = MappingProxyType(
-    {
-        "abs": ("basic", "abs_"),
-        "bool": ("basic", "bool_"),
-        "Composite": ("composite", "Composite"),
-        **{n: ("complex", n) for n in ("Complex", "Conj", "Imag", "Real")},
-        **{n: ("complex", n) for n in ("complex", "conj", "imag", "real")},
-        **{
-            n: ("math", n)
-            for n in (
-                "ArcCos ArcCosh ArcSin ArcSinh ArcTan ArcTan2 ArcTanh Cos Cosh Exp Exp2 "
-                "Expm1 Log Log10 Log1p Log2 Sin Sinh Sqrt Tan Tanh arccos arccosh arcsin "
-                "arcsinh arctan arctan2 arctanh cos cosh exp exp2 expm1 log log10 log1p "
-                "log2 sin sinh sqrt tan tanh"
-            ).split()
-        },
-    }
-)
+#: Names of ``pytensor.scalar.basic`` that would shadow builtins here: name -> attribute.
+#: (PyTensor's names for the Ops that live in the modules of this package which build on
+#: this one, ``Exp``, ``Composite``, ``complex``..., are set here by ``opweave.scalar``,
+#: which sits above them all; so this module never uses the builtin ``complex``.)
+_BUILTIN_NAMES: MappingProxyType[str, str] = MappingProxyType({"abs": "abs_", "bool": "bool_"})
 
 
 def __getattr__(name: str) -> Any:
-    # The scalar Ops PyTensor defines in this module but which live in the modules of
-    # this package that import it (``math``, ``complex``, ``composite``), and the names
-    # that would shadow builtins here (``abs``, ``bool``, ``complex``): the same objects.
-    where = _ELSEWHERE.get(name)
-    if where is None:
+    # ``abs`` and ``bool``: the same objects as ``abs_`` and ``bool_``, without shadowing
+    # the builtins in this module.
+    if name not in _BUILTIN_NAMES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    # late: math, complex and composite import this module
-    from opweave.scalar import complex, composite, math
-
-    modules = {"complex": complex, "composite": composite, "math": math}
-    namespace = globals() if where[0] == "basic" else vars(modules[where[0]])
-    return namespace[where[1]]
+    return globals()[_BUILTIN_NAMES[name]]

@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import math as _math
 from collections.abc import Sequence
-from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opweave.gradient.opsupport import grad_undefined
 from opweave.graph.basic import Variable
@@ -35,11 +34,47 @@ from opweave.scalar.basic import (
     switch,
     true_div,
 )
+from opweave.scalar.basic import Log as Log
+from opweave.scalar.basic import log as log
 from opweave.scalar.rules import upgrade_to_float, upgrade_to_float_no_complex
 from opweave.scalar.shape_gradients import betainc_grad as betainc_grad
 from opweave.scalar.shape_gradients import gammainc_grad, gammaincc_grad
 from opweave.scalar.shape_gradients import hyp2f1_grad as hyp2f1_grad
 from opweave.scalar.type import ScalarType, complex_types, discrete_types
+
+if TYPE_CHECKING:
+    # PyTensor's names for the special-function Ops that live in the modules of this package
+    # which build on this one: ``opweave.scalar``, which sits above them all, sets them here.
+    from opweave.scalar.bessel import Jv as Jv
+    from opweave.scalar.bessel import Kve as Kve
+    from opweave.scalar.bessel import jv as jv
+    from opweave.scalar.bessel import kve as kve
+    from opweave.scalar.hyp2f1 import Hyp2F1 as Hyp2F1
+    from opweave.scalar.hyp2f1 import hyp2f1 as hyp2f1
+    from opweave.scalar.probability import BetaIncInv as BetaIncInv
+    from opweave.scalar.probability import Owens_t as Owens_t
+    from opweave.scalar.probability import betaincinv as betaincinv
+    from opweave.scalar.probability import owens_t as owens_t
+    from opweave.scalar.special import I0 as I0
+    from opweave.scalar.special import I1 as I1
+    from opweave.scalar.special import J0 as J0
+    from opweave.scalar.special import J1 as J1
+    from opweave.scalar.special import BetaInc as BetaInc
+    from opweave.scalar.special import Erfcinv as Erfcinv
+    from opweave.scalar.special import GammaIncCInv as GammaIncCInv
+    from opweave.scalar.special import GammaIncInv as GammaIncInv
+    from opweave.scalar.special import Ive as Ive
+    from opweave.scalar.special import NdtriExp as NdtriExp
+    from opweave.scalar.special import betainc as betainc
+    from opweave.scalar.special import erfcinv as erfcinv
+    from opweave.scalar.special import gammainccinv as gammainccinv
+    from opweave.scalar.special import gammaincinv as gammaincinv
+    from opweave.scalar.special import i0 as i0
+    from opweave.scalar.special import i1 as i1
+    from opweave.scalar.special import ive as ive
+    from opweave.scalar.special import j0 as j0
+    from opweave.scalar.special import j1 as j1
+    from opweave.scalar.special import ndtri_exp as ndtri_exp
 
 Grads = list[Any]
 
@@ -81,19 +116,6 @@ class Expm1(UnaryScalarOp):
         """``gz * exp(x)``."""
         (x,) = inputs
         return [gz * exp(x)]
-
-
-class Log(UnaryScalarOp):
-    """Natural logarithm."""
-
-    nfunc_spec = ("log", 1, 1)
-
-    def grad_formula(
-        self, inputs: Sequence[ScalarVariable], out: ScalarVariable, gz: ScalarVariable
-    ) -> Grads:
-        """``gz / x``."""
-        (x,) = inputs
-        return [gz / x]
 
 
 class Log2(UnaryScalarOp):
@@ -570,7 +592,6 @@ class GammaIncC(BinaryScalarOp):
 exp = Exp(upgrade_to_float, name="exp")
 exp2 = Exp2(upgrade_to_float, name="exp2")
 expm1 = Expm1(upgrade_to_float, name="expm1")
-log = Log(upgrade_to_float, name="log")
 log2 = Log2(upgrade_to_float, name="log2")
 log10 = Log10(upgrade_to_float, name="log10")
 log1p = Log1p(upgrade_to_float, name="log1p")
@@ -615,31 +636,3 @@ def betaln(a: Any, b: Any) -> ScalarVariable:
         Scalars (variables or numbers).
     """
     return scalar_out(scalar_out(gammaln(a)) + gammaln(b) - gammaln(add(a, b)))
-
-
-#: The special-function Ops PyTensor defines in this module but which live in the modules
-#: of this package that build on it: name -> module.
-_ELSEWHERE: MappingProxyType[str, str] = MappingProxyType(
-    {
-        **dict.fromkeys(["Jv", "Kve", "jv", "kve"], "bessel"),
-        **dict.fromkeys(["Hyp2F1", "hyp2f1"], "hyp2f1"),
-        **dict.fromkeys(["BetaIncInv", "Owens_t", "betaincinv", "owens_t"], "probability"),
-        **dict.fromkeys(
-            "BetaInc Erfcinv GammaIncCInv GammaIncInv I0 I1 Ive J0 J1 NdtriExp betainc erfcinv "
-            "gammainccinv gammaincinv i0 i1 ive j0 j1 ndtri_exp".split(),
-            "special",
-        ),
-    }
-)
-
-
-def __getattr__(name: str) -> Any:
-    # The same objects as in their home modules, which import this one.
-    where = _ELSEWHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    # late: bessel, hyp2f1, probability and special import this module
-    from opweave.scalar import bessel, hyp2f1, probability, special
-
-    modules = {"bessel": bessel, "hyp2f1": hyp2f1, "probability": probability}
-    return getattr(modules.get(where, special), name)

@@ -27,7 +27,21 @@ from numpy.typing import ArrayLike
 from opweave.gradient import grad  # PyTensor's re-export
 from opweave.graph.basic import Constant, Variable  # PyTensor's re-exports
 from opweave.graph.op import Op
-from opweave.tensor import linalg, nlinalg, random, slinalg  # noqa: F401 - ``ot.linalg``, ``ot.random``
+
+# Imported first: _given_names gives opweave.tensor.constructors and opweave.tensor.basic
+# the names they use whose home builds on them; _pytensor_paths gives opweave.tensor.basic
+# and opweave.tensor.math PyTensor's names whose home builds on them (before the * below).
+# ``operators`` gives tensor variables the operators and methods that build graphs
+# (``x + y``, ``x.sum()``, ...; see opweave.tensor.variable). ``ot.linalg``, ``ot.random``
+from opweave.tensor import (  # noqa: F401
+    _given_names,
+    _pytensor_paths,
+    linalg,
+    nlinalg,
+    operators,
+    random,
+    slinalg,
+)
 from opweave.tensor.basic import *  # noqa: F403
 from opweave.tensor.basic import __all__ as _basic_all
 from opweave.tensor.basic_extra import *  # noqa: F403
@@ -46,6 +60,7 @@ from opweave.tensor.math import __all__ as _math_all
 from opweave.tensor.math_extra import *  # noqa: F403
 from opweave.tensor.math_extra import __all__ as _math_extra_all
 from opweave.tensor.pad import pad
+from opweave.tensor.scalar_constant import get_underlying_scalar_constant
 from opweave.tensor.shape import *  # noqa: F403
 from opweave.tensor.shape import __all__ as _shape_all
 from opweave.tensor.sharedvar import TensorSharedVariable, shared
@@ -71,7 +86,6 @@ from opweave.tensor.variable import (
     OperatorUnavailableError,
     TensorConstant,
     TensorVariable,
-    get_underlying_scalar_constant,
 )
 from opweave.transfer import transfer
 
@@ -136,13 +150,3 @@ __all__ = [
     *_subtensor_all,
 ]
 __all__ = list(dict.fromkeys(__all__))  # modules re-export a few shared names
-
-
-def __getattr__(name: str) -> object:
-    """``hessian`` and ``jacobian`` (PyTensor's re-exports of :mod:`opweave.gradient`'s)."""
-    if name in ("hessian", "jacobian"):
-        # late: opweave.gradient.matrices builds on this package (it stacks tensor rows)
-        from opweave.gradient import matrices
-
-        return getattr(matrices, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -52,6 +52,7 @@ from opweave.tensor.constructors import as_tensor, as_tensor_variable, constant
 from opweave.tensor.conversion import _as_tensor_variable as _as_tensor_variable  # PyTensor's
 from opweave.tensor.elemwise import DimShuffle, Elemwise
 from opweave.tensor.exceptions import EmptyConstantError
+from opweave.tensor.scalar_constant import get_underlying_scalar_constant
 from opweave.tensor.type import (
     TensorType,
     continuous_dtypes,
@@ -61,12 +62,49 @@ from opweave.tensor.type import (
     uint_dtypes,
 )
 from opweave.tensor.type import tensor as tensor  # re-exported, as in PyTensor
-from opweave.tensor.variable import (
-    NotScalarConstantError,
-    TensorVariable,
-    get_underlying_scalar_constant,
-)
+from opweave.tensor.variable import NotScalarConstantError, TensorVariable
 from opweave.transfer import transfer as transfer  # PyTensor's re-export
+
+if typing.TYPE_CHECKING:
+    # PyTensor's names of this module whose home builds on it (set here by
+    # opweave.tensor._pytensor_paths, which sits above both)
+    from opweave.tensor.basic_extra import atleast_1d as atleast_1d
+    from opweave.tensor.basic_extra import atleast_2d as atleast_2d
+    from opweave.tensor.basic_extra import atleast_3d as atleast_3d
+    from opweave.tensor.basic_extra import atleast_Nd as atleast_Nd
+    from opweave.tensor.basic_extra import empty as empty
+    from opweave.tensor.basic_extra import empty_like as empty_like
+    from opweave.tensor.basic_extra import expand_dims as expand_dims
+    from opweave.tensor.basic_extra import extract_diag as extract_diag
+    from opweave.tensor.basic_extra import horizontal_stack as horizontal_stack
+    from opweave.tensor.basic_extra import identity as identity
+    from opweave.tensor.basic_extra import identity_like as identity_like
+    from opweave.tensor.basic_extra import inverse_permutation as inverse_permutation
+    from opweave.tensor.basic_extra import is_flat as is_flat
+    from opweave.tensor.basic_extra import mgrid as mgrid
+    from opweave.tensor.basic_extra import moveaxis as moveaxis
+    from opweave.tensor.basic_extra import ogrid as ogrid
+    from opweave.tensor.basic_extra import permute_row_elements as permute_row_elements
+    from opweave.tensor.basic_extra import stacklists as stacklists
+    from opweave.tensor.basic_extra import take_along_axis as take_along_axis
+    from opweave.tensor.basic_extra import trace as trace
+    from opweave.tensor.basic_extra import tril_indices as tril_indices
+    from opweave.tensor.basic_extra import tril_indices_from as tril_indices_from
+    from opweave.tensor.basic_extra import triu_indices as triu_indices
+    from opweave.tensor.basic_extra import triu_indices_from as triu_indices_from
+    from opweave.tensor.basic_extra import vertical_stack as vertical_stack
+    from opweave.tensor.extra_ops import roll as roll
+
+    # Used here, defined in modules that build on this one (indexing, shape inference):
+    # set here by opweave.tensor._given_names, which sits above them all
+    from opweave.tensor.index_list import get_idx_list
+    from opweave.tensor.rewriting.shape import (
+        ShapeFeature,
+        local_shape_from_infer_shape,
+        local_shape_i_from_infer_shape,
+        local_subtensor_of_shape,
+    )
+    from opweave.tensor.subtensor import Subtensor, advanced_subtensor1
 
 __all__ = [
     "ARange",
@@ -131,7 +169,8 @@ __all__ = [
     "zeros",
     "zeros_like",
     *(
-        # PyTensor's names of this module whose home is a module built on this one
+        # PyTensor's names of this module whose home is a module built on this one:
+        # opweave.tensor._pytensor_paths sets them here
         "atleast_1d atleast_2d atleast_3d atleast_Nd empty empty_like expand_dims "
         "extract_diag horizontal_stack identity identity_like inverse_permutation is_flat "
         "mgrid moveaxis ogrid permute_row_elements roll stacklists take_along_axis trace "
@@ -140,45 +179,20 @@ __all__ = [
     ).split(),
 ]
 
-#: Where the names above live: modules of this package that import this one.
-_HOME_ABOVE = {"roll": "extra_ops"}
-
-
 # ====================================================================== helpers
 
 
 def _above() -> types.SimpleNamespace:
     """The modules of this package built on this one, for the functions here that call
-    them: ``basic_extra``, ``extra_ops`` and (the functions used from) ``shape``."""
-    # late: shape, basic_extra and extra_ops build on this module (same floor, above it)
-    from opweave.tensor import basic_extra, extra_ops
+    them: (the functions used from) ``shape``."""
+    # late: opweave.tensor.shape builds on this module (same floor, above it)
     from opweave.tensor.shape import Shape, flatten, shape_i, shape_padaxis
 
     # (``opweave.tensor.shape``, the package's attribute, is the function ``shape``.)
     shape = types.SimpleNamespace(
         Shape=Shape, flatten=flatten, shape_i=shape_i, shape_padaxis=shape_padaxis
     )
-    return types.SimpleNamespace(basic_extra=basic_extra, extra_ops=extra_ops, shape=shape)
-
-
-def _subtensor() -> types.SimpleNamespace:
-    """The names of :mod:`opweave.tensor.subtensor` used here (indexing Ops build on this
-    module)."""
-    # late: opweave.tensor.subtensor builds on this module (same floor, above it)
-    from opweave.tensor.subtensor import Subtensor, advanced_subtensor1, get_idx_list
-
-    # (``opweave.tensor.subtensor``, the package's attribute, is the function ``subtensor``.)
-    return types.SimpleNamespace(
-        Subtensor=Subtensor, advanced_subtensor1=advanced_subtensor1, get_idx_list=get_idx_list
-    )
-
-
-def __getattr__(name: str) -> Any:
-    """PyTensor's names of this module defined in ``basic_extra`` and ``extra_ops``
-    (the same objects)."""
-    if name not in __all__ or name in globals():
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(getattr(_above(), _HOME_ABOVE.get(name, "basic_extra")), name)
+    return types.SimpleNamespace(shape=shape)
 
 
 def as_dtype(dtype: Any) -> str:
@@ -258,18 +272,18 @@ def _value_of_python(v: Any) -> np.ndarray:
     return arr
 
 
-def _rewrites() -> types.SimpleNamespace:
-    """The rewrite modules used here: ``constant_folding`` (which computes through the
-    backends' plugins) and ``shape`` (shape inference)."""
-    # late: the rewrites build on this module (a floor above it)
-    from opweave.tensor.rewriting import constant_folding, shape
+def _constant_folding() -> types.ModuleType:
+    """The module :mod:`opweave.tensor.rewriting.constant_folding` (it computes constant
+    nodes through the backends' plugins)."""
+    # late: the rewrites build on this module (same floor, above it)
+    from opweave.tensor.rewriting import constant_folding
 
-    return types.SimpleNamespace(constant_folding=constant_folding, shape=shape)
+    return constant_folding
 
 
 def _computed(v: Variable, values: Sequence[np.ndarray]) -> np.ndarray:
     """The value of ``v`` (an Elemwise or scalar Op of a listed scalar Op) from its inputs'."""
-    compute_constant_node = _rewrites().constant_folding.compute_constant_node
+    compute_constant_node = _constant_folding().compute_constant_node
     node = v.owner
     assert node is not None
     assert v.index is not None
@@ -292,16 +306,15 @@ def _indexed_value(
 ) -> np.ndarray | tuple[Variable, Any] | None:
     """For ``v = base[i]`` (a 0-d ``Subtensor``): its value, or ``(entry, dtype)`` to look
     at next (``base`` a ``MakeVector`` or a ``Join`` of vectors), or ``None``."""
-    subtensor = _subtensor()
     node = v.owner
-    if node is None or not isinstance(node.op, subtensor.Subtensor) or tensor_type_of(v).ndim != 0:
+    if node is None or not isinstance(node.op, Subtensor) or tensor_type_of(v).ndim != 0:
         return None
     base = tensor_var(node.inputs[0])
     try:
         idx = [int(_underlying_value(i, elemwise, False, max_recur)) for i in node.inputs[1:]]
     except (NotScalarConstantError, TypeError, ValueError):
         return None
-    key = subtensor.get_idx_list([base, *idx], node.op.idx_list)
+    key = get_idx_list([base, *idx], node.op.idx_list)
     dtype = tensor_type_of(v).dtype
     if isinstance(base, Constant):
         return np.asarray(np.asarray(base.data)[key], dtype=dtype)
@@ -462,14 +475,13 @@ def _folded_entry(entry: TensorVariable) -> int | None:
         return int(get_underlying_scalar_constant_value(entry))
     except NotScalarConstantError:
         pass
-    rewrites = _rewrites()
-    fgraph = FunctionGraph(outputs=[entry], features=[rewrites.shape.ShapeFeature()], clone=True)
+    fgraph = FunctionGraph(outputs=[entry], features=[ShapeFeature()], clone=True)
     in2out(
-        rewrites.shape.local_shape_from_infer_shape,
-        rewrites.shape.local_shape_i_from_infer_shape,
-        rewrites.shape.local_subtensor_of_shape,
+        local_shape_from_infer_shape,
+        local_shape_i_from_infer_shape,
+        local_subtensor_of_shape,
     ).rewrite(fgraph)
-    rewrites.constant_folding.topo_constant_folding.rewrite(fgraph)
+    _constant_folding().topo_constant_folding.rewrite(fgraph)
     (folded,) = fgraph.outputs
     try:
         return int(get_underlying_scalar_constant_value(folded))
@@ -1666,7 +1678,7 @@ def flatnonzero(a: Any) -> TensorVariable:
 def nonzero_values(a: Any) -> TensorVariable:
     """The non-zero elements of ``a``, flattened, in C order."""
     flat = flatten(as_tensor_variable(a), 1)
-    return typing.cast(TensorVariable, _subtensor().advanced_subtensor1(flat, flatnonzero(flat)))
+    return advanced_subtensor1(flat, flatnonzero(flat))
 
 
 class ExtractDiag(Op):

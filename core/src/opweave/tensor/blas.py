@@ -29,6 +29,7 @@ from opweave.tensor.elemwise import (
     sum_to_broadcast,
     zeros_like_float,
 )
+from opweave.tensor.shape_ops import Shape_i
 from opweave.tensor.type import TensorType, discrete_dtypes
 from opweave.tensor.variable import TensorVariable
 
@@ -355,9 +356,6 @@ def _length(x: TensorVariable, axes: Sequence[int]) -> Any:
     static = [x.type.shape[i] for i in axes]
     if all(n is not None for n in static):
         return int(np.prod(cast("list[int]", static), dtype=np.int64))
-    # late: opweave.tensor.shape (Shape_i) builds on this module (same floor, above it)
-    from opweave.tensor.shape import Shape_i
-
     terms: list[Any] = [Shape_i(i)(x) for i, n in zip(axes, static) if n is None]
     known = int(np.prod([n for n in static if n is not None], dtype=np.int64))
     if known != 1:

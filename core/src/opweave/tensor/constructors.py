@@ -9,7 +9,7 @@ The constructors (``scalar``/``vector``/``matrix``/..., the typed shortcuts ``dm
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -179,6 +179,12 @@ from opweave.tensor.type import (  # the constructors' primary location, re-expo
     zvector,
 )
 from opweave.tensor.variable import TensorConstant, TensorVariable
+
+if TYPE_CHECKING:
+    # The module whose functions stack lists of variables, make ranges and convert scalars
+    # here (looked up when they run). It builds on this module: set here by
+    # opweave.tensor._given_names, which sits above both.
+    from opweave.tensor import basic
 
 __all__ = [
     "as_tensor",
@@ -515,7 +521,7 @@ def as_tensor_variable(
         if all(not isinstance(e, Variable | Apply) or isinstance(e, Constant) for e in x):
             data = [e.data if isinstance(e, Constant) else e for e in x]
             return constant(type(x)(data), name=name, ndim=ndim, dtype=dtype)
-        stacked = _basic().stack([as_tensor_variable(e) for e in x])
+        stacked = basic.stack([as_tensor_variable(e) for e in x])
         return as_tensor_variable(stacked, ndim=ndim)
     try:
         return constant(x, name=name, ndim=ndim, dtype=dtype)
@@ -523,20 +529,11 @@ def as_tensor_variable(
         raise TypeError(f"cannot convert {type(x).__name__} {x!r:.60} to a tensor: {exc}") from None
 
 
-def _basic() -> Any:
-    """The module :mod:`opweave.tensor.basic` (its Ops make tensors of scalars, stacks and
-    ranges)."""
-    # late: opweave.tensor.basic builds on this module (same floor, above it)
-    from opweave.tensor import basic
-
-    return basic
-
-
 def _range_tensor(x: range, name: str | None, ndim: int | None, dtype: Any) -> TensorVariable:
     """A Python ``range`` as the ``arange`` with the same start, stop and step."""
     if ndim is not None and ndim != 1:
         raise ValueError(f"as_tensor_variable: ndim for range must be 1, got ndim={ndim}")
-    out: TensorVariable = _basic().arange(x.start, x.stop, x.step, dtype=dtype)
+    out: TensorVariable = basic.arange(x.start, x.stop, x.step, dtype=dtype)
     out.name = name
     return out
 
@@ -545,7 +542,7 @@ def _tensor_of_variable(x: Variable) -> TensorVariable:
     if isinstance(x.type, TensorType):
         return tensor_var(x)
     if isinstance(x.type, ScalarType):
-        return tensor_var(_basic().tensor_from_scalar(x))
+        return tensor_out(basic.tensor_from_scalar(x))
     convert = getattr(x, "_as_TensorVariable", None)
     if convert is None:
         raise TypeError(

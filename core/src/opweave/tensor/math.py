@@ -9,8 +9,9 @@ rewriters can track them. ``variadic_add`` and ``variadic_mul`` are functions bu
 them, and ``_matmul`` is the :class:`MatMul` instance behind
 :func:`matmul`. Reductions live in :mod:`opweave.tensor.reductions` and
 products in :mod:`opweave.tensor.blas`; both are re-exported here, with PyTensor's
-helpers :func:`max_and_argmax`, :func:`dense_dot`, :class:`ProdWithoutZeros` (the
-reduction of the scalar Op :class:`MulWithoutZeros`) and :func:`median`. The complex-number
+helpers :func:`max_and_argmax`, :func:`dense_dot` and :class:`ProdWithoutZeros` (the
+reduction of the scalar Op :class:`MulWithoutZeros`); PyTensor's ``median`` (which sorts) is
+:func:`opweave.tensor.math_extra.median`, given here too. The complex-number
 helpers (:func:`real`, :func:`imag`, :func:`conj`, :func:`angle`, :func:`complex`,
 :func:`complex_from_polar`) are functions applying the Elemwise of the scalar Ops of
 :mod:`opweave.scalar.complex`; ``real`` and ``conj`` of a real tensor return it unchanged.
@@ -38,7 +39,6 @@ from opweave.tensor.elemwise import (
     Elemwise,
     _as_tensor,
     cast_to,
-    normalize_axis,
     zeros_like_float,
 )
 from opweave.tensor.reductions import (
@@ -64,7 +64,7 @@ from opweave.tensor.reductions import (
     sum,
     var,
 )
-from opweave.tensor.type import complex_dtypes, float_dtypes
+from opweave.tensor.type import complex_dtypes
 
 
 def _elemwise(scalar_op: ps.ScalarOp, name: str, doc: str) -> Elemwise:
@@ -519,46 +519,6 @@ switch = _elemwise(
 )
 
 
-def median(x: typing.Any, axis: typing.Any = None) -> typing.Any:
-    """The median over ``axis`` (``numpy.median``, for real tensors without NaN).
-
-    Built as in PyTensor: the reduced axes are moved last and flattened, sorted
-    (:func:`opweave.tensor.sort.sort`), and the middle element taken (the mean of the two
-    middle ones for an even count); the gradient goes back through those Ops to the middle
-    elements.
-
-    Parameters
-    ----------
-    x
-        A tensor.
-    axis
-        ``None`` (all axes), an axis or a sequence of axes.
-
-    Returns
-    -------
-    TensorVariable
-        Float: ``x``'s dtype for floats, ``float64`` for integers and booleans.
-    """
-    # late: opweave.tensor.sort (sorting, and the indexing it builds on) is above this module
-    from opweave.tensor.sort import sort
-
-    x = _as_tensor(x)
-    ndim = x.type.ndim
-    axes = list(normalize_axis(axis, ndim, "median"))
-    kept = [i for i in range(ndim) if i not in axes]
-    moved = x.dimshuffle(kept + axes)
-    if len(axes) != 1:
-        moved = moved.reshape([x.shape[i] for i in kept] + [-1])
-    n = moved.shape[-1]
-    k = int_div(n, 2)
-    ordered = sort(moved, axis=-1)
-    dtype = x.type.dtype if x.type.dtype in float_dtypes else "float64"
-    upper = cast(ordered[..., k], dtype)
-    lower = cast(ordered[..., sub(k, 1)], dtype)
-    even = true_div(add(upper, lower), constant(2, dtype=dtype))
-    return switch(eq(mod(n, 2), 0), even, upper)
-
-
 # ====================================================================== variadic helpers
 
 
@@ -578,27 +538,6 @@ def variadic_mul(*args: typing.Any) -> typing.Any:
     if len(args) == 1:
         return args[0]
     return mul(*args)
-
-
-#: Names PyTensor's ``tensor.math`` has whose home in opweave builds on this module (so
-#: they cannot be imported here at module level): name -> the module that defines them.
-_ELSEWHERE = MappingProxyType(
-    {
-        **dict.fromkeys(
-            "allclose isclose isfinite isposinf isneginf nan_to_num sgn iround ceil_intdiv "
-            "largest smallest cov vecdot matvec vecmat".split(),
-            "opweave.tensor.math_extra",
-        ),
-        **dict.fromkeys(
-            "betainc chi2sf erfcinv gammainccinv gammaincinv i0 i1 iv ive j0 j1 ndtri_exp".split(),
-            "opweave.tensor.special_extra",
-        ),
-        **dict.fromkeys(
-            "betaincinv hyp2f1 jv kn kv kve owens_t".split(), "opweave.tensor.special_functions"
-        ),
-        "logaddexp": "opweave.tensor.special",
-    }
-)
 
 
 #: Default ``(atol, rtol)`` of :func:`_allclose` per the flag ``tensor__cmp_sloppy`` (0, 1,
@@ -664,13 +603,9 @@ def __getattr__(name: str) -> typing.Any:
             "The class `MaxandArgmax` has been deprecated. Call `Max` and `Argmax` "
             "seperately as an alternative."
         )
-    if name not in _ELSEWHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    # late: these modules build on this one; the names are re-exports, resolved on first use
-    from opweave.tensor import math_extra, special, special_extra, special_functions
-
-    modules = (math_extra, special, special_extra, special_functions)
-    return getattr({module.__name__: module for module in modules}[_ELSEWHERE[name]], name)
+    # PyTensor's names of this module whose home builds on it (``allclose``, ``jv``, ...)
+    # are set here by opweave.tensor._pytensor_paths, which sits above both.
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [
@@ -764,7 +699,6 @@ __all__ = [
     "max_and_argmax",
     "maximum",
     "mean",
-    "median",
     "min",
     "minimum",
     "mod",

@@ -1,10 +1,11 @@
 """More of ``pytensor.tensor.math``: comparisons with tolerances, finiteness tests,
-``nan_to_num``, ``cov``, the batched products ``matvec``/``vecmat``/``vecdot`` and
-PyTensor's small helpers (``sgn``, ``iround``, ``ceil_intdiv``, ``largest``, ``smallest``,
-``conjugate``).
+``nan_to_num``, ``cov``, ``median``, the batched products ``matvec``/``vecmat``/``vecdot``
+and PyTensor's small helpers (``sgn``, ``iround``, ``ceil_intdiv``, ``largest``,
+``smallest``, ``conjugate``).
 
 Each is a composition of the elementwise Ops, reductions and products of
-:mod:`opweave.tensor.math`, so gradients, shape inference and kernels come with them.
+:mod:`opweave.tensor.math` (``median`` sorts with :mod:`opweave.tensor.sort`), so
+gradients, shape inference and kernels come with them.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ from opweave.tensor import math as tm
 from opweave.tensor._typing import tensor_out
 from opweave.tensor.basic import cast, concatenate, ones_like, stack, switch
 from opweave.tensor.basic_extra import atleast_2d
-from opweave.tensor.constructors import as_tensor_variable
+from opweave.tensor.constructors import as_tensor_variable, constant
+from opweave.tensor.elemwise import normalize_axis
 from opweave.tensor.extra_ops import squeeze
 from opweave.tensor.shape import shape_padaxis, shape_padright
-from opweave.tensor.type import discrete_dtypes
+from opweave.tensor.sort import sort
+from opweave.tensor.type import discrete_dtypes, float_dtypes
 from opweave.tensor.variable import TensorVariable
 
 __all__ = [
@@ -37,6 +40,7 @@ __all__ = [
     "isposinf",
     "largest",
     "matvec",
+    "median",
     "nan_to_num",
     "sgn",
     "smallest",
@@ -351,3 +355,40 @@ def batched_dot(a: Any, b: Any) -> TensorVariable:
     if core == (1, 2):
         return tensor_out(tm.matmul(shape_padaxis(a, 1), b)[:, 0, :])
     return tm.matmul(a, b)
+
+
+def median(x: Any, axis: Any = None) -> Any:
+    """The median over ``axis`` (``numpy.median``, for real tensors without NaN).
+
+    Built as in PyTensor: the reduced axes are moved last and flattened, sorted
+    (:func:`opweave.tensor.sort.sort`), and the middle element taken (the mean of the two
+    middle ones for an even count); the gradient goes back through those Ops to the middle
+    elements.
+
+    Parameters
+    ----------
+    x
+        A tensor.
+    axis
+        ``None`` (all axes), an axis or a sequence of axes.
+
+    Returns
+    -------
+    TensorVariable
+        Float: ``x``'s dtype for floats, ``float64`` for integers and booleans.
+    """
+    x = as_tensor_variable(x)
+    ndim = x.type.ndim
+    axes = list(normalize_axis(axis, ndim, "median"))
+    kept = [i for i in range(ndim) if i not in axes]
+    moved = x.dimshuffle(kept + axes)
+    if len(axes) != 1:
+        moved = moved.reshape([x.shape[i] for i in kept] + [-1])
+    n = moved.shape[-1]
+    k = tm.int_div(n, 2)
+    ordered = sort(moved, axis=-1)
+    dtype = x.type.dtype if x.type.dtype in float_dtypes else "float64"
+    upper = tm.cast(ordered[..., k], dtype)
+    lower = tm.cast(ordered[..., tm.sub(k, 1)], dtype)
+    even = tm.true_div(tm.add(upper, lower), constant(2, dtype=dtype))
+    return tm.switch(tm.eq(tm.mod(n, 2), 0), even, upper)

@@ -38,6 +38,7 @@ from opweave.tensor.elemwise import (
     normalize_axis,
     zeros_like_float,
 )
+from opweave.tensor.shape_ops import Shape_i
 from opweave.tensor.type import TensorType, discrete_dtypes
 from opweave.tensor.variable import TensorVariable
 
@@ -574,9 +575,6 @@ def _count(x: TensorVariable, axes: Sequence[int]) -> TensorVariable:
     known = int(np.prod(lengths, dtype=np.int64))
     if len(lengths) == len(static):
         return _const(known, "int64")
-    # late: opweave.tensor.shape (Shape_i) builds on this module (same floor, above it)
-    from opweave.tensor.shape import Shape_i
-
     terms = [tensor_out(Shape_i(i)(x)) for i, n in zip(axes, static) if n is None]
     if known != 1:
         terms.append(_const(known, "int64"))

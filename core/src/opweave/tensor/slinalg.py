@@ -20,13 +20,14 @@ solves, Murray (2016) for the Cholesky factor; an Op that reads only one triangl
 ``a`` gets a gradient on that triangle only.
 
 PyTensor's ``schur``, ``qz``, ``ordqz`` and their Ops :class:`Schur`, :class:`QZ` are
-given here too; they live in :mod:`opweave.tensor.linalg.decomposition.schur`.
+given here too; they live in :mod:`opweave.tensor.linalg.decomposition.schur`, which
+builds on this module, and the package :mod:`opweave.tensor.linalg` sets them here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from opweave.graph.basic import Apply, Variable
 from opweave.graph.op import Op
@@ -50,36 +51,35 @@ from opweave.tensor.elemwise import sum_to_broadcast
 from opweave.tensor.type import TensorType
 from opweave.tensor.variable import TensorVariable
 
-#: PyTensor's names of this module that :mod:`opweave.tensor.linalg.decomposition.schur`
-#: defines (the same objects, given on first use).
-_SCHUR_NAMES = ("QZ", "Schur", "ordqz", "qz", "schur")
+if TYPE_CHECKING:
+    # PyTensor's names of this module that :mod:`opweave.tensor.linalg.decomposition.schur`
+    # defines (which builds on this module): the package :mod:`opweave.tensor.linalg`,
+    # which sits above both, sets them here (the same objects).
+    from opweave.tensor.linalg.decomposition.schur import QZ as QZ
+    from opweave.tensor.linalg.decomposition.schur import Schur as Schur
+    from opweave.tensor.linalg.decomposition.schur import ordqz as ordqz
+    from opweave.tensor.linalg.decomposition.schur import qz as qz
+    from opweave.tensor.linalg.decomposition.schur import schur as schur
 
 __all__ = [
-    *_SCHUR_NAMES,
+    "QZ",
     "Cholesky",
     "CholeskySolve",
+    "Schur",
     "Solve",
     "SolveBase",
     "SolveTriangular",
     "cho_factor",
     "cho_solve",
     "cholesky",
+    "ordqz",
+    "qz",
+    "schur",
     "solve",
     "solve_triangular",
 ]
 
 ON_ERROR = ("nan", "raise")
-
-
-def __getattr__(name: str) -> Any:
-    """``schur``, ``qz``, ``ordqz`` and their Ops, from
-    :mod:`opweave.tensor.linalg.decomposition.schur`."""
-    if name not in _SCHUR_NAMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    # late: the opweave.tensor.linalg package imports this module (its modules build on it)
-    from opweave.tensor.linalg.decomposition import schur as schur_module
-
-    return getattr(schur_module, name)
 
 
 # ====================================================================== Cholesky

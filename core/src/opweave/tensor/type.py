@@ -842,30 +842,6 @@ class TensorType(ShapedType):
             and otype.broadcastable == self.broadcastable
         )
 
-    def convert_variable(self, var: Variable) -> Variable | None:
-        """Return ``var`` usable where this Type is expected, or ``None``.
-
-        A variable whose Type is as or more specific (:meth:`is_super`) is returned as is.
-        One that is less specific (same dtype and rank) goes through
-        ``opweave.tensor.shape.specify_shape`` when that module is available.
-        """
-        vtype = var.type
-        if self.is_super(vtype):
-            return var
-        if (
-            isinstance(vtype, TensorType)
-            and vtype.dtype == self.dtype
-            and vtype.ndim == self.ndim
-            and all(s is None or o is None or s == o for s, o in zip(self.shape, vtype.shape))
-        ):
-            try:
-                # late: opweave.tensor.shape builds on this module (same floor, above it)
-                from opweave.tensor.shape import specify_shape
-            except ImportError:
-                return None
-            return specify_shape(var, self.shape)
-        return None
-
     # ------------------------------------------------------------------ values
 
     @staticmethod

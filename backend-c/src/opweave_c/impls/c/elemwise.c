@@ -47,8 +47,9 @@ static void opw_ew_readonly_error(const char* op, int input) {
 #section parallel_flat
 static int opw_ew_par_{name}({decls}) {{
     int opw_rc = 0;
-    if (opw_n < {min_size} || omp_get_max_threads() < 2) return opw_ew_flat_{name}({whole});
-    #pragma omp parallel reduction(|: opw_rc)
+    const int opw_threads = {threads};
+    if (opw_n < {min_size} || opw_threads < 2) return opw_ew_flat_{name}({whole});
+    #pragma omp parallel num_threads(opw_threads) reduction(|: opw_rc)
     {{
         const npy_intp opw_t = omp_get_thread_num(), opw_nt = omp_get_num_threads();
         const npy_intp opw_chunk = ((opw_n + opw_nt - 1) / opw_nt + 63) & ~(npy_intp)63;

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from opweave.compile.mode import Mode
+from opweave.compile.mode_base import Mode
 from opweave.graph.basic import Apply, Variable
 from opweave.graph.fg import FunctionGraph
 from opweave.link.basic import Linker

@@ -5,7 +5,11 @@ rewriters), :mod:`~opweave.graph.rewriting.pattern` (pattern rewrites),
 :mod:`~opweave.graph.rewriting.graph` (graph rewriters) and
 :mod:`~opweave.graph.rewriting.merge` (merging duplicates) and
 :mod:`~opweave.graph.rewriting.tools` (substitution, trackers, features, helpers).
+``get_active_mode`` asks the compiler for a mode: it is defined in
+:mod:`opweave.compile.mode`, above graphs, and ``import opweave`` gives it here.
 """
+
+from typing import TYPE_CHECKING
 
 from opweave.graph.rewriting.graph import (
     EquilibriumGraphRewriter,
@@ -50,11 +54,13 @@ from opweave.graph.rewriting.tools import (
     RemoveKeyType,
     SubstitutionNodeRewriter,
     TransformOutputType,
-    get_active_mode,
     merge_dict,
     pre_constant_merge,
     pre_greedy_node_rewriter,
 )
+
+if TYPE_CHECKING:
+    from opweave.compile.mode import get_active_mode
 
 __all__ = [
     "ChangeTracker",

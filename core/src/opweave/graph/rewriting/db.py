@@ -78,6 +78,7 @@ from opweave.graph.rewriting.graph import (
 )
 from opweave.graph.rewriting.merge import MergeOptimizer
 from opweave.graph.rewriting.node import NodeRewriter, SequentialNodeRewriter
+from opweave.plugins.manager import get_plugin_manager
 
 if TYPE_CHECKING:
     import pluggy
@@ -826,9 +827,6 @@ def build_rewrite_database(pm: pluggy.PluginManager | None = None) -> RewriteDat
         :func:`opweave.plugins.get_plugin_manager`.
     """
     if pm is None:
-        # late: plugins (floor 2) sit above graph; only the default manager is looked up here
-        from opweave.plugins.manager import get_plugin_manager
-
         pm = get_plugin_manager()
     db = RewriteDatabase()
     db.register(

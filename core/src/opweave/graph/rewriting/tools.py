@@ -5,7 +5,9 @@
 * features: :class:`ChangeTracker`, :class:`MergeFeature`, :class:`DispatchingFeature`,
   :class:`CheckStackTraceFeature` (and :class:`CheckStackTraceRewriter`, which attaches it);
 * functions: :func:`pre_constant_merge`, :func:`pre_greedy_node_rewriter`,
-  :func:`get_active_mode`, :func:`merge_dict`.
+  :func:`merge_dict`, and :func:`get_active_mode`, which asks the compiler for a mode: it
+  is defined in :mod:`opweave.compile.mode` (the compiler builds on graphs), and
+  ``import opweave`` gives it here under PyTensor's name.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from opweave.graph.rewriting.node import NodeRewriter, OpPattern, check_stack_tr
 from opweave.graph.trace import traces_of
 
 if TYPE_CHECKING:
+    from opweave.compile.mode import get_active_mode
     from opweave.graph.fg import FunctionGraph
 
 __all__ = [
@@ -334,16 +337,6 @@ class CheckStackTraceRewriter(GraphRewriter):
 
     def apply(self, fgraph: FunctionGraph) -> None:
         """Nothing."""
-
-
-def get_active_mode(fgraph: FunctionGraph) -> Any:
-    """The compilation mode rewriting ``fgraph``: the graph's ``_compile_mode`` when a
-    compilation set it, else the mode named by ``config.mode``."""
-    # late: compile (floor 6) is above graph; this PyTensor name asks compile for the mode
-    from opweave.compile.mode import get_mode
-
-    active = getattr(fgraph, "_compile_mode", None)
-    return get_mode(active if active is not None else config.mode)
 
 
 def merge_dict(d1: dict[Any, Any], d2: dict[Any, Any]) -> dict[Any, Any]:

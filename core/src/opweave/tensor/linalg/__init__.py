@@ -13,13 +13,15 @@ The Ops and functions live in :mod:`opweave.tensor.nlinalg` (after ``numpy.linal
 and so on. Every Op takes batches of matrices (``(..., m, n)``) directly.
 
 The package imports its modules when it is imported. :mod:`~opweave.tensor.nlinalg` and
-:mod:`~opweave.tensor.slinalg` build on none of them (``slinalg`` gives PyTensor's
-``schur``, ``qz`` and ``ordqz`` from :mod:`~opweave.tensor.linalg.decomposition.schur` on
-first use), so the package's modules can build on those two without an import circle.
+:mod:`~opweave.tensor.slinalg` build on none of them, so the package's modules can build
+on those two without an import circle; this package, above them all, gives
+:mod:`~opweave.tensor.slinalg` PyTensor's ``schur``, ``qz`` and ``ordqz`` from
+:mod:`~opweave.tensor.linalg.decomposition.schur`.
 """
 
 from __future__ import annotations
 
+from opweave.tensor import slinalg as _slinalg
 from opweave.tensor.linalg.constructors import BlockDiagonal, block_diag
 from opweave.tensor.linalg.decomposition.eigen import Eigvalsh, eigvalsh
 from opweave.tensor.linalg.decomposition.lu import (
@@ -82,6 +84,18 @@ from opweave.tensor.slinalg import (
     solve,
     solve_triangular,
 )
+
+
+def _give_slinalg_the_schur_names() -> None:
+    """PyTensor's ``pytensor.tensor.slinalg`` gives ``schur``, ``qz``, ``ordqz`` and their
+    Ops too: this package, which sits above ``slinalg`` and the module that defines them
+    (and builds on ``slinalg``), sets them there."""
+    names = {"QZ": QZ, "Schur": Schur, "ordqz": ordqz, "qz": qz, "schur": schur}
+    for name, value in names.items():
+        setattr(_slinalg, name, value)
+
+
+_give_slinalg_the_schur_names()
 
 __all__ = [
     "LU",

@@ -8,7 +8,7 @@ from typing import Any
 
 from opweave.compile.debug.debugmode.checks import resolve_prealloc_modes
 from opweave.compile.debug.debugmode.linker import DebugLinker, DebugSettings
-from opweave.compile.mode import Mode
+from opweave.compile.mode_base import Mode
 from opweave.configdefaults import config
 
 __all__ = ["DEFAULT_STABILITY_PATIENCE", "DebugMode"]
