@@ -4,7 +4,7 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-DISTS := core backend-python backend-c backend-cuda backend-dask plugins/opweave-double
+DISTS := core backend-python backend-c backend-cuda backend-dask backend-jax plugins/opweave-double
 STAMP := $(VENV)/.installed
 PYPROJECTS := pyproject.toml $(addsuffix /pyproject.toml,$(DISTS))
 

@@ -663,17 +663,24 @@ def test_grad_of_shape_input_is_disconnected_but_value_grad_works() -> None:
 
 def test_every_op_has_an_implementation() -> None:
     from opweave.graph.op import Op
+    from opweave.tensor import shape_ops as tso
     from opweave_python import impls
-    from opweave_python.impls import basic, shape, special, subtensor
+    from opweave_python.impls import basic, shape, shape_ops, special, subtensor
 
     ops = {
         obj
-        for module in (tb, ts, tst, tsp)
+        for module in (tb, ts, tso, tst, tsp)
         for obj in vars(module).values()
         if isinstance(obj, type) and issubclass(obj, Op) and obj.__module__ == module.__name__
         and not obj.__name__.startswith("_")
     }  # fmt: skip
-    tables = {**basic.PERFORMS, **shape.PERFORMS, **subtensor.PERFORMS, **special.PERFORMS}
+    tables = {
+        **basic.PERFORMS,
+        **shape.PERFORMS,
+        **shape_ops.PERFORMS,
+        **subtensor.PERFORMS,
+        **special.PERFORMS,
+    }
     assert ops == set(tables)
     assert ops <= set(impls.PERFORMS)  # and the backend serves them through its hook
     assert all("perform" not in vars(op) for op in ops), "the core holds no kernels"

@@ -206,7 +206,7 @@ def test_op_with_itypes_and_otypes_needs_no_make_node() -> None:
 # ----------------------------------------------------------------- configdefaults
 
 
-@pytest.mark.parametrize(("name", "backend"), [("NUMBA", "Numba"), ("JAX", "JAX")])
+@pytest.mark.parametrize(("name", "backend"), [("NUMBA", "Numba"), ("MLX", "MLX")])
 def test_config_mode_accepts_foreign_backend_names(name: str, backend: str) -> None:
     x = dscalar("x")
     with config.change_flags(mode=name):

@@ -31,6 +31,7 @@ PLUGINS = {
     "c": ["c", "python"],
     "all": ["c", "cuda", "double", "python"],
     "dask": ["dask", "python"],
+    "jax": ["jax"],
 }
 #: The linkers each combination can run here (the build machine has a C compiler, no GPU).
 RUNNABLE = {
@@ -39,6 +40,7 @@ RUNNABLE = {
     "c": ["c", "cvm", "py", "vm"],
     "all": ["c", "cvm", "py", "vm"],
     "dask": ["py", "vm"],
+    "jax": ["jax"],
 }
 
 
@@ -106,6 +108,22 @@ def check_missing_c(combination: str) -> None:
         check(False, "linker='c' without opweave-c raises LinkerNotFoundError")
     f = opweave.function([x], x + 1)
     check(type(f.maker.linker).__name__ == "VMLinker", "auto picks vm with opweave-python alone")
+
+
+def check_jax_alone() -> None:
+    """opweave-jax alone: ``auto`` and PyTensor's ``JAX`` mode compile with the jax linker;
+    linker 'c' says what to install."""
+    x = ot.dvector("x")
+    f = opweave.function([x], ot.exp(x) * 2)
+    check(type(f.maker.linker).__name__ == "JAXLinker", "auto picks jax with opweave-jax alone")
+    g = opweave.function([x], ot.sum(x**2), mode="JAX")
+    check(float(g(np.array([1.0, 2.0]))) == 5.0, "mode='JAX' computes sum(x**2)")
+    try:
+        opweave.function([x], x + 1, mode=opweave.Mode(linker="c"))
+    except LinkerNotFoundError as exc:
+        check("pip install opweave-c" in str(exc), f"linker='c' says to install it: {exc}")
+    else:
+        check(False, "linker='c' without opweave-c raises LinkerNotFoundError")
 
 
 def check_c(combination: str) -> None:
@@ -250,6 +268,9 @@ def main(combination: str) -> None:
         return
     run_everywhere(combination)
     check_blas_threads()
+    if combination == "jax":
+        check_jax_alone()
+        return
     if combination in ("python", "dask"):
         check_missing_c(combination)
     else:

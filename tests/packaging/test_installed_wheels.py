@@ -39,6 +39,7 @@ DISTRIBUTIONS = {
     "backend-c": ("opweave-c", "opweave_c"),
     "backend-cuda": ("opweave-cuda", "opweave_cuda"),
     "backend-dask": ("opweave-dask", "opweave_dask"),
+    "backend-jax": ("opweave-jax", "opweave_jax"),
     "plugins/opweave-double": ("opweave-double", "opweave_double"),
 }
 #: What each combination asks pip for (pip resolves the rest from the built wheels).
@@ -48,6 +49,7 @@ COMBINATIONS = {
     "c": ["opweave-c"],
     "all": ["opweave-c", "opweave-cuda", "opweave-double"],
     "dask": ["opweave-dask"],
+    "jax": ["opweave-jax"],
 }
 
 

@@ -35,6 +35,7 @@ MODULE_NAMES = (
     "reductions",
     "basic",
     "shape",
+    "shape_ops",
     "subtensor",
     "special",
     "sort",

@@ -1,5 +1,5 @@
-"""NumPy implementations of :mod:`opweave.tensor.shape` (``Shape``, ``Shape_i``, ``Reshape``,
-``SpecifyShape``)."""
+"""NumPy implementations of :mod:`opweave.tensor.shape` (``Reshape``, ``SpecifyShape``; those
+of ``Shape`` and ``Shape_i``, which it re-exports, are in :mod:`.shape_ops`)."""
 
 from __future__ import annotations
 
@@ -10,20 +10,7 @@ from typing import Any
 import numpy as np
 
 from opweave.graph.basic import Apply
-from opweave.tensor.shape import Reshape, Shape, Shape_i, SpecifyShape
-
-
-def shape_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
-    """The input's shape as an int64 vector."""
-    out[0][0] = np.asarray(np.shape(inputs[0]), dtype="int64")
-
-
-def shape_i_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
-    """Dimension ``op.i`` of the input's shape as an int64 scalar."""
-    shape = np.shape(inputs[0])
-    if len(shape) <= op.i:
-        raise ValueError(f"Shape_i({op.i}) of a value with only {len(shape)} dimensions")
-    out[0][0] = np.asarray(shape[op.i], dtype="int64")
+from opweave.tensor.shape import Reshape, SpecifyShape
 
 
 def reshape_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
@@ -57,8 +44,6 @@ def specify_shape_perform(
 #: Op class -> ``perform(op, node, inputs, output_storage)``. Read-only.
 PERFORMS: MappingProxyType[type, Callable[..., None]] = MappingProxyType(
     {
-        Shape: shape_perform,
-        Shape_i: shape_i_perform,
         Reshape: reshape_perform,
         SpecifyShape: specify_shape_perform,
     }

@@ -151,12 +151,12 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
+    if name.isupper() and name in _modes.plugin_modes():
+        return _modes.plugin_modes()[name]  # the installed plugins' modes (C, CVM, JAX ...)
     if name in ("JAX", "NUMBA"):
-        # PyTensor's modes of backends opweave does not ship (yet): they exist, so that code
+        # PyTensor's modes of backends that are not installed: they exist, so that code
         # reading them imports, and compiling with them says what to install.
         return getattr(_modes, name)
-    if name.isupper() and name in _modes.plugin_modes():
-        return _modes.plugin_modes()[name]  # the installed plugins' modes (C, CVM ...)
     if name.isupper() and name.lower() in FOREIGN_BACKENDS:
         # PyTensor's modes of the backends opweave does not ship: say what to use instead.
         raise ImportError(

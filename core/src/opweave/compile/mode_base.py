@@ -144,10 +144,10 @@ predefined_optimizers: dict[str | None, RewriteDatabaseQuery] = {
 #: PyTensor's linker names that opweave provides under another name.
 LINKER_ALIASES: dict[str, str] = {"c|py": "cvm"}
 
-#: PyTensor backends opweave does not ship: linker or mode name -> what PyTensor calls it.
+#: PyTensor backends opweave does not ship (JAX is the ``jax`` extra of ``opweave``): linker
+#: or mode name -> what PyTensor calls it.
 FOREIGN_BACKENDS: dict[str, str] = {
     "numba": "Numba",
-    "jax": "JAX",
     "pytorch": "PyTorch",
     "mlx": "MLX",
 }

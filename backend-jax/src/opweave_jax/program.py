@@ -1,0 +1,129 @@
+"""A rewritten graph as one Python function of JAX arrays, ready for ``jax.jit``.
+
+:class:`GraphProgram` asks the core's resolver (:func:`opweave.link.resolver.resolve`) for
+each node's lowering on backend ``"jax"``, once, when the function is linked; a node
+without one is refused there with the resolver's message. Calling the program walks the
+nodes in topological order, each lowering turning its inputs' values into its outputs'.
+
+A node whose inputs are all static (constants, shapes: see :mod:`opweave_jax.values`) is
+evaluated while tracing (``jax.ensure_compile_time_eval``), so that the shapes, lengths
+and indices computed from them stay Python values XLA can compile with. Every value is
+given its variable's dtype, whatever JAX's promotion rules would make of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from opweave.graph.basic import Apply, Constant, Variable
+from opweave.graph.fg import FunctionGraph
+from opweave.link.resolver import refusal, resolve
+from opweave.scalar.type import ScalarType
+from opweave.tensor.type import TensorType
+from opweave_jax.context import DeferredCheck, tracing
+from opweave_jax.values import is_static
+
+__all__ = ["BACKEND", "GraphProgram", "lowering_for"]
+
+#: The implementation name the lowerings are published under.
+BACKEND = "jax"
+
+Lowering = Callable[..., Any]
+
+
+def lowering_for(node: Apply, op: Any = None) -> Lowering:
+    """The lowering of ``node`` (of ``op``'s, when another Op of the same node is asked:
+    the scalar Op of an Elemwise), from the core's resolver.
+
+    Raises
+    ------
+    opweave.graph.utils.NoImplementationError
+        The resolver's refusal, naming the Op and the backend ``'jax'``.
+    """
+    op = node.op if op is None else op
+    found = resolve(op, node, BACKEND)
+    if found.what != "kernel":
+        raise refusal(found, op, node)
+    return found.implementation  # type: ignore[no-any-return]
+
+
+def _check_type(var: Variable, what: str) -> None:
+    if not isinstance(var.type, TensorType | ScalarType):
+        raise NotImplementedError(
+            f"jax linker: {what} {var} has type {var.type}; the jax linker passes tensors and "
+            "scalars only"
+        )
+
+
+def _with_dtype(value: Any, var: Variable) -> Any:
+    dtype = getattr(var.type, "dtype", None)
+    if dtype is None or getattr(value, "dtype", None) == np.dtype(dtype):
+        return value
+    if isinstance(value, np.ndarray | np.generic | int | float | bool | complex):
+        return np.asarray(value).astype(dtype)
+    return jnp.asarray(value).astype(dtype)
+
+
+class GraphProgram:
+    """``fgraph`` as a function of its inputs' values returning its outputs' values.
+
+    Parameters
+    ----------
+    fgraph
+        The rewritten graph.
+    order
+        Its nodes in execution order.
+
+    Attributes
+    ----------
+    checks
+        The deferred checks of the last trace, by the key the traced function returns
+        their conditions under (:mod:`opweave_jax.context`).
+    """
+
+    def __init__(self, fgraph: FunctionGraph, order: Sequence[Apply]) -> None:
+        for var in fgraph.inputs:
+            _check_type(var, "input")
+        for var in fgraph.outputs:
+            _check_type(var, "output")
+        self.inputs = list(fgraph.inputs)
+        self.outputs = list(fgraph.outputs)
+        self.steps = [(node, lowering_for(node)) for node in order]
+        self.checks: dict[str, DeferredCheck] = {}
+
+    def __call__(self, *args: Any) -> tuple[list[Any], dict[str, Any]]:
+        """The outputs' values and the deferred checks' conditions, by key."""
+        env: dict[Variable, Any] = dict(zip(self.inputs, args, strict=True))
+
+        def value(var: Variable) -> Any:
+            return var.data if isinstance(var, Constant) else env[var]
+
+        with tracing() as checks:
+            for node, lower in self.steps:
+                values = [value(v) for v in node.inputs]
+                try:
+                    if all(is_static(v) for v in values):
+                        with jax.ensure_compile_time_eval():
+                            results = self._run(lower, node, values)
+                    else:
+                        results = self._run(lower, node, values)
+                except Exception as exc:
+                    exc.add_note(f"jax linker: while lowering node {node}")
+                    raise
+                env.update(zip(node.outputs, results, strict=True))
+            outputs = [value(v) for v in self.outputs]
+            self.checks = {key: check for key, (_, check) in checks.items()}
+            conditions = {key: cond for key, (cond, _) in checks.items()}
+        return outputs, conditions
+
+    @staticmethod
+    def _run(lower: Lowering, node: Apply, values: list[Any]) -> list[Any]:
+        results = lower(*values)
+        if len(node.outputs) == 1:
+            results = (results,)
+        return [_with_dtype(r, v) for r, v in zip(results, node.outputs, strict=True)]
