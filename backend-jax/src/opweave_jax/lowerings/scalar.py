@@ -18,7 +18,7 @@ from opweave.graph.basic import Apply
 from opweave.scalar import basic as sb
 from opweave.scalar import math as sm
 
-__all__ = ["LOWERINGS", "out_dtype"]
+__all__ = ["LOWERINGS", "in_output_dtype", "out_dtype"]
 
 Fn = Callable[..., Any]
 
@@ -28,7 +28,7 @@ def out_dtype(node: Apply, i: int = 0) -> np.dtype[Any]:
     return np.dtype(node.outputs[i].type.dtype)  # type: ignore[attr-defined]
 
 
-def _in_output_dtype(fn: Fn) -> Callable[[Any, Apply], Fn]:
+def in_output_dtype(fn: Fn) -> Callable[[Any, Apply], Fn]:
     """A factory applying ``fn`` to its inputs converted to the output dtype (the float
     dtype ``upgrade_to_float`` gives discrete inputs)."""
 
@@ -217,13 +217,13 @@ LOWERINGS: dict[type, Callable[[Any, Apply], Fn]] = {
     sb.Abs: _plain(jnp.abs),
     sb.Sign: _plain(_sign),
     sb.Sqr: _plain(_sqr),
-    sb.Reciprocal: _in_output_dtype(jnp.reciprocal),
+    sb.Reciprocal: in_output_dtype(jnp.reciprocal),
     sb.Maximum: _plain(jnp.maximum),
     sb.Minimum: _plain(jnp.minimum),
     sb.Clip: _plain(_clip),
-    sb.Floor: _in_output_dtype(jnp.floor),
-    sb.Ceil: _in_output_dtype(jnp.ceil),
-    sb.Trunc: _in_output_dtype(jnp.trunc),
+    sb.Floor: in_output_dtype(jnp.floor),
+    sb.Ceil: in_output_dtype(jnp.ceil),
+    sb.Trunc: in_output_dtype(jnp.trunc),
     sb.RoundHalfToEven: _plain(jnp.round),
     sb.RoundHalfAwayFromZero: _plain(_round_half_away_from_zero),
     # comparisons and logic
@@ -245,29 +245,29 @@ LOWERINGS: dict[type, Callable[[Any, Apply], Fn]] = {
     sb.Identity: _plain(_identity),
     sb.Cast: _cast,
     # exponentials, logarithms, powers
-    sm.Exp: _in_output_dtype(jnp.exp),
-    sm.Exp2: _in_output_dtype(jnp.exp2),
-    sm.Expm1: _in_output_dtype(jnp.expm1),
-    sb.Log: _in_output_dtype(jnp.log),
-    sm.Log2: _in_output_dtype(jnp.log2),
-    sm.Log10: _in_output_dtype(jnp.log10),
-    sm.Log1p: _in_output_dtype(jnp.log1p),
-    sm.Sqrt: _in_output_dtype(jnp.sqrt),
-    sm.Log1mexp: _in_output_dtype(_log1mexp),
-    sm.Sigmoid: _in_output_dtype(_sigmoid),
-    sm.Softplus: _in_output_dtype(_softplus),
+    sm.Exp: in_output_dtype(jnp.exp),
+    sm.Exp2: in_output_dtype(jnp.exp2),
+    sm.Expm1: in_output_dtype(jnp.expm1),
+    sb.Log: in_output_dtype(jnp.log),
+    sm.Log2: in_output_dtype(jnp.log2),
+    sm.Log10: in_output_dtype(jnp.log10),
+    sm.Log1p: in_output_dtype(jnp.log1p),
+    sm.Sqrt: in_output_dtype(jnp.sqrt),
+    sm.Log1mexp: in_output_dtype(_log1mexp),
+    sm.Sigmoid: in_output_dtype(_sigmoid),
+    sm.Softplus: in_output_dtype(_softplus),
     # trigonometric and hyperbolic
-    sm.Sin: _in_output_dtype(jnp.sin),
-    sm.Cos: _in_output_dtype(jnp.cos),
-    sm.Tan: _in_output_dtype(jnp.tan),
-    sm.ArcSin: _in_output_dtype(jnp.arcsin),
-    sm.ArcCos: _in_output_dtype(jnp.arccos),
-    sm.ArcTan: _in_output_dtype(jnp.arctan),
-    sm.ArcTan2: _in_output_dtype(jnp.arctan2),
-    sm.Sinh: _in_output_dtype(jnp.sinh),
-    sm.Cosh: _in_output_dtype(jnp.cosh),
-    sm.Tanh: _in_output_dtype(jnp.tanh),
-    sm.ArcSinh: _in_output_dtype(jnp.arcsinh),
-    sm.ArcCosh: _in_output_dtype(jnp.arccosh),
-    sm.ArcTanh: _in_output_dtype(jnp.arctanh),
+    sm.Sin: in_output_dtype(jnp.sin),
+    sm.Cos: in_output_dtype(jnp.cos),
+    sm.Tan: in_output_dtype(jnp.tan),
+    sm.ArcSin: in_output_dtype(jnp.arcsin),
+    sm.ArcCos: in_output_dtype(jnp.arccos),
+    sm.ArcTan: in_output_dtype(jnp.arctan),
+    sm.ArcTan2: in_output_dtype(jnp.arctan2),
+    sm.Sinh: in_output_dtype(jnp.sinh),
+    sm.Cosh: in_output_dtype(jnp.cosh),
+    sm.Tanh: in_output_dtype(jnp.tanh),
+    sm.ArcSinh: in_output_dtype(jnp.arcsinh),
+    sm.ArcCosh: in_output_dtype(jnp.arccosh),
+    sm.ArcTanh: in_output_dtype(jnp.arctanh),
 }

@@ -17,25 +17,11 @@ import numpy as np
 from opweave.graph.basic import Apply
 from opweave.scalar import math as sm
 from opweave.scalar import special as ssp
-from opweave_jax.lowerings.scalar import out_dtype
+from opweave_jax.lowerings.scalar import in_output_dtype, out_dtype
 
 __all__ = ["LOWERINGS"]
 
 Fn = Callable[..., Any]
-
-
-def _floats(fn: Fn) -> Callable[[Any, Apply], Fn]:
-    """``fn`` of its inputs converted to the output's float dtype."""
-
-    def factory(op: Any, node: Apply) -> Fn:
-        dtype = out_dtype(node)
-
-        def run(*xs: Any) -> Any:
-            return fn(*[jnp.asarray(x).astype(dtype) for x in xs])
-
-        return run
-
-    return factory
 
 
 def _polygamma(op: Any, node: Apply) -> Fn:
@@ -61,6 +47,11 @@ def _digamma(x: Any) -> Any:
     return jnp.where(x == 0, pole, jss.digamma(x))
 
 
+def _gammaln(x: Any) -> Any:
+    """``gammaln``, ``-inf`` at ``-inf`` as SciPy and the other backends give (XLA: ``inf``)."""
+    return jnp.where(x == -jnp.inf, x, jss.gammaln(x))
+
+
 def _xlogx(x: Any) -> Any:
     """``x * log(x)``, ``+0.0`` at both zeros."""
     return jnp.where(x == 0, jnp.zeros((), x.dtype), jss.xlogy(x, x))
@@ -68,20 +59,20 @@ def _xlogx(x: Any) -> Any:
 
 #: Scalar Op class -> factory.
 LOWERINGS: dict[type, Callable[[Any, Apply], Fn]] = {
-    sm.Erf: _floats(jss.erf),
-    sm.Erfc: _floats(jss.erfc),
-    sm.Erfinv: _floats(jss.erfinv),
-    sm.Erfcx: _floats(jss.erfcx),
-    sm.Gamma: _floats(jss.gamma),
-    sm.GammaLn: _floats(jss.gammaln),
-    sm.Psi: _floats(_digamma),
-    sm.TriGamma: _floats(_trigamma),
+    sm.Erf: in_output_dtype(jss.erf),
+    sm.Erfc: in_output_dtype(jss.erfc),
+    sm.Erfinv: in_output_dtype(jss.erfinv),
+    sm.Erfcx: in_output_dtype(jss.erfcx),
+    sm.Gamma: in_output_dtype(jss.gamma),
+    sm.GammaLn: in_output_dtype(_gammaln),
+    sm.Psi: in_output_dtype(_digamma),
+    sm.TriGamma: in_output_dtype(_trigamma),
     sm.PolyGamma: _polygamma,
-    sm.GammaInc: _floats(jss.gammainc),
-    sm.GammaIncC: _floats(jss.gammaincc),
-    sm.XlogX: _floats(_xlogx),
-    sm.XlogY0: _floats(jss.xlogy),
-    ssp.I0: _floats(jss.i0),
-    ssp.I1: _floats(jss.i1),
-    ssp.BetaInc: _floats(jss.betainc),
+    sm.GammaInc: in_output_dtype(jss.gammainc),
+    sm.GammaIncC: in_output_dtype(jss.gammaincc),
+    sm.XlogX: in_output_dtype(_xlogx),
+    sm.XlogY0: in_output_dtype(jss.xlogy),
+    ssp.I0: in_output_dtype(jss.i0),
+    ssp.I1: in_output_dtype(jss.i1),
+    ssp.BetaInc: in_output_dtype(jss.betainc),
 }
