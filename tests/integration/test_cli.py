@@ -28,6 +28,9 @@ def test_demo_runs_the_tutorial_example_with_every_linker(session_config) -> Non
     assert "linker   vm: f(1.0, 2.0, 3.0) = 9.0" in out
     assert "linker    c: f(1.0, 2.0, 3.0) = 9.0" in out
     assert "linker  cvm: f(1.0, 2.0, 3.0) = 9.0" in out
+    if "jax" in out.partition("\nlinkers: ")[2].splitlines()[0].split(", "):
+        # opweave-jax has no Python fallback: it refuses the plugin's Type, saying so
+        assert "linker  jax: refused: jax linker: input x has type double" in out
     assert "double = opweave_double.plugin [opweave-double 0.1.0]: loaded" in out
     assert "bad input is refused by name: TypeError" in out
     assert "logistic regression: symbolic grad, shared weights, updates" in out

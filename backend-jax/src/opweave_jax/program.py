@@ -22,6 +22,7 @@ import numpy as np
 
 from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.fg import FunctionGraph
+from opweave.graph.utils import NoImplementationError
 from opweave.link.resolver import refusal, resolve
 from opweave.scalar.type import ScalarType
 from opweave.tensor.type import TensorType
@@ -54,7 +55,7 @@ def lowering_for(node: Apply, op: Any = None) -> Lowering:
 
 def _check_type(var: Variable, what: str) -> None:
     if not isinstance(var.type, TensorType | ScalarType):
-        raise NotImplementedError(
+        raise NoImplementationError(
             f"jax linker: {what} {var} has type {var.type}; the jax linker passes tensors and "
             "scalars only"
         )

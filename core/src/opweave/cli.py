@@ -15,6 +15,7 @@ import numpy as np
 
 import opweave
 import opweave.tensor as ot
+from opweave.graph.utils import NoImplementationError
 from opweave.link.capabilities import (
     FALLBACK,
     IMPLEMENTED,
@@ -171,6 +172,15 @@ def demo(out: TextIO) -> int:
             continue
         try:
             f = opweave.function(inputs, expr, mode=opweave.Mode(linker=name))
+        except NoImplementationError as exc:
+            # a linker with no Python fallback (jax) refuses what it cannot lower: it says so
+            print(f"  linker {name:>4}: refused: {exc}", file=out)
+            continue
+        except Exception as exc:
+            print(f"  linker {name:>4}: FAILED {type(exc).__name__}: {exc}", file=out)
+            failures += 1
+            continue
+        try:
             result = f(*values)
         except Exception as exc:
             print(f"  linker {name:>4}: FAILED {type(exc).__name__}: {exc}", file=out)

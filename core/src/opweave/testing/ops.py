@@ -26,7 +26,7 @@ from opweave.gradient.verify import GradientError, verify_grad
 from opweave.graph.basic import Apply, Variable
 from opweave.graph.op import Op
 from opweave.graph.type import DisconnectedType
-from opweave.graph.utils import MethodNotDefined
+from opweave.graph.utils import MethodNotDefined, NoImplementationError
 from opweave.plugins import get_plugin_manager
 from opweave.scalar.type import get_scalar_type
 from opweave.tensor.basic import as_tensor_variable
@@ -157,6 +157,18 @@ def _check_linkers(
             continue
         try:
             fn = _compile(op, list(node.inputs), list(node.outputs), linker)
+        except NoImplementationError as exc:
+            # a linker without a Python fallback (jax) refuses what it cannot lower
+            report.skip(f"linker_{linker}", f"the linker refuses the node: {exc}")
+            continue
+        except Exception as exc:
+            raise ContractViolation(
+                f"linker_{linker}",
+                op,
+                f"on linker {linker!r} the node failed with {type(exc).__name__}: {exc}",
+                "an Op runs on every installed linker (in Python where it has no code there)",
+            ) from exc
+        try:
             got = fn.maker.linker.host_values(fn(*[copy_value(v) for v in values]))
         except Exception as exc:
             raise ContractViolation(
