@@ -142,6 +142,16 @@ def _compile(op: Op, inputs: list[Variable], outputs: list[Variable], linker: st
         )
 
 
+def _node_failed(op: Op, linker: str, exc: Exception) -> ContractViolation:
+    """The violation of a node that failed to compile or run on ``linker``."""
+    return ContractViolation(
+        f"linker_{linker}",
+        op,
+        f"on linker {linker!r} the node failed with {type(exc).__name__}: {exc}",
+        "an Op runs on every installed linker (in Python where it has no code there)",
+    )
+
+
 def _check_linkers(
     op: Op,
     node: Apply,
@@ -162,21 +172,11 @@ def _check_linkers(
             report.skip(f"linker_{linker}", f"the linker refuses the node: {exc}")
             continue
         except Exception as exc:
-            raise ContractViolation(
-                f"linker_{linker}",
-                op,
-                f"on linker {linker!r} the node failed with {type(exc).__name__}: {exc}",
-                "an Op runs on every installed linker (in Python where it has no code there)",
-            ) from exc
+            raise _node_failed(op, linker, exc) from exc
         try:
             got = fn.maker.linker.host_values(fn(*[copy_value(v) for v in values]))
         except Exception as exc:
-            raise ContractViolation(
-                f"linker_{linker}",
-                op,
-                f"on linker {linker!r} the node failed with {type(exc).__name__}: {exc}",
-                "an Op runs on every installed linker (in Python where it has no code there)",
-            ) from exc
+            raise _node_failed(op, linker, exc) from exc
         for j, (var, want, have) in enumerate(zip(node.outputs, reference, got, strict=True)):
             if not values_match(var, want, have):
                 raise ContractViolation(
