@@ -150,6 +150,27 @@ def test_cast(same_as_py: Any, src: str, dst: str) -> None:
     same_as_py([x], [pt.cast(x, dst)], [values])
 
 
+FLOAT_EDGES = [np.nan, np.inf, -np.inf, 1e20, -1e20, 3e9, -3e9, 70000.7, -70000.7, 300.5]
+FLOAT_EDGES += [-300.5, 2.0**31, -(2.0**31), 2.0**32 + 5, 2.0**63, -(2.0**63), 2.0**64, -0.0]
+
+
+@pytest.mark.parametrize("src", ["float64", "float32"])
+@pytest.mark.parametrize(
+    "dst", ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+)
+def test_float_to_int_casts_of_nan_and_out_of_range_values(
+    same_as_py: Any, src: str, dst: str
+) -> None:
+    """NaN, infinities and values outside the target's range convert as on the py and c
+    linkers (NumPy's result on this machine), not as XLA's saturating conversion."""
+    x = pt.vector("x", dtype=src)
+    rng = np.random.default_rng(7)
+    spread = rng.standard_normal(400) * 10.0 ** rng.uniform(0, 21, 400)
+    with np.errstate(all="ignore"):
+        values = np.concatenate([FLOAT_EDGES, spread]).astype(src)
+    same_as_py([x], [pt.cast(x, dst)], [values])
+
+
 def test_switch_clip_and_logic(same_as_py: Any) -> None:
     x, y = pt.dvector("x"), pt.dvector("y")
     a = np.array(EDGES)

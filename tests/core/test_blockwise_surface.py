@@ -150,6 +150,18 @@ def test_empty_batch_gives_an_empty_output() -> None:
     assert got.shape == (0, 3, 3)
 
 
+@pytest.mark.parametrize("linker", LINKERS)
+def test_empty_batch_takes_core_lengths_from_the_inputs_as_numpy(linker: str) -> None:
+    """Core lengths unknown to the Types come from the inputs' core shapes (NumPy's gufunc
+    rule), though the core Op never runs."""
+    mv = Blockwise(Dot(), signature="(m,k),(k)->(m)")
+    ms, vs = ot.dtensor3("ms"), ot.dmatrix("vs")
+    f = opweave.function([ms, vs], mv(ms, vs), mode=Mode(linker=linker))
+    got = f(np.zeros((0, 4, 3)), np.zeros((0, 3)))
+    assert got.shape == np.matmul(np.zeros((0, 4, 3)), np.zeros((0, 3, 1)))[..., 0].shape
+    assert got.shape == (0, 4)
+
+
 def test_vectorize_graph_wraps_an_op_without_a_rule() -> None:
     x = ot.dmatrix("x")
     out = matrix_inverse(x) * 2.0

@@ -280,6 +280,19 @@ def test_lu_factor_matches_lapack_conventions() -> None:
     np.testing.assert_allclose(lo @ up, singular[[1, 0]])
 
 
+@pytest.mark.parametrize("batch", [(), (3,), (0,)])
+def test_lu_of_empty_matrices_has_scipys_shapes(batch: tuple[int, ...]) -> None:
+    import scipy.linalg
+
+    y = free(len(batch) + 2)
+    empty = np.ones((*batch, 0, 0))
+    p, lo, up = run([y], list(lu(y)), empty)
+    packed, piv = run([y], list(lu_factor(y)), empty)
+    want = scipy.linalg.lu(np.ones((0, 0)))
+    assert [v.shape for v in (p, lo, up)] == [(*batch, *w.shape) for w in want]
+    assert packed.shape == (*batch, 0, 0) and piv.shape == (*batch, 0)
+
+
 def test_pivot_to_permutation_values_and_errors() -> None:
     v = T("int32", (None,), "p")
     pivots = np.array([2, 2, 2], dtype="int32")  # rows (0 2), then (1 2)

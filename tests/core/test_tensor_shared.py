@@ -7,6 +7,7 @@ import pytest
 
 import opweave
 import opweave.tensor as ot
+import opweave.testing
 from opweave.compile import SharedVariable
 from opweave.tensor import TensorSharedVariable, TensorType, TensorVariable
 
@@ -308,3 +309,21 @@ def test_bad_argument_names_the_expected_type() -> None:
     with pytest.raises(TypeError, match="cannot hold None"):
         f(None)
     np.testing.assert_array_equal(s.get_value(), [0.0, 0.0])
+
+
+@pytest.mark.parametrize("linker", ["py", "vm", "c", "cvm"])
+def test_an_update_in_place_of_a_read_only_value_copies_it_first(linker: str) -> None:
+    """A shared value that cannot be written (read-only, as the jax linker leaves its
+    updated values, or as its owner made it) is copied by a function that updates it in
+    place; the read-only array keeps its values."""
+    if linker not in opweave.testing.usable_linkers():
+        pytest.skip(f"{linker} is not usable here")
+    frozen = np.ones(3)
+    frozen.flags.writeable = False
+    s = ot.shared(frozen, name="s", borrow=True)
+    g = ot.dvector("g")
+    step = opweave.function([g], [], updates=[(s, s - 0.5 * g)], mode=opweave.Mode(linker=linker))
+    step(np.ones(3))
+    step(np.ones(3))
+    np.testing.assert_array_equal(s.get_value(), [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(frozen, [1.0, 1.0, 1.0])

@@ -391,20 +391,26 @@ def _cast_to(dtype: str) -> ElemwiseCase:
         f"cast_to_{dtype}",
         sb.Cast,
         lambda x: pt.cast(x, dtype),
-        lambda x: x.astype(dtype),
+        _uint32_cast if dtype == "uint32" else (lambda x: x.astype(dtype)),
         (ALL,),
         widen=False,
-        # NumPy converts NaN and out-of-range floats to uint32 differently in its
-        # contiguous and strided loops (2147483648 or 0): no reference there.
-        defined=_in_uint32_range if dtype == "uint32" else None,
     )
 
 
-def _in_uint32_range(x: np.ndarray) -> np.ndarray:
+def _uint32_cast(x: np.ndarray) -> np.ndarray:
+    """NumPy's cast to ``uint32`` of every element through its vectorized loop's rule.
+
+    NumPy converts NaN and out-of-range floats to ``uint32`` differently in its vectorized
+    loop and in the scalar loop that finishes an array's tail (2147483648 or 0), so the
+    reference converts each value in a block of 16 copies of it (which the vectorized loop
+    converts whole) and keeps the first.
+    """
     if x.dtype.kind not in "fc":
-        return np.ones(x.shape, bool)
-    real = x.real.astype(np.float64)
-    return (real > -1) & (real < 2.0**32)
+        return x.astype(np.uint32)
+    flat = np.real(x).ravel() if x.dtype.kind == "c" else x.ravel()
+    with np.errstate(invalid="ignore", over="ignore"):
+        converted = np.repeat(flat, 16).astype(np.uint32)
+    return converted[::16].reshape(x.shape)
 
 
 def _elementwise(scalar_op: Any) -> Callable[..., Any]:

@@ -21,6 +21,7 @@ from opweave.graph.basic import Apply
 from opweave.scalar import basic as sb
 from opweave.tensor.elemwise import CAReduce
 from opweave.tensor.reductions import Argmax, Argmin
+from opweave_jax.lowerings.float_to_int import convert
 from opweave_jax.program import lowering_for
 
 __all__ = ["LOWERINGS"]
@@ -87,8 +88,8 @@ def careduce(op: CAReduce, node: Apply) -> Fn:
     def run(x: Any) -> Any:
         x = jnp.asarray(x)
         if x.dtype != acc:
-            x = x.astype(acc)
-        return jnp.asarray(reducer(x, axis)).astype(out)
+            x = convert(x, acc)
+        return convert(reducer(x, axis), out)
 
     return run
 

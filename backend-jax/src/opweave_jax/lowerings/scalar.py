@@ -17,6 +17,7 @@ import numpy as np
 from opweave.graph.basic import Apply
 from opweave.scalar import basic as sb
 from opweave.scalar import math as sm
+from opweave_jax.lowerings.float_to_int import convert
 
 __all__ = ["LOWERINGS", "in_output_dtype", "out_dtype"]
 
@@ -166,7 +167,7 @@ def _cast(op: Any, node: Apply) -> Fn:
     dtype = out_dtype(node)
 
     def run(x: Any) -> Any:
-        return jnp.asarray(x).astype(dtype)
+        return convert(x, dtype)
 
     return run
 

@@ -68,9 +68,35 @@ def _batch_shape(op: Blockwise, node: Apply, inputs: Sequence[np.ndarray]) -> tu
     return tuple(shape)
 
 
-def _empty_core_shape(core_out: Any) -> tuple[int, ...]:
-    """A core output's shape for an empty batch: its static lengths, 0 where unknown."""
-    return tuple(0 if n is None else int(n) for n in core_out.type.shape)
+def _empty_core_shapes(
+    core_node: Apply, arrays: Sequence[np.ndarray], batch: int
+) -> list[tuple[int, ...]]:
+    """The core outputs' shapes for an empty batch, where the core Op never runs: from the
+    core Op's ``infer_shape`` given the inputs' core shapes (NumPy's gufuncs give the same
+    shapes), else the outputs' static lengths, 0 where unknown."""
+    static = [tuple(0 if n is None else int(n) for n in o.type.shape) for o in core_node.outputs]
+    infer = getattr(core_node.op, "infer_shape", None)
+    if infer is None:
+        return static
+    from opweave.compile.function import function
+    from opweave.compile.mode import Mode
+    from opweave.graph.basic import Constant, graph_inputs
+    from opweave.tensor.basic import as_tensor_variable
+
+    given = [[as_tensor_variable(np.int64(d)) for d in x.shape[batch:]] for x in arrays]
+    try:
+        dims = infer(None, core_node, given)
+        flat = [as_tensor_variable(d) for out in dims for d in out]
+    except Exception:  # an infer_shape that needs more than the shapes
+        return static
+    if any(not isinstance(v, Constant) for v in graph_inputs(flat)):
+        return static  # the lengths depend on the (absent) values
+    values = [int(v) for v in function([], flat, mode=Mode(linker="py"))()] if flat else []
+    found, k = [], 0
+    for out in dims:
+        found.append(tuple(values[k : k + len(out)]))
+        k += len(out)
+    return found
 
 
 def _gufunc(op: Blockwise) -> Callable[..., Any] | None:
@@ -125,12 +151,12 @@ def blockwise_perform(
                     "change shape along the batch"
                 )
             results[k][index] = value  # type: ignore[index]
-    for k, (cell, core_out, out) in enumerate(
-        zip(output_storage, core_node.outputs, node.outputs, strict=True)
-    ):
+    missing = any(r is None for r in results)
+    empty = _empty_core_shapes(core_node, arrays, batch) if missing else []
+    for k, (cell, out) in enumerate(zip(output_storage, node.outputs, strict=True)):
         value = results[k]
         if value is None:  # an empty batch: the core Op never ran
-            value = np.empty(batch_shape + _empty_core_shape(core_out), dtype=out.type.dtype)
+            value = np.empty(batch_shape + empty[k], dtype=out.type.dtype)
         cell[0] = value
 
 

@@ -25,6 +25,7 @@ import numpy as np
 from opweave.graph.basic import Apply
 from opweave.scalar import basic as sb
 from opweave.tensor.elemwise import CAReduce, Elemwise, is_broadcast_constant
+from opweave_python.float_to_uint32 import as_dtype
 from opweave_python.impls.scalar import pow_impl, scalar_impl
 
 __all__ = ["PERFORMS", "careduce_perform", "elemwise_perform"]
@@ -314,7 +315,7 @@ def _reduce(
         result = ufunc.reduce(x, axis=axes, dtype=acc_dtype)
     else:
         result = ufunc.reduce(x if x.dtype == acc_dtype else x.astype(acc_dtype), axis=axes)
-    return np.asarray(result, dtype=out_dtype)
+    return as_dtype(result, out_dtype)
 
 
 def careduce_perform(

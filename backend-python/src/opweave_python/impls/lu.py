@@ -39,8 +39,8 @@ def getrf(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         ``(..., m, m)``, in the working dtype (not modified).
     """
     batch, m = a.shape[:-2], a.shape[-1]
-    lu = np.array(a.reshape(-1, m, m), copy=True)
-    count = lu.shape[0]
+    count = int(np.prod(batch, dtype=np.int64))  # ``reshape(-1, 0, 0)`` cannot infer it
+    lu = np.array(a.reshape(count, m, m), copy=True)
     rows = np.arange(count)
     pivots = np.zeros((count, m), dtype=np.int32)
     singular = np.zeros(count, dtype=bool)
@@ -66,7 +66,7 @@ def pivots_to_order(pivots: np.ndarray) -> np.ndarray:
     """The row order ``q`` (``A[q] == L @ U``) that the interchanges ``pivots`` describe."""
     pivots = np.asarray(pivots, dtype=np.int64)
     m = pivots.shape[-1]
-    flat = pivots.reshape(-1, m)
+    flat = pivots.reshape(int(np.prod(pivots.shape[:-1], dtype=np.int64)), m)
     order = np.broadcast_to(np.arange(m, dtype=np.int64), flat.shape).copy()
     rows = np.arange(flat.shape[0])
     for k in range(m):

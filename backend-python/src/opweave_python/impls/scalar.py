@@ -48,6 +48,7 @@ from opweave.scalar.basic import Cast, ScalarOp
 from opweave.scalar.composite import Composite
 from opweave_python import (
     complex_math,
+    float_to_uint32,
     special_bessel,
     special_hyp2f1,
     special_math,
@@ -437,11 +438,23 @@ _IMPLS: MappingProxyType[type, Impl] = MappingProxyType(
 
 def _cast_impl(op: Cast) -> Impl:
     dtype = op.o_type.numpy_dtype
+    if dtype == np.uint32:
+        return _cast_to_uint32
 
     def cast(x: Any) -> Any:
         return finish(x, dtype)
 
     return cast
+
+
+def _cast_to_uint32(x: Any) -> Any:
+    """A cast to ``uint32``; floats through :func:`~opweave_python.float_to_uint32
+    .float_to_uint32`, whose answer for NaN and out-of-range values does not depend on the
+    value's position."""
+    kind = getattr(x, "dtype", np.dtype(type(x))).kind
+    if kind in "fc":
+        return float_to_uint32.float_to_uint32(np.real(x) if kind == "c" else x)
+    return finish(x, np.dtype(np.uint32))
 
 
 def composite_impl(op: Composite) -> Impl:
@@ -619,7 +632,7 @@ def _make_perform(impl: Impl) -> Perform:
 
 def cast_perform(op: Cast, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
     """Store the input converted to the Cast's dtype."""
-    out[0][0] = finish(inputs[0], op.o_type.numpy_dtype)
+    out[0][0] = _cast_impl(op)(inputs[0])
 
 
 def composite_perform(

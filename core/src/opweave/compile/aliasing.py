@@ -313,6 +313,11 @@ class InputAliasGuard:
     variable, the other argument (the shared variable keeps its own memory, as its update
     expects).
 
+    A shared variable's value that cannot be overwritten (a read-only array, as another
+    linker left it or as its owner made it) is copied too, the variable getting the copy
+    as its new value. (A read-only argument for an input marked ``mutable`` is refused by
+    the function: the caller said it may be overwritten.)
+
     A function builds a guard only when its graph overwrites an input
     (:meth:`for_graph`), so other functions pay nothing.
 
@@ -356,6 +361,9 @@ class InputAliasGuard:
         n = self.n_explicit
         values = list(args) + [cell[0] for cell in self.implicit_cells]
         for p in self.destroyed:
+            if p >= n and isinstance(values[p], np.ndarray) and not values[p].flags.writeable:
+                values[p] = values[p].copy()  # a shared variable's read-only value
+                self.implicit_cells[p - n][0] = values[p]
             may_share = self.types[p].may_share_memory
             for q, other in enumerate(values):
                 if q == p or not may_share(values[p], other):
