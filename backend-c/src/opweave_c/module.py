@@ -5,7 +5,8 @@ One module holds one or more blocks. Its source is the shared runtime
 the blocks' Types and Ops ask for (deduplicated, in first-seen order), the block
 functions, and ``opw_install``: the one function cffi exports. Installing imports
 NumPy's C API (for the module and the runtime's functions), runs the ``c_init_code``
-snippets, and attaches ``link_<block>`` functions to the module.
+snippets, and attaches ``link_<block>`` functions to the module, and ``link_steps``
+(the runtime's loop over bound blocks and Python callables, :mod:`opweave_c.linkers.c_loop`).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ RUNTIME = (Path(__file__).parent / "csrc" / "runtime.h").read_text()
 #: The runtime's functions: compiled into each module, or once into the prelude's object.
 RUNTIME_FUNCTIONS = (Path(__file__).parent / "csrc" / "runtime_functions.h").read_text()
 #: Bump when the runtime or the block layout changes: part of every cache key.
-RUNTIME_VERSION = 7
+RUNTIME_VERSION = 8
 #: The define a module is compiled with when it is linked with the runtime's object.
 LINKED_DEFINE = "-DOPW_RUNTIME_LINKED"
 CDEF = "int opw_install(void);"
@@ -165,6 +166,7 @@ class ModuleSpec:
             )
         init = "\n".join("    {\n" + snippet + "\n    }" for snippet in self.init)
         install = f"""
+static PyMethodDef opw_link_steps_def = {{"link_steps", opw_link_steps, METH_VARARGS, NULL}};
 static int opw_installed = 0;
 int opw_install(void) {{
     PyGILState_STATE gil = PyGILState_Ensure();
@@ -177,6 +179,9 @@ int opw_install(void) {{
 {init}
     if (PyErr_Occurred()) goto done;
 {chr(10).join(installs)}
+    f = PyCFunction_NewEx(&opw_link_steps_def, NULL, NULL);
+    if (!f || PyObject_SetAttrString(m, "link_steps", f) < 0) goto done;
+    Py_CLEAR(f);
     opw_installed = 1;
     rc = 0;
 done:

@@ -6,8 +6,12 @@ where it sits: its function is named after a hash of that text, so the nodes of 
 that compute the same thing share one C function, and a graph of many repeated blocks
 compiles only its distinct kinds of node. The functions are built into one module, or
 into several built in parallel when there are many (:func:`opweave_c.module.build_modules`).
-The thunks run in the core's thunk loop (:class:`opweave.link.loop.LoopLinker`), which
-frees intermediates after their last use.
+The core's linking (:class:`opweave.link.loop.LoopLinker`) makes the thunks and chooses
+the loop; where it chooses its plain eager loop, the steps run in the runtime's loop
+instead (:mod:`opweave_c.linkers.c_loop`: compiled blocks called directly, Python thunks
+through the C API, intermediates freed after their last use as the core frees them), and a
+call of the compiled function is one C call. A lazy graph or a profiled function keeps
+the core's loop.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
+import weakref
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -22,16 +28,25 @@ import numpy as np
 from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.fg import FunctionGraph
 from opweave.link.deferred import defer
-from opweave.link.loop import LinkedGraph, LoopLinker, describe_failure, make_node_thunk
+from opweave.link.loop import (
+    LinkedGraph,
+    LoopLinker,
+    describe_failure,
+    gc_plan,
+    make_node_thunk,
+    release_plan,
+)
 from opweave.link.progress import current as current_progress
 from opweave_c.codegen import Block, BlockBuilder, block_versions
 from opweave_c.contract import NoCCode
 from opweave_c.linkers.block_call import LinkedBlock, link_block
+from opweave_c.linkers.c_loop import CLoop
 from opweave_c.linkers.lifted_constants import (
     constant_inputs,
     lift_float_constants,
     lifted_shape,
 )
+from opweave_c.linkers.tier_agreement import kernels_agree
 from opweave_c.module import build_modules, start_runtime_prelude
 
 log = logging.getLogger("opweave_c.cvm")
@@ -186,6 +201,10 @@ class CVMLinker(LoopLinker):
     priority: ClassVar[int] = 30
     #: C first; nodes without C code fall back to Python.
     impls: ClassVar[tuple[str | None, ...]] = ("c", "py")
+    #: A tiered compile (:mod:`opweave.compile.tiered`) may run the first calls on the
+    #: Python kernels while the C builds, on graphs where both give the same bits.
+    links_slowly: ClassVar[bool] = True
+    python_tier_agrees = staticmethod(kernels_agree)
 
     @classmethod
     def prepare_compile(cls, fgraph: FunctionGraph) -> None:
@@ -238,6 +257,7 @@ class CVMLinker(LoopLinker):
         modules = build_modules(distinct, f"cvm graph {self.fgraph}") if blocks else {}
         bind_the_rest()  # what the wait left
         self._c_nodes: dict[int, LinkedBlock] = {}
+        self._modules = modules
         thunks: list[Any] = []
         fallback = tuple(impl for impl in self.impls if impl != "c")
         for k, node in enumerate(order):
@@ -259,7 +279,97 @@ class CVMLinker(LoopLinker):
             describe_failure(exc, linked.order[i], linked.storage_map)
 
     def make_all(self, *args: Any, **kwargs: Any) -> Any:
-        """Link the accepted graph; the function also lists the steps run in C."""
-        result = super().make_all(*args, **kwargs)
-        result[0].c_nodes = sorted(self._c_nodes)  # type: ignore[attr-defined]
-        return result
+        """Link the accepted graph; the function also lists the steps run in C
+        (``c_nodes``) and says whether the runtime runs its loop (``c_loop``)."""
+        self._loop: CLoop | None = None
+        fn: Any
+        fn, ins, outs, thunks, order = super().make_all(*args, **kwargs)
+        self._inputs = ins
+        self._order = order
+        modules = getattr(self, "_modules", None)
+        if modules and fn.loop == "eager" and getattr(fn, "profile", None) is None:
+            fn = self._link_c_loop(fn, ins, outs, thunks, order)
+        fn.c_nodes = sorted(self._c_nodes)
+        fn.c_loop = self._loop is not None
+        return fn, ins, outs, thunks, order
+
+    def _link_c_loop(
+        self,
+        loop_fn: Any,
+        ins: list[list[Any]],
+        outs: list[list[Any]],
+        thunks: list[Any],
+        order: list[Apply],
+    ) -> Callable[[], None]:
+        """The core's eager loop ``loop_fn`` replaced by the runtime's (:class:`CLoop`),
+        freeing what the core's would free and reporting failures through
+        :meth:`on_failure`."""
+        assert self.fgraph is not None
+        smap, cmap = loop_fn.storage_map, loop_fn.compute_map
+        linked = LinkedGraph(order, thunks, ins, outs, smap, cmap)
+        plan = gc_plan(self.fgraph, linked) if loop_fn.allow_gc else None
+        release = release_plan(self.fgraph, linked, plan)
+        states = {
+            k: block.run.__self__ for k, block in self._c_nodes.items() if thunks[k] is block.run
+        }
+        # The runtime keeps what it is given alive and the linker keeps the loop: the
+        # report reaches the linker through a weak reference, so that no cycle passes
+        # through the runtime, which the garbage collector cannot see into.
+        linker = weakref.ref(self)
+
+        def on_failure(exc: BaseException, i: int) -> None:
+            found = linker()
+            if found is None:
+                describe_failure(exc, linked.order[i], linked.storage_map)
+            else:
+                found.on_failure(exc, i, linked)
+
+        module = next(iter(self._modules.values()))
+        self._loop = CLoop.link(module, thunks, states, plan, release, on_failure)
+        run = self._loop.run
+
+        def fn() -> None:
+            run()
+
+        for name in ("storage_map", "compute_map", "allow_gc", "loop"):
+            setattr(fn, name, getattr(loop_fn, name))
+        return fn
+
+    def make_fast_call(
+        self,
+        arg_filters: list[Callable[[Any], Any]],
+        update_cells: list[tuple[list[Any], list[Any]]],
+        user_output_cells: list[list[Any]],
+        unpack_single: bool,
+        transient_cells: Sequence[list[Any]] = (),
+    ) -> Callable[..., Any] | None:
+        """A compiled function's whole call in one C call, where the runtime runs the
+        loop (see :meth:`opweave.link.basic.Linker.make_fast_call`); ``None`` otherwise.
+
+        Each argument goes through its filter, unless it is exactly a value of its Type
+        (:func:`~opweave_c.linkers.c_loop.exact_spec`), which the filter returns as it is.
+        """
+        if self._loop is None or self.fgraph is None:
+            return None
+        n = len(arg_filters)
+        return self._loop.fast_call(
+            self._inputs[:n],
+            arg_filters,
+            [v.type for v in self.fgraph.inputs[:n]],
+            update_cells,
+            user_output_cells,
+            unpack_single,
+            transient_cells,
+        )
+
+    def explain_failure(self, exc: BaseException) -> tuple[str, Any] | None:
+        """After the fast call raised ``exc``: ``("input", variable)`` when an argument's
+        filter refused it, ``("node", node)`` when a step failed (already described on
+        ``exc`` by :meth:`on_failure`), else ``None``."""
+        found = self._loop.take_failure() if self._loop is not None else None
+        if found is None or self.fgraph is None:
+            return None
+        kind, i = found
+        if kind == "input":
+            return "input", self.fgraph.inputs[i]
+        return "node", self._order[i]
