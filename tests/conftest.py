@@ -17,10 +17,21 @@ from opweave.plugins import OpweavePluginManager, create_plugin_manager, use_plu
 def session_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The suite's configuration: a private compile directory shared by every test (so C
     modules compiled once are reused), and the ``vm`` linker by default so that only the
-    tests that ask for ``c`` or ``cvm`` pay for compiling C.
+    tests that ask for ``c`` or ``cvm`` pay for compiling C. Compiles are not tiered
+    (``compile__tiered``), so a function asked for on ``c`` or ``cvm`` runs there as soon
+    as it is returned; tests/core/test_tiered_compile.py turns tiering on. The Python
+    processes the tests start read the same in their user config file
+    (``XDG_CONFIG_HOME``), whatever ``OPWEAVE_FLAGS`` they are given.
     """
     compiledir = tmp_path_factory.mktemp("compiledir")
-    with opweave.config.change_flags(compiledir=str(compiledir), linker="vm"):
+    user_config = tmp_path_factory.mktemp("user_config")
+    (user_config / "opweave").mkdir()
+    (user_config / "opweave" / "config.toml").write_text("compile__tiered = false\n")
+    with (
+        pytest.MonkeyPatch.context() as env,
+        opweave.config.change_flags(compiledir=str(compiledir), linker="vm", compile__tiered=False),
+    ):
+        env.setenv("XDG_CONFIG_HOME", str(user_config))
         yield compiledir
 
 

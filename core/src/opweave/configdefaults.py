@@ -332,6 +332,15 @@ def build_config(
         BoolParam(True),
     )
     config.add(
+        "compile__tiered",
+        "Whether a function whose linker compiles code (C) is usable at once: when that\n"
+        "link takes longer than a few milliseconds (a compiler runs), the function answers\n"
+        "its first calls with the Python kernels (the ``vm`` linker) while the linker works\n"
+        "in the background, and switches to it between two calls. ``Function.wait_compiled``\n"
+        "waits for the switch. See docs/tiered-compilation.md.",
+        BoolParam(True),
+    )
+    config.add(
         "compile__progress_delay",
         "Seconds a compile runs silently before its progress is shown.",
         IntParam(2, minimum=0),

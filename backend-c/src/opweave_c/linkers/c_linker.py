@@ -13,6 +13,7 @@ from opweave_c.codegen import BlockBuilder
 from opweave_c.contract import NoCCode, c_type_of, call_optional, filter_checked_in_c
 from opweave_c.linkers.block_call import link_block
 from opweave_c.linkers.shared_kinds import LIFT_TAG
+from opweave_c.linkers.tier_agreement import kernels_agree
 from opweave_c.module import build_modules, start_runtime_prelude
 
 
@@ -55,6 +56,10 @@ class CLinker(Linker):
 
     name = "c"
     priority = 5
+    #: A tiered compile (:mod:`opweave.compile.tiered`) may run the first calls on the
+    #: Python kernels while the C builds, on graphs where both give the same bits.
+    links_slowly = True
+    python_tier_agrees = staticmethod(kernels_agree)
     #: Asks the compilation for ``c_lift_fused_constants`` (see
     #: :mod:`opweave_c.linkers.shared_kinds`), so fused nodes that differ only by their
     #: constants share one function.

@@ -53,6 +53,10 @@ class Function:
     Functions that update nothing take no such lock. ``get_value``/``set_value`` hold the
     same lock.
 
+    Tiered compile: a function whose linker compiles code may run its first calls on the
+    Python kernels while that linker works in the background, and switch to it between
+    two calls (:mod:`opweave.compile.tiered`, :attr:`tier`, :meth:`wait_compiled`).
+
     Fork: a process forked while another thread is inside a call gets every such lock
     back released (:class:`~opweave.plugins.forksafe.AfterFork`), so the child can call
     the Function.
@@ -81,6 +85,12 @@ class Function:
         The :class:`~opweave.compile.profiling.ProfileStats` this function records its
         calls into, or ``None`` (then it is a plain :class:`Function`; a profiled one is a
         :class:`ProfiledFunction`).
+    linker
+        The linker whose ``fn`` runs the calls: ``maker.linker``, or the Python tier's
+        while a tiered compile links ``maker.linker`` in the background (:attr:`tier`,
+        :meth:`wait_compiled`).
+    fn
+        What that linker made: ``fn()`` runs the graph on the values in the storage cells.
     """
 
     def __init__(
@@ -92,19 +102,49 @@ class Function:
         unpack_single: bool,
         name: str | None = None,
         profile: Any = None,
+        linker: Any = None,
     ) -> None:
         self.maker = maker
-        self.fn = fn
-        self.input_cells = input_cells
-        self.output_cells = output_cells
         self.unpack_single = unpack_single
         self.trust_input = False
         self.name = maker.name if name is None else name
         self.profile = profile
         self._lock = threading.Lock()
         AfterFork.track(self)
+        #: While a tiered compile runs on the Python tier: its background link (see
+        #: :mod:`opweave.compile.tiered`), which the next call switches to once done.
+        self._tier: Any = None
+        #: The error that background link raised (``None``: none).
+        self._tier_error: BaseException | None = None
         ins = maker.inputs
         self._n_args = len(ins)
+        self._names = {inp.name: i for i, inp in enumerate(ins) if inp.name is not None}
+        self._state_locks = _state_locks(
+            [inp.variable for inp in ins] + list(maker.implicit),
+            maker.fgraph.update_mapping.values(),
+        )
+        # Inputs with an update carry state between calls; the others return to their
+        # default whenever the caller omits them.
+        self._default_values = {
+            i: cell[0]
+            for i, (inp, cell) in enumerate(zip(ins, input_cells, strict=False))
+            if inp.has_value and inp.update is None
+        }
+        self._attach(maker.linker if linker is None else linker, fn, input_cells, output_cells)
+
+    def _attach(
+        self, linker: Any, fn: Any, input_cells: list[list[Any]], output_cells: list[list[Any]]
+    ) -> None:
+        """Run the graph as ``linker`` linked it: ``fn`` with its storage cells (what a
+        tiered compile calls again, at a call boundary, when its final linker is done;
+        see :mod:`opweave.compile.tiered`)."""
+        maker = self.maker
+        ins = maker.inputs
+        unpack_single = self.unpack_single
+        self.linker = linker
+        self.fn = fn
+        self.input_cells = input_cells
+        self.output_cells = output_cells
         self._arg_specs = [
             (
                 cell,
@@ -129,23 +169,16 @@ class Function:
             for inp, cell in zip(ins, input_cells, strict=False)
             if not inp.has_value and inp.update is None and not _is_shared(inp.variable)
         )
-        # Inputs with an update carry state between calls; the others return to their
-        # default whenever the caller omits them.
-        self._default_values = {i: cell[0] for i, cell in self._defaults if ins[i].update is None}
-        self._names = {inp.name: i for i, inp in enumerate(ins) if inp.name is not None}
         n_out = len(maker.outputs)
         self._user_out_cells = output_cells[:n_out]
         update_mapping = maker.fgraph.update_mapping
         self._update_targets = [
             (output_cells[o], input_cells[update_mapping[o]]) for o in sorted(update_mapping)
         ]
-        self._state_locks = _state_locks(
-            [inp.variable for inp in ins] + list(maker.implicit), update_mapping.values()
-        )
         # Only a graph overwriting one of its inputs needs its arguments checked for
         # shared memory (None otherwise: the common call does no such check).
         self._alias_guard = InputAliasGuard.for_graph(maker.fgraph, input_cells[self._n_args :])
-        make_fast_call = getattr(maker.linker, "make_fast_call", None)
+        make_fast_call = getattr(linker, "make_fast_call", None)
         self._fast = (
             make_fast_call(
                 [_bound_filter(spec[1], spec[2], spec[3]) for spec in self._arg_specs],
@@ -170,10 +203,62 @@ class Function:
             and not self._state_locks
         )
 
+    @property
+    def tier(self) -> str:
+        """The name of the linker whose code runs the calls now: the mode's linker, or,
+        while a tiered compile links that one in the background, the Python tier's
+        (see :mod:`opweave.compile.tiered`)."""
+        return str(getattr(self.linker, "name", type(self.linker).__name__))
+
+    def wait_compiled(self, timeout: float | None = None) -> bool:
+        """Wait until the function runs on its final linker.
+
+        A function compiled with ``config.compile__tiered`` may answer its first calls
+        with the Python kernels while its linker (C) links in the background
+        (:mod:`opweave.compile.tiered`); this waits for that link and switches to it.
+        For any other function it returns at once.
+
+        Parameters
+        ----------
+        timeout
+            Seconds to wait at most; ``None`` waits as long as the link takes.
+
+        Returns
+        -------
+        bool
+            ``True`` once the calls run on the final linker, ``False`` if ``timeout``
+            passed first.
+
+        Raises
+        ------
+        Exception
+            The error the final linker raised in the background (the function keeps
+            running on the Python tier).
+        """
+        tier = self._tier
+        if tier is not None:
+            if not tier.done.wait(timeout):
+                return False
+            with self._lock:  # once no call is under way
+                if self._tier is not None:
+                    self._tier.settle(self, warn=False)
+        if self._tier_error is not None:
+            raise self._tier_error
+        return True
+
+    @property
+    def compiling(self) -> bool:
+        """Whether a tiered compile's final linker is still linking in the background."""
+        tier = self._tier
+        return tier is not None and not tier.done.is_set()
+
     def reset_after_fork(self) -> None:
         """Make the Function's lock anew (in a forked child: the thread that held it is
-        not there)."""
+        not there); a tiered compile's background link, which the child has not got, is
+        done again at its next call."""
         self._lock = threading.Lock()
+        if self._tier is not None:
+            self._tier.after_fork()
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self._lock_free:
@@ -191,6 +276,8 @@ class Function:
         lock = self._lock
         lock.acquire()
         try:
+            if self._tier is not None:  # on the Python tier: switch if the linker is done
+                self._tier.settle(self, warn=True)
             held = _acquire_all(self._state_locks) if self._state_locks else ()
         except BaseException:  # interrupted while waiting for the shared state
             lock.release()
@@ -245,7 +332,7 @@ class Function:
 
     def _fast_call_failed(self, exc: Exception, args: tuple[Any, ...]) -> None:
         """Re-raise a refused argument the way the generic path words it."""
-        explain = getattr(self.maker.linker, "explain_failure", None)
+        explain = getattr(self.linker, "explain_failure", None)
         found = explain(exc) if explain is not None else None
         if found is None or found[0] != "input":
             return
@@ -427,6 +514,11 @@ class Function:
         implicit = [swaps.get(var, var) for var in maker.implicit]
         storage_map = None
         if share_memory:
+            # The copy shares the storage of this function's final tier, where it can.
+            try:
+                self.wait_compiled()
+            except Exception:  # no final tier: the copy shares the Python tier's storage
+                pass
             old_map = getattr(self.fn, "storage_map", None) or {}
             ends = set(fgraph.inputs) | set(fgraph.outputs)
             storage_map = {

@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
-from opweave.compile import rewrite_cache
+from opweave.compile import rewrite_cache, tiered
 from opweave.compile.aliasing import (
     add_supervisor_to_fgraph,
     destructive_nodes,
@@ -90,7 +90,11 @@ class FunctionMaker:
     mode
         The :class:`Mode` used.
     linker
-        The linker instance that produced the callable.
+        The linker instance that produced the callable (with a tiered compile, the one
+        it switches to once linked: ``Function.linker`` is the one running now).
+    node_impls
+        Which implementation runs each node (``"py"``, ``"c"``...) on the linker the
+        function runs on now.
     implicit
         The shared variables the function reads without the caller passing them.
     """
@@ -407,6 +411,10 @@ class FunctionMaker:
     ) -> Function:
         """Link the graph and return the callable :class:`Function`.
 
+        With ``config.compile__tiered``, a linker that compiles code links in the
+        background and the function runs on the Python kernels until it is done
+        (:mod:`opweave.compile.tiered`; ``Function.wait_compiled`` waits for it).
+
         Parameters
         ----------
         unpack_single
@@ -448,14 +456,21 @@ class FunctionMaker:
         # A profiled function links the linker's timed loop, where it has one.
         self.linker.profile = profile
         apply_thread_flags()  # the BLAS threads config.blas__threads says, process-wide
+        store, self._store_rewritten = self._store_rewritten, None
+        # A linker that compiles code links in the background, the Python kernels answering
+        # meanwhile (opweave.compile.tiered); never for a profiled function or shared storage.
+        python_tier = (
+            tiered.python_tier_for(self) if profile is None and storage_map is None else None
+        )
+        if python_tier is not None:
+            return tiered.link_tiered(self, python_tier, input_storage, store, unpack_single, name)
         with fewer_collections(), waiting_room():
-            store, self._store_rewritten = self._store_rewritten, None
             if store is not None:
                 defer(store)
             fn, in_cells, out_cells, thunks, order = self.linker.make_all(
                 input_storage=input_storage, storage_map=storage_map
             )
-        self.node_impls = node_implementations(self.linker, thunks, order)
+        self.record_link(self.linker, thunks, order)
         if profile is None:
             return Function(self, fn, in_cells, out_cells, unpack_single, name=name)
         if getattr(fn, "profile", None) is not profile:
@@ -463,6 +478,11 @@ class FunctionMaker:
         return ProfiledFunction(
             self, fn, in_cells, out_cells, unpack_single, name=name, profile=profile
         )
+
+    def record_link(self, linker: Any, thunks: Sequence[Any], order: Sequence[Any]) -> None:
+        """Note which implementation runs each node (:attr:`node_impls`) as ``linker``
+        linked the graph (the tier a function runs on, :mod:`opweave.compile.tiered`)."""
+        self.node_impls = node_implementations(linker, thunks, order)
 
     @staticmethod
     def _filter_default(i: int, inp: In, value: Any) -> Any:
@@ -630,7 +650,11 @@ def function(
     Returns
     -------
     Function
-        The compiled callable; ``f.maker.fgraph`` is its rewritten graph.
+        The compiled callable; ``f.maker.fgraph`` is its rewritten graph. With
+        ``config.compile__tiered`` (the default), a linker that has to run a compiler
+        links in the background and the function answers its first calls with the Python
+        kernels meanwhile (``f.tier``; ``f.wait_compiled()`` waits for the linker; see
+        :mod:`opweave.compile.tiered`).
 
     Raises
     ------
