@@ -125,6 +125,8 @@ SECTIONS: dict[str, list[str]] = {
         "opweave_c",
         "opweave_c.hookspecs",
         "opweave_cuda",
+        "opweave_jax",
+        "opweave_jax.pytensor_link_jax.dispatch",
         "opweave_double",
     ],
 }

@@ -44,7 +44,8 @@ def test_backend_info_reports_jax() -> None:
     info = infos[0]
     assert info["available"] and info["linkers"] == ["jax"]
     assert info["versions"]["jax"] == jax.__version__
-    assert str(jax.devices()[0]) in info["devices"]
+    listed = info.get("hardware", info.get("devices"))
+    assert str(jax.devices()[0]) in (listed() if callable(listed) else listed)
 
 
 def test_lowerings_come_from_the_resolver() -> None:
@@ -171,3 +172,63 @@ def test_scalar_graphs_and_pass_through_outputs_match_py() -> None:
     assert out is not value
     np.testing.assert_array_equal(const, [0.0, 1.0, 2.0])
     assert h.maker.node_impls and set(h.maker.node_impls.values()) == {"jax"}
+
+
+def test_the_jax_device_flag_places_the_function_and_its_shared_values() -> None:
+    import jax
+
+    assert opweave.config.jax__device == ""
+    cpu = jax.devices("cpu")[0]
+    w = opweave.shared(np.arange(3.0), name="w")
+    x = pt.dvector("x")
+    with opweave.config.change_flags(jax__device="cpu"):
+        f = opweave.function([x], x * w, mode="JAX")
+    assert f.maker.linker.device == cpu
+    np.testing.assert_array_equal(f(np.full(3, 2.0)), [0.0, 2.0, 4.0])
+    np.testing.assert_array_equal(f(np.full(3, 3.0)), [0.0, 3.0, 6.0])
+    (mirror,) = [m for m in f.fn.mirrors if m is not None]
+    assert mirror.value.devices() == {cpu}
+    with opweave.config.change_flags(jax__device="cpu:0"):
+        g = opweave.function([x], x + 1, mode="JAX")
+    assert g.maker.linker.device == cpu
+    h = opweave.function([x], x + 1, mode="JAX")
+    default = None if opweave.config.device == "cpu" else h.maker.linker.device
+    assert h.maker.linker.device == default
+
+
+@pytest.mark.parametrize("spec", ["cpu:99", "abacus", "cpu:x"])
+def test_an_unknown_jax_device_is_a_value_error_naming_the_flag_and_the_devices(
+    spec: str,
+) -> None:
+    import jax
+
+    x = pt.dvector("x")
+    first = f"{jax.devices()[0].platform}:0"
+    with (
+        opweave.config.change_flags(jax__device=spec),
+        pytest.raises(ValueError, match=rf"jax__device='{spec}'.*{first}"),
+    ):
+        opweave.function([x], x + 1, mode="JAX")
+
+
+def test_the_core_device_flag_picks_the_jax_gpu_when_there_is_one() -> None:
+    import jax
+
+    from opweave_jax.options import jax_device
+
+    gpus = [d for d in jax.devices() if d.platform == "gpu"]
+    assert jax_device("", "cuda") == (gpus[0] if gpus else None)
+    assert jax_device("", "cuda1") == (gpus[1] if len(gpus) > 1 else None)
+    assert jax_device("", "cpu") is None
+    assert jax_device("cpu", "cuda") == jax.devices("cpu")[0]
+    if not gpus:
+        with pytest.raises(ValueError, match="jax__device='gpu'"):
+            jax_device("gpu", "cpu")
+
+
+def test_a_type_the_jax_linker_does_not_pass_is_refused() -> None:
+    from opweave.graph.type import generic
+
+    g = generic("g")
+    with pytest.raises(NoImplementationError, match="tensors, scalars and random generators"):
+        opweave.function([g], g, mode="JAX")

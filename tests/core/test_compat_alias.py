@@ -162,25 +162,25 @@ def pytensor_function_of_shape(x):
 
 STAND_INS = """
 import pytest
-from pytensor.link.jax import JAXLinker
 from pytensor.link.numba import NumbaLinker
-from pytensor.link.jax.dispatch import jax_funcify
+from pytensor.link.mlx import MLXLinker
+from pytensor.link.numba.dispatch import numba_funcify
 import pytensor.compile.mode as mode
 
-assert not isinstance(mode.get_default_mode().linker, (JAXLinker, NumbaLinker))
-for use in (JAXLinker, lambda: jax_funcify.register, lambda: jax_funcify(None)):
-    with pytest.raises(ModuleNotFoundError, match=r"opweave\\.link\\.(jax|numba).*no installed"):
+assert not isinstance(mode.get_default_mode().linker, (MLXLinker, NumbaLinker))
+for use in (NumbaLinker, lambda: numba_funcify.register, lambda: numba_funcify(None)):
+    with pytest.raises(ModuleNotFoundError, match=r"opweave\\.link\\.(numba|mlx).*no installed"):
         use()
-print("ok", JAXLinker.__module__, jax_funcify.__module__)
+print("ok", NumbaLinker.__module__, numba_funcify.__module__)
 """
 
 
 def test_pytensor_backend_paths_no_plugin_serves_give_stand_ins() -> None:
-    """``from pytensor.link.jax import JAXLinker`` imports (code written for PyTensor tests
+    """``from pytensor.link.numba import NumbaLinker`` imports (code written for PyTensor tests
     ``isinstance`` with it); using such a name raises the error saying how to get it."""
     done = run_python("-m", "opweave.compat", "-c", STAND_INS)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["ok", "pytensor.link.jax", "pytensor.link.jax.dispatch"]
+    assert done.stdout.split() == ["ok", "pytensor.link.numba", "pytensor.link.numba.dispatch"]
 
 
 def test_other_missing_paths_stay_import_errors(alias: None) -> None:

@@ -304,7 +304,7 @@ def test_dimshuffle_get_path_and_map() -> None:
 
 
 @pytest.mark.parametrize(
-    "module", ["opweave.link.jax", "opweave.link.jax.dispatch", "opweave.link.numba.dispatch"]
+    "module", ["opweave.link.mlx", "opweave.link.mlx.dispatch", "opweave.link.numba.dispatch"]
 )
 def test_backend_modules_no_plugin_provides_say_how_to_get_them(module: str) -> None:
     with pytest.raises(ModuleNotFoundError, match="no installed plugin provides it") as info:

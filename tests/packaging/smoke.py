@@ -118,6 +118,15 @@ def check_jax_alone() -> None:
     check(type(f.maker.linker).__name__ == "JAXLinker", "auto picks jax with opweave-jax alone")
     g = opweave.function([x], ot.sum(x**2), mode="JAX")
     check(float(g(np.array([1.0, 2.0]))) == 5.0, "mode='JAX' computes sum(x**2)")
+    from opweave.link.jax import JAXLinker
+    from opweave.link.jax.dispatch import jax_funcify
+
+    graph_fn = jax_funcify(g.maker.fgraph)
+    check(
+        float(graph_fn(np.array([3.0, 4.0]))[0]) == 25.0,
+        "opweave.link.jax.dispatch.jax_funcify(fgraph) computes the graph",
+    )
+    check(JAXLinker.name == "jax", "opweave.link.jax.JAXLinker is the jax linker")
     try:
         opweave.function([x], x + 1, mode=opweave.Mode(linker="c"))
     except LinkerNotFoundError as exc:

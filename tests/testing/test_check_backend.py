@@ -63,3 +63,44 @@ def test_only_selects_graphs() -> None:
     assert check_backend("py", only=["dot"]).checked == ["graph_dot"]
     with pytest.raises(ValueError, match=r"unknown conformance graphs \['nope'\]"):
         check_backend("py", only=["nope"])
+
+
+def test_the_jax_linker_matches_py_its_own_draws_compared_as_draws() -> None:
+    if "jax" not in usable_linkers():
+        pytest.skip("opweave-jax is not installed")
+    report = check_backend("jax")
+    assert report.checked == [f"graph_{name}" for name in STANDARD_GRAPHS]
+    assert not report.skipped
+
+
+class _RepeatingDraws(LoopLinker):
+    """A Python linker that claims another generator and draws the same numbers each call
+    (it drops the random generators' updates)."""
+
+    name = "repeating_draws"
+    impls = ("py",)
+    random_generator = "other"
+
+    def make_thunks(self, order, storage_map, compute_map):
+        thunks = super().make_thunks(order, storage_map, compute_map)
+        firsts = {}
+
+        def frozen(thunk, cell, key):
+            def run():
+                thunk()
+                firsts.setdefault(key, cell[0])
+                cell[0] = firsts[key]
+
+            run.lazy = False
+            return run
+
+        return [
+            frozen(t, storage_map[n.outputs[1]], k) if "RV" in type(n.op).__name__ else t
+            for k, (n, t) in enumerate(zip(order, thunks, strict=True))
+        ]
+
+
+def test_draws_that_never_change_are_reported_for_another_generator() -> None:
+    with pytest.raises(ContractViolation) as info:
+        check_backend(_RepeatingDraws(), only=["random"])
+    assert "the same draws at every call, where the reference's change" in str(info.value)

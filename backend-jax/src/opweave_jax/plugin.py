@@ -1,20 +1,20 @@
 """The ``opweave.plugins`` entry point of the JAX backend.
 
 Importing it imports no JAX: availability and versions are read from the installed
-distributions; the devices are listed once JAX has been imported (by the first ``jax``
-linker function).
+distributions; ``opweave info`` lists JAX's devices (importing JAX then).
 """
 
 from __future__ import annotations
 
 import functools
-import sys
 from importlib import metadata
 from importlib.util import find_spec
 from typing import Any
 
 from opweave.plugins import hookimpl
 from opweave_jax.linker import JAXLinker
+from opweave_jax.options import opweave_addoption  # noqa: F401
+from opweave_jax.pytensor_modules import opweave_modules  # noqa: F401
 from opweave_jax.table import JAX_OPS, lowering_of
 
 #: PyTensor's JAX rewrites: ``fast_run`` without the C-specific ones, fusion and in-place.
@@ -40,12 +40,15 @@ def _versions() -> dict[str, str]:
     return found
 
 
-def devices() -> str:
-    """The JAX devices, or why they are not listed yet (JAX not imported)."""
-    jax = sys.modules.get("jax")
-    if jax is None:
-        return "not probed (JAX is imported by the first jax-linker function)"
-    return ", ".join(str(d) for d in jax.devices())
+def devices() -> list[str]:
+    """JAX's devices (importing JAX, which takes a second: only ``opweave info`` asks), or
+    why JAX could not list them."""
+    try:
+        import jax
+
+        return [str(d) for d in jax.devices()]
+    except Exception as exc:  # a broken JAX install must not break ``opweave info``
+        return [f"JAX could not list its devices: {type(exc).__name__}: {exc}"]
 
 
 @hookimpl
@@ -68,7 +71,8 @@ def opweave_backend_info() -> dict[str, Any]:
         "implementations": JAX_OPS,
         "implementation_of": lowering_of,
         "versions": _versions(),
-        "devices": devices(),
+        "hardware": devices,
+        "fallback": False,
     }
 
 

@@ -9,15 +9,21 @@ A node whose inputs are all static (constants, shapes: see :mod:`opweave_jax.val
 evaluated while tracing (``jax.ensure_compile_time_eval``), so that the shapes, lengths
 and indices computed from them stay Python values XLA can compile with. Every value is
 given its variable's dtype, whatever JAX's promotion rules would make of it.
+
+Random generators (inputs and outputs of Type
+:class:`~opweave.tensor.random.type.RandomGeneratorType`) are JAX keys inside the
+function: the two ``uint32`` words of a ``threefry2x32`` key
+(:mod:`opweave_jax.lowerings.random`); the linker converts the ``numpy.random.Generator``
+values of their storage.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from opweave.graph.basic import Apply, Constant, Variable
@@ -25,8 +31,10 @@ from opweave.graph.fg import FunctionGraph
 from opweave.graph.utils import NoImplementationError
 from opweave.link.resolver import refusal, resolve
 from opweave.scalar.type import ScalarType
+from opweave.tensor.random.type import RandomType
 from opweave.tensor.type import TensorType
 from opweave_jax.context import DeferredCheck, tracing
+from opweave_jax.lowerings.float_to_int import convert
 from opweave_jax.values import is_static
 
 __all__ = ["BACKEND", "GraphProgram", "lowering_for"]
@@ -53,11 +61,35 @@ def lowering_for(node: Apply, op: Any = None) -> Lowering:
     return found.implementation  # type: ignore[no-any-return]
 
 
+def _node_lowering(node: Apply) -> Lowering:
+    """``node``'s lowering; with ``config.jax__python_fallback``, a node without one runs
+    its Python kernel through ``jax.pure_callback`` (:mod:`opweave_jax.callback`), with a
+    warning naming it."""
+    try:
+        return lowering_for(node)
+    except NoImplementationError as exc:
+        from opweave.configdefaults import config
+
+        if not config.jax__python_fallback:
+            raise
+        from opweave_jax.callback import python_callback
+
+        lowered = python_callback(node)
+        warnings.warn(
+            f"jax linker: {node.op} has no jax lowering ({exc}); it runs its Python kernel "
+            "through jax.pure_callback (on the host, not differentiable by JAX), since "
+            "config.jax__python_fallback is on",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        return lowered
+
+
 def _check_type(var: Variable, what: str) -> None:
-    if not isinstance(var.type, TensorType | ScalarType):
+    if not isinstance(var.type, TensorType | ScalarType | RandomType):
         raise NoImplementationError(
-            f"jax linker: {what} {var} has type {var.type}; the jax linker passes tensors and "
-            "scalars only"
+            f"jax linker: {what} {var} has type {var.type}; the jax linker passes tensors, "
+            "scalars and random generators only"
         )
 
 
@@ -67,7 +99,7 @@ def _with_dtype(value: Any, var: Variable) -> Any:
         return value
     if isinstance(value, np.ndarray | np.generic | int | float | bool | complex):
         return np.asarray(value).astype(dtype)
-    return jnp.asarray(value).astype(dtype)
+    return convert(value, dtype)
 
 
 class GraphProgram:
@@ -94,7 +126,7 @@ class GraphProgram:
             _check_type(var, "output")
         self.inputs = list(fgraph.inputs)
         self.outputs = list(fgraph.outputs)
-        self.steps = [(node, lowering_for(node)) for node in order]
+        self.steps = [(node, _node_lowering(node)) for node in order]
         self.checks: dict[str, DeferredCheck] = {}
 
     def __call__(self, *args: Any) -> tuple[list[Any], dict[str, Any]]:

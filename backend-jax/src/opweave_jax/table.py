@@ -7,8 +7,8 @@ entries live in :mod:`opweave_jax.lowerings`, imported (with JAX) at the first l
 when the plugin loads.
 
 The table's scope is the core Op classes the entries cover: what this backend lowers so far.
-``python -m opweave info --ops`` lists the other classes as run elsewhere, but the ``jax``
-linker refuses them (it runs the whole graph in XLA).
+The plugin's answer says ``"fallback": False``, so ``python -m opweave info --ops`` reports
+the other classes as missing on this backend: the ``jax`` linker refuses them.
 """
 
 from __future__ import annotations
@@ -34,6 +34,13 @@ _MODULES = (
     "subtensor",
     "extra",
     "checks",
+    "random",
+    "control",
+    "blockwise",
+    "linalg",
+    "linalg_decompositions",
+    "linalg_solvers",
+    "extra_more",
 )
 
 
@@ -53,7 +60,7 @@ def lowering_of(entry: Callable[[Any, Apply], Any], op: Any, node: Apply) -> Any
 
 def _scope() -> list[type]:
     """The core Op classes this backend lowers so far (those its entries cover through the
-    MRO): the rest are refused, not run elsewhere (``docs/backend-jax.md``, "Limits")."""
+    MRO): the rest are refused, and reported missing (``docs/backend-jax.md``, "Limits")."""
     covered = tuple(JAX_OPS)
     return [cls for cls in core_op_classes() if issubclass(cls, covered)]
 

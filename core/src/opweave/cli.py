@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import numpy as np
 
@@ -52,6 +52,8 @@ def info(out: TextIO, ops: bool = False) -> int:
             "available" if backend.get("available") else f"unavailable ({backend.get('reason')})"
         )
         print(f"  {backend['name']}: linkers {', '.join(backend['linkers'])}; {status}", file=out)
+        if backend.get("available") and callable(backend.get("hardware")):
+            print(f"    runs on: {'; '.join(_hardware(backend))}", file=out)
     linkers = available_linkers(pm)
     unusable = unusable_linkers(pm)
     usable = sorted(name for name in linkers if name not in unusable)
@@ -66,6 +68,15 @@ def info(out: TextIO, ops: bool = False) -> int:
     for name, value, _doc in opweave.config.flags():
         print(f"  {name} = {value!r}  ({opweave.config.source(name)})", file=out)
     return 0
+
+
+def _hardware(backend: dict[str, Any]) -> list[str]:
+    """A backend's ``hardware`` answer, or why there is none (a plugin's failure is
+    reported, never raised)."""
+    try:
+        return [str(what) for what in backend["hardware"]()]
+    except Exception as exc:
+        return [f"{backend['name']} failed to list its hardware: {type(exc).__name__}: {exc}"]
 
 
 def versions(pm: opweave.plugins.OpweavePluginManager) -> list[tuple[str, str]]:
@@ -130,6 +141,8 @@ def print_ops(pm: opweave.plugins.OpweavePluginManager, out: TextIO) -> None:
         if table is None:
             continue
         scope = {op_class_name(cls) for cls in table.scope()}
+        if backend.get("fallback") is False:
+            scope = set(matrix)  # what it does not implement, it refuses
         found = coverage({cls: matrix[cls] for cls in sorted(scope)}, backend["name"])
         implemented = len(found[IMPLEMENTED])
         print(

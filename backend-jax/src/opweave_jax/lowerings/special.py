@@ -16,6 +16,7 @@ import numpy as np
 
 from opweave.graph.basic import Apply
 from opweave.scalar import math as sm
+from opweave.scalar import probability as sprob
 from opweave.scalar import special as ssp
 from opweave_jax.lowerings.scalar import in_output_dtype, out_dtype
 
@@ -57,6 +58,51 @@ def _xlogx(x: Any) -> Any:
     return jnp.where(x == 0, jnp.zeros((), x.dtype), jss.xlogy(x, x))
 
 
+def _in_float64(fn: Fn) -> Callable[[Any, Apply], Fn]:
+    """A factory computing ``fn`` in float64 and casting to the output dtype, as the ``py``
+    backend computes these functions."""
+
+    def factory(op: Any, node: Apply) -> Fn:
+        dtype = out_dtype(node)
+
+        def run(*xs: Any) -> Any:
+            return fn(*[jnp.asarray(x).astype(np.float64) for x in xs]).astype(dtype)
+
+        return run
+
+    return factory
+
+
+def _erfcinv(y: Any) -> Any:
+    """``erfcinv(y) = -ndtri(y / 2) / sqrt(2)``."""
+    return -jss.ndtri(y / 2) * np.sqrt(0.5)
+
+
+#: Below this, ``exp(y)`` underflows: ``ndtri_exp`` is found by Newton's method instead.
+_NDTRI_EXP_TAIL = -700.0
+
+
+def _ndtri_exp(y: Any) -> Any:
+    """``ndtri(exp(y))``: through ``exp`` below ``-log(2)``, ``-ndtri(-expm1(y))`` above it,
+    and, where ``exp(y)`` underflows, Newton's method on ``log_ndtr(x) = y`` from the
+    asymptotic ``x = -sqrt(t - log(2 pi t))``, ``t = -2 y``."""
+    direct = jnp.where(y < -np.log(2.0), jss.ndtri(jnp.exp(y)), -jss.ndtri(-jnp.expm1(y)))
+    tail = y < _NDTRI_EXP_TAIL
+    yt = jnp.where(tail & jnp.isfinite(y), y, 2 * _NDTRI_EXP_TAIL)
+    t = -2 * yt
+    x = -jnp.sqrt(t - jnp.log(2 * np.pi * t))
+    for _ in range(4):
+        log_cdf = jss.log_ndtr(x)
+        x = x - (log_cdf - yt) * jnp.exp(log_cdf + x * x / 2 + 0.5 * np.log(2 * np.pi))
+    return jnp.where(y == -jnp.inf, y, jnp.where(tail, x, direct))
+
+
+def _owens_t(h: Any, a: Any) -> Any:
+    """``owens_t``, with ``T(0, +-inf) = +-1/4`` (XLA gives NaN there)."""
+    quarter = jnp.where(a > 0, 0.25, -0.25).astype(a.dtype)
+    return jnp.where((h == 0) & jnp.isinf(a), quarter, jss.owens_t(h, a))
+
+
 #: Scalar Op class -> factory.
 LOWERINGS: dict[type, Callable[[Any, Apply], Fn]] = {
     sm.Erf: in_output_dtype(jss.erf),
@@ -75,4 +121,7 @@ LOWERINGS: dict[type, Callable[[Any, Apply], Fn]] = {
     ssp.I0: in_output_dtype(jss.i0),
     ssp.I1: in_output_dtype(jss.i1),
     ssp.BetaInc: in_output_dtype(jss.betainc),
+    ssp.Erfcinv: _in_float64(_erfcinv),
+    ssp.NdtriExp: _in_float64(_ndtri_exp),
+    sprob.OwensT: _in_float64(_owens_t),
 }

@@ -2,10 +2,11 @@
 
 PyTensor keeps its backends under ``pytensor.link`` (``pytensor.link.jax``,
 ``pytensor.link.numba`` ...), and code written for it imports names from there even when it
-does not use that backend (``from pytensor.link.jax import JAXLinker`` to test
-``isinstance(linker, JAXLinker)``). Under the alias, such a path is opweave's
-``opweave.link.<name>``, which exists only when a plugin serves it. When none does, the
-alias gives a stand-in module instead of failing the import: every name imported from it is
+does not use that backend (PyMC's ``from pytensor.link.numba import NumbaLinker`` to test
+``isinstance(linker, NumbaLinker)``). Under the alias, such a path is opweave's
+``opweave.link.<name>``, which exists only when a plugin serves it (opweave-jax serves
+``opweave.link.jax``). When none does, the alias gives a stand-in module instead of failing
+the import: every name imported from it is
 a class that no object is an instance of, and that raises the original
 :class:`ModuleNotFoundError` (saying how to get the backend) when it is called or when one
 of its attributes is used.
@@ -70,7 +71,7 @@ def stand_in_module(name: str, error: ModuleNotFoundError) -> ModuleType | None:
     Parameters
     ----------
     name
-        The PyTensor module path imported (``"pytensor.link.jax.dispatch"``).
+        The PyTensor module path imported (``"pytensor.link.numba.dispatch"``).
     error
         Why opweave's module is absent: its message is what using a name raises.
     """

@@ -88,11 +88,15 @@ class Linker:
     Subclasses implement :meth:`make_all` and set ``name``. ``priority`` orders
     linkers for ``linker="auto"`` (highest wins); ``compile_priority`` orders them when
     the mode asks for a quick compile (``FAST_COMPILE``: the optimizer ``fast_compile``).
+    ``random_generator`` names the generator its random variables draw from: linkers with
+    the same one draw the same numbers from the same seed (``"numpy"``: NumPy's
+    ``Generator``, which the standard backends use; the ``jax`` linker's is ``"jax"``).
     """
 
     name: ClassVar[str] = "linker"
     priority: ClassVar[int] = 0
     compile_priority: ClassVar[int] = 0
+    random_generator: ClassVar[str] = "numpy"
 
     def __init__(self, allow_gc: bool | None = None) -> None:
         self.fgraph: FunctionGraph | None = None

@@ -17,7 +17,8 @@ per-node answers):
   that need the backend's own (``c``) refuse them. This is the status of a class outside
   the backend's scope, and of one whose table entry never produces an implementation;
 * ``"missing"``: nothing runs such nodes there: the class is in the backend's scope without
-  an entry, or no installed backend implements it at all.
+  an entry, or outside it on a backend that says it has no fallback (``"fallback": False``
+  in its answer: its linkers refuse such nodes), or no installed backend implements it.
 
 Whether an entry produces an implementation is decided from the entry itself, never from
 its presence in the table: an entry may declare it with an ``opweave_capability``
@@ -62,9 +63,9 @@ def op_class_name(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
-def _status(table: Any, cls: type, scope: set[type]) -> str:
+def _status(table: Any, cls: type, scope: set[type], falls_back: bool) -> str:
     status = class_capability(table, cls)
-    if status == MISSING and cls not in scope:
+    if status == MISSING and cls not in scope and falls_back:
         return FALLBACK  # outside the backend's scope: another backend runs such nodes
     return status
 
@@ -85,10 +86,14 @@ def capability_matrix(backend_infos: list[dict[str, Any]]) -> dict[str, dict[str
         if info.get("implementations") is not None
     }
     scopes = {name: set(table.scope()) for name, table in tables.items()}
+    falls_back = {info["name"]: info.get("fallback") is not False for info in backend_infos}
     classes = sorted({cls for scope in scopes.values() for cls in scope}, key=op_class_name)
     matrix: dict[str, dict[str, str]] = {}
     for cls in classes:
-        row = {name: _status(tables[name], cls, scopes[name]) for name in sorted(tables)}
+        row = {
+            name: _status(tables[name], cls, scopes[name], falls_back[name])
+            for name in sorted(tables)
+        }
         if not any(status in (IMPLEMENTED, PARTIAL) for status in row.values()):
             # Nothing to fall back on: no installed backend runs such nodes.
             row = {name: MISSING for name in row}

@@ -135,6 +135,14 @@ def opweave_backend_info() -> dict[str, Any]:
     returns ``None`` when ``impl`` is an implementation of that backend (the answer of an
     ``opweave_implementation`` hook) and otherwise what one must be (``"an object with a
     c_code method"``); without one, an implementation must be a ``perform``-style callable.
+    Optionally, ``hardware``: a function of no arguments returning a list of strings,
+    what the backend can run on here (its devices); ``opweave info`` calls it, and nothing
+    else does (probing may be slow: it may import a large library).
+
+    Optionally, ``fallback``: ``False`` for a backend whose linkers run nothing outside
+    their own implementations (they refuse a graph with a node they cannot lower); the Op
+    classes outside its table's scope are then reported as missing there, not as run by
+    another implementation.
     A backend may add keys of its own, which the tools that read them document.
     """
 

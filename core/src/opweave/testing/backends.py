@@ -6,9 +6,12 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from opweave.compile.debug.debugmode.checks import copy_value, values_match
 from opweave.compile.function import function
 from opweave.compile.mode import Mode
+from opweave.link.lookup import resolve_linker
 from opweave.testing.errors import CheckReport, ContractViolation, describe
 from opweave.testing.graphs import STANDARD_GRAPHS, Case
 
@@ -31,6 +34,31 @@ def _run(case: Case, linker: Any, fn: Any = None) -> list[list[Any]]:
         host = fn.maker.linker.host_values([*outs, *(s.get_value() for s in case.shared)])
         results.append([copy_value(v) for v in host])
     return results
+
+
+def _generator_of(linker: Any) -> str:
+    """The ``random_generator`` of ``linker`` (a name or a Linker instance)."""
+    found = resolve_linker(linker) if isinstance(linker, str) else linker
+    return str(getattr(found, "random_generator", "numpy"))
+
+
+def _draws_difference(want: list[list[Any]], have: list[list[Any]]) -> str | None:
+    """Draws from another generator: the same shapes and dtypes, finite values, and new
+    draws at each call where the reference's change."""
+    for call, (w_row, h_row) in enumerate(zip(want, have, strict=True)):
+        for k, (w, h) in enumerate(zip(w_row, h_row, strict=True)):
+            w, h = np.asarray(w), np.asarray(h)
+            if w.shape != h.shape or w.dtype != h.dtype:
+                expected = f"the shape and dtype of {describe(w)}"
+                return f"call {call}, output {k}: {describe(h)}, expected {expected}"
+            if not np.all(np.isfinite(h)):
+                return f"call {call}, output {k}: non-finite draws {describe(h)}"
+    for k in range(len(want[0])):
+        changes = [not np.array_equal(row[k], want[0][k]) for row in want[1:]]
+        repeats = [np.array_equal(row[k], have[0][k]) for row in have[1:]]
+        if any(c and r for c, r in zip(changes, repeats, strict=True)):
+            return f"output {k}: the same draws at every call, where the reference's change"
+    return None
 
 
 def _difference(case: Case, want: list[list[Any]], have: list[list[Any]]) -> str | None:
@@ -71,6 +99,9 @@ def check_backend(
 
     A graph the linker declines at compile time with ``NotImplementedError`` (``c`` has
     no C code for a random variable or ``ifelse``, and says so) is skipped, not failed.
+    The random draws of a linker whose ``random_generator`` is not the reference's (the
+    ``jax`` linker draws from JAX's generator) are compared on their shapes, dtypes and
+    finiteness, and on changing from call to call where the reference's do.
 
     Returns
     -------
@@ -108,7 +139,10 @@ def check_backend(
         except Exception as exc:
             problems.append(f"{name}: failed with {type(exc).__name__}: {exc}")
             continue
-        diff = _difference(case, want, have)
+        if case.draws and _generator_of(linker) != _generator_of(reference):
+            diff = _draws_difference(want, have)
+        else:
+            diff = _difference(case, want, have)
         if diff is not None:
             problems.append(f"{name}: {diff}")
             continue
