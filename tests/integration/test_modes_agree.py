@@ -78,28 +78,26 @@ def test_fast_run_rewrites_change_the_graph() -> None:
 LINKERS = [name for name in ("c", "jax", "dask") if name in usable_linkers()]
 
 
-@pytest.mark.parametrize("linker", LINKERS)
-def test_every_linker_agrees_with_the_unrewritten_python_graph(linker: str) -> None:
-    """The cases above, rewritten by FAST_RUN, on each whole-graph linker (``c``, ``jax``,
-    ``dask``): the same values as the unrewritten graph on ``py``."""
+def _every_case_agrees_with_the_unrewritten_python_graph(mode: Mode | str) -> None:
     values = {x: X, y: Y, v: V, i: INTS}
     for name, expr in sorted(CASES.items()):
         inputs = [var for var in (x, y, v, i) if var in opweave.graph.graph_inputs([expr])]
         args = [values[var] for var in inputs]
         reference = opweave.function(inputs, expr, mode=Mode(linker="py", optimizer=None))(*args)
-        got = opweave.function(inputs, expr, mode=Mode(linker=linker))(*args)
+        got = opweave.function(inputs, expr, mode=mode)(*args)
         assert got.dtype == reference.dtype and got.shape == reference.shape, name
         np.testing.assert_allclose(got, reference, rtol=1e-12, atol=1e-12, err_msg=name)
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_every_linker_agrees_with_the_unrewritten_python_graph(linker: str) -> None:
+    """The cases above, rewritten by FAST_RUN, on each whole-graph linker (``c``, ``jax``,
+    ``dask``): the same values as the unrewritten graph on ``py``."""
+    _every_case_agrees_with_the_unrewritten_python_graph(Mode(linker=linker))
 
 
 def test_jax_mode_agrees_with_the_unrewritten_python_graph() -> None:
     """PyTensor's ``JAX`` mode (its own rewrite query) gives the same values."""
     if "jax" not in usable_linkers():
         pytest.skip("opweave-jax is not installed")
-    values = {x: X, y: Y, v: V, i: INTS}
-    for name, expr in sorted(CASES.items()):
-        inputs = [var for var in (x, y, v, i) if var in opweave.graph.graph_inputs([expr])]
-        args = [values[var] for var in inputs]
-        reference = opweave.function(inputs, expr, mode=Mode(linker="py", optimizer=None))(*args)
-        got = opweave.function(inputs, expr, mode="JAX")(*args)
-        np.testing.assert_allclose(got, reference, rtol=1e-12, atol=1e-12, err_msg=name)
+    _every_case_agrees_with_the_unrewritten_python_graph("JAX")

@@ -23,6 +23,7 @@ import numpy as np
 
 from opweave.graph.basic import Apply, Constant, Variable, graph_inputs
 from opweave.graph.utils import NoImplementationError
+from opweave.tensor.node_shapes import concrete_output_shapes
 
 __all__ = ["python_callback"]
 
@@ -39,7 +40,9 @@ def _python_function(node: Apply) -> Callable[..., Any]:
 
 
 def _output_shapes(node: Apply, shapes: Sequence[tuple[int, ...]]) -> list[tuple[int, ...]]:
-    """The outputs' shapes for inputs of ``shapes``.
+    """The outputs' shapes for inputs of ``shapes``: the output Types' static shapes, else
+    the Op's ``infer_shape`` (which :func:`_check_shapes_follow_shapes` checked when the
+    function was linked).
 
     Raises
     ------
@@ -49,38 +52,13 @@ def _output_shapes(node: Apply, shapes: Sequence[tuple[int, ...]]) -> list[tuple
     static = [getattr(out.type, "shape", ()) for out in node.outputs]
     if all(s is not None and all(d is not None for d in s) for s in static):
         return [tuple(int(d) for d in s) for s in static]
-    from opweave.compile.function import function
-    from opweave.compile.mode import Mode
-    from opweave.tensor.basic import as_tensor_variable
-
-    infer = getattr(node.op, "infer_shape", None)
-    if infer is None:
+    found = concrete_output_shapes(node, shapes)
+    if found is None:
         raise NoImplementationError(
-            f"jax linker: {node.op} has no jax lowering, and its output shapes cannot be "
-            "known without its values (no infer_shape) to run it through a Python callback"
+            f"jax linker: {node.op} has no jax lowering, and its output shapes for inputs "
+            f"of shapes {list(shapes)} cannot be found from those shapes to run it through a "
+            "Python callback"
         )
-    given = [[as_tensor_variable(np.int64(d)) for d in s] for s in shapes]
-    try:
-        dims = infer(None, node, given)
-    except Exception as exc:
-        raise NoImplementationError(
-            f"jax linker: {node.op} has no jax lowering, and its infer_shape failed "
-            f"({type(exc).__name__}: {exc}) while finding its output shapes for a Python "
-            "callback"
-        ) from exc
-    flat = [as_tensor_variable(d) for out in dims for d in out]
-    depends = [v for v in graph_inputs(flat) if not isinstance(v, Constant)]
-    if depends:
-        raise NoImplementationError(
-            f"jax linker: {node.op} has no jax lowering, and its output shapes depend on its "
-            "input values, which XLA needs before it runs: it cannot run through a Python "
-            "callback either"
-        )
-    values = function([], flat, mode=Mode(linker="py"))() if flat else []
-    found, k = [], 0
-    for out in dims:
-        found.append(tuple(int(values[k + j]) for j in range(len(out))))
-        k += len(out)
     return found
 
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from opweave.graph.basic import Apply
 from opweave.tensor.blockwise import Blockwise
+from opweave.tensor.node_shapes import concrete_output_shapes
 from opweave_python.thunk import find_perform
 
 __all__ = ["PERFORMS", "blockwise_perform"]
@@ -74,29 +75,10 @@ def _empty_core_shapes(
     """The core outputs' shapes for an empty batch, where the core Op never runs: from the
     core Op's ``infer_shape`` given the inputs' core shapes (NumPy's gufuncs give the same
     shapes), else the outputs' static lengths, 0 where unknown."""
-    static = [tuple(0 if n is None else int(n) for n in o.type.shape) for o in core_node.outputs]
-    infer = getattr(core_node.op, "infer_shape", None)
-    if infer is None:
-        return static
-    from opweave.compile.function import function
-    from opweave.compile.mode import Mode
-    from opweave.graph.basic import Constant, graph_inputs
-    from opweave.tensor.basic import as_tensor_variable
-
-    given = [[as_tensor_variable(np.int64(d)) for d in x.shape[batch:]] for x in arrays]
-    try:
-        dims = infer(None, core_node, given)
-        flat = [as_tensor_variable(d) for out in dims for d in out]
-    except Exception:  # an infer_shape that needs more than the shapes
-        return static
-    if any(not isinstance(v, Constant) for v in graph_inputs(flat)):
-        return static  # the lengths depend on the (absent) values
-    values = [int(v) for v in function([], flat, mode=Mode(linker="py"))()] if flat else []
-    found, k = [], 0
-    for out in dims:
-        found.append(tuple(values[k : k + len(out)]))
-        k += len(out)
-    return found
+    found = concrete_output_shapes(core_node, [x.shape[batch:] for x in arrays])
+    if found is not None:
+        return found
+    return [tuple(0 if n is None else int(n) for n in o.type.shape) for o in core_node.outputs]
 
 
 def _gufunc(op: Blockwise) -> Callable[..., Any] | None:
