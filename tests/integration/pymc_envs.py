@@ -1,8 +1,8 @@
 """The two venvs the PyMC tests run in, built on first use (git-ignored, at the repo root).
 
 - ``.pymc-venv``: PyMC without PyTensor, and opweave's distributions (editable, as in the dev
-  venv) with JAX and numpyro, for PyMC's JAX sampler; ``python -m opweave.compat`` runs
-  PyMC there through the pytensor alias.
+  venv) with JAX, numpyro and blackjax, for PyMC's JAX samplers; ``python -m opweave.compat``
+  runs PyMC there through the pytensor alias.
 - ``.pymc-pytensor-venv``: PyMC with the PyTensor it requires, for reference values.
 
 PyMC requires ``pytensor<2.39``; the first venv installs it with ``--no-deps`` and then its
@@ -27,8 +27,10 @@ OPWEAVE_VENV = ROOT / ".pymc-venv"
 PYTENSOR_VENV = ROOT / ".pymc-pytensor-venv"
 # opweave's distributions that a PyMC user installs (the GPU backend needs a driver).
 DISTRIBUTIONS = ("core", "backend-python", "backend-c", "backend-dask", "backend-jax")
-# What PyMC's JAX sampler needs besides (opweave-jax brings JAX).
-EXTRA_PACKAGES = ("numpyro",)
+# What PyMC's JAX samplers need besides (opweave-jax brings JAX).
+# blackjax 1.2: PyMC 5.28.5 passes ``progress_bar`` to ``window_adaptation``, which later
+# blackjax releases no longer take.
+EXTRA_PACKAGES = ("numpyro", "blackjax==1.2.5")
 READY = ".ready"
 
 

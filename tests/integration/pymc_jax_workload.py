@@ -3,7 +3,8 @@
 
 A linear regression: its log density from ``pymc.sampling.jax.get_jaxified_graph`` (opweave's
 ``jax_funcify``) and from ``model.compile_logp()`` at a few points, its posterior sampled by
-numpyro's NUTS (``nuts_sampler="numpyro"``) and by PyMC's default sampler, and a
+numpyro's NUTS (``nuts_sampler="numpyro"``), by blackjax's (``nuts_sampler="blackjax"``) and
+by PyMC's default sampler, and a
 ``CheckParameterValue`` whose lowering PyMC overrides with ``jax_funcify.register``.
 """
 
@@ -80,6 +81,7 @@ def main() -> None:
         "logp": logp_values(model),
         "override": override(),
         "numpyro": posterior(model, nuts_sampler="numpyro"),
+        "blackjax": posterior(model, nuts_sampler="blackjax"),
         "default": posterior(model),
     }
     print(json.dumps(report))

@@ -224,6 +224,77 @@ def mixture_with_math() -> dict[str, Any]:
     return logp_dlogp(model)
 
 
+@step
+def lkj_mvnormal() -> dict[str, Any]:
+    import pymc as pm
+
+    observed = np.array([[0.1, 0.2, 0.3], [1.0, -1.0, 0.5], [0.0, 0.0, 2.0]])
+    with pm.Model() as model:
+        # A scalar size reaches the random variables of the LKJ distribution.
+        chol, _, _ = pm.LKJCholeskyCov(
+            "chol", n=3, eta=2.0, sd_dist=pm.Exponential.dist(1.0, shape=3), compute_corr=True
+        )
+        mu = pm.Normal("mu", 0.0, 1.0, shape=3)
+        pm.MvNormal("y", mu=mu, chol=chol, observed=observed)
+    return logp_dlogp(model)
+
+
+@step
+def gp_marginal() -> dict[str, Any]:
+    import pymc as pm
+
+    x = np.linspace(0.0, 1.0, 10)[:, None]
+    with pm.Model() as model:
+        ell = pm.Gamma("ell", 2.0, 4.0)
+        eta = pm.HalfNormal("eta", 1.0)
+        # A tensor times a covariance function: the tensor defers to it.
+        cov = eta**2 * pm.gp.cov.ExpQuad(1, ell) + pm.gp.cov.Matern52(1, ell)
+        gp = pm.gp.Marginal(cov_func=cov)
+        sigma = pm.HalfNormal("sigma", 0.5)
+        gp.marginal_likelihood("y", X=x, y=np.sin(6.0 * x).ravel(), sigma=sigma)
+    return logp_dlogp(model)
+
+
+@step
+def advi_fit() -> dict[str, Any]:
+    import pymc as pm
+
+    with pm.Model():
+        mu = pm.Normal("mu", 0.0, 10.0)
+        sigma = pm.HalfNormal("sigma", 5.0)
+        pm.Normal("y", mu, sigma, observed=np.array([1.2, 0.8, 1.9, 1.4, 0.3]))
+        approx = pm.fit(n=300, random_seed=3, progressbar=False)
+    return {"mean": floats(approx.mean.eval()), "std": floats(approx.std.eval())}
+
+
+@step
+def log_likelihood() -> dict[str, Any]:
+    import arviz as az
+    import pymc as pm
+
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0.0, 10.0)
+        pm.Normal("y", mu, 1.0, observed=np.array([1.2, 0.8, 1.9]))
+    posterior = az.from_dict(posterior={"mu": np.linspace(-1.0, 2.0, 8)[None, :]})
+    # Rebuilds the model's graph around deep copies of its shared variables.
+    pm.compute_log_likelihood(posterior, model=model, progressbar=False)
+    return {"y": floats(posterior.log_likelihood["y"].values)}
+
+
+@step
+def smc() -> dict[str, Any]:
+    import pymc as pm
+
+    with pm.Model():
+        mu = pm.Normal("mu", 0.0, 3.0)
+        pm.Normal("y", mu, 1.0, observed=np.array([0.5, 1.2, 0.9]))
+        trace = pm.sample_smc(
+            draws=300, chains=1, cores=1, random_seed=5, progressbar=False,
+            compute_convergence_checks=False,
+        )  # fmt: skip
+    return {"mu_mean": floats(trace.posterior["mu"].mean())}
+
+
 def main(names: list[str]) -> None:
     warnings.simplefilter("ignore")
     report: dict[str, Any] = {}

@@ -1,9 +1,10 @@
-"""PyMC's JAX path (``pymc.sampling.jax``, ``nuts_sampler="numpyro"``) on opweave-jax,
-unmodified, through the pytensor alias in ``.pymc-venv`` (``pymc_envs.py``).
+"""PyMC's JAX path (``pymc.sampling.jax``, ``nuts_sampler="numpyro"`` and ``"blackjax"``) on
+opweave-jax, unmodified, through the pytensor alias in ``.pymc-venv`` (``pymc_envs.py``).
 
 ``pymc_jax_workload.py`` reports a regression's log density from
 ``get_jaxified_graph`` (opweave's ``jax_funcify``) and from ``model.compile_logp()``, its
-posterior from numpyro's NUTS and from PyMC's default sampler (200 draws each), and the
+posterior from numpyro's NUTS, blackjax's NUTS and PyMC's default sampler (200 draws each),
+and the
 effect of PyMC's ``jax_funcify.register`` override of ``CheckParameterValue``.
 """
 
@@ -55,8 +56,11 @@ def test_pymcs_override_replaces_the_check(report: dict[str, Any]) -> None:
     assert report["override"] == {"value": -3.0, "warnings": []}
 
 
-def test_numpyro_posterior_agrees_with_the_default_sampler(report: dict[str, Any]) -> None:
-    ours, theirs = report["numpyro"], report["default"]
+@pytest.mark.parametrize("sampler", ["numpyro", "blackjax"])
+def test_jax_sampler_posterior_agrees_with_the_default_sampler(
+    sampler: str, report: dict[str, Any]
+) -> None:
+    ours, theirs = report[sampler], report["default"]
     assert ours["divergences"] == 0
     for name, sds in theirs["sd"].items():
         for i, sd in enumerate(sds):

@@ -2,7 +2,8 @@
 
 ``pymc_workload.py`` runs a typical workload (model building, logp/dlogp, ``find_MAP``,
 NUTS, eight schools, prior and posterior predictive sampling, a Gaussian random walk, a
-``CustomDist`` built on ``scan`` and a mixture with ``pm.math`` functions) once in each of
+``CustomDist`` built on ``scan``, a mixture with ``pm.math`` functions, an LKJ-Cholesky
+``MvNormal``, a Gaussian process, ADVI, the pointwise log-likelihood and SMC) once in each of
 the two venvs of ``pymc_envs.py``. Deterministic values must agree to rounding; sampled
 summaries within Monte Carlo error. PyTensor's report is computed once per version of the
 workload and kept in its venv.
@@ -32,6 +33,9 @@ DETERMINISTIC = (
     "custom_dist_scan_ar1",
     "mixture_with_math",
     "prior_predictive",
+    "lkj_mvnormal",
+    "gp_marginal",
+    "log_likelihood",
 )
 ROUNDING = {"rtol": 1e-9, "atol": 1e-12}
 
@@ -133,3 +137,18 @@ def test_posterior_predictive_agrees(
     ours = step_values(opweave_report, "posterior_predictive", "opweave")
     # The data's mean is about 1.5; the predictive mean is within its standard error.
     assert abs(ours["y_mean"][0] - theirs["y_mean"][0]) < 0.3
+
+
+def test_advi_agrees(opweave_report: dict[str, Any], pytensor_report: dict[str, Any]) -> None:
+    theirs = step_values(pytensor_report, "advi_fit", "PyTensor")
+    ours = step_values(opweave_report, "advi_fit", "opweave")
+    # The same random draws and the same gradients: the fits agree beyond rounding noise
+    # accumulated over 300 steps.
+    assert_same_values(ours, theirs, "advi_fit", rtol=1e-6, atol=1e-8)
+
+
+def test_smc_agrees(opweave_report: dict[str, Any], pytensor_report: dict[str, Any]) -> None:
+    theirs = step_values(pytensor_report, "smc", "PyTensor")
+    ours = step_values(opweave_report, "smc", "opweave")
+    # The posterior sd is about 0.57; 300 particles put the mean within 0.1 of it.
+    assert abs(ours["mu_mean"][0] - theirs["mu_mean"][0]) < 0.2

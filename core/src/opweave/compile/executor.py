@@ -438,6 +438,16 @@ class Function:
             ),
         )
 
+    def get_shared(self) -> list[Variable]:
+        """The shared variables this function reads or updates (PyTensor's contract), in
+        the order of its implicit inputs.
+
+        Returns
+        -------
+        list of SharedVariable
+        """
+        return list(self.maker.implicit)
+
     def copy(
         self,
         share_memory: bool = False,

@@ -97,6 +97,10 @@ class SharedVariable(Variable[_TypeType, None]):
         Require values of the exact Type (no casting) in :meth:`set_value`.
     allow_downcast
         Allow lossy casts in :meth:`set_value`.
+    container
+        An existing container to hold the value in (PyTensor's contract, used to rebuild
+        a shared variable around a deep copy of another's container); ``value`` and
+        ``strict`` must then be ``None``.
     name
         Optional name.
 
@@ -115,15 +119,30 @@ class SharedVariable(Variable[_TypeType, None]):
         self,
         type: _TypeType,
         value: Any,
-        strict: bool = False,
+        strict: bool | None = False,
         allow_downcast: bool | None = None,
+        container: Container | None = None,
         name: str | None = None,
     ) -> None:
         super().__init__(type, None, None, name)
-        storage = [type.filter(value, strict=strict, allow_downcast=allow_downcast)]
-        self.container = SharedContainer(
-            self, storage, strict=strict, allow_downcast=allow_downcast, name=name
-        )
+        if container is not None:
+            if value is not None or strict is not None:
+                raise TypeError(
+                    f"SharedVariable {name!r}: value and strict must be None when a container "
+                    f"is given (got value={value!r:.40}, strict={strict!r})"
+                )
+            if not isinstance(container, Container):
+                raise TypeError(
+                    f"SharedVariable {name!r}: container must be a Container, got "
+                    f"{container.__class__.__name__}"
+                )
+            self.container = container
+        else:
+            strict = bool(strict)
+            storage = [type.filter(value, strict=strict, allow_downcast=allow_downcast)]
+            self.container = SharedContainer(
+                self, storage, strict=strict, allow_downcast=allow_downcast, name=name
+            )
         self.default_update = None
         _record_new_shared(self)
 

@@ -367,12 +367,22 @@ class Apply(AbstractApply[OpType]):
         return _plain_copy(self)
 
     def clone(self, clone_inner_graph: bool = False) -> Apply[OpType]:
-        """Return a copy with the same inputs and fresh (cloned) outputs."""
+        """Return a copy with the same inputs and fresh (cloned) outputs.
+
+        Parameters
+        ----------
+        clone_inner_graph
+            Give the copy a clone of the Op too when it has an inner graph and a
+            ``clone()`` method (``Scan``, ``OpFromGraph``), so that the copy shares no
+            inner graph with the original.
+        """
         if type(self) is Apply:  # the common case, without copy's generic protocol
             new_node = Apply.__new__(Apply)
             new_node.__dict__.update(self.__dict__)
         else:
             new_node = _copy.copy(self)
+        if clone_inner_graph and _has_inner_graph(self.op):
+            new_node.op = self.op.clone()  # type: ignore[attr-defined]
         new_node.inputs = list(self.inputs)
         new_node.outputs = []
         new_node.tag = _copy_tag(self.tag)
@@ -383,21 +393,24 @@ class Apply(AbstractApply[OpType]):
             new_node.outputs.append(new_out)
         return new_node
 
-    def clone_with_new_inputs(self, inputs: Sequence[Variable], strict: bool = True) -> Apply:
+    def clone_with_new_inputs(
+        self, inputs: Sequence[Variable], strict: bool = True, clone_inner_graph: bool = False
+    ) -> Apply:
         """Return a node computing the same Op on ``inputs``.
 
         With ``strict`` each new input whose Type differs is converted to the old input's
         Type (``filter_variable``); when they then all have the old Types the node is a
         copy with the same output Types, and when one is more specific (a known static
         shape) ``op.make_node`` builds the node anew, so its outputs may be more specific
-        too. Without ``strict``, ``op.make_node`` builds the node anew.
+        too. Without ``strict``, ``op.make_node`` builds the node anew. With
+        ``clone_inner_graph`` an Op with an inner graph is cloned first (see :meth:`clone`).
         """
         if len(inputs) != len(self.inputs):
             raise ValueError(f"{self.op} expects {len(self.inputs)} inputs, got {len(inputs)}")
         if strict and all(
             new.type == old.type for new, old in zip(inputs, self.inputs, strict=True)
         ):
-            new_node = self.clone()
+            new_node = self.clone(clone_inner_graph)
             new_node.inputs = list(inputs)
             return new_node
         if strict:
@@ -406,10 +419,19 @@ class Apply(AbstractApply[OpType]):
                 for new, old in zip(inputs, self.inputs, strict=True)
             ]
             if all(new.type == old.type for new, old in zip(inputs, self.inputs, strict=True)):
-                new_node = self.clone()
+                new_node = self.clone(clone_inner_graph)
                 new_node.inputs = list(inputs)
                 return new_node
-        return self.op.make_node(*inputs)
+        op: Any = self.op
+        if clone_inner_graph and _has_inner_graph(op):
+            op = op.clone()
+        return op.make_node(*inputs)  # type: ignore[no-any-return]
+
+
+def _has_inner_graph(op: Any) -> bool:
+    """Whether ``op`` holds an inner graph it can clone (``HasInnerGraph``'s members, which
+    ``Scan`` and ``OpFromGraph`` have)."""
+    return hasattr(op, "inner_outputs") and callable(getattr(op, "clone", None))
 
 
 class Variable(Node, Generic[_TypeType, OptionalApplyType]):
@@ -779,6 +801,7 @@ def clone_get_equiv(
     copy_orphans: bool = True,
     memo: dict[Node, Any] | None = None,
     strict: bool = True,
+    clone_inner_graphs: bool = False,
 ) -> dict[Node, Any]:
     """Clone the graph between ``inputs`` and ``outputs``; return the old-to-new map.
 
@@ -796,6 +819,9 @@ def clone_get_equiv(
         Passed to :meth:`Apply.clone_with_new_inputs`: with ``False`` a node whose new
         inputs have other Types is rebuilt by its Op's ``make_node`` (its outputs may
         change Type too).
+    clone_inner_graphs
+        Clone the Ops that have inner graphs (``Scan``, ``OpFromGraph``) too, so that the
+        copy shares no inner graph with the original.
     """
     equiv: dict[Node, Any] = memo if memo is not None else {}
     for inp in inputs:
@@ -809,7 +835,9 @@ def clone_get_equiv(
                 copy_it = copy_orphans and not isinstance(inp, Constant)
                 equiv[inp] = inp.clone() if copy_it else inp
         new_inputs = [equiv[i] for i in node.inputs]
-        new_node = node.clone_with_new_inputs(new_inputs, strict=strict)
+        new_node = node.clone_with_new_inputs(
+            new_inputs, strict=strict, clone_inner_graph=clone_inner_graphs
+        )
         equiv[node] = new_node
         for old, new in zip(node.outputs, new_node.outputs, strict=True):
             equiv.setdefault(old, new)

@@ -127,6 +127,10 @@ class FunctionGraph:
         Work on a copy of the graph (the default), so the user's graph is untouched.
     update_mapping
         ``{output index: input index}`` for outputs that update inputs (shared variables).
+    copy_inputs, copy_orphans, memo, clone_inner_graphs
+        With ``clone``: passed to :func:`~opweave.graph.basic.clone_get_equiv` (``memo``,
+        a pre-filled old-to-new map it respects and completes; ``clone_inner_graphs``,
+        copy the inner graphs of ``Scan`` and ``OpFromGraph`` nodes too).
     """
 
     if TYPE_CHECKING:
@@ -156,6 +160,8 @@ class FunctionGraph:
         update_mapping: dict[int, int] | None = None,
         copy_inputs: bool = True,
         copy_orphans: bool = True,
+        memo: dict[Any, Any] | None = None,
+        clone_inner_graphs: bool = False,
     ) -> None:
         if outputs is None:
             raise ValueError("No outputs specified: FunctionGraph needs its outputs")
@@ -172,7 +178,12 @@ class FunctionGraph:
             raise ValueError("the same variable appears twice among the inputs")
         if clone:
             equiv = clone_get_equiv(
-                inputs, outputs, copy_inputs=copy_inputs, copy_orphans=copy_orphans
+                inputs,
+                outputs,
+                copy_inputs=copy_inputs,
+                copy_orphans=copy_orphans,
+                memo=memo,
+                clone_inner_graphs=clone_inner_graphs,
             )
             inputs = [equiv[i] for i in inputs]
             outputs = [equiv[o] for o in outputs]

@@ -36,6 +36,7 @@ from typing import Any
 
 from opweave.compile.maker import function
 from opweave.graph.basic import Apply, Variable, clone_get_equiv
+from opweave.graph.basic import clone as clone_graph
 from opweave.graph.fg import FunctionGraph
 from opweave.graph.op import Op
 from opweave.scan.grad import scan_grad
@@ -242,6 +243,12 @@ class Scan(ScanMethodsMixin, Op):
             profile=self.profile,
             allow_gc=self.allow_gc,
         )
+
+    def clone(self) -> Scan:
+        """A copy of the Op with its own copy of the inner graph (PyTensor's contract of
+        Ops with inner graphs)."""
+        inner_inputs, inner_outputs = clone_graph(self.inner_inputs, self.inner_outputs)
+        return self.clone_with(inner_inputs, inner_outputs, self.info)
 
     # ------------------------------------------------------------------ layout helpers
 

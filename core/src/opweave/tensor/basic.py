@@ -1045,21 +1045,38 @@ def full_like(x: Any, fill_value: Any, dtype: Any = None) -> TensorVariable:
         value = cast(fill_value, dtype)
     else:
         value = constant(fill_value, dtype=dtype)
-    return tensor_out(alloc(value, *_dims_of(x)))
+    dims = _dims_of(x)
+    if all(isinstance(d, Constant) for d in dims):
+        # Every length is known statically: ``fill`` keeps ``x`` in the graph, as in
+        # PyTensor, so a function of ``x`` computing it does not find ``x`` unused (the
+        # rewrites make it a constant-shaped ``Alloc``).
+        return tensor_out(second(x, value))
+    return tensor_out(alloc(value, *dims))
+
+
+def _like(x: Any, fill_value: int, dtype: Any, opt: bool) -> TensorVariable:
+    x = as_tensor_variable(x)
+    if opt:
+        value = constant(fill_value, dtype=x.dtype if dtype is None else as_dtype(dtype))
+        if value.type == x.type:
+            return value
+    return full_like(x, fill_value, dtype)
 
 
 def zeros_like(x: Any, dtype: Any = None, opt: bool = False) -> TensorVariable:
     """A new tensor of zeros shaped like ``x`` (dtype default ``x``'s).
 
     Its elements do not depend on ``x``'s: the gradient with respect to ``x`` is
-    disconnected.
+    disconnected. With ``opt``, a scalar ``x`` gives the constant itself when it has
+    ``x``'s Type (PyTensor's contract).
     """
-    return full_like(x, 0, dtype)
+    return _like(x, 0, dtype, opt)
 
 
 def ones_like(x: Any, dtype: Any = None, opt: bool = False) -> TensorVariable:
-    """A new tensor of ones shaped like ``x`` (dtype default ``x``'s)."""
-    return full_like(x, 1, dtype)
+    """A new tensor of ones shaped like ``x`` (dtype default ``x``'s); ``opt`` as for
+    :func:`zeros_like`."""
+    return _like(x, 1, dtype, opt)
 
 
 # ====================================================================== ARange

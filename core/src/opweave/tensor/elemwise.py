@@ -465,7 +465,8 @@ class Elemwise(Op):
 
 
 def normalize_axis(axis: Any, ndim: int, what: str) -> tuple[int, ...]:
-    """``axis`` (``None``, an int or a sequence of ints, possibly negative) as sorted axes.
+    """``axis`` (``None``, an int, or a list, tuple, range or array of ints, possibly
+    negative) as sorted axes.
 
     Raises
     ------
@@ -480,7 +481,7 @@ def normalize_axis(axis: Any, ndim: int, what: str) -> tuple[int, ...]:
         axis = getattr(axis, "data", axis)
     if isinstance(axis, np.ndarray):
         axis = axis.tolist()
-    items = list(axis) if isinstance(axis, list | tuple) else [axis]
+    items = list(axis) if isinstance(axis, list | tuple | range) else [axis]
     result: list[int] = []
     for a in items:
         if isinstance(a, Variable):

@@ -967,7 +967,7 @@ def squeeze(x: Any, axis: Any = None) -> TensorVariable:
     if axis is None:
         axes = [i for i, s in enumerate(xt.type.shape) if s == 1]
     else:
-        seq = axis if isinstance(axis, list | tuple) else [axis]
+        seq = axis if isinstance(axis, list | tuple | range) else [axis]
         axes = [_axis_of(a, xt.ndim, "squeeze") for a in seq]
         if len(set(axes)) != len(axes):
             raise ValueError(f"squeeze: repeated axis in {axis!r}")
@@ -1053,7 +1053,7 @@ def roll(x: Any, shift: Any, axis: Any = None) -> TensorVariable:
             return roll(x, shift, 0)
         return reshape(roll(x.flatten(), shift, 0), x.shape, ndim=x.ndim)
     shifts = list(shift) if isinstance(shift, list | tuple) else [shift]
-    axes = list(axis) if isinstance(axis, list | tuple) else [axis]
+    axes = list(axis) if isinstance(axis, list | tuple | range) else [axis]
     if len(shifts) == 1:
         shifts = shifts * len(axes)
     elif len(axes) == 1:

@@ -21,6 +21,7 @@ see :class:`TensorGraphMethods` as a base of ``TensorPyOperators``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from numbers import Number
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -89,11 +90,25 @@ def give_methods(lower: type, home: type) -> None:
         setattr(lower, name, value)
 
 
+#: Operands an operator always takes (variables, and values it converts to tensors).
+_OPERANDS = (Variable, Number, np.ndarray, np.generic, list, tuple)
+
+
 def _defers(other: Any) -> bool:
     """True if ``other`` is a non-tensor variable that should handle the operator itself."""
     if not isinstance(other, Variable) or hasattr(other, "_as_TensorVariable"):
         return False
     return not isinstance(other.type, TensorType)
+
+
+def _foreign(other: Any) -> bool:
+    """True if ``other`` is neither a variable nor a value operators always convert (it
+    may still convert through ``as_tensor_variable``'s dispatcher)."""
+    return not (
+        isinstance(other, _OPERANDS)
+        or hasattr(other, "_as_TensorVariable")
+        or hasattr(other, "__array__")
+    )
 
 
 class TensorGraphMethods:
@@ -127,6 +142,14 @@ class TensorGraphMethods:
     def _binary(self, fn: Callable[..., Any], other: Any, reflected: bool = False) -> Any:
         if _defers(other):
             return NotImplemented
+        if _foreign(other):
+            # An object no tensor can be made of (a PyMC covariance function) answers the
+            # operator itself, through its reflected method; without one Python raises
+            # TypeError naming both types (as in PyTensor).
+            try:
+                other = tb.as_tensor_variable(other)
+            except TypeError:
+                return NotImplemented
         return fn(other, self) if reflected else fn(self, other)
 
     def __abs__(self) -> Any:

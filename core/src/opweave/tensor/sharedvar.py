@@ -12,7 +12,7 @@ Memory rules (as in PyTensor, on the CPU):
 from __future__ import annotations
 
 import warnings
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
@@ -24,6 +24,9 @@ from opweave.plugins.manager import get_plugin_manager
 from opweave.tensor.random.var import RandomGeneratorSharedVariable, randomgen_constructor
 from opweave.tensor.type import TensorType
 from opweave.tensor.variable import TensorVariable
+
+if TYPE_CHECKING:
+    from opweave.link.basic import Container
 
 __all__ = [
     "TensorSharedVariable",
@@ -54,6 +57,8 @@ class TensorSharedVariable(SharedVariable[TensorType], TensorVariable[None]):
         The initial value (filtered by ``type``; not copied here, see :func:`shared`).
     strict, allow_downcast
         How :meth:`set_value` filters new values (see ``TensorType.filter``).
+    container
+        An existing container (see :class:`~opweave.compile.sharedvalue.SharedVariable`).
     name
         Optional name.
     """
@@ -62,11 +67,19 @@ class TensorSharedVariable(SharedVariable[TensorType], TensorVariable[None]):
         self,
         type: TensorType,
         value: Any,
-        strict: bool = False,
+        strict: bool | None = False,
         allow_downcast: bool | None = None,
+        container: Container | None = None,
         name: str | None = None,
     ) -> None:
-        super().__init__(type, value, strict=strict, allow_downcast=allow_downcast, name=name)
+        super().__init__(
+            type,
+            value,
+            strict=strict,
+            allow_downcast=allow_downcast,
+            container=container,
+            name=name,
+        )
         self._buffers = _BufferState()
         stored = self.container.storage[0]
         if isinstance(value, np.ndarray) and np.may_share_memory(stored, value):

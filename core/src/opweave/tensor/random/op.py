@@ -88,6 +88,11 @@ def normalize_size_param(size: Any, who: str = "RandomVariable") -> Variable:
         return NoneConst
     if isinstance(size, int | np.integer) and not isinstance(size, bool):
         size = (int(size),)
+    elif isinstance(size, np.ndarray) and size.ndim == 0:
+        size = size.reshape(1)
+    elif isinstance(size, Variable) and getattr(size.type, "ndim", None) == 0:
+        # A scalar size is a one-entry size, as in PyTensor.
+        size = [size]
     var = _int_vector(size, f"{who}: size")
     entries = _static_vector(var)
     if entries is None:
