@@ -361,6 +361,48 @@ def _igam_huge_k(k: float, x: float, lower: bool) -> float:
     return 0.5 * math.erfc(-z if lower else z)
 
 
+#: From this shape on, near the mean (``|x / k - 1| < _LOG1PMX_SERIES``), ``P`` and ``Q`` are
+#: Temme's uniform expansion to its second term (DLMF 8.12.3): the power series and the
+#: continued fraction need about ``8 sqrt(k)`` terms there (more than ``_MAX_ITER`` from
+#: ``k`` near 1.5e8, where they stop short: ``P(1e12, 1e12)`` came out 0.04 instead of 0.5)
+#: and lose about ``sqrt(k)`` ulps summing them; the third term is below an ulp here.
+_LARGE_K = 1e6
+
+
+def _igam_temme(k: float, x: float, lower: bool) -> float:
+    """``P(k, x)`` (``lower``) or ``Q(k, x)`` for ``k > _LARGE_K`` and ``|x / k - 1| <
+    _LOG1PMX_SERIES``: ``Q = erfc(eta sqrt(k / 2)) / 2 + R``, ``P = erfc(-eta sqrt(k / 2)) / 2
+    - R``, ``R = exp(-k eta**2 / 2) / sqrt(2 pi k) (c0(eta) + c1(eta) / k)``, with ``eta =
+    d sqrt(g)``, ``g = 2 (d - log(1 + d)) / d**2``, ``d = x / k - 1``.
+
+    ``c0 = 1 / d - 1 / eta = h / (sqrt(g) (sqrt(g) + 1))`` with ``h = (g - 1) / d``, summed
+    as its series (``sum 2 (-1)**n d**(n - 3) / n``, ``n >= 3``), free of cancellation;
+    ``c1`` is its Taylor polynomial ``-1/540 - eta/288 + eta**2/378``, whose error is far
+    below an ulp of the result once divided by ``k``."""
+    d = (x - k) / k
+    h, power, n, sign = 0.0, 1.0, 3.0, -1.0
+    while True:
+        term = sign * 2.0 * power / n
+        h += term
+        if abs(term) <= 1e-17 * abs(h):
+            break
+        power *= d
+        sign = -sign
+        n += 1.0
+    root = math.sqrt(1.0 + d * h)
+    eta = d * root
+    c0 = h / (root * (root + 1.0))
+    c1 = -1.0 / 540.0 - eta / 288.0 + eta * eta / 378.0
+    z = eta * math.sqrt(0.5 * k)
+    r = math.exp(k * _log1pmx(d)) / math.sqrt(2.0 * math.pi * k) * (c0 + c1 / k)
+    return 0.5 * math.erfc(-z) - r if lower else 0.5 * math.erfc(z) + r
+
+
+def _temme_applies(k: float, x: float) -> bool:
+    """Whether :func:`_igam_temme` computes ``P(k, x)`` and ``Q(k, x)``."""
+    return k > _LARGE_K and abs(x - k) < _LOG1PMX_SERIES * k
+
+
 def _lower_series(k: float, x: float) -> float:
     """``P(k, x)`` by its power series (for ``x < k + 1``), less the factor
     ``x**k exp(-x) / gamma(k)``."""
@@ -482,6 +524,8 @@ def regularized_gamma(k: float, x: float, lower: bool, flush: bool = True) -> fl
         return edge
     if k > _HUGE_K:
         return _igam_huge_k(k, x, lower)
+    if _temme_applies(k, x):
+        return _igam_temme(k, x, lower)
     if x < k + 1.0:
         if k < _SMALL_K:
             q = _upper_small_k(k, x)
@@ -512,6 +556,7 @@ def log_regularized_gamma(k: float, x: float, lower: bool) -> float:
     if (
         _igam_edge(k, x, lower) is not None
         or k > _HUGE_K
+        or _temme_applies(k, x)
         or (direct and k < _SMALL_K)
         or direct != lower
     ):

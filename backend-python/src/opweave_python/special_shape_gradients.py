@@ -97,6 +97,15 @@ def _fraction(terms: Iterator[Term]) -> tuple[float, float]:
 # ====================================================================== incomplete gamma
 
 
+def _scaled(log_value: float, slope: float) -> float:
+    """``exp(log_value) * slope`` without the product's spurious underflow or overflow: at a
+    tiny shape ``Q`` underflows while the slope (about ``1 / k``) overflows, and their
+    product is about ``E1(x)``."""
+    if slope == 0.0 or math.isnan(slope) or math.isinf(slope):
+        return math.exp(log_value) * slope
+    return math.copysign(math.exp(log_value + math.log(abs(slope))), slope)
+
+
 def _lower_series(k: float, x: float) -> float:
     """``d/dk gammainc(k, x)`` from the series of ``P`` (for ``x < k + 1``)."""
     term, total = 1.0, 1.0
@@ -112,7 +121,7 @@ def _lower_series(k: float, x: float) -> float:
         return math.nan
     log_p = k * math.log(x) - x - math.lgamma(k + 1.0) + math.log(total)
     slope = math.log(x) - digamma(k + 1.0) + dtotal / total
-    return math.exp(log_p) * slope
+    return _scaled(log_p, slope)
 
 
 def _gamma_fraction_terms(k: float, x: float) -> Iterator[Term]:
@@ -132,7 +141,7 @@ def _upper_fraction(k: float, x: float) -> float:
         return math.nan
     log_q = k * math.log(x) - x - math.lgamma(k) + math.log(h)
     slope = math.log(x) - digamma(k) + dh / h
-    return math.exp(log_q) * slope
+    return _scaled(log_q, slope)
 
 
 def _exp1(x: float) -> float:

@@ -848,10 +848,15 @@ def _advanced_entries(
     dim = 0
     for e in idx_list:
         if isinstance(e, slice):
-            comps = [
-                (next(inputs) if not static else c) if is_placeholder(c) else c
-                for c in (e.start, e.stop, e.step)
-            ]
+            comps = []
+            for c in (e.start, e.stop, e.step):
+                if is_placeholder(c):
+                    # A symbolic bound takes its index input even when only its static
+                    # type is used, so that the entries after it get theirs.
+                    var = next(inputs)
+                    comps.append(c if static else var)
+                else:
+                    comps.append(c)
             entries.append(("slice", slice(*comps), dim))
             dim += 1
             continue

@@ -264,6 +264,42 @@ OPW_SC_FN double opw_sm_igam_huge_k(double k, double x, int lower) {
     return 0.5 * erfc(lower ? -z : z);
 }
 
+/* From this shape on, near the mean (|x / k - 1| < OPW_SM_LOG1PMX_SERIES), P and Q are
+   Temme's uniform expansion to its second term (DLMF 8.12.3): the power series and the
+   continued fraction need about 8 sqrt(k) terms there (more than OPW_SM_MAX_ITER from k near
+   1.5e8, where they stop short) and lose about sqrt(k) ulps summing them; the third term is
+   below an ulp here. */
+#define OPW_SM_LARGE_K 1e6
+
+/* P(k, x) (lower) or Q(k, x) for k > OPW_SM_LARGE_K near the mean: Q = erfc(eta sqrt(k/2))/2
+   + R, P = erfc(-eta sqrt(k/2))/2 - R, R = exp(-k eta^2/2) / sqrt(2 pi k) (c0 + c1 / k), eta =
+   d sqrt(g), g = 2 (d - log(1 + d)) / d^2, d = x / k - 1; c0 = h / (sqrt(g) (sqrt(g) + 1)) with
+   h = (g - 1) / d summed as its series, c1 = -1/540 - eta/288 + eta^2/378. */
+OPW_SC_FN double opw_sm_igam_temme(double k, double x, int lower) {
+    double d = (x - k) / k, h = 0.0, power = 1.0, n = 3.0, sign = -1.0, term;
+    double root, eta, c0, c1, z, r;
+    for (;;) {
+        term = sign * 2.0 * power / n;
+        h += term;
+        if (fabs(term) <= 1e-17 * fabs(h)) break;
+        power *= d;
+        sign = -sign;
+        n += 1.0;
+    }
+    root = sqrt(1.0 + d * h);
+    eta = d * root;
+    c0 = h / (root * (root + 1.0));
+    c1 = -1.0 / 540.0 - eta / 288.0 + eta * eta / 378.0;
+    z = eta * sqrt(0.5 * k);
+    r = exp(k * opw_sm_log1pmx(d)) / sqrt(2.0 * 3.141592653589793 * k) * (c0 + c1 / k);
+    return lower ? 0.5 * erfc(-z) - r : 0.5 * erfc(z) + r;
+}
+
+/* Whether opw_sm_igam_temme computes P(k, x) and Q(k, x). */
+OPW_SC_FN int opw_sm_temme_applies(double k, double x) {
+    return k > OPW_SM_LARGE_K && fabs(x - k) < OPW_SM_LOG1PMX_SERIES * k;
+}
+
 /* P(k, x) by its power series (x < k + 1), less the factor x^k exp(-x) / gamma(k). */
 OPW_SC_FN double opw_sm_igam_series(double k, double x) {
     double term = 1.0 / k, total = term, a = k;
@@ -343,6 +379,7 @@ OPW_SC_FN double opw_sm_regularized_gamma(double k, double x, int lower, int flu
     double edge, p, q;
     if (opw_sm_igam_edge(k, x, lower, &edge)) return edge;
     if (k > OPW_SM_HUGE_K) return opw_sm_igam_huge_k(k, x, lower);
+    if (opw_sm_temme_applies(k, x)) return opw_sm_igam_temme(k, x, lower);
     if (x < k + 1.0) {
         if (k < OPW_SM_SMALL_K) {
             q = opw_sm_igamc_small_k(k, x);
@@ -361,7 +398,7 @@ OPW_SC_FN double opw_sm_log_regularized_gamma(double k, double x, int lower) {
     double edge, value, total;
     int direct = x < k + 1.0; /* the series gives P, the continued fraction Q */
     if (opw_sm_igam_edge(k, x, lower, &edge) || k > OPW_SM_HUGE_K ||
-        (direct && k < OPW_SM_SMALL_K) || direct != lower) {
+        opw_sm_temme_applies(k, x) || (direct && k < OPW_SM_SMALL_K) || direct != lower) {
         value = opw_sm_regularized_gamma(k, x, lower, 0);
         return value > 0.0 ? log(value) : -INFINITY;
     }
