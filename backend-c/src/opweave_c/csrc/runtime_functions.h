@@ -28,7 +28,8 @@ OPW_RT int opw_filter(PyObject** py, PyObject* filter);
 OPW_RT PyObject* opw_link(opw_block_fn block, Py_ssize_t n_in, Py_ssize_t n_out,
                           PyObject* args);
 /* link_steps(...) -> (run, call): a sequence of steps (compiled blocks and Python
- * callables) run in order by C, the ``cvm`` linker's loop (see the definition below). */
+ * callables) run by C, in order or on demand (a lazy graph), the ``cvm`` linker's loop
+ * (see the definition below). */
 OPW_RT PyObject* opw_link_steps(PyObject* self, PyObject* args);
 
 #ifndef OPW_RUNTIME_LINKED
@@ -255,7 +256,7 @@ OPW_RT PyObject* opw_link(opw_block_fn block, Py_ssize_t n_in, Py_ssize_t n_out,
  *
  * link_steps(steps, gc_ends, gc_cells, gc_done, release_cells, release_done, on_failure,
  *            arg_cells, filters, exact, failcell, upd_src, upd_dst, user_out, unpack,
- *            clear) -> (run, call)
+ *            clear[, lazy]) -> (run, call)
  *
  * ``steps`` holds, per step, the state capsule of a bound block (``opweave.state``: the
  * block's function is called directly) or a Python callable taking no argument (called
@@ -278,7 +279,11 @@ OPW_RT PyObject* opw_link(opw_block_fn block, Py_ssize_t n_in, Py_ssize_t n_out,
  * ``clear`` cells are emptied, and the ``user_out`` values are returned (the first alone
  * when ``unpack``). Only when it succeeds are the ``clear`` cells emptied: the caller
  * empties them after describing a failure. call() runs one call at a time (as opw_call
- * does) and returns NotImplemented for another number of arguments. */
+ * does) and returns NotImplemented for another number of arguments.
+ *
+ * With ``lazy`` (not None), the steps of a lazy graph run in demand order instead, each
+ * only when an output needs it (see opw_lazy_exec below); ``gc_cells`` are then its
+ * intermediates, freed as its ``lazy`` tuple says and all emptied after the last node. */
 typedef struct {
     int typenum; /* < 0: no test, the filter runs */
     int ndim;
@@ -291,22 +296,27 @@ typedef struct {
     Py_ssize_t gc_end;
 } opw_step;
 
+struct opw_lazy;
+
 typedef struct {
     Py_ssize_t n_steps, n_gc, n_release, n_args, n_updates, n_user, n_clear;
     opw_step* steps;
+    struct opw_lazy* lazy; /* the demand-driven order of a lazy graph, or NULL */
     opw_exact_spec* exact;
     npy_intp* dims;
     PyObject **gc_cells, **gc_done, **rel_cells, **rel_done;
     PyObject **arg_cells, **filters, **upd_src, **upd_dst, **user_out, **clear;
-    PyObject *on_failure, *failcell, *done, *keep;
+    PyObject *on_failure, *failcell, *done;
     int unpack, busy;
     unsigned long owner, busy_forks;
 } opw_steps;
 
+static void opw_lazy_free(struct opw_lazy* L);
+
 static void opw_steps_free(PyObject* capsule) {
     opw_steps* s = (opw_steps*)PyCapsule_GetPointer(capsule, "opweave.steps");
     if (s == NULL) return;
-    Py_XDECREF(s->keep);
+    opw_lazy_free(s->lazy);
     Py_XDECREF(s->done);
     PyMem_Free(s->steps);
     PyMem_Free(s->exact);
@@ -367,9 +377,470 @@ static void opw_steps_failed(opw_steps* s, Py_ssize_t i) {
     PyErr_Restore(t, v, tb);
 }
 
+/* ---- The demand-driven order of a lazy graph (``ifelse``) ----
+ *
+ * With its ``lazy`` argument, link_steps runs the steps as the core's lazy loop does
+ * (opweave.link.lazy.run_lazy_loop), the same steps in the same order: starting from the
+ * nodes computing the outputs, a node runs once the nodes it depends on ran, and a lazy
+ * node first names the inputs it needs, which run before it is asked again; nodes no one
+ * asks for (the branch an IfElse does not take) never run. ``lazy`` is the tuple
+ *
+ *   (kinds, roots, dep_ends, deps, pre_ends, pres, own_ends, owners, outc_ends, outc,
+ *    free_ends, free_gc, reader_ends, readers, ifelse, deepcopy, stalled)
+ *
+ * built by opweave_c.linkers.lazy_plan: per node its kind (0 eager, 1 a lazy Python
+ * thunk, called for the list of inputs it needs, 2 an IfElse the runtime runs itself),
+ * the nodes it depends on (``deps``, the ordering constraints alone in ``pres``), its
+ * inputs' owners (-1: none), its outputs' compute cells (0 at the start of a call, 1 once
+ * it ran) and the intermediates it may free (an index into gc_cells, freed once every
+ * node of its readers ran), all as flat tuples cut by ``*_ends`` (n + 1 offsets). For an
+ * IfElse, ``ifelse[k]`` is (n_outs, as_view, input cells, input compute cells, output
+ * cells): the condition counts as true when ``value != 0`` is, and the outputs become the
+ * taken branch's values, copied (``ndarray.copy()``, else ``deepcopy``) unless ``as_view``
+ * and the ``then`` branch is taken, as the Python kernel does. ``stalled(k, requires)``
+ * gives the error of a lazy node asking only for inputs computed already. After the last
+ * node, or a failure, every gc cell and release cell is emptied. */
+typedef struct {
+    Py_ssize_t n_outs;
+    int as_view;
+    PyObject **in_cells, **in_done, **out_cells;
+} opw_ifelse;
+
+typedef struct opw_lazy {
+    Py_ssize_t n, n_roots;
+    Py_ssize_t *kind, *roots, *dep_ends, *deps, *pre_ends, *pres, *own_ends, *owners;
+    Py_ssize_t *outc_ends, *free_ends, *free_gc, *reader_ends, *readers;
+    PyObject** outc;
+    opw_ifelse* ifelse;
+    PyObject *deepcopy, *stalled, *zero, *one;
+} opw_lazy;
+
+static void opw_lazy_free(opw_lazy* L) {
+    if (L == NULL) return;
+    PyMem_Free(L->kind);
+    PyMem_Free(L->roots);
+    PyMem_Free(L->dep_ends);
+    PyMem_Free(L->deps);
+    PyMem_Free(L->pre_ends);
+    PyMem_Free(L->pres);
+    PyMem_Free(L->own_ends);
+    PyMem_Free(L->owners);
+    PyMem_Free(L->outc_ends);
+    PyMem_Free(L->free_ends);
+    PyMem_Free(L->free_gc);
+    PyMem_Free(L->reader_ends);
+    PyMem_Free(L->readers);
+    PyMem_Free(L->ifelse);
+    Py_XDECREF(L->zero);
+    Py_XDECREF(L->one);
+    PyMem_Free(L);
+}
+
+/* Read a tuple of ints, each in [lo, hi), into a new array: 0, or -1 with an exception. */
+static int opw_lazy_ints(PyObject* t, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t** out,
+                         const char* what) {
+    Py_ssize_t i, n;
+    if (!PyTuple_Check(t)) {
+        PyErr_Format(PyExc_TypeError, "lazy: %s must be a tuple", what);
+        return -1;
+    }
+    n = PyTuple_GET_SIZE(t);
+    *out = (Py_ssize_t*)PyMem_Calloc(n ? n : 1, sizeof(Py_ssize_t));
+    if (*out == NULL) { PyErr_NoMemory(); return -1; }
+    for (i = 0; i < n; i++) {
+        Py_ssize_t v = PyLong_AsSsize_t(PyTuple_GET_ITEM(t, i));
+        if (v == -1 && PyErr_Occurred()) return -1;
+        if (v < lo || v >= hi) {
+            PyErr_Format(PyExc_ValueError, "lazy: %s[%zd] is out of range", what, i);
+            return -1;
+        }
+        (*out)[i] = v;
+    }
+    return 0;
+}
+
+/* Read offsets cutting a flat tuple of ``total`` entries into ``n`` ranges. */
+static int opw_lazy_ends(PyObject* t, Py_ssize_t n, Py_ssize_t total, Py_ssize_t** out,
+                         const char* what) {
+    Py_ssize_t i;
+    if (opw_lazy_ints(t, 0, total + 1, out, what)) return -1;
+    if (PyTuple_GET_SIZE(t) != n + 1 || (*out)[0] != 0 || (*out)[n] != total) {
+        PyErr_Format(PyExc_ValueError, "lazy: %s must hold %zd offsets", what, n + 1);
+        return -1;
+    }
+    for (i = 0; i < n; i++)
+        if ((*out)[i + 1] < (*out)[i]) {
+            PyErr_Format(PyExc_ValueError, "lazy: %s must grow", what);
+            return -1;
+        }
+    return 0;
+}
+
+/* Read a flat tuple of ints in [lo, hi) and the offsets cutting it into n ranges. */
+static int opw_lazy_ranges(PyObject* spec, int at, Py_ssize_t n, Py_ssize_t lo, Py_ssize_t hi,
+                           Py_ssize_t** ends, Py_ssize_t** items, const char* what) {
+    PyObject* flat = PyTuple_GET_ITEM(spec, at + 1);
+    if (opw_lazy_ints(flat, lo, hi, items, what)) return -1;
+    return opw_lazy_ends(PyTuple_GET_ITEM(spec, at), n, PyTuple_GET_SIZE(flat), ends, what);
+}
+
+static int opw_lazy_ifelse(opw_lazy* L, PyObject* specs) {
+    Py_ssize_t k;
+    if (!PyTuple_Check(specs) || PyTuple_GET_SIZE(specs) != L->n) {
+        PyErr_SetString(PyExc_TypeError, "lazy: ifelse must hold one entry per step");
+        return -1;
+    }
+    L->ifelse = (opw_ifelse*)PyMem_Calloc(L->n ? L->n : 1, sizeof(opw_ifelse));
+    if (L->ifelse == NULL) { PyErr_NoMemory(); return -1; }
+    for (k = 0; k < L->n; k++) {
+        PyObject *e = PyTuple_GET_ITEM(specs, k), *ins, *dones, *outs;
+        Py_ssize_t n_outs;
+        if (L->kind[k] != 2) continue;
+        if (!PyTuple_Check(e) || PyTuple_GET_SIZE(e) != 5) {
+            PyErr_Format(PyExc_TypeError, "lazy: ifelse[%zd] must be a 5-tuple", k);
+            return -1;
+        }
+        n_outs = PyLong_AsSsize_t(PyTuple_GET_ITEM(e, 0));
+        if (n_outs == -1 && PyErr_Occurred()) return -1;
+        ins = PyTuple_GET_ITEM(e, 2);
+        dones = PyTuple_GET_ITEM(e, 3);
+        outs = PyTuple_GET_ITEM(e, 4);
+        if (opw_check_cells(ins, "ifelse inputs") || opw_check_cells(dones, "ifelse computed") ||
+            opw_check_cells(outs, "ifelse outputs"))
+            return -1;
+        if (n_outs < 0 || PyTuple_GET_SIZE(ins) != 1 + 2 * n_outs ||
+            PyTuple_GET_SIZE(dones) != 1 + 2 * n_outs || PyTuple_GET_SIZE(outs) != n_outs ||
+            L->own_ends[k + 1] - L->own_ends[k] != 1 + 2 * n_outs) {
+            PyErr_Format(PyExc_ValueError, "lazy: ifelse[%zd] has the wrong cells", k);
+            return -1;
+        }
+        L->ifelse[k].n_outs = n_outs;
+        L->ifelse[k].as_view = PyObject_IsTrue(PyTuple_GET_ITEM(e, 1));
+        if (L->ifelse[k].as_view < 0) return -1;
+        L->ifelse[k].in_cells = OPW_ITEMS(ins);
+        L->ifelse[k].in_done = OPW_ITEMS(dones);
+        L->ifelse[k].out_cells = OPW_ITEMS(outs);
+    }
+    return 0;
+}
+
+/* Read link_steps' ``lazy`` argument into s->lazy: 0, or -1 with an exception set. The
+ * tuples it points into live as long as the steps (run() and call() hold link_steps'
+ * arguments). */
+static int opw_lazy_read(opw_steps* s, PyObject* spec) {
+    opw_lazy* L;
+    Py_ssize_t n = s->n_steps, k, n_free;
+    if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) != 17) {
+        PyErr_SetString(PyExc_TypeError, "link_steps: lazy must be None or a 17-tuple");
+        return -1;
+    }
+    L = (opw_lazy*)PyMem_Calloc(1, sizeof(opw_lazy));
+    if (L == NULL) { PyErr_NoMemory(); return -1; }
+    s->lazy = L;
+    L->n = n;
+    L->zero = PyLong_FromLong(0);
+    L->one = PyLong_FromLong(1);
+    if (L->zero == NULL || L->one == NULL) return -1;
+    if (opw_lazy_ints(PyTuple_GET_ITEM(spec, 0), 0, 3, &L->kind, "kinds")) return -1;
+    if (PyTuple_GET_SIZE(PyTuple_GET_ITEM(spec, 0)) != n) {
+        PyErr_SetString(PyExc_ValueError, "lazy: kinds must hold one entry per step");
+        return -1;
+    }
+    if (opw_lazy_ints(PyTuple_GET_ITEM(spec, 1), 0, n, &L->roots, "roots")) return -1;
+    L->n_roots = PyTuple_GET_SIZE(PyTuple_GET_ITEM(spec, 1));
+    if (opw_lazy_ranges(spec, 2, n, 0, n, &L->dep_ends, &L->deps, "deps") ||
+        opw_lazy_ranges(spec, 4, n, 0, n, &L->pre_ends, &L->pres, "prereqs") ||
+        opw_lazy_ranges(spec, 6, n, -1, n, &L->own_ends, &L->owners, "owners"))
+        return -1;
+    if (opw_check_cells(PyTuple_GET_ITEM(spec, 9), "lazy outc") ||
+        opw_lazy_ends(PyTuple_GET_ITEM(spec, 8), n, PyTuple_GET_SIZE(PyTuple_GET_ITEM(spec, 9)),
+                      &L->outc_ends, "outc"))
+        return -1;
+    L->outc = OPW_ITEMS(PyTuple_GET_ITEM(spec, 9));
+    if (opw_lazy_ranges(spec, 10, n, 0, s->n_gc, &L->free_ends, &L->free_gc, "frees"))
+        return -1;
+    n_free = PyTuple_GET_SIZE(PyTuple_GET_ITEM(spec, 11));
+    if (opw_lazy_ranges(spec, 12, n_free, 0, n, &L->reader_ends, &L->readers, "readers"))
+        return -1;
+    if (opw_lazy_ifelse(L, PyTuple_GET_ITEM(spec, 14))) return -1;
+    L->deepcopy = PyTuple_GET_ITEM(spec, 15);
+    L->stalled = PyTuple_GET_ITEM(spec, 16);
+    if (!PyCallable_Check(L->deepcopy) || !PyCallable_Check(L->stalled)) {
+        PyErr_SetString(PyExc_TypeError, "lazy: deepcopy and stalled must be callable");
+        return -1;
+    }
+    for (k = 0; k < n; k++)
+        if (L->kind[k] == 1 && s->steps[k].thunk == NULL) {
+            PyErr_Format(PyExc_TypeError, "lazy: step %zd is lazy but not a callable", k);
+            return -1;
+        }
+    return 0;
+}
+
+/* ``bool(v != 0)``, as the Python IfElse kernel reads its condition: 1, 0, or -1 with an
+ * exception set. A native 0-d array of a boolean, integer or float dtype is read here. */
+static int opw_nonzero(PyObject* v, PyObject* zero) {
+    PyObject* r;
+    int t;
+    if (PyArray_CheckExact(v) && PyArray_NDIM((PyArrayObject*)v) == 0 &&
+        PyArray_ISALIGNED((PyArrayObject*)v) && PyArray_ISNOTSWAPPED((PyArrayObject*)v)) {
+        const void* p = PyArray_DATA((PyArrayObject*)v);
+        switch (PyArray_TYPE((PyArrayObject*)v)) {
+        case NPY_BOOL: return *(const npy_bool*)p != 0;
+        case NPY_BYTE: return *(const npy_byte*)p != 0;
+        case NPY_UBYTE: return *(const npy_ubyte*)p != 0;
+        case NPY_SHORT: return *(const npy_short*)p != 0;
+        case NPY_USHORT: return *(const npy_ushort*)p != 0;
+        case NPY_INT: return *(const npy_int*)p != 0;
+        case NPY_UINT: return *(const npy_uint*)p != 0;
+        case NPY_LONG: return *(const npy_long*)p != 0;
+        case NPY_ULONG: return *(const npy_ulong*)p != 0;
+        case NPY_LONGLONG: return *(const npy_longlong*)p != 0;
+        case NPY_ULONGLONG: return *(const npy_ulonglong*)p != 0;
+        case NPY_FLOAT: return *(const npy_float*)p != 0; /* NaN: true, as in NumPy */
+        case NPY_DOUBLE: return *(const npy_double*)p != 0;
+        default: break;
+        }
+    }
+    r = PyObject_RichCompare(v, zero, Py_NE);
+    if (r == NULL) return -1;
+    t = PyObject_IsTrue(r);
+    Py_DECREF(r);
+    return t;
+}
+
+/* The loop's stack of nodes to visit (grown on the heap past its first slots). */
+typedef struct {
+    Py_ssize_t *items, top, cap;
+    Py_ssize_t first[128];
+} opw_stack;
+
+static int opw_push(opw_stack* st, Py_ssize_t k) {
+    if (st->top == st->cap) {
+        Py_ssize_t cap = 2 * st->cap;
+        Py_ssize_t* grown;
+        if (st->items == st->first) {
+            grown = (Py_ssize_t*)PyMem_Malloc(sizeof(Py_ssize_t) * cap);
+            if (grown != NULL) memcpy(grown, st->first, sizeof(Py_ssize_t) * st->top);
+        } else {
+            grown = (Py_ssize_t*)PyMem_Realloc(st->items, sizeof(Py_ssize_t) * cap);
+        }
+        if (grown == NULL) { PyErr_NoMemory(); return -1; }
+        st->items = grown;
+        st->cap = cap;
+    }
+    st->items[st->top++] = k;
+    return 0;
+}
+
+/* The error of lazy node k asking for ``requires``, all computed: set, -1. */
+static int opw_lazy_stalled(opw_lazy* L, Py_ssize_t k, PyObject* requires) {
+    PyObject* exc = PyObject_CallFunction(L->stalled, "nO", k, requires);
+    if (exc == NULL) return -1;
+    PyErr_SetObject((PyObject*)Py_TYPE(exc), exc);
+    Py_DECREF(exc);
+    return -1;
+}
+
+/* Ask for the inputs of node k in ``need`` (input positions, ``n_need`` of them) that are
+ * not computed: push k and their owners not run yet. 1 when it asked, -1 with an exception
+ * set when they are all computed by nodes that ran (the lazy protocol is broken). */
+static int opw_lazy_ask(opw_lazy* L, opw_stack* st, const char* done, Py_ssize_t k,
+                        const Py_ssize_t* need, Py_ssize_t n_need) {
+    Py_ssize_t j, pushed = 0;
+    const Py_ssize_t* own = L->owners + L->own_ends[k];
+    if (opw_push(st, k)) return -1;
+    for (j = 0; j < n_need; j++) {
+        Py_ssize_t o = own[need[j]];
+        if (o >= 0 && !done[o]) {
+            if (opw_push(st, o)) return -1;
+            pushed++;
+        }
+    }
+    if (pushed) return 1;
+    st->top--;
+    {
+        PyObject* requires = PyList_New(n_need);
+        if (requires == NULL) return -1;
+        for (j = 0; j < n_need; j++) {
+            PyObject* r = PyLong_FromSsize_t(need[j]);
+            if (r == NULL) { Py_DECREF(requires); return -1; }
+            PyList_SET_ITEM(requires, j, r);
+        }
+        opw_lazy_stalled(L, k, requires);
+        Py_DECREF(requires);
+    }
+    return -1;
+}
+
+/* Visit IfElse node k (its ordering constraints ran): as its lazy thunk with the Python
+ * kernel does, ask for the condition, then for the taken branch's inputs not computed,
+ * then set the outputs. 0 when it ran, 1 when it asked, -1 with an exception set. */
+static int opw_lazy_ifelse_visit(opw_lazy* L, opw_stack* st, const char* done, Py_ssize_t k) {
+    opw_ifelse* ie = L->ifelse + k;
+    Py_ssize_t need[OPW_STACK], *needed = need, n_need = 0, i, lo, n = ie->n_outs;
+    int take, computed, rc = 0;
+    computed = PyObject_IsTrue(PyList_GET_ITEM(ie->in_done[0], 0));
+    if (computed < 0) return -1;
+    if (!computed) {
+        need[0] = 0;
+        return opw_lazy_ask(L, st, done, k, need, 1);
+    }
+    take = opw_nonzero(PyList_GET_ITEM(ie->in_cells[0], 0), L->zero);
+    if (take < 0) return -1;
+    lo = take ? 1 : 1 + n;
+    if (n > OPW_STACK) {
+        needed = (Py_ssize_t*)PyMem_Malloc(sizeof(Py_ssize_t) * n);
+        if (needed == NULL) { PyErr_NoMemory(); return -1; }
+    }
+    for (i = lo; i < lo + n; i++) {
+        computed = PyObject_IsTrue(PyList_GET_ITEM(ie->in_done[i], 0));
+        if (computed < 0) { rc = -1; goto out; }
+        if (!computed) needed[n_need++] = i;
+    }
+    if (n_need) {
+        rc = opw_lazy_ask(L, st, done, k, needed, n_need);
+        goto out;
+    }
+    for (i = 0; i < n; i++) {
+        PyObject* v = PyList_GET_ITEM(ie->in_cells[lo + i], 0);
+        if (ie->as_view && take) {
+            opw_cell_set(ie->out_cells[i], v);
+            continue;
+        }
+        if (PyArray_CheckExact(v)) v = PyArray_NewCopy((PyArrayObject*)v, NPY_CORDER);
+        else if (PyArray_Check(v)) v = PyObject_CallMethod(v, "copy", NULL);
+        else v = PyObject_CallOneArg(L->deepcopy, v);
+        if (v == NULL) { rc = -1; goto out; }
+        opw_cell_set(ie->out_cells[i], v);
+        Py_DECREF(v);
+    }
+out:
+    if (needed != need) PyMem_Free(needed);
+    return rc;
+}
+
+/* Call lazy thunk k: 0 when it ran, 1 when it asked for inputs, -1 with an exception. */
+static int opw_lazy_thunk_visit(opw_steps* s, opw_stack* st, const char* done, Py_ssize_t k) {
+    opw_lazy* L = s->lazy;
+    PyObject *r = PyObject_CallNoArgs(s->steps[k].thunk), *seq = NULL;
+    Py_ssize_t j, m, n_in = L->own_ends[k + 1] - L->own_ends[k], pushed = 0;
+    const Py_ssize_t* own = L->owners + L->own_ends[k];
+    int t, rc = -1;
+    if (r == NULL) return -1;
+    t = PyObject_IsTrue(r);
+    if (t <= 0) { Py_DECREF(r); return t; }
+    seq = PySequence_Fast(r, "a lazy thunk must return a list of input indices");
+    if (seq == NULL) goto out;
+    m = PySequence_Fast_GET_SIZE(seq);
+    if (opw_push(st, k)) goto out;
+    for (j = 0; j < m; j++) {
+        Py_ssize_t i = PyNumber_AsSsize_t(PySequence_Fast_GET_ITEM(seq, j), PyExc_IndexError);
+        if (i == -1 && PyErr_Occurred()) goto out;
+        if (i < 0) i += n_in;
+        if (i < 0 || i >= n_in) {
+            PyErr_SetString(PyExc_IndexError, "tuple index out of range");
+            goto out;
+        }
+        if (own[i] >= 0 && !done[own[i]]) {
+            if (opw_push(st, own[i])) goto out;
+            pushed++;
+        }
+    }
+    if (pushed) {
+        rc = 1;
+    } else {
+        st->top--;
+        opw_lazy_stalled(L, k, r);
+    }
+out:
+    Py_XDECREF(seq);
+    Py_DECREF(r);
+    return rc;
+}
+
+/* Run a lazy graph's steps on demand: 0, or -1 with an exception set (reported, and
+ * every gc and release cell emptied). */
+static int opw_lazy_exec(opw_steps* s) {
+    opw_lazy* L = s->lazy;
+    opw_stack st;
+    char first[256];
+    char* done = first;
+    Py_ssize_t k = 0, i, j, e;
+    int rc = -1;
+    st.items = st.first;
+    st.top = 0;
+    st.cap = (Py_ssize_t)(sizeof(st.first) / sizeof(st.first[0]));
+    if (L->n > (Py_ssize_t)sizeof(first)) {
+        done = (char*)PyMem_Malloc((size_t)L->n);
+        if (done == NULL) { PyErr_NoMemory(); goto failed; }
+    }
+    memset(done, 0, (size_t)L->n);
+    for (i = 0; i < L->outc_ends[L->n]; i++) opw_cell_set(L->outc[i], L->zero);
+    for (i = 0; i < L->n_roots; i++)
+        if (opw_push(&st, L->roots[i])) goto failed;
+    while (st.top > 0) {
+        k = st.items[--st.top];
+        if (done[k]) continue;
+        if (L->kind[k] != 0) {
+            Py_ssize_t waiting = 0;
+            for (j = L->pre_ends[k]; j < L->pre_ends[k + 1]; j++)
+                if (!done[L->pres[j]]) waiting++;
+            if (waiting) {
+                if (opw_push(&st, k)) goto failed;
+                for (j = L->pre_ends[k]; j < L->pre_ends[k + 1]; j++)
+                    if (!done[L->pres[j]] && opw_push(&st, L->pres[j])) goto failed;
+                continue;
+            }
+            rc = L->kind[k] == 2 ? opw_lazy_ifelse_visit(L, &st, done, k)
+                                 : opw_lazy_thunk_visit(s, &st, done, k);
+            if (rc < 0) goto failed;
+            if (rc > 0) continue;
+        } else {
+            Py_ssize_t missing = 0;
+            for (j = L->dep_ends[k]; j < L->dep_ends[k + 1]; j++)
+                if (!done[L->deps[j]]) missing++;
+            if (missing) {
+                if (opw_push(&st, k)) goto failed;
+                for (j = L->dep_ends[k]; j < L->dep_ends[k + 1]; j++)
+                    if (!done[L->deps[j]] && opw_push(&st, L->deps[j])) goto failed;
+                continue;
+            }
+            if (s->steps[k].block != NULL) {
+                if (opw_run_state(s->steps[k].block)) goto failed;
+            } else {
+                PyObject* r = PyObject_CallNoArgs(s->steps[k].thunk);
+                if (r == NULL) goto failed;
+                Py_DECREF(r);
+            }
+        }
+        for (i = L->outc_ends[k]; i < L->outc_ends[k + 1]; i++) opw_cell_set(L->outc[i], L->one);
+        done[k] = 1;
+        for (e = L->free_ends[k]; e < L->free_ends[k + 1]; e++) {
+            for (j = L->reader_ends[e]; j < L->reader_ends[e + 1]; j++)
+                if (!done[L->readers[j]]) break;
+            if (j == L->reader_ends[e + 1]) {
+                opw_cell_set(s->gc_cells[L->free_gc[e]], Py_None);
+                opw_cell_set(s->gc_done[L->free_gc[e]], s->done);
+            }
+        }
+    }
+    if (done != first) PyMem_Free(done);
+    if (st.items != st.first) PyMem_Free(st.items);
+    opw_empty(s->gc_cells, s->gc_done, s->n_gc, s->done);
+    opw_empty(s->rel_cells, s->rel_done, s->n_release, s->done);
+    return 0;
+failed:
+    if (done != first) PyMem_Free(done);
+    if (st.items != st.first) PyMem_Free(st.items);
+    opw_steps_failed(s, k);
+    return -1;
+}
+
 /* Run the steps: 0, or -1 with an exception set (reported and cleaned up). */
 static int opw_steps_exec(opw_steps* s) {
     Py_ssize_t i, g = 0;
+    if (s->lazy != NULL) return opw_lazy_exec(s);
     for (i = 0; i < s->n_steps; i++) {
         opw_step* step = s->steps + i;
         if (step->block != NULL) {
@@ -391,8 +862,17 @@ failed:
     return -1;
 }
 
+/* The steps of run() and call(), whose ``self`` is (capsule, arguments). */
+static opw_steps* opw_steps_of(PyObject* self) {
+    if (!PyTuple_Check(self) || PyTuple_GET_SIZE(self) != 2) {
+        PyErr_SetString(PyExc_TypeError, "opweave steps: bad self");
+        return NULL;
+    }
+    return (opw_steps*)PyCapsule_GetPointer(PyTuple_GET_ITEM(self, 0), "opweave.steps");
+}
+
 static PyObject* opw_steps_run(PyObject* self, PyObject* unused) {
-    opw_steps* s = (opw_steps*)PyCapsule_GetPointer(self, "opweave.steps");
+    opw_steps* s = opw_steps_of(self);
     if (s == NULL || opw_steps_exec(s)) return NULL;
     Py_RETURN_NONE;
 }
@@ -447,7 +927,7 @@ static PyObject* opw_steps_call_held(opw_steps* s, PyObject* const* args, Py_ssi
 }
 
 static PyObject* opw_steps_call(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-    opw_steps* s = (opw_steps*)PyCapsule_GetPointer(self, "opweave.steps");
+    opw_steps* s = opw_steps_of(self);
     PyObject* result;
     if (s == NULL) return NULL;
     if (nargs != s->n_args) Py_RETURN_NOTIMPLEMENTED;
@@ -537,16 +1017,17 @@ static int opw_steps_read(opw_steps* s, PyObject* steps, PyObject* gc_ends) {
 OPW_RT PyObject* opw_link_steps(PyObject* self, PyObject* args) {
     PyObject *steps, *gc_ends, *gc_cells, *gc_done, *rel_cells, *rel_done, *on_failure;
     PyObject *arg_cells, *filters, *exact, *failcell, *upd_src, *upd_dst, *user_out, *clear;
-    PyObject *capsule = NULL, *run = NULL, *call = NULL, *result = NULL;
+    PyObject *capsule = NULL, *self_ = NULL, *run = NULL, *call = NULL, *result = NULL;
+    PyObject* lazy = Py_None;
     int unpack;
     opw_steps* s;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!OO!O!O!O!O!O!O!pO!", &PyTuple_Type, &steps,
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!OO!O!O!O!O!O!O!pO!|O", &PyTuple_Type, &steps,
                           &PyTuple_Type, &gc_ends, &PyTuple_Type, &gc_cells, &PyTuple_Type,
                           &gc_done, &PyTuple_Type, &rel_cells, &PyTuple_Type, &rel_done,
                           &on_failure, &PyTuple_Type, &arg_cells, &PyTuple_Type, &filters,
                           &PyTuple_Type, &exact, &PyList_Type, &failcell, &PyTuple_Type,
                           &upd_src, &PyTuple_Type, &upd_dst, &PyTuple_Type, &user_out, &unpack,
-                          &PyTuple_Type, &clear))
+                          &PyTuple_Type, &clear, &lazy))
         return NULL;
     if (opw_check_cells(gc_cells, "gc_cells") || opw_check_cells(gc_done, "gc_done") ||
         opw_check_cells(rel_cells, "release_cells") ||
@@ -569,8 +1050,6 @@ OPW_RT PyObject* opw_link_steps(PyObject* self, PyObject* args) {
     pthread_once(&opw_forks_once, opw_watch_forks);
     s = (opw_steps*)PyMem_Calloc(1, sizeof(opw_steps));
     if (s == NULL) return PyErr_NoMemory();
-    Py_INCREF(args);
-    s->keep = args;
     s->n_steps = PyTuple_GET_SIZE(steps);
     s->n_gc = PyTuple_GET_SIZE(gc_cells);
     s->n_release = PyTuple_GET_SIZE(rel_cells);
@@ -595,19 +1074,26 @@ OPW_RT PyObject* opw_link_steps(PyObject* self, PyObject* args) {
     capsule = PyCapsule_New(s, "opweave.steps", opw_steps_free);
     if (capsule == NULL) {
         Py_XDECREF(s->done);
-        Py_DECREF(s->keep);
         PyMem_Free(s);
         return NULL;
     }
     /* From here on the capsule owns ``s`` and frees what it holds. */
-    if (s->done == NULL || opw_steps_read(s, steps, gc_ends) || opw_steps_exact(s, exact))
+    if (s->done == NULL || opw_steps_read(s, steps, gc_ends) || opw_steps_exact(s, exact) ||
+        (lazy != Py_None && opw_lazy_read(s, lazy)))
         goto done;
-    run = PyCFunction_New(&opw_steps_run_def, capsule);
-    call = PyCFunction_New(&opw_steps_call_def, capsule);
+    /* ``s`` points into the arguments without holding them: run() and call() hold them,
+     * in their ``self`` (capsule, args), which the garbage collector sees into, so that a
+     * cycle through the arguments (a step's thunk reaching its graph, which reaches the
+     * function) is collected at once, as if the loop were Python. */
+    self_ = PyTuple_Pack(2, capsule, args);
+    if (self_ == NULL) goto done;
+    run = PyCFunction_New(&opw_steps_run_def, self_);
+    call = PyCFunction_New(&opw_steps_call_def, self_);
     if (run && call) result = PyTuple_Pack(2, run, call);
 done:
     Py_XDECREF(run);
     Py_XDECREF(call);
+    Py_XDECREF(self_);
     Py_DECREF(capsule);
     return result;
 }

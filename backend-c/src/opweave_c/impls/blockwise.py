@@ -1,9 +1,11 @@
-"""``Blockwise`` (:mod:`opweave.tensor.blockwise`) has no C code: it loops its core Op.
+"""C code for ``Blockwise`` (:mod:`opweave.tensor.blockwise`): a batch loop around the core
+Op's C code (:mod:`opweave_c.impls.blockwise_loop`).
 
-It is registered so that the table covers it: the factory answers ``None`` for every node,
-so ``cvm`` runs the node through the Python backend's implementation (which calls the
-core Op's Python implementation once per batch index), and the whole-graph ``c`` linker
-raises ``MissingCCodeError`` (use ``cvm``).
+A node has C when its core Op has C for the core node (Cholesky, Solve, SolveTriangular,
+CholeskySolve, Dot ...); for the others the factory answers ``None``, so ``cvm`` runs the
+node through the Python backend's implementation (which calls the core Op's Python
+implementation once per batch index), and the whole-graph ``c`` linker raises
+``MissingCCodeError`` (use ``cvm``).
 """
 
 from __future__ import annotations
@@ -11,11 +13,14 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Any
 
+from opweave.link.capabilities import CAPABILITY_ATTRIBUTE, PARTIAL
 from opweave.tensor.blockwise import Blockwise
-from opweave_c.impls.common import python_only
+from opweave_c.impls.blockwise_loop import blockwise_c
 
 __all__ = ["C_OPS"]
 
+# C for the nodes whose core Op has C; the others run in Python (``cvm``).
+setattr(blockwise_c, CAPABILITY_ATTRIBUTE, PARTIAL)
 
 #: Op class -> ``factory(op, node)`` giving the C implementation or ``None``. Read-only.
-C_OPS: MappingProxyType[type, Any] = MappingProxyType({Blockwise: python_only})
+C_OPS: MappingProxyType[type, Any] = MappingProxyType({Blockwise: blockwise_c})

@@ -8,6 +8,9 @@ values, strides and errors are those of NumPy basic indexing in the Python backe
 backend's index check. ``AdvancedIncSubtensor1`` checks the indices and the broadcast as
 the Python backend does, then sets or adds (``numpy.add.at``: repeated rows accumulate, in
 index order) each row of ``y``, cast to ``x``'s dtype, into (a copy of) ``x``.
+``AdvancedSubtensor`` and ``AdvancedIncSubtensor`` keep those two forms for a take along one
+axis and for one integer vector on the leading axis; every other index runs the general
+advanced indexing of :mod:`opweave_c.impls.advanced_indexing`.
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ from types import MappingProxyType
 from typing import Any
 
 from opweave.graph.basic import Apply
-from opweave.link.capabilities import CAPABILITY_ATTRIBUTE, PARTIAL
 from opweave.scalar.type import DTYPE_SPECS
 from opweave.tensor.subtensor import (
     AdvancedIncSubtensor,
@@ -27,6 +29,7 @@ from opweave.tensor.subtensor import (
     Subtensor,
 )
 from opweave.tensor.type import TensorType
+from opweave_c.impls.advanced_indexing import AdvancedIndexTakeC, AdvancedIndexUpdateC
 from opweave_c.impls.common import SHARED_SUPPORT, SnippetImpl, c_string, int_value, tensor_dtype
 from opweave_c.impls.csource import render, snippet
 
@@ -497,34 +500,38 @@ class AdvancedTakeC(SnippetImpl):
         )
 
 
-def _advanced_subtensor(op: AdvancedSubtensor, node: Apply) -> AdvancedTakeC | None:
-    """A take along one axis; other index patterns run in Python (``cvm``)."""
+def _advanced_subtensor(
+    op: AdvancedSubtensor, node: Apply
+) -> AdvancedTakeC | AdvancedIndexTakeC | None:
+    """A take along one axis (``numpy.take``), else the general advanced indexing."""
+    if tensor_dtype(node.inputs[0]) is None:
+        return None
+    if any(tensor_dtype(v) is None for v in node.inputs[1:]):
+        return None
     axis = _take_axis(op.idx_list)
-    if axis is None or tensor_dtype(node.inputs[0]) is None:
-        return None
-    if tensor_dtype(node.inputs[1]) is None:
-        return None
-    return AdvancedTakeC(axis)
+    if axis is not None:
+        return AdvancedTakeC(axis)
+    return AdvancedIndexTakeC()
 
 
-def _advanced_inc_subtensor(op: AdvancedIncSubtensor, node: Apply) -> AdvancedIncSubtensor1C | None:
-    """The row loop, for an index that is one integer vector on the leading axis."""
-    if _take_axis(op.idx_list) != 0 or len(op.idx_list) != 1 or op.idx_list[0].ndim != 1:
-        return None
+def _advanced_inc_subtensor(
+    op: AdvancedIncSubtensor, node: Apply
+) -> AdvancedIncSubtensor1C | AdvancedIndexUpdateC | None:
+    """The row loop for one integer vector on the leading axis, else the general update."""
     dtype = tensor_dtype(node.inputs[0])
     if dtype is None or tensor_dtype(node.inputs[1]) is None:
         return None
-    if tensor_dtype(node.inputs[2]) is None or tensor_dtype(node.outputs[0]) != dtype:
+    if any(tensor_dtype(v) is None for v in node.inputs[2:]):
+        return None
+    if tensor_dtype(node.outputs[0]) != dtype:
         return None
     once = op.ignore_duplicates and not op.set_instead_of_inc
-    return AdvancedIncSubtensor1C(dtype, op.set_instead_of_inc, once)
+    if _take_axis(op.idx_list) == 0 and len(op.idx_list) == 1 and op.idx_list[0].ndim == 1:
+        return AdvancedIncSubtensor1C(dtype, op.set_instead_of_inc, once)
+    return AdvancedIndexUpdateC(dtype, op.set_instead_of_inc, once)
 
 
 #: Op class -> ``factory(op, node)`` giving the C implementation or ``None``. Read-only.
-# C for some index patterns only; the others run in Python (``cvm``).
-for _partial in (_advanced_subtensor, _advanced_inc_subtensor):
-    setattr(_partial, CAPABILITY_ATTRIBUTE, PARTIAL)
-
 C_OPS: MappingProxyType[type, Any] = MappingProxyType(
     {
         Subtensor: _subtensor,

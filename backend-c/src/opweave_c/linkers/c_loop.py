@@ -6,11 +6,14 @@ a compiled block bound to its cells (:func:`~opweave_c.linkers.block_call.link_b
 whose function the loop calls directly) or a Python thunk (a node without C, called
 through the C API). After each step the loop frees the intermediates whose last use it
 was, as the core's loop does (:func:`opweave.link.loop.gc_plan`), and after the last one
-the cells :func:`opweave.link.loop.release_plan` names. When a step raises, the loop
-calls ``on_failure(exc, i)`` while every cell still holds its value, then frees the
-intermediates, and the exception goes on: a failure is reported exactly as by the core's
-loop. :meth:`CLoop.fast_call` makes the loop a compiled function's whole call (arguments
-filtered and stored, steps run, updates applied, outputs returned) in one C call.
+the cells :func:`opweave.link.loop.release_plan` names. A lazy graph (``ifelse``) runs on
+demand instead, in the order and with the frees of the core's lazy loop
+(:mod:`opweave_c.linkers.lazy_plan`): the branch an ``IfElse`` does not take never runs.
+When a step raises, the loop calls ``on_failure(exc, i)`` while every cell still holds its
+value, then frees the intermediates, and the exception goes on: a failure is reported
+exactly as by the core's loop. :meth:`CLoop.fast_call` makes the loop a compiled function's
+whole call (arguments filtered and stored, steps run, updates applied, outputs returned) in
+one C call.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import numpy as np
 
 from opweave.link.loop import GcEntry
 from opweave.tensor.type import TensorType
+from opweave_c.linkers.lazy_plan import LazyProgram
 
 __all__ = ["CLoop", "exact_spec"]
 
@@ -68,6 +72,8 @@ class CLoop:
     gc_cells: tuple[tuple[list[Any], ...], tuple[list[int], ...]]
     release_cells: tuple[tuple[list[Any], ...], tuple[list[int], ...]]
     on_failure: Callable[[BaseException, int], None]
+    #: The ``lazy`` argument of ``link_steps`` (a lazy graph's schedule), or ``None``.
+    lazy: tuple[Any, ...] | None = None
     failcell: list[Any] = field(default_factory=lambda: [None])
     run: Callable[[], None] = field(init=False)
 
@@ -83,6 +89,7 @@ class CLoop:
         plan: Sequence[tuple[GcEntry, ...]] | None,
         release: Sequence[GcEntry],
         on_failure: Callable[[BaseException, int], None],
+        lazy: LazyProgram | None = None,
     ) -> CLoop:
         """Bind the steps of a linked graph.
 
@@ -104,8 +111,17 @@ class CLoop:
         on_failure
             Called as ``on_failure(exc, i)`` when step ``i`` raised ``exc``, before the
             intermediates are freed.
+        lazy
+            For a graph with a lazy node, its schedule
+            (:func:`~opweave_c.linkers.lazy_plan.lazy_program`): the steps then run on
+            demand, as the core's lazy loop runs them, and free what it frees (``plan``
+            is then ``None``).
         """
         steps = tuple(states.get(k, thunk) for k, thunk in enumerate(thunks))
+        if lazy is not None:
+            held = _cells(lazy.freeable)
+            nothing = (0,) * len(steps)  # the lazy schedule says what each step frees
+            return cls(module, steps, nothing, held, _cells(list(release)), on_failure, lazy.spec)
         ends: list[int] = []
         entries: list[GcEntry] = []
         for freed in plan if plan is not None else [()] * len(steps):
@@ -138,6 +154,7 @@ class CLoop:
             tuple(user_output_cells),
             unpack_single,
             tuple(clear_cells),
+            self.lazy,
         )
         return run, call
 

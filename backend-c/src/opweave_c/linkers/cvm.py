@@ -10,8 +10,10 @@ The core's linking (:class:`opweave.link.loop.LoopLinker`) makes the thunks and 
 the loop; where it chooses its plain eager loop, the steps run in the runtime's loop
 instead (:mod:`opweave_c.linkers.c_loop`: compiled blocks called directly, Python thunks
 through the C API, intermediates freed after their last use as the core frees them), and a
-call of the compiled function is one C call. A lazy graph or a profiled function keeps
-the core's loop.
+call of the compiled function is one C call. Where it chooses its lazy loop (a graph with
+an ``ifelse``), the runtime runs the same steps on demand
+(:mod:`opweave_c.linkers.lazy_plan`): only the branch an ``IfElse`` takes is computed. A
+profiled function keeps the core's loop.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from opweave_c.codegen import Block, BlockBuilder, block_versions
 from opweave_c.contract import NoCCode
 from opweave_c.linkers.block_call import LinkedBlock, link_block
 from opweave_c.linkers.c_loop import CLoop
+from opweave_c.linkers.lazy_plan import lazy_program
 from opweave_c.linkers.lifted_constants import (
     constant_inputs,
     lift_float_constants,
@@ -287,7 +290,7 @@ class CVMLinker(LoopLinker):
         self._inputs = ins
         self._order = order
         modules = getattr(self, "_modules", None)
-        if modules and fn.loop == "eager" and getattr(fn, "profile", None) is None:
+        if modules and fn.loop in ("eager", "lazy") and getattr(fn, "profile", None) is None:
             fn = self._link_c_loop(fn, ins, outs, thunks, order)
         fn.c_nodes = sorted(self._c_nodes)
         fn.c_loop = self._loop is not None
@@ -301,13 +304,18 @@ class CVMLinker(LoopLinker):
         thunks: list[Any],
         order: list[Apply],
     ) -> Callable[[], None]:
-        """The core's eager loop ``loop_fn`` replaced by the runtime's (:class:`CLoop`),
-        freeing what the core's would free and reporting failures through
-        :meth:`on_failure`."""
+        """The core's loop ``loop_fn`` (eager, or lazy) replaced by the runtime's
+        (:class:`CLoop`), running and freeing what the core's would run and free and
+        reporting failures through :meth:`on_failure`."""
         assert self.fgraph is not None
         smap, cmap = loop_fn.storage_map, loop_fn.compute_map
         linked = LinkedGraph(order, thunks, ins, outs, smap, cmap)
-        plan = gc_plan(self.fgraph, linked) if loop_fn.allow_gc else None
+        lazy = None
+        if loop_fn.loop == "lazy":
+            lazy = lazy_program(self.fgraph, order, thunks, smap, cmap, loop_fn.allow_gc)
+            plan = None
+        else:
+            plan = gc_plan(self.fgraph, linked) if loop_fn.allow_gc else None
         release = release_plan(self.fgraph, linked, plan)
         states = {
             k: block.run.__self__ for k, block in self._c_nodes.items() if thunks[k] is block.run
@@ -325,14 +333,15 @@ class CVMLinker(LoopLinker):
                 found.on_failure(exc, i, linked)
 
         module = next(iter(self._modules.values()))
-        self._loop = CLoop.link(module, thunks, states, plan, release, on_failure)
+        self._loop = CLoop.link(module, thunks, states, plan, release, on_failure, lazy)
         run = self._loop.run
 
         def fn() -> None:
             run()
 
-        for name in ("storage_map", "compute_map", "allow_gc", "loop"):
-            setattr(fn, name, getattr(loop_fn, name))
+        for name in ("storage_map", "compute_map", "allow_gc", "loop", "schedule"):
+            if hasattr(loop_fn, name):
+                setattr(fn, name, getattr(loop_fn, name))
         return fn
 
     def make_fast_call(
