@@ -18,17 +18,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-# The harness's helpers live next to this file (tests/reliability/differential).
+# The harness's modules live next to this file (tests/reliability/differential).
 from differential.catalogue import (
     ELEMWISE_CASES,
     EXCLUDED_SCALAR_OPS,
     FUSED_CASES,
     KNOWN_DISAGREEMENTS,
+    LINKER_DISAGREEMENTS,
     REDUCTION_CASES,
     SHAPE_CASES,
     ElemwiseCase,
 )
 from differential.runner import (
+    LINKERS,
     Item,
     as_param,
     describe_disagreements,
@@ -126,6 +128,8 @@ def test_known_disagreements_name_checked_items() -> None:
     for item in matrix_items(REDUCTION_CASES + SHAPE_CASES):
         checked.add((item.case.name, (item.dtype,)))
     assert set(KNOWN_DISAGREEMENTS) <= checked
+    assert {(name, sig) for name, sig, _ in LINKER_DISAGREEMENTS} <= checked
+    assert {linker for _, _, linker in LINKER_DISAGREEMENTS} <= set(LINKERS)
 
 
 def test_comparison_is_nan_aware_signed_zero_aware_and_tight() -> None:

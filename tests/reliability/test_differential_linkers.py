@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-# The harness's helpers live next to this file (tests/reliability/differential).
+# The harness's modules live next to this file (tests/reliability/differential).
 from differential.catalogue import FUSED_CASES, SHAPE_CASES, ElemwiseCase
 from differential.runner import (
     Item,

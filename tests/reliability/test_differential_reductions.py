@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-# The harness's helpers live next to this file (tests/reliability/differential).
+# The harness's modules live next to this file (tests/reliability/differential).
 from differential.catalogue import REDUCTION_CASES
 from differential.runner import (
     MatrixItem,

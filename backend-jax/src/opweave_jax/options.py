@@ -1,5 +1,5 @@
-"""The configuration flags of the JAX backend (``jax__device``, ``jax__python_fallback``)
-and the device ``jax__device`` names.
+"""The configuration flags of the JAX backend (``jax__device``, ``jax__python_fallback``,
+``jax__compilation_cache``) and the device ``jax__device`` names.
 
 ``jax__device`` (``opweave.config.jax__device``, ``OPWEAVE_FLAGS=jax__device=gpu``) chooses
 where the ``jax`` linker's functions run and their shared values live: ``""`` (the default)
@@ -7,6 +7,10 @@ is JAX's default device, or a GPU when the core's ``device`` flag is ``cuda`` /
 ``cuda<N>`` and JAX has one; ``"cpu"``, ``"gpu"``, ``"cuda"``, ``"rocm"``, ``"tpu"`` name
 the first device of that platform, ``"cpu:1"`` its second. The device is looked up when a
 function is linked (JAX's devices are known only then).
+
+``jax__compilation_cache`` (on by default) keeps XLA's executables in JAX's persistent
+compilation cache under ``<compiledir>/jax``, unless JAX has a cache directory of the user's
+already (:mod:`opweave_jax.compile_cache`).
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ _ALIASES = {"cuda": ("cuda", "gpu"), "rocm": ("rocm", "gpu"), "gpu": ("gpu",)}
 
 
 def add_jax_options(config: Config) -> None:
-    """Register ``jax__device`` and ``jax__python_fallback`` on ``config``."""
+    """Register ``jax__device``, ``jax__python_fallback`` and ``jax__compilation_cache``
+    on ``config``."""
     config.add(
         "jax__device",
         "Where the jax linker's functions run and their shared values live: '' (JAX's\n"
@@ -41,11 +46,20 @@ def add_jax_options(config: Config) -> None:
         "instead of refusing the graph.",
         BoolParam(False),
     )
+    config.add(
+        "jax__compilation_cache",
+        "Keep the executables XLA compiles for the jax linker in JAX's persistent\n"
+        "compilation cache under ``<compiledir>/jax``, so that another process compiling\n"
+        "the same graph loads them instead (small graphs included). Read when the first\n"
+        "jax-linker function of a process is linked; a cache directory configured for JAX\n"
+        "already (JAX_COMPILATION_CACHE_DIR, jax.config) is left as it is.",
+        BoolParam(True),
+    )
 
 
 @hookimpl
 def opweave_addoption(config: Any) -> None:
-    """``jax__device``, ``jax__python_fallback``."""
+    """``jax__device``, ``jax__python_fallback``, ``jax__compilation_cache``."""
     add_jax_options(config)
 
 

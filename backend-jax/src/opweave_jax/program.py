@@ -2,8 +2,9 @@
 
 :class:`GraphProgram` asks the core's resolver (:func:`opweave.link.resolver.resolve`) for
 each node's lowering on backend ``"jax"``, once, when the function is linked; a node
-without one is refused there with the resolver's message. Calling the program walks the
-nodes in topological order, each lowering turning its inputs' values into its outputs'.
+without one is refused there (:func:`opweave_jax.refusal.no_lowering`: the Op, and how to
+compile the graph anyway). Calling the program walks the nodes in topological order, each
+lowering turning its inputs' values into its outputs'.
 
 A node whose inputs are all static (constants, shapes: see :mod:`opweave_jax.values`) is
 evaluated while tracing (``jax.ensure_compile_time_eval``), so that the shapes, lengths
@@ -35,6 +36,7 @@ from opweave.tensor.random.type import RandomType
 from opweave.tensor.type import TensorType
 from opweave_jax.context import DeferredCheck, tracing
 from opweave_jax.lowerings.float_to_int import convert
+from opweave_jax.refusal import no_lowering
 from opweave_jax.values import is_static
 
 __all__ = ["BACKEND", "GraphProgram", "lowering_for"]
@@ -52,12 +54,13 @@ def lowering_for(node: Apply, op: Any = None) -> Lowering:
     Raises
     ------
     opweave.graph.utils.NoImplementationError
-        The resolver's refusal, naming the Op and the backend ``'jax'``.
+        Naming the Op (its class) that the ``jax`` linker cannot lower and how to proceed
+        (:func:`opweave_jax.refusal.no_lowering`), from the resolver's refusal.
     """
     op = node.op if op is None else op
     found = resolve(op, node, BACKEND)
     if found.what != "kernel":
-        raise refusal(found, op, node)
+        raise no_lowering(found, op, node) from refusal(found, op, node)
     return found.implementation  # type: ignore[no-any-return]
 
 
@@ -75,9 +78,11 @@ def _node_lowering(node: Apply) -> Lowering:
         from opweave_jax.callback import python_callback
 
         lowered = python_callback(node)
+        # The linker's own refusal tells how to proceed, which the warning needs not.
+        reason = "" if isinstance(exc.__cause__, NoImplementationError) else f" ({exc})"
         warnings.warn(
-            f"jax linker: {node.op} has no jax lowering ({exc}); it runs its Python kernel "
-            "through jax.pure_callback (on the host, not differentiable by JAX), since "
+            f"jax linker: {node.op} has no jax lowering{reason}; it runs its Python "
+            "kernel through jax.pure_callback (on the host, not differentiable by JAX), since "
             "config.jax__python_fallback is on",
             RuntimeWarning,
             stacklevel=2,

@@ -41,6 +41,8 @@ _MODULES = (
     "linalg_decompositions",
     "linalg_solvers",
     "extra_more",
+    "special_more",
+    "debug",
 )
 
 

@@ -13,8 +13,10 @@ what the rounding of its elementary functions is relative to when the terms canc
 
 ``KNOWN_DISAGREEMENTS`` lists the cases where a linker is known to give another value than
 the reference: those cases are expected to fail (strictly, so a fix shows up as a failure
-until its entry is removed). ``EXCLUDED_SCALAR_OPS`` lists the scalar Op classes of the
-backends' implementation tables that have no case here, each with the reason.
+until its entry is removed). ``LINKER_DISAGREEMENTS`` names the one linker that disagrees
+on a case: the others are still compared there. ``EXCLUDED_SCALAR_OPS`` lists the scalar
+Op classes of the backends' implementation tables that have no case here, each with the
+reason.
 """
 
 from __future__ import annotations
@@ -48,11 +50,16 @@ __all__ = [
     "EXCLUDED_SCALAR_OPS",
     "FUSED_CASES",
     "KNOWN_DISAGREEMENTS",
+    "LINKER_DISAGREEMENTS",
+    "LINKER_ULPS",
     "REDUCTION_CASES",
     "SHAPE_CASES",
     "ElemwiseCase",
+    "LinkerDisagreement",
     "MatrixCase",
+    "flushed",
     "known_disagreement",
+    "linker_disagreement",
 ]
 
 BOOL = ("bool",)
@@ -72,6 +79,16 @@ ELEMENTARY_ULPS = 4
 #: asymptotic expansions) differ between SciPy's Cephes and the backends: about 6e-14
 #: relative in float64, 2e-5 in float32.
 SPECIAL_ULPS = 256
+#: Wider tolerances of one linker for one function, as measured on the edge values:
+#: (case name, linker) -> ulps. XLA computes ``exp2(x)`` as ``exp(x * log(2))`` and
+#: ``sinh``/``cosh`` from ``exp``, whose error grows with ``|x|`` (18 ulps at
+#: ``exp2(-100)`` in float32, 10 at ``cosh(-100)`` in float64; several hundred near the
+#: overflow threshold, which the edge values do not reach).
+LINKER_ULPS: dict[tuple[str, str], float] = {
+    ("exp2", "jax"): 18,
+    ("sinh", "jax"): 10,
+    ("cosh", "jax"): 10,
+}
 
 
 @dataclass(frozen=True)
@@ -978,6 +995,151 @@ SHAPE_CASES: tuple[MatrixCase, ...] = (
 KNOWN_DISAGREEMENTS: dict[tuple[str, tuple[str, ...]], str] = {}
 
 
+@dataclass(frozen=True)
+class LinkerDisagreement:
+    """How one linker is known to give other values than the reference and ``py``.
+
+    Parameters
+    ----------
+    why
+        The cause, in words.
+    where
+        The positions that differ (an elementwise mask from the input arrays and the
+        reference values); ``None``: the whole case.
+    """
+
+    why: str
+    where: Callable[[list[np.ndarray], np.ndarray], np.ndarray] | None = None
+
+
+def _tiny(x: np.ndarray) -> np.ndarray:
+    """Where a float (or a complex part) is nonzero and below twice the smallest normal
+    number of its dtype: a subnormal, or a number whose half is one."""
+    if x.dtype.kind not in "fc":
+        return np.zeros(x.shape, bool)
+    parts = (x.real, x.imag) if x.dtype.kind == "c" else (x,)
+    smallest = np.finfo(x.dtype).smallest_normal
+    tiny = [(p != 0) & (np.abs(p) < 2 * smallest) for p in parts]
+    return np.asarray(np.logical_or.reduce(tiny), bool)
+
+
+def flushed(inputs: list[np.ndarray], expected: np.ndarray) -> np.ndarray:
+    """Where XLA on the CPU flushes a subnormal to zero: an input, the result or an
+    intermediate value (half the input) is one."""
+    masks = [_tiny(np.asarray(x)) for x in [*inputs, expected]]
+    return np.asarray(np.logical_or.reduce(np.broadcast_arrays(*masks)), bool)
+
+
+#: Why the ``jax`` linker's values differ where :func:`flushed` holds.
+FLUSHES_SUBNORMALS = (
+    "XLA on the CPU flushes subnormal arguments and results to zero (and compares "
+    "subnormals as zeros)"
+)
+
+
+def _flushes(*cases: tuple[str, tuple[str, ...]]) -> dict[tuple, LinkerDisagreement]:
+    """:data:`FLUSHES_SUBNORMALS` entries of the ``jax`` linker for ``cases``."""
+    return {
+        (name, sig, "jax"): LinkerDisagreement(FLUSHES_SUBNORMALS, flushed) for name, sig in cases
+    }
+
+
+_F64 = ("float64",)
+_MAX = float(np.finfo(np.float64).max)
+_F64_2 = ("float64", "float64")
+
+#: Cases where one linker is known to give other values than the reference and ``py``:
+#: (case name, input dtypes, linker) -> how. The case still compares every other linker,
+#: and the named one everywhere else; it must still disagree there: an entry goes as soon
+#: as its fix lands (the case then reports that the linker agrees).
+LINKER_DISAGREEMENTS: dict[tuple[str, tuple[str, ...], str], LinkerDisagreement] = {
+    **_flushes(
+        ("exp", ("int16",)),
+        *((name, _F64) for name in ("log", "log2", "log10", "sqrt", "arcsin", "floor", "ceil")),
+        *((name, _F64) for name in ("sign", "reciprocal", "deg2rad", "rad2deg", "erfcx")),
+        *((name, _F64) for name in ("erfinv", "erfcinv", "tri_gamma", "log1mexp", "xlogx")),
+        *((name, _F64) for name in ("j1", "i1", "cast_to_bool")),
+        *((name, _F64_2) for name in ("mul", "true_div", "int_div", "lt", "gt", "le", "ge")),
+        *((name, _F64_2) for name in ("eq", "neq", "pow", "arctan2", "complex_from_polar")),
+        *((name, _F64_2) for name in ("mul_without_zeros", "gammaincinv", "gammau", "mod")),
+        *((name, _F64_2) for name in ("xlogy0", "owens_t")),
+        ("mod", ("int16", "float32")),
+        ("gammaincinv", ("int16", "float64")),
+        ("switch", ("float64",) * 3),
+        *((name, _F64_2) for name in ("fused_exp_mul_add", "fused_softplus", "fused_switch")),
+    ),
+    ("ndtri_exp", _F64, "jax"): LinkerDisagreement(
+        f"{FLUSHES_SUBNORMALS}; below -max/2, the lowering's asymptotic start of its tail "
+        "(t = -2 y) overflows to inf and the result is NaN",
+        lambda ins, out: flushed(ins, out) | (ins[0] < -_MAX / 2),
+    ),
+    **{
+        (name, _F64_2, "jax"): LinkerDisagreement(
+            f"{FLUSHES_SUBNORMALS}; at the shapes 0 and inf XLA's igamma gives NaN (1 or 0 "
+            "at x = inf), where SciPy gives 1 or 0 (NaN at x = inf); at the largest float "
+            "as the shape, SciPy gives NaN and the lowering 0 or 1 (the limit)",
+            lambda ins, out: flushed(ins, out) | (ins[0] == 0) | (ins[0] >= _MAX / 2),
+        )
+        for name in ("gammainc", "gammaincc")
+    },
+    ("gammal", _F64_2, "jax"): LinkerDisagreement(
+        f"{FLUSHES_SUBNORMALS}; at the shape 0 XLA's igamma gives NaN, where SciPy's "
+        "gammainc gives 1 (so that gamma(0) * gammainc(0, x) is inf)",
+        lambda ins, out: flushed(ins, out) | (ins[0] == 0),
+    ),
+    ("gammainc", ("uint8", "uint32"), "jax"): LinkerDisagreement(
+        "XLA's igamma loses digits at large shapes: 1.6e3 ulps (2.3e-13 relative) at "
+        "gammainc(255, 7), beyond SPECIAL_ULPS",
+        lambda ins, out: ins[0] >= 255,
+    ),
+    ("polygamma", ("uint8", "int16"), "jax"): LinkerDisagreement(
+        "jax.scipy.special.polygamma gives NaN at the poles x = 0, -1, -2, ..., where "
+        "SciPy gives -inf, and computes in float32 here, where n! overflows from the order "
+        "35 on (NaN; SciPy computes in float64)",
+        lambda ins, out: ((ins[1] <= 0) & (ins[1] == np.round(ins[1]))) | (ins[0] >= 35),
+    ),
+    ("betainc", ("float64",) * 3, "jax"): LinkerDisagreement(
+        f"{FLUSHES_SUBNORMALS}; XLA's betainc is NaN where a or b is near the largest "
+        "float (1e308), also at x = 0 (SciPy: 0)",
+        lambda ins, out: flushed(ins, out) | (np.maximum(ins[0], ins[1]) >= _MAX / 2),
+    ),
+    # The row of subnormals of the reduction matrix: [5e-324, -5e-324, 2.2e-308, 0, 0, 0].
+    ("mean(axis=1)", _F64, "jax"): LinkerDisagreement(
+        f"{FLUSHES_SUBNORMALS}: the mean of the subnormal row, 3.7e-309, is 0"
+    ),
+    ("argmin(axis=1)", _F64, "jax"): LinkerDisagreement(
+        f"{FLUSHES_SUBNORMALS}: -5e-324 ties with the zeros of the subnormal row (0, not 1)"
+    ),
+    ("sort", _F64, "jax"): LinkerDisagreement(
+        f"{FLUSHES_SUBNORMALS}: the subnormals of their row sort as zeros, in place"
+    ),
+    ("argsort", _F64, "jax"): LinkerDisagreement(
+        f"{FLUSHES_SUBNORMALS}: -5e-324 sorts as -0.0, after the -0.0 above it"
+    ),
+}
+
+
 def known_disagreement(name: str, signature: tuple[str, ...]) -> str | None:
     """Why the case is known to disagree, or ``None``."""
     return KNOWN_DISAGREEMENTS.get((name, signature))
+
+
+def linker_disagreement(name: str, signature: tuple[str, ...], linker: str) -> str | None:
+    """Why ``linker`` is known to disagree on the whole case, or ``None``.
+
+    Parameters
+    ----------
+    name
+        The case's name.
+    signature
+        The dtypes of its inputs.
+    linker
+        The linker's name.
+
+    Returns
+    -------
+    str or None
+        The reason of the entry of :data:`LINKER_DISAGREEMENTS`, if it has no positions.
+    """
+    entry = LINKER_DISAGREEMENTS.get((name, signature, linker))
+    return None if entry is None or entry.where is not None else entry.why

@@ -4,9 +4,9 @@ Compiling C costs time per module and per node, so the cases checked together sh
 function per linker (at most :data:`MAX_BATCH` cases each): each case brings its own input
 variables and outputs. A case that fails on ``py`` is compiled alone on the other linkers;
 when a batch still fails to compile or to run, it is split (into single cases on ``py`` and
-``vm``, where compiling is cheap; in halves on the C linkers) until the failing cases stand
-alone, so one case's error never hides another case's values. Results are computed once
-per session and linker.
+``vm``, where compiling is cheap; in halves on the C linkers and ``jax``, which compile
+each function whole) until the failing cases stand alone, so one case's error never hides
+another case's values. Results are computed once per test run and linker.
 """
 
 from __future__ import annotations
@@ -25,7 +25,15 @@ import pytest
 import opweave
 import opweave.tensor as pt
 
-from .catalogue import ELEMENTARY_ULPS, ElemwiseCase, MatrixCase, known_disagreement
+from .catalogue import (
+    ELEMENTARY_ULPS,
+    LINKER_DISAGREEMENTS,
+    LINKER_ULPS,
+    ElemwiseCase,
+    MatrixCase,
+    known_disagreement,
+    linker_disagreement,
+)
 from .values import LAYOUTS, agree, cartesian, edge_values
 
 __all__ = [
@@ -40,10 +48,12 @@ __all__ = [
     "elemwise_items",
     "elemwise_outcomes",
     "evaluate",
+    "linker_ulps",
     "matrix_items",
     "matrix_outcomes",
-    "refused_by_c",
+    "refused",
     "usable_linkers",
+    "without_known",
 ]
 
 
@@ -56,8 +66,9 @@ def as_param(item: Any) -> Any:
     return pytest.param(item, id=item.id, marks=marks)
 
 
-#: The linkers compared; ``py`` is the one the others must agree with.
-LINKERS = ("py", "vm", "c", "cvm")
+#: The linkers compared; ``py`` is the one the others must agree with. A linker's known
+#: disagreements are in :data:`~.catalogue.LINKER_DISAGREEMENTS`.
+LINKERS = ("py", "vm", "c", "cvm", "jax")
 
 #: True in the long run (``make test-long``): every dtype combination, more values.
 LONG = os.environ.get("OPWEAVE_RELIABILITY_LONG", "0") not in ("", "0")
@@ -206,11 +217,32 @@ def has_c_code(var: Any) -> bool:
     return True
 
 
-def refused_by_c(linker: str, error: BaseException | None) -> bool:
-    """Whether the error is the ``c`` linker refusing a node without C code (``cvm`` runs
-    such nodes in Python; the capability matrix reports them)."""
-    names = ("MissingCCodeError", "MissingCCode")
-    return linker == "c" and error is not None and type(error).__name__ in names
+#: The errors by which a linker refuses a node it has no code for: ``c`` a node without C
+#: code (``cvm`` runs such nodes in Python), ``jax`` a node without a lowering (the
+#: capability matrix reports both).
+REFUSALS: dict[str, tuple[str, ...]] = {
+    "c": ("MissingCCodeError", "MissingCCode"),
+    "jax": ("NoImplementationError",),
+}
+
+
+def refused(linker: str, error: BaseException | None) -> bool:
+    """Whether ``error`` is ``linker`` refusing a node it has no code for.
+
+    Parameters
+    ----------
+    linker
+        The linker's name.
+    error
+        What compiling or calling the case on ``linker`` raised (``None``: nothing).
+
+    Returns
+    -------
+    bool
+        True for the refusals of :data:`REFUSALS`, which are no disagreement.
+    """
+    names = REFUSALS.get(linker, ())
+    return error is not None and type(error).__name__ in names
 
 
 # -- elementwise ----------------------------------------------------------------------------
@@ -253,13 +285,49 @@ def _signatures(case: ElemwiseCase, rng: np.random.Generator, long: bool) -> lis
 
 
 def _known_signatures() -> list[tuple[str, tuple[str, ...]]]:
-    from .catalogue import KNOWN_DISAGREEMENTS
+    from .catalogue import KNOWN_DISAGREEMENTS, LINKER_DISAGREEMENTS
 
-    return list(KNOWN_DISAGREEMENTS)
+    named = [(name, sig) for name, sig, _ in LINKER_DISAGREEMENTS]
+    return list(KNOWN_DISAGREEMENTS) + [key for key in named if key not in KNOWN_DISAGREEMENTS]
+
+
+def without_known(
+    name: str, signature: tuple[str, ...], linkers: Sequence[str], problems: list[str]
+) -> list[str]:
+    """``problems`` less those of the linkers known to disagree on a case.
+
+    Parameters
+    ----------
+    name
+        The case's name.
+    signature
+        The dtypes of its inputs.
+    linkers
+        The linkers compared.
+    problems
+        The disagreements found, each line starting with its linker's name.
+
+    Returns
+    -------
+    list of str
+        The lines of the linkers without an entry in
+        :data:`~.catalogue.LINKER_DISAGREEMENTS`, and a line for each linker with one that
+        now agrees (its entry must go).
+    """
+    kept = list(problems)
+    for linker in linkers:
+        why = linker_disagreement(name, signature, linker)
+        if why is None:
+            continue
+        own = [line for line in kept if line.startswith((f"{linker}:", f"{linker}/"))]
+        if not own:
+            kept.append(f"{linker}: agrees, yet is listed as a known disagreement: {why}")
+        kept = [line for line in kept if line not in own]
+    return kept
 
 
 def elemwise_items(cases: Sequence[ElemwiseCase], long: bool = LONG) -> list[Item]:
-    """The items checked (seeded by each case's name, so a run is reproducible)."""
+    """The items checked (drawn from each case's name, so a run is reproducible)."""
     items = []
     for case in cases:
         rng = np.random.default_rng(zlib.crc32(case.name.encode()))
@@ -304,18 +372,18 @@ def _elemwise_call(item: Item, number: int) -> list[np.ndarray]:
 
 @functools.cache
 def elemwise_outcomes(items: tuple[Item, ...], linker: str) -> dict[str, Outcome]:
-    """Each item's outputs on ``linker``, computed once per session: call ``k`` passes the
+    """Each item's outputs on ``linker``, computed once per test run: call ``k`` passes the
     2-d inputs in layout ``_CALL_LAYOUTS[k]`` (results under that layout's name) and the
     ``k``-th 0-d inputs (results under ``"0d-<k>"``)."""
     by_key = {item.id: item for item in items}
     keys = list(by_key)
-    refused: dict[str, Outcome] = {}
+    without_code: dict[str, Outcome] = {}
     if linker == "c":
         build = _build_elemwise(by_key)
         for key in keys:
             if not all(has_c_code(out) for out in build([key])[0][1]):
-                refused[key] = Outcome({}, MissingCCode(f"no C code for {key}"))
-        keys = [key for key in keys if key not in refused]
+                without_code[key] = Outcome({}, MissingCCode(f"no C code for {key}"))
+        keys = [key for key in keys if key not in without_code]
     calls = {
         str(k): (lambda key, k=k: _elemwise_call(by_key[key], k)) for k in range(len(_CALL_LAYOUTS))
     }
@@ -337,7 +405,7 @@ def elemwise_outcomes(items: tuple[Item, ...], linker: str) -> dict[str, Outcome
                 outcome.values[layout] = outs[0]
             if len(outs) > 1:
                 outcome.values[f"0d-{k}"] = outs[1]
-    return {**results, **refused}
+    return {**results, **without_code}
 
 
 class MissingCCode(Exception):
@@ -375,18 +443,27 @@ def _show(values: list[np.ndarray], index: tuple[int, ...]) -> str:
 
 def describe_disagreements(item: Item, outcomes: dict[str, Outcome], limit: int = 4) -> list[str]:
     """Every way the linkers' outputs for ``item`` differ from the reference and from
-    ``py``'s, as readable lines (empty when everything agrees)."""
+    ``py``'s, as readable lines (empty when everything agrees), less the known
+    disagreements of a linker (:func:`without_known`)."""
+    problems = _elemwise_problems(item, outcomes, limit)
+    return without_known(item.case.name, item.signature, list(outcomes), problems)
+
+
+def _elemwise_problems(item: Item, outcomes: dict[str, Outcome], limit: int) -> list[str]:
+    """:func:`describe_disagreements` before the known disagreements are set apart."""
     problems: list[str] = []
     out_var = item.case.build(*(pt.tensor(dtype=d, shape=(None, None)) for d in item.signature))
     out_dtype = out_var.dtype
     py = outcomes.get("py", Outcome({}, RuntimeError("py not run")))
     for linker, outcome in outcomes.items():
         if outcome.error is not None:
-            if not refused_by_c(linker, outcome.error):
+            if not refused(linker, outcome.error):
                 problems.append(
                     f"{linker}: raised {type(outcome.error).__name__}: {str(outcome.error)[:300]}"
                 )
             continue
+        known = LINKER_DISAGREEMENTS.get((item.case.name, item.signature, linker))
+        known_seen = False
         for call, got in outcome.values.items():
             inputs = _inputs_of_call(item, call)
             where = f"{linker}/{call}"
@@ -405,12 +482,17 @@ def describe_disagreements(item: Item, outcomes: dict[str, Outcome], limit: int 
                 problems.append(f"{where}: shape {got.shape}, expected {shape}")
                 continue
             expected = item.case.expected(inputs, out_dtype)
-            ulps, signed = item.case.ulps, item.case.signed_zero
+            ulps, signed = linker_ulps(item.case, linker), item.case.signed_zero
             tol = item.case.tolerance(inputs, out_dtype)
             bad = ~agree(got, expected, ulps, tol, signed_zero=signed)
             if py.error is None and call in py.values and linker != "py":
                 bad |= ~agree(got, py.values[call], ulps, tol, signed_zero=signed)
             bad &= item.case.mask(inputs)
+            if known is not None and known.where is not None:
+                with np.errstate(all="ignore"):
+                    positions = np.broadcast_to(known.where(inputs, expected), bad.shape)
+                known_seen |= bool((bad & positions).any())
+                bad &= ~positions
             for index in _positions(bad)[:limit]:
                 others = {
                     name: o.values[call][index] if o.values[call].ndim else o.values[call][()]
@@ -424,7 +506,28 @@ def describe_disagreements(item: Item, outcomes: dict[str, Outcome], limit: int 
                 )
             if len(problems) > 4 * limit:
                 return problems
+        if known is not None and known.where is not None and not known_seen:
+            problems.append(f"{linker}: agrees where it is known to disagree: {known.why}")
     return problems
+
+
+def linker_ulps(case: ElemwiseCase, linker: str) -> float:
+    """The tolerance, in ulps, of ``linker``'s values of ``case``: the case's, or the
+    linker's own for the function where it is wider (:data:`~.catalogue.LINKER_ULPS`).
+
+    Parameters
+    ----------
+    case
+        The case.
+    linker
+        The linker's name.
+
+    Returns
+    -------
+    float
+        The tolerance.
+    """
+    return max(case.ulps, LINKER_ULPS.get((case.name, linker), 0))
 
 
 def usable_linkers() -> tuple[str, ...]:
@@ -539,7 +642,7 @@ def _matrix_call(item: MatrixItem, number: int) -> list[np.ndarray]:
 
 @functools.cache
 def matrix_outcomes(items: tuple[MatrixItem, ...], linker: str) -> dict[str, Outcome]:
-    """Each item's outputs on ``linker`` (computed once per session): call ``k`` passes
+    """Each item's outputs on ``linker`` (computed once per test run): call ``k`` passes
     the reduction matrix in the ``k``-th layout of :data:`~.values.LAYOUTS` (results under
     that layout's name) and, to reductions with an identity, an empty matrix (results
     under ``"empty-<k>"``)."""
@@ -579,7 +682,7 @@ def describe_matrix_disagreements(item: MatrixItem, outcomes: dict[str, Outcome]
     py = outcomes.get("py", Outcome({}, RuntimeError("py not run")))
     for linker, outcome in outcomes.items():
         if outcome.error is not None:
-            if not refused_by_c(linker, outcome.error):
+            if not refused(linker, outcome.error):
                 problems.append(
                     f"{linker}: raised {type(outcome.error).__name__}: {str(outcome.error)[:300]}"
                 )
@@ -612,6 +715,7 @@ def describe_matrix_disagreements(item: MatrixItem, outcomes: dict[str, Outcome]
                     f"{where}: {item.case.name} of {item.dtype} at {index}: "
                     f"{got[index]!r}, reference {expected[index]!r}; all: {others}"
                 )
+    problems = without_known(item.case.name, (item.dtype,), list(outcomes), problems)
     if problems:
         problems.append(f"input rows:\n{reduction_matrix(item.dtype)!r}")
     return problems

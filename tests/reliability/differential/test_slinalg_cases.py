@@ -7,7 +7,9 @@ exactly singular and indefinite matrices, a 0 x 0 system) in every memory layout
 :data:`differential.values.LAYOUTS`. Each linker must give the ``py`` linker's dtype,
 shape and values bit for bit (NaN in the same places, zeros of the same sign): the C and
 Python kernels hand the same matrices to the same LAPACK routines (SciPy's build when
-SciPy is installed, else both run the Python kernels).
+SciPy is installed, else both run the Python kernels). The ``jax`` linker's factorizations
+and substitutions are XLA's own: its values must be within :data:`ROUNDING_ULPS` of
+``py``'s, except in the scenarios of :data:`KNOWN_SCENARIOS`.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ import numpy as np
 import pytest
 
 import opweave.tensor as pt
-from differential.runner import Outcome, evaluate, refused_by_c, usable_linkers
-from differential.values import LAYOUTS
+from differential.catalogue import FLUSHES_SUBNORMALS
+from differential.runner import Outcome, evaluate, refused, usable_linkers
+from differential.values import LAYOUTS, agree
 from opweave.tensor import slinalg as sl
 
 N = 4
@@ -144,9 +147,47 @@ def outcomes(dtype: str, linker: str) -> dict[str, Outcome]:
     return evaluate(_build(dtype), list(CASES), _calls(dtype), linker)
 
 
-def _disagreements(got: np.ndarray, ref: np.ndarray, where: str) -> list[str]:
+#: How far the values of a linker that does not call LAPACK may be from ``py``'s, in
+#: units in the last place of each value (4: what XLA's LU, Cholesky and substitutions
+#: differ by on these matrices, at most 3.7e-7 relative in float32 and 5.2e-16 in float64).
+ROUNDING_ULPS: dict[str, int] = {"jax": 4}
+
+#: Why the ``py`` and ``jax`` kernels place NaN and infinities differently.
+_SPREAD = (
+    "the py kernel solves a triangle with numpy.linalg.solve (LU with pivoting), which "
+    "spreads a NaN or an infinity of the matrix over the whole solution; XLA's "
+    "substitution keeps it to the rows that depend on it"
+)
+_ALL_SOLVES = [case for case in CASES if case.startswith("solve-")]
+_TRIANGULAR = [case for case in CASES if case.startswith("triangular-")]
+#: The cases whose solution of the subnormal and of the huge systems (near 1e-308 in
+#: float64, 1e-38 in float32) XLA flushes, in part, to zero.
+_FLUSHED = {
+    "subnormal": ["cholesky-True", "cholesky-False", *_ALL_SOLVES, *_TRIANGULAR[1::2]],
+    "huge": [*_ALL_SOLVES, *(case for case in _TRIANGULAR if case != "triangular-False-True")],
+}
+
+#: Scenarios where a linker is known to differ from ``py`` (in both dtypes): (linker,
+#: case, scenario) -> why. The linker's values there must still differ (an entry goes as
+#: soon as its fix lands); the other scenarios of the case are compared as usual.
+KNOWN_SCENARIOS: dict[tuple[str, str, str], str] = {
+    **{("jax", case, s): _SPREAD for case in _TRIANGULAR for s in ("nan", "inf")},
+    **{("jax", f"cho_solve-{lower}", "inf"): _SPREAD for lower in (True, False)},
+    **{
+        ("jax", case, scenario): FLUSHES_SUBNORMALS
+        for scenario, cases in _FLUSHED.items()
+        for case in cases
+    },
+}
+
+
+def _disagreements(got: np.ndarray, ref: np.ndarray, where: str, ulps: int = 0) -> list[str]:
+    """``where``'s line when ``got`` is not ``ref`` bit for bit (``ulps`` 0) or within
+    ``ulps`` units in the last place (NaN in the same places, zeros of the same sign)."""
     if got.dtype != ref.dtype or got.shape != ref.shape:
         return [f"{where}: {got.dtype} {got.shape}, py {ref.dtype} {ref.shape}"]
+    if ulps:
+        return [] if agree(got, ref, ulps).all() else [f"{where}: {got!r}, py {ref!r}"]
     numbers = ~np.isnan(ref)
     if not np.array_equal(got, ref, equal_nan=True) or not np.array_equal(
         np.signbit(got[numbers]), np.signbit(ref[numbers])
@@ -167,11 +208,24 @@ def _problems(case: str, dtype: str, extremes: bool) -> list[str]:
         if linker == "py":
             continue
         got = outcomes(dtype, linker)[case]
-        assert not refused_by_c(linker, got.error), f"{linker} has no C code for {case}"
+        assert not refused(linker, got.error), f"{linker} has no code for {case}"
         assert got.error is None, f"{linker}: {got.error!r}"
+        ulps = ROUNDING_ULPS.get(linker, 0)
+        known: dict[str, list[str]] = {}
         for call, ref_outs in ref.values.items():
-            if (call.split("/")[0] in EXTREMES) == extremes:
-                problems += _disagreements(got.values[call][0], ref_outs[0], f"{linker}/{call}")
+            scenario = call.split("/")[0]
+            if (scenario in EXTREMES) != extremes:
+                continue
+            lines = _disagreements(got.values[call][0], ref_outs[0], f"{linker}/{call}", ulps)
+            if (linker, case, scenario) in KNOWN_SCENARIOS:
+                known.setdefault(scenario, []).extend(lines)
+            else:
+                problems += lines
+        problems += [
+            f"{linker}/{scenario}: agrees, yet is listed in KNOWN_SCENARIOS"
+            for scenario, lines in known.items()
+            if not lines
+        ]
     return problems
 
 

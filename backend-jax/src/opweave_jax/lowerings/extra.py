@@ -11,6 +11,7 @@ from typing import Any
 
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from opweave.graph.basic import Apply
 from opweave.tensor.basic import ExtractDiag, Split
@@ -64,13 +65,26 @@ def softmax_grad(op: SoftmaxGrad, node: Apply) -> Fn:
     return run
 
 
+def _negative_zero_sums(x: Any, sums: Any, axis: int) -> Any:
+    """``sums`` (the running sums of ``x`` along ``axis``) with -0.0 where every element
+    so far is -0.0, as in NumPy: XLA starts a running sum from +0.0, which makes them +0.0.
+    """
+    negative_zero = (jnp.signbit(x) & (x == 0)).astype(jnp.int8)
+    so_far = lax.cummin(negative_zero, axis=axis).astype(bool)
+    return jnp.where(so_far, jnp.array(-0.0, sums.dtype), sums)
+
+
 def cum_op(op: CumOp, node: Apply) -> Fn:
-    """``jnp.cumsum`` / ``jnp.cumprod`` along ``op.axis`` in the output dtype."""
+    """``jnp.cumsum`` / ``jnp.cumprod`` along ``op.axis`` in the output dtype (a running
+    sum of real floats keeps NumPy's -0.0, :func:`_negative_zero_sums`)."""
     fn = jnp.cumsum if op.mode == "add" else jnp.cumprod
     dtype = out_dtype(node)
+    signed_zeros = op.mode == "add" and np.dtype(dtype).kind == "f"
 
     def run(x: Any) -> Any:
-        return fn(jnp.asarray(x).astype(dtype), axis=op.axis)
+        x = jnp.asarray(x).astype(dtype)
+        out = fn(x, axis=op.axis)
+        return _negative_zero_sums(x, out, op.axis) if signed_zeros and x.size else out
 
     return run
 

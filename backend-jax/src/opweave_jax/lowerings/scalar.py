@@ -13,6 +13,7 @@ from typing import Any
 
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from opweave.graph.basic import Apply
 from opweave.scalar import basic as sb
@@ -71,6 +72,30 @@ def _mul_without_zeros(x: Any, y: Any) -> Any:
     return jnp.where(x == 0, y, jnp.where(y == 0, x, x * y))
 
 
+def _mod_signed_zero(remainder: Any, y: Any) -> Any:
+    """A zero float ``remainder`` with the sign of the divisor ``y``, as NumPy's ``mod``
+    gives it (XLA's keeps the sign of the dividend)."""
+    return jnp.where(remainder == 0, jnp.copysign(jnp.zeros_like(remainder), y), remainder)
+
+
+def _quotient_signed_zero(quotient: Any, x: Any, y: Any) -> Any:
+    """A zero float ``quotient`` with the sign of ``x / y``, as NumPy's ``floor_divide``
+    gives it (XLA's ``-0.0 // 1.0`` is +0.0)."""
+    return jnp.where(quotient == 0, jnp.copysign(jnp.zeros_like(quotient), x / y), quotient)
+
+
+def _tanh(x: Any) -> Any:
+    """``tanh``; of a complex number with a zero part, exactly as C99 gives it: ``tanh(x +-
+    0i) = tanh(x) +- 0i`` and ``tanh(+-0 + iy) = +-0 + i tan(y)`` (``+-0 + i NaN`` for an
+    infinite or NaN ``y``). XLA's drops the sign of a zero imaginary part and gives a NaN
+    real part for ``+-0 + i inf``."""
+    if not jnp.iscomplexobj(x):
+        return jnp.tanh(x)
+    real_axis = lax.complex(jnp.tanh(x.real), x.imag)
+    imaginary_axis = lax.complex(x.real, jnp.tan(x.imag))
+    return jnp.where(x.real == 0, imaginary_axis, jnp.where(x.imag == 0, real_axis, jnp.tanh(x)))
+
+
 def _integer_division(fn: Fn) -> Callable[[Any, Apply], Fn]:
     """``int_div`` or ``mod``: NumPy's 0 for a zero integer divisor."""
 
@@ -82,7 +107,9 @@ def _integer_division(fn: Fn) -> Callable[[Any, Apply], Fn]:
             if dtype.kind in "iu":
                 zero = y == 0
                 return jnp.where(zero, jnp.zeros((), dtype), fn(x, jnp.where(zero, 1, y)))
-            return fn(x, y)
+            if fn is jnp.mod:
+                return _mod_signed_zero(fn(x, y), y)
+            return _quotient_signed_zero(fn(x, y), x, y)
 
         return run
 
@@ -203,13 +230,14 @@ def _log1mexp(x: Any) -> Any:
     return jnp.where(x < -np.log(2), jnp.log1p(-jnp.exp(x)), jnp.log(-jnp.expm1(x)))
 
 
-#: Scalar Op class -> factory.
+#: Scalar Op class -> factory. The arithmetic Ops convert their inputs to the output dtype
+#: first, as NumPy does (JAX's own promotion computes ``int16 + float16`` in float16).
 LOWERINGS: dict[type, Callable[[Any, Apply], Fn]] = {
     # arithmetic
-    sb.Add: _plain(_add),
-    sb.Mul: _plain(_mul),
-    sb.MulWithoutZeros: _plain(_mul_without_zeros),
-    sb.Sub: _plain(jnp.subtract),
+    sb.Add: in_output_dtype(_add),
+    sb.Mul: in_output_dtype(_mul),
+    sb.MulWithoutZeros: in_output_dtype(_mul_without_zeros),
+    sb.Sub: in_output_dtype(jnp.subtract),
     sb.TrueDiv: _true_div,
     sb.IntDiv: _integer_division(jnp.floor_divide),
     sb.Mod: _integer_division(jnp.mod),
@@ -219,8 +247,8 @@ LOWERINGS: dict[type, Callable[[Any, Apply], Fn]] = {
     sb.Sign: _plain(_sign),
     sb.Sqr: _plain(_sqr),
     sb.Reciprocal: in_output_dtype(jnp.reciprocal),
-    sb.Maximum: _plain(jnp.maximum),
-    sb.Minimum: _plain(jnp.minimum),
+    sb.Maximum: in_output_dtype(jnp.maximum),
+    sb.Minimum: in_output_dtype(jnp.minimum),
     sb.Clip: _plain(_clip),
     sb.Floor: in_output_dtype(jnp.floor),
     sb.Ceil: in_output_dtype(jnp.ceil),
@@ -267,7 +295,7 @@ LOWERINGS: dict[type, Callable[[Any, Apply], Fn]] = {
     sm.ArcTan2: in_output_dtype(jnp.arctan2),
     sm.Sinh: in_output_dtype(jnp.sinh),
     sm.Cosh: in_output_dtype(jnp.cosh),
-    sm.Tanh: in_output_dtype(jnp.tanh),
+    sm.Tanh: in_output_dtype(_tanh),
     sm.ArcSinh: in_output_dtype(jnp.arcsinh),
     sm.ArcCosh: in_output_dtype(jnp.arccosh),
     sm.ArcTanh: in_output_dtype(jnp.arctanh),

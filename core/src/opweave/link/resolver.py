@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from importlib import metadata
 from typing import Any, Literal
 
 from opweave.graph.basic import Apply
@@ -320,6 +321,13 @@ def refusal(resolution: Resolution, op: Any, node: Apply) -> NoImplementationErr
 
 def _install_hint(backend: str) -> str:
     dist = linker_distributions().get(backend)
-    if dist is not None:
+    if dist is None:
+        return "Install a backend or plugin that provides it."
+    try:
+        metadata.distribution(dist)
+    except metadata.PackageNotFoundError:
         return f"Install a backend that provides it (pip install {dist})."
-    return "Install a backend or plugin that provides it."
+    return (
+        f"{dist} is installed but does not implement it; a plugin can (the "
+        "opweave_implementation hook), or compile with another linker."
+    )

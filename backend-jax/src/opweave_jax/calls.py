@@ -1,0 +1,307 @@
+"""One call of a ``jax``-linker function: arguments in, the jitted function, outputs out.
+
+:class:`LinkedGraph` holds what linking made (the jitted function, the shared inputs'
+device mirrors, how each output comes back to the host) and runs calls two ways:
+
+- :meth:`LinkedGraph.run`, the linker's ``fn()``: the input values from their storage
+  cells (filtered by the core), the outputs stored in their cells;
+- :meth:`LinkedGraph.fast_call`, what :meth:`~opweave_jax.linker.JAXLinker.make_fast_call`
+  hands the compiled function: the arguments taken positionally and passed to the jitted
+  function as they come (no storage cell in between), which JAX's C++ dispatch turns into
+  device arrays itself (on the CPU without a copy when NumPy's buffer is aligned for XLA).
+
+An argument that already is exactly a value of its input's Type (a plain NumPy array of
+the Type's dtype and rank, for a Type without static lengths or finiteness check) is not
+filtered again: the Type's ``filter`` would return it unchanged, or copy it when it is
+misaligned, which JAX does itself. A Python ``float`` for a ``float64`` scalar Type becomes
+a NumPy ``float64`` (what the filter gives, as JAX sees it). A JAX array of the Type's
+dtype and rank is passed as it is (it stays on its device, which must be the function's)
+instead of coming to the host and going back.
+
+Outputs are NumPy arrays the caller owns (writable copies, ``numpy.array`` of the JAX
+array: one copy from the device buffer), except those returned with ``Out(borrow=True)``,
+which are read-only NumPy views of the device buffer on the CPU (no copy).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from opweave.graph.basic import Variable
+from opweave.scalar.type import ScalarType
+from opweave.tensor.random.type import RandomType
+from opweave.tensor.type import TensorType
+from opweave_jax.mirror import DeviceMirror, to_host
+
+__all__ = ["FAILED_INPUT", "LinkedGraph"]
+
+#: The attribute a refused argument's exception gets: the argument's position.
+FAILED_INPUT = "opweave_jax_input"
+
+Convert = Callable[[Any], Any]
+
+
+def _owned_output(var: Variable, borrowed: bool) -> Convert:
+    """How an output that is not an update comes back: a NumPy value of its dtype."""
+    from opweave_jax.values import generator_of
+
+    if isinstance(var.type, RandomType):
+        return lambda value: generator_of(np.asarray(value))
+    if isinstance(var.type, ScalarType) or not isinstance(var.type, TensorType):
+        return lambda value: to_host(value, var)
+    dtype = np.dtype(var.type.dtype)
+    if borrowed:
+
+        def borrow(value: Any) -> Any:
+            out = np.asarray(value)
+            return out if out.dtype == dtype else out.astype(dtype)
+
+        return borrow
+
+    def copy(value: Any) -> Any:
+        out = np.array(value)
+        found = out.dtype
+        return out if found is dtype or found == dtype else out.astype(dtype)
+
+    return copy
+
+
+def _exact(var: Variable) -> tuple[np.dtype[Any], int] | None:
+    """``(dtype, ndim)`` when a plain aligned NumPy array of that dtype and rank is exactly
+    a value of ``var``'s Type (its ``filter`` returns it unchanged); ``None`` otherwise."""
+    typ = var.type
+    if type(typ) is not TensorType or getattr(typ, "filter_checks_isfinite", False):
+        return None
+    if any(length is not None for length in typ.shape):
+        return None
+    return np.dtype(typ.dtype), typ.ndim
+
+
+class LinkedGraph:
+    """A linked graph: its jitted function and how its values come and go.
+
+    Parameters
+    ----------
+    jitted
+        ``jax.jit`` of the :class:`~opweave_jax.program.GraphProgram`: a function of the
+        graph's input values returning ``(outputs, conditions)``.
+    program
+        The program (its ``checks`` name the exceptions of the conditions).
+    inputs, outputs
+        The graph's inputs and outputs.
+    input_cells, output_cells
+        Their storage cells.
+    mirrors
+        Each input's :class:`~opweave_jax.mirror.DeviceMirror` (``None``: not shared).
+    updates
+        ``(output index, input index)`` of each update.
+    device
+        The JAX device the function runs on (``None``: JAX's default).
+    zero_copy
+        Whether an update's result may stay a view of its device buffer on the host.
+    borrowed
+        The indices of the outputs returned with ``Out(borrow=True)`` (by the fast call,
+        which only compiled functions make; :meth:`run` returns copies of every output).
+    """
+
+    def __init__(
+        self,
+        jitted: Callable[..., Any],
+        program: Any,
+        inputs: Sequence[Variable],
+        outputs: Sequence[Variable],
+        input_cells: list[list[Any]],
+        output_cells: list[list[Any]],
+        mirrors: list[DeviceMirror | None],
+        updates: Sequence[tuple[int, int]],
+        device: Any,
+        zero_copy: bool,
+        borrowed: frozenset[int] = frozenset(),
+    ) -> None:
+        self.jitted = jitted
+        self.program = program
+        self.inputs = list(inputs)
+        self.outputs = list(outputs)
+        self.input_cells = input_cells
+        self.output_cells = output_cells
+        self.mirrors = mirrors
+        self.device = device
+        kept = {o: (i, mirrors[i]) for o, i in updates if mirrors[i] is not None}
+        owned: list[Convert] = []
+        returned: list[Convert] = []
+        for o, var in enumerate(self.outputs):
+            if o in kept:
+                i, mirror = kept[o]
+                keeper = _keeper(mirror, self.inputs[i], zero_copy)  # type: ignore[arg-type]
+                owned.append(keeper)
+                returned.append(keeper)
+            else:
+                owned.append(_owned_output(var, False))
+                returned.append(_owned_output(var, o in borrowed))
+        #: How :meth:`run` brings each output back: copies the caller owns.
+        self.owned = owned
+        #: How the fast call brings each output back: borrowed outputs as views.
+        self.returned = returned
+        self.rng_args = [
+            m is None and isinstance(v.type, RandomType)
+            for m, v in zip(mirrors, self.inputs, strict=True)
+        ]
+
+    def _check_failed(self, conditions: dict[str, Any]) -> None:
+        """Raise the exception of the first deferred check whose condition is false."""
+        checks = self.program.checks
+        for key, condition in conditions.items():
+            if not bool(condition):
+                check = checks[key]
+                raise check.exc_type(check.msg)
+
+    def _call_jitted(self, values: list[Any], converters: list[Convert]) -> list[Any]:
+        """The jitted function on ``values``; its outputs on the host (``converters``),
+        once the deferred checks passed."""
+        device = self.device
+        if device is None:
+            results, conditions = self.jitted(*values)
+        else:
+            import jax
+
+            with jax.default_device(device):
+                results, conditions = self.jitted(*values)
+        if conditions:
+            self._check_failed(conditions)
+        return [convert(value) for convert, value in zip(converters, results, strict=True)]
+
+    def run(self) -> None:
+        """Run the graph on the values of the input cells, into the output cells."""
+        from opweave_jax.values import key_data_of
+
+        values = []
+        for cell, mirror, is_rng in zip(self.input_cells, self.mirrors, self.rng_args, strict=True):
+            if mirror is not None:
+                values.append(mirror.get(cell))
+            elif is_rng:
+                values.append(key_data_of(cell[0]))
+            else:
+                values.append(cell[0])
+        outs = self._call_jitted(values, self.owned)
+        for cell, value in zip(self.output_cells, outs, strict=True):
+            cell[0] = value
+
+    def fast_call(
+        self,
+        arg_filters: list[Callable[[Any], Any]],
+        update_cells: list[tuple[list[Any], list[Any]]],
+        n_user_outputs: int,
+        unpack_single: bool,
+    ) -> Callable[..., Any]:
+        """A compiled function's whole call (see
+        :meth:`opweave.link.basic.Linker.make_fast_call`).
+
+        The arguments go to the jitted function without passing through a storage cell
+        (so no cell keeps them: the transient cells stay empty); an argument that is not
+        exactly a value of its Type goes through ``arg_filters``; a refused one raises the
+        filter's exception with attribute :data:`FAILED_INPUT` set to its position. The
+        outputs are stored in the output cells, each update's in its input's cell, and the
+        user outputs returned. Calls may run in several threads at once (the mirrors of
+        shared inputs are thread-safe; JAX's dispatch is).
+        """
+        import jax
+
+        from opweave_jax.values import key_data_of
+
+        n = len(arg_filters)
+        device = self.device
+        jitted = self.jitted
+        exact = [_exact(var) for var in self.inputs[:n]]
+        # The arguments a plain NumPy array may be exactly a value of: (k, dtype, ndim).
+        checked = [(k, *want) for k, want in enumerate(exact) if want is not None]
+        others = [k for k, want in enumerate(exact) if want is None]
+        implicit = list(zip(self.input_cells[n:], self.mirrors[n:], self.rng_args[n:], strict=True))
+        rng_args = self.rng_args
+        ndarray = np.ndarray
+        jax_array = jax.Array
+        tracer = jax.core.Tracer
+        float64 = np.dtype("float64")
+        # A Python float of a float64 scalar Type: what its filter gives, as JAX sees it.
+        to_float64 = np.float64
+
+        def prepare(k: int, value: Any) -> Any:
+            """Argument ``k`` as the jitted function takes it: a JAX array of the Type's
+            dtype and rank as it is, anything else filtered."""
+            want = exact[k]
+            if want is not None:
+                if (
+                    isinstance(value, jax_array)
+                    and not isinstance(value, tracer)
+                    and value.dtype == want[0]
+                    and value.ndim == want[1]
+                    and (device is None or value.devices() == {device})
+                ):
+                    return value
+            value = arg_filters[k](value)
+            return key_data_of(value) if rng_args[k] else value
+
+        output_cells = self.output_cells
+        returned = self.returned
+        n_cells = len(output_cells)
+        check_failed = self._check_failed
+
+        def call(*args: Any) -> Any:
+            if len(args) != n:
+                return NotImplemented
+            values = list(args)
+            k = 0
+            try:
+                for k, dtype, ndim in checked:
+                    value = values[k]
+                    kind = type(value)
+                    if kind is ndarray:
+                        if value.dtype is dtype and value.ndim == ndim:
+                            continue
+                    elif kind is float and ndim == 0 and dtype is float64:
+                        values[k] = to_float64(value)
+                        continue
+                    values[k] = prepare(k, value)
+                for k in others:
+                    values[k] = prepare(k, values[k])
+            except (TypeError, ValueError) as exc:
+                with contextlib.suppress(AttributeError):  # an exception class with slots
+                    setattr(exc, FAILED_INPUT, k)
+                raise
+            for cell, mirror, is_rng in implicit:
+                if mirror is not None:
+                    values.append(mirror.get(cell))
+                elif is_rng:
+                    values.append(key_data_of(cell[0]))
+                else:
+                    values.append(cell[0])
+            if device is None:
+                results, conditions = jitted(*values)
+            else:
+                with jax.default_device(device):
+                    results, conditions = jitted(*values)
+            if conditions:
+                check_failed(conditions)
+            outs = [convert(value) for convert, value in zip(returned, results)]
+            for o in range(n_cells):
+                output_cells[o][0] = outs[o]
+            for src, dst in update_cells:
+                dst[0] = src[0]
+            if unpack_single:
+                return outs[0]
+            return outs[:n_user_outputs]
+
+        return call
+
+
+def _keeper(mirror: DeviceMirror, var: Variable, zero_copy: bool) -> Convert:
+    """How an update's result comes back: kept on the device by ``mirror``, its host form
+    in the cell."""
+
+    def keep(value: Any) -> Any:
+        return mirror.keep(value, var, zero_copy)
+
+    return keep
