@@ -71,3 +71,26 @@ def test_complex_tanh_of_real_numbers_keeps_the_zero_imaginary_sign(same_as_py: 
     value = np.array([[complex(1, -0.0), complex(-2.5, -0.0), complex(0.5, 0.0)]], np.complex64)
     (got,) = same_as_py([z], [pt.tanh(z)], [value], rtol=1e-6)
     assert np.signbit(got.imag).tolist() == [[True, True, False]]
+
+
+def test_special_function_edges_are_the_py_kernels(same_as_py: Any) -> None:
+    # XLA's igamma is NaN at the shapes 0 and inf, its betainc NaN at x = 0 and 1 for a
+    # huge a or b, and the start of ndtri_exp's tail overflowed below -max/2 (and its
+    # Newton steps from -1e8 on).
+    from opweave.tensor.special_extra import ndtri_exp
+
+    k, x, a, b, y = (pt.dvector(n) for n in "kxaby")
+    big = float(np.finfo(np.float64).max)
+    shapes = np.array([0.0, 0.0, 0.0, np.inf, np.inf, np.inf, 2.0])
+    points = np.array([0.0, 1.0, np.inf, 0.0, 1.0, np.inf, 3.0])
+    ends = np.array([0.0, 0.0, 1.0, 1.0])
+    outs = [pt.gammainc(k, x), pt.gammaincc(k, x), pt.betainc(a, b, ends), ndtri_exp(y)]
+    args = [
+        shapes,
+        points,
+        np.array([1e308, 2.0, 1e308, 0.5]),
+        np.array([2.0, 1e308, 2.0, 0.5]),
+        np.array([-big, -0.75 * big, -1e300, -1e29, -1e20, -1e9, -1e5, -800.0]),
+    ]
+    got = same_as_py([k, x, a, b, y], outs, args, rtol=2e-14)
+    assert np.all(np.isfinite(got[3]))

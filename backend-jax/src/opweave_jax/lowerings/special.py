@@ -80,6 +80,9 @@ def _erfcinv(y: Any) -> Any:
 
 #: Below this, ``exp(y)`` underflows: ``ndtri_exp`` is found by Newton's method instead.
 _NDTRI_EXP_TAIL = -700.0
+#: Below this, the asymptotic start of that method is the answer to the last bit (its
+#: relative error is about ``log(-y) / y``), and Newton's steps would overflow further on.
+_NDTRI_EXP_NO_NEWTON = -1e8
 
 
 def _ndtri_exp(y: Any) -> Any:
@@ -89,11 +92,17 @@ def _ndtri_exp(y: Any) -> Any:
     direct = jnp.where(y < -np.log(2.0), jss.ndtri(jnp.exp(y)), -jss.ndtri(-jnp.expm1(y)))
     tail = y < _NDTRI_EXP_TAIL
     yt = jnp.where(tail & jnp.isfinite(y), y, 2 * _NDTRI_EXP_TAIL)
-    t = -2 * yt
-    x = -jnp.sqrt(t - jnp.log(2 * np.pi * t))
+    # sqrt(t - log(2 pi t)) with t = -2 y, written so that t itself (which overflows below
+    # -max/2) is never formed.
+    start = -np.sqrt(2.0) * jnp.sqrt(-yt - 0.5 * (np.log(4 * np.pi) + jnp.log(-yt)))
+    # Newton's steps square x: beyond this the start is exact to the last bit anyway.
+    newton = yt > _NDTRI_EXP_NO_NEWTON
+    x = jnp.where(newton, start, -np.sqrt(-2 * _NDTRI_EXP_TAIL))
+    y_newton = jnp.where(newton, yt, _NDTRI_EXP_TAIL)
     for _ in range(4):
         log_cdf = jss.log_ndtr(x)
-        x = x - (log_cdf - yt) * jnp.exp(log_cdf + x * x / 2 + 0.5 * np.log(2 * np.pi))
+        x = x - (log_cdf - y_newton) * jnp.exp(log_cdf + x * x / 2 + 0.5 * np.log(2 * np.pi))
+    x = jnp.where(newton, x, start)
     return jnp.where(y == -jnp.inf, y, jnp.where(tail, x, direct))
 
 
@@ -145,10 +154,27 @@ def _regularized_gamma(lower: bool) -> Fn:
         plain = xla(jnp.where(large, one, k), jnp.where(large, one, x))
         temme = _igam_temme(jnp.where(near, k, 2.0 * _LARGE_K), jnp.where(near, d, 0.0), lower)
         above = (x > k) if lower else (x <= k)
-        saturated = jnp.where(above, one, jnp.zeros((), k.dtype))
-        return jnp.where(near, temme, jnp.where(large, saturated, plain))
+        zero = jnp.zeros((), k.dtype)
+        saturated = jnp.where(above, one, zero)
+        value = jnp.where(near, temme, jnp.where(large, saturated, plain))
+        # The edges of the domain as the py kernel (and SciPy) give them, where XLA's
+        # igamma is NaN: all the mass at 0 for the shape 0, at infinity for an infinite one.
+        at_zero = jnp.where(x == 0, jnp.nan, one if lower else zero)
+        at_inf = jnp.where(x == jnp.inf, jnp.nan, zero if lower else one)
+        valid = (x >= 0) & ~jnp.isnan(x)
+        value = jnp.where(valid & (k == 0), at_zero, value)
+        return jnp.where(valid & (k == jnp.inf), at_inf, value)
 
     return run
+
+
+def _betainc(a: Any, b: Any, x: Any) -> Any:
+    """``betainc``, ``x`` itself at ``x = 0`` and ``x = 1`` for finite positive ``a, b`` (as
+    the py kernel; XLA gives NaN there when ``a`` or ``b`` is near the largest float)."""
+    value = jss.betainc(a, b, x)
+    ends = (x == 0) | (x == 1)
+    finite = (a > 0) & (b > 0) & jnp.isfinite(a) & jnp.isfinite(b)
+    return jnp.where(ends & finite, x, value)
 
 
 #: Scalar Op class -> factory.
@@ -168,7 +194,7 @@ LOWERINGS: dict[type, Callable[[Any, Apply], Fn]] = {
     sm.XlogY0: in_output_dtype(jss.xlogy),
     ssp.I0: in_output_dtype(jss.i0),
     ssp.I1: in_output_dtype(jss.i1),
-    ssp.BetaInc: in_output_dtype(jss.betainc),
+    ssp.BetaInc: in_output_dtype(_betainc),
     ssp.Erfcinv: _in_float64(_erfcinv),
     ssp.NdtriExp: _in_float64(_ndtri_exp),
     sprob.OwensT: _in_float64(_owens_t),
