@@ -20,7 +20,7 @@ from opweave.scalar import probability as sprob
 from opweave.scalar import special as ssp
 from opweave_jax.lowerings.scalar import in_output_dtype, out_dtype
 
-__all__ = ["LOWERINGS"]
+__all__ = ["LOWERINGS", "in_float64"]
 
 Fn = Callable[..., Any]
 
@@ -58,7 +58,7 @@ def _xlogx(x: Any) -> Any:
     return jnp.where(x == 0, jnp.zeros((), x.dtype), jss.xlogy(x, x))
 
 
-def _in_float64(fn: Fn) -> Callable[[Any, Apply], Fn]:
+def in_float64(fn: Fn) -> Callable[[Any, Apply], Fn]:
     """A factory computing ``fn`` in float64 and casting to the output dtype, as the ``py``
     backend computes these functions."""
 
@@ -195,7 +195,7 @@ LOWERINGS: dict[type, Callable[[Any, Apply], Fn]] = {
     ssp.I0: in_output_dtype(jss.i0),
     ssp.I1: in_output_dtype(jss.i1),
     ssp.BetaInc: in_output_dtype(_betainc),
-    ssp.Erfcinv: _in_float64(_erfcinv),
-    ssp.NdtriExp: _in_float64(_ndtri_exp),
-    sprob.OwensT: _in_float64(_owens_t),
+    ssp.Erfcinv: in_float64(_erfcinv),
+    ssp.NdtriExp: in_float64(_ndtri_exp),
+    sprob.OwensT: in_float64(_owens_t),
 }

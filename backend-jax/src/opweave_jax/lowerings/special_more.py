@@ -35,7 +35,7 @@ from jax import lax
 from opweave.graph.basic import Apply
 from opweave.scalar import shape_gradients as sgrad
 from opweave.scalar import special as ssp
-from opweave_jax.lowerings.scalar import out_dtype
+from opweave_jax.lowerings.special import in_float64
 
 __all__ = ["LOWERINGS"]
 
@@ -45,20 +45,6 @@ _EPS = 2.220446049250313e-16
 _TINY = 1e-300
 #: The log of the smallest positive double (below it, ``exp`` gives 0).
 _LOG_SMALLEST = -745.2
-
-
-def _in_float64(fn: Fn) -> Callable[[Any, Apply], Fn]:
-    """A factory computing ``fn`` in float64 and rounding to the output dtype."""
-
-    def factory(op: Any, node: Apply) -> Fn:
-        dtype = out_dtype(node)
-
-        def run(*xs: Any) -> Any:
-            return fn(*[jnp.asarray(x).astype(np.float64) for x in xs]).astype(dtype)
-
-        return run
-
-    return factory
 
 
 # ====================================================================== Bessel j0, j1
@@ -394,9 +380,9 @@ def _gammaincc_grad(k: Any, x: Any) -> Any:
 
 #: Scalar Op class -> factory.
 LOWERINGS: dict[type, Callable[[Any, Apply], Fn]] = {
-    ssp.J0: _in_float64(_j0),
-    ssp.J1: _in_float64(_j1),
-    ssp.GammaIncInv: _in_float64(_gammaincinv),
-    sgrad.GammaIncGrad: _in_float64(_gammainc_grad),
-    sgrad.GammaIncCGrad: _in_float64(_gammaincc_grad),
+    ssp.J0: in_float64(_j0),
+    ssp.J1: in_float64(_j1),
+    ssp.GammaIncInv: in_float64(_gammaincinv),
+    sgrad.GammaIncGrad: in_float64(_gammainc_grad),
+    sgrad.GammaIncCGrad: in_float64(_gammaincc_grad),
 }
