@@ -28,7 +28,7 @@ Ctrl-C. A full run has the busy row; ``--quick`` leaves it out unless ``--busy``
 
 A second table, the compile scaling (``scaling.py``), follows: the cold and warm compile
 time, rewriting time and node count of a graph of N blocks (``--scaling-blocks``) for
-opweave's ``vm``, ``cvm``, ``c`` and default mode, PyTensor's default mode and ``cvm``, and
+opweave's ``vm``, ``cvm``, ``c``, ``jax`` and default mode, PyTensor's default mode and ``cvm``, and
 ``jax.jit``, one new process per measurement, each killed after ``--scaling-timeout``
 seconds (larger N of that column are then skipped). JAX runs in its own venv
 (``--jax-venv``, created with ``pip install jax jaxlib`` on first use; ``--no-jax`` leaves

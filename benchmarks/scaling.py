@@ -36,7 +36,7 @@ from report import NotAvailable, escape, fmt_ratio, fmt_time
 
 PROBE = Path(__file__).with_name("scaling_probe.py")
 #: opweave's linkers with a column (when ``--linkers`` keeps them), then its default mode.
-OPWEAVE_LINKERS = ("vm", "cvm", "c")
+OPWEAVE_LINKERS = ("vm", "cvm", "c", "jax")
 DEFAULT_BLOCKS = (30, 120, 500)
 DEFAULT_TIMEOUT_S = 300.0
 #: The column the targets judge, and the columns they compare it with.
@@ -140,8 +140,8 @@ def parse_blocks(text: str) -> list[int]:
 
 
 def columns_for(linkers: list[str]) -> list[Column]:
-    """opweave's ``vm``, ``cvm``, ``c`` (those in ``linkers``) and default mode, PyTensor's
-    default mode and ``cvm``, JAX's ``jit``."""
+    """opweave's ``vm``, ``cvm``, ``c``, ``jax`` (those in ``linkers``) and default mode,
+    PyTensor's default mode and ``cvm``, JAX's ``jit``."""
     return [
         *(Column(n, "opweave", n) for n in OPWEAVE_LINKERS if n in linkers),
         Column(JUDGED, "opweave", "default"),
