@@ -18,9 +18,11 @@ a NumPy ``float64`` (what the filter gives, as JAX sees it). A JAX array of the 
 dtype and rank is passed as it is (it stays on its device, which must be the function's)
 instead of coming to the host and going back.
 
-Outputs are NumPy arrays the caller owns (writable copies, ``numpy.array`` of the JAX
-array: one copy from the device buffer), except those returned with ``Out(borrow=True)``,
-which are read-only NumPy views of the device buffer on the CPU (no copy).
+Outputs are NumPy arrays the caller owns: writable, aliasing nothing. Small ones are copies
+(``numpy.array`` of the JAX array: one copy from the device buffer); on the CPU, a large one
+whose buffer no input or other output shares is a writable view of its device buffer, which
+nothing else holds (:mod:`opweave_jax.adopt`). Those returned with ``Out(borrow=True)`` are
+read-only NumPy views of the device buffer on the CPU (no copy).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from opweave.graph.basic import Variable
 from opweave.scalar.type import ScalarType
 from opweave.tensor.random.type import RandomType
 from opweave.tensor.type import TensorType
+from opweave_jax.adopt import adopt, adoptable
 from opweave_jax.mirror import DeviceMirror, to_host
 
 __all__ = ["FAILED_INPUT", "LinkedGraph"]
@@ -130,10 +133,17 @@ class LinkedGraph:
         self.output_cells = output_cells
         self.mirrors = mirrors
         self.device = device
+        self._borrowed = borrowed
         kept = {o: (i, mirrors[i]) for o, i in updates if mirrors[i] is not None}
         owned: list[Convert] = []
         returned: list[Convert] = []
+        #: The outputs whose device buffer may become the caller's array (on the CPU).
+        self.candidates: list[int] = []
+        self.dtypes: dict[int, np.dtype[Any]] = {}
         for o, var in enumerate(self.outputs):
+            if zero_copy and o not in kept and type(var.type) is TensorType:
+                self.candidates.append(o)
+                self.dtypes[o] = np.dtype(var.type.dtype)
             if o in kept:
                 i, mirror = kept[o]
                 keeper = _keeper(mirror, self.inputs[i], zero_copy)  # type: ignore[arg-type]
@@ -172,7 +182,25 @@ class LinkedGraph:
                 results, conditions = self.jitted(*values)
         if conditions:
             self._check_failed(conditions)
-        return [convert(value) for convert, value in zip(converters, results, strict=True)]
+        return self._host(results, converters, self.candidates, values)
+
+    def _host(
+        self,
+        results: Sequence[Any],
+        converters: list[Convert],
+        candidates: list[int],
+        inputs: Sequence[Any],
+    ) -> list[Any]:
+        """The outputs on the host: large ones among ``candidates`` adopted
+        (:mod:`opweave_jax.adopt`), the others through their ``converters``."""
+        chosen = adoptable(results, candidates, inputs) if candidates else {}
+        if not chosen:
+            return [convert(value) for convert, value in zip(converters, results, strict=True)]
+        dtypes = self.dtypes
+        return [
+            adopt(value, chosen[o], dtypes[o]) if o in chosen else convert(value)
+            for o, (convert, value) in enumerate(zip(converters, results, strict=True))
+        ]
 
     def run(self) -> None:
         """Run the graph on the values of the input cells, into the output cells."""
@@ -246,6 +274,8 @@ class LinkedGraph:
 
         output_cells = self.output_cells
         returned = self.returned
+        host = self._host
+        candidates = [o for o in self.candidates if o not in self._borrowed]
         n_cells = len(output_cells)
         check_failed = self._check_failed
 
@@ -285,7 +315,10 @@ class LinkedGraph:
                     results, conditions = jitted(*values)
             if conditions:
                 check_failed(conditions)
-            outs = [convert(value) for convert, value in zip(returned, results)]
+            if candidates:
+                outs = host(results, returned, candidates, values)
+            else:
+                outs = [convert(value) for convert, value in zip(returned, results)]
             for o in range(n_cells):
                 output_cells[o][0] = outs[o]
             for src, dst in update_cells:
