@@ -46,13 +46,17 @@ class Graph:
 
 #: Suffix of a column name that compiles with ``config.openmp`` on (``c+openmp``).
 OPENMP = "+openmp"
+#: Suffix of a column name that compiles with ``config.blas__follow_load`` on (``c+load``).
+FOLLOW_LOAD = "+load"
 
 
 def compile_graph(graph: Graph, linker: str) -> Any:
     """``opweave.function`` of ``graph`` with ``linker`` (``<linker>+openmp``: with
-    ``config.openmp`` on)."""
+    ``config.openmp`` on; ``<linker>+load``: with ``config.blas__follow_load`` on)."""
+    follow = linker.endswith(FOLLOW_LOAD)
+    linker = linker.removesuffix(FOLLOW_LOAD)
     threads = linker.endswith(OPENMP)
-    with opweave.config.change_flags(openmp=threads):
+    with opweave.config.change_flags(openmp=threads, blas__follow_load=follow):
         return opweave.function(
             graph.inputs,
             graph.outputs,

@@ -49,7 +49,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from functools import partial
 from importlib import metadata
@@ -254,10 +254,12 @@ def mlp_row(ctx: Context, dtype: str = "float64") -> Row:
 
 def busy_mlp_row(ctx: Context) -> Row:
     """The float64 MLP row again, every column measured beside one busy process per CPU
-    (``busy.busy_machine``), which are stopped when the row is done, however it ends."""
+    (``busy.busy_machine``), which are stopped when the row is done, however it ends; with
+    ``c+load`` and ``cvm+load`` columns (``config.blas__follow_load`` on)."""
+    following = [name + ows.FOLLOW_LOAD for name in ("c", "cvm") if name in ctx.linkers]
     with busy.busy_machine() as n:
         log(f"{n} busy processes started")
-        row = mlp_row(ctx)
+        row = mlp_row(replace(ctx, linkers=[*ctx.linkers, *following]))
     row.case += f", busy machine ({n} busy processes)"
     row.notes.insert(0, f"every column measured beside {n} busy-looping processes, one per CPU")
     return row
@@ -465,7 +467,9 @@ PyTensor columns: its C backend (`CVM` and `C` modes) and its default since 3.0 
 `JAX jit`: `jax.jit` of the same workload (float64 with `jax_enable_x64`; the MLP rows
 with `jax.value_and_grad`, the RNN row over `jax.lax.scan`), not judged."""
 BUSY_LEGEND = """\
-The busy-machine MLP row: every column measured beside one busy process per CPU."""
+The busy-machine MLP row: every column measured beside one busy process per CPU; `c+load`
+and `cvm+load` are `c` and `cvm` with `config.blas__follow_load` on (OpenBLAS's threads
+follow the machine's load; off by default, as the last bits of large products then vary)."""
 
 
 def installed_linkers() -> list[str]:
@@ -586,6 +590,9 @@ def main_table(ctx: Context) -> str:
     rows.append(rnn_row(ctx))
     rows += compile_rows(ctx)
     columns = ctx.columns()
+    # The busy row's columns with the load followed (``c+load``...), after the linkers.
+    extra = [c for row in rows for c in row.seconds if c.endswith(ows.FOLLOW_LOAD)]
+    columns += [c for c in dict.fromkeys(extra) if c not in columns]
     if any(scaling.JAX_COLUMN in row.seconds for row in rows):
         columns.append(scaling.JAX_COLUMN)
     legend = [LEGEND, BUSY_LEGEND] if ctx.busy else [LEGEND]

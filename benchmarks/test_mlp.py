@@ -106,11 +106,13 @@ def test_busy_row_runs_beside_one_busy_process_per_cpu(monkeypatch: pytest.Monke
 
     monkeypatch.setattr(run, "mlp_row", spy)
     before = busy_pids()
-    row = run.busy_mlp_row(context(["vm"]))
+    row = run.busy_mlp_row(context(["vm", "c"]))
     assert len(seen[0] - before) == busy.cpu_count()
     assert busy_pids() == before  # all stopped
     assert f"busy machine ({busy.cpu_count()} busy processes)" in row.case
     assert isinstance(row.seconds["vm"], float)
+    assert isinstance(row.seconds["c+load"], float)  # c with the load followed, beside c
+    assert "cvm+load" not in row.seconds
 
 
 def test_busy_processes_stop_when_the_block_raises() -> None:

@@ -179,9 +179,9 @@ def test_calls_do_not_apply_the_limits(
     applied: list[int] = []
     state = threads.process_blas_threads()
 
-    def apply(flag: int) -> dict[str, int]:
+    def apply(flag: int, follow_load: bool = False) -> dict[str, int]:
         applied.append(flag)
-        state.last = (flag, len(sys.modules))
+        state.last = (flag, follow_load, len(sys.modules))
         return {}
 
     monkeypatch.setattr(state, "apply", apply)

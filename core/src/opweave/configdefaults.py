@@ -130,6 +130,16 @@ def add_thread_options(config: Config) -> None:
         ThreadsParam(),
     )
     config.add(
+        "blas__follow_load",
+        "With blas__threads 'auto': the threads of the OpenBLAS libraries follow the\n"
+        "machine's load between products (fewer while other processes want the CPUs, the\n"
+        "'auto' number again when they are gone), which keeps dense products fast on a busy\n"
+        "machine. Off by default: OpenBLAS's last bits depend on its threads, so large\n"
+        "products (and what follows them) may then differ from run to run. See\n"
+        "docs/threads.md.",
+        BoolParam(False),
+    )
+    config.add(
         "openmp__threads",
         "Threads of each OpenMP loop of the C backend (with ``openmp``), fixed when the\n"
         "loop is compiled. 'auto' (or 0): the calling thread's OpenMP limit\n"

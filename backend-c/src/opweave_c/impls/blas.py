@@ -29,7 +29,7 @@ from opweave_c.impls.tensor_type import C_DTYPES
 __all__ = ["C_OPS", "DotC", "MatMulC"]
 
 #: Bump when the generated C changes.
-VERSION = (2,)
+VERSION = (3,)
 
 SUPPORT = snippet("blas.c", "support")
 

@@ -14,6 +14,9 @@ One rule, in one place (see ``docs/threads.md``):
   never more than the library had before opweave changed it: a limit the user set
   (``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS``, ``OMP_NUM_THREADS``, a threadpoolctl
   limit in force) is kept.
+* With ``config.blas__follow_load`` (off by default) and ``auto``, the threads of OpenBLAS
+  libraries then follow the load between products: fewer when other processes want the
+  CPUs, up to that number again when they are gone (:mod:`opweave.link.blas_load`).
 * ``config.openmp__threads`` (0 or ``"auto"``) is the number of threads of the C backend's
   OpenMP loops; ``auto`` is the calling thread's OpenMP limit (``omp_get_max_threads()``:
   ``OMP_NUM_THREADS``, or what threadpoolctl set in that thread) and at most
@@ -28,6 +31,7 @@ linked function runs with the limits of the latest link.
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import math
 import os
@@ -37,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from opweave.configdefaults import config
+from opweave.link.blas_load import MAX_LIBRARIES, BlasLoad, blas_load
 from opweave.plugins.forksafe import ForkSafeLock
 
 __all__ = [
@@ -181,6 +186,8 @@ class _Library:
 
     before: int
     applied: int
+    #: Whether its threads follow the load (:mod:`opweave.link.blas_load`).
+    followed: bool = False
 
 
 @dataclass
@@ -194,8 +201,8 @@ class BlasThreads:
     """
 
     libraries: dict[str, _Library] = field(default_factory=dict)
-    #: The flag value and the number of imported modules at the last :meth:`apply`.
-    last: tuple[int, int] | None = None
+    #: The flag values and the number of imported modules at the last :meth:`apply`.
+    last: tuple[int, bool, int] | None = None
     #: Released in a forked child (whose other threads are gone).
     lock: ForkSafeLock = field(default_factory=ForkSafeLock)
 
@@ -205,8 +212,10 @@ class BlasThreads:
 
         return list(ThreadpoolController().select(user_api="blas").lib_controllers)
 
-    def apply(self, flag: int) -> dict[str, int]:
-        """Set every loaded BLAS library's threads for ``blas__threads == flag``.
+    def apply(self, flag: int, follow_load: bool = False) -> dict[str, int]:
+        """Set every loaded BLAS library's threads for ``blas__threads == flag``; with
+        ``follow_load`` (``blas__follow_load``) and ``auto``, let their threads follow
+        the load (:mod:`opweave.link.blas_load`).
 
         Returns
         -------
@@ -215,27 +224,73 @@ class BlasThreads:
         """
         with self.lock:
             cpus = usable_cpus()
+            load = blas_load()
             now: dict[str, int] = {}
+            setters: list[tuple[int, int]] = []
             for lib in self.controllers():
                 current = int(lib.num_threads)
                 known = self.libraries.get(lib.filepath)
-                before = current if known is None or known.applied != current else known.before
+                # The threads the load-following products gave it are still opweave's.
+                ours = known is not None and (
+                    known.applied == current or (known.followed and current == load.current)
+                )
+                before = known.before if ours else current  # type: ignore[union-attr]
                 target = blas_threads(flag, before, cpus)
                 if target != current:
                     lib.set_num_threads(target)
                 # What the library has now: threadpoolctl lets only one thread set a
                 # process-wide pool's limit, and ignores the others.
                 applied = int(lib.num_threads)
-                self.libraries[lib.filepath] = _Library(before, applied)
+                setter = _openblas_setter(lib) if flag <= 0 and follow_load else None
+                if setter is not None and len(setters) < MAX_LIBRARIES:
+                    setters.append(setter)
+                self.libraries[lib.filepath] = _Library(before, applied, setter is not None)
                 now[lib.filepath] = applied
-            self.last = (flag, len(sys.modules))
+            _follow_load(load, setters, now, cpus)
+            self.last = (flag, follow_load, len(sys.modules))
             return now
 
-    def apply_if_changed(self, flag: int) -> None:
-        """:meth:`apply`, unless neither ``flag`` nor the set of imported modules changed
-        since the last time (a check of a few hundred nanoseconds)."""
-        if self.last != (flag, len(sys.modules)):
-            self.apply(flag)
+    def apply_if_changed(self, flag: int, follow_load: bool = False) -> None:
+        """:meth:`apply`, unless neither the flags nor the set of imported modules
+        changed since the last time (a check of a few hundred nanoseconds)."""
+        if self.last != (flag, follow_load, len(sys.modules)):
+            self.apply(flag, follow_load)
+
+
+def _openblas_setter(lib: Any) -> tuple[int, int] | None:
+    """The addresses of an OpenBLAS library's ``openblas_set_num_threads`` and
+    ``openblas_get_num_threads`` (``None`` for another BLAS, or where threadpoolctl
+    cannot find them)."""
+    if getattr(lib, "internal_api", None) != "openblas":
+        return None
+    try:
+        functions = [lib._get_symbol(f"openblas_{verb}_num_threads") for verb in ("set", "get")]
+    except (AttributeError, TypeError):
+        return None
+    addresses = [ctypes.cast(f, ctypes.c_void_p).value for f in functions if f is not None]
+    return (addresses[0], addresses[1]) if len(addresses) == 2 and all(addresses) else None  # type: ignore[return-value]
+
+
+def _follow_load(
+    load: BlasLoad, setters: list[tuple[int, int]], now: dict[str, int], cpus: int
+) -> None:
+    """Fill the shared :class:`~opweave.link.blas_load.BlasLoad`: followed when there
+    are OpenBLAS setters and the load can be read, with their threads as the limit."""
+    load.enabled = 0
+    if not setters or not os.access(load.path.decode(), os.R_OK):
+        return
+    limit = min(now.values())
+    load.n_setters = len(setters)
+    for k, (setter, getter) in enumerate(setters):
+        load.setters[k] = setter
+        load.getters[k] = getter
+    load.limit = limit
+    load.current = limit
+    load.usable = cpus
+    load.online = max(os.cpu_count() or cpus, cpus)
+    load.raise_votes = 0
+    load.last = 0.0
+    load.enabled = 1 if limit > 1 else 0
 
 
 @functools.cache
@@ -245,9 +300,10 @@ def process_blas_threads() -> BlasThreads:
 
 
 def apply_thread_flags() -> None:
-    """Give the process's BLAS libraries the threads ``config.blas__threads`` says.
+    """Give the process's BLAS libraries the threads ``config.blas__threads`` says (and
+    let them follow the load with ``config.blas__follow_load``).
 
-    Every compile runs it before linking; it does work only when the flag or the
-    set of imported modules changed since the last call.
+    Every compile runs it before linking; it does work only when a flag or the set of
+    imported modules changed since the last call.
     """
-    process_blas_threads().apply_if_changed(config.blas__threads)
+    process_blas_threads().apply_if_changed(config.blas__threads, config.blas__follow_load)
