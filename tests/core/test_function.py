@@ -105,6 +105,27 @@ def test_wrong_argument_count_and_keywords(xyz) -> None:
         f(1.0, w=2.0)
 
 
+def test_every_input_by_keyword(xyz) -> None:
+    """``f(**point)`` naming every input once (PyMC's call) binds by name, in any order,
+    on the fast path and with the lock (updates); anything else takes the general way."""
+    x, y, z = xyz
+    f = opweave.function([x, y, z], sub(mul(x, y), z))
+    assert f(z=1.0, x=2.0, y=5.0) == 9.0
+    assert f(**{"y": 5.0, "z": 1.0, "x": 2.0}) == 9.0
+    with pytest.raises(TypeError, match="no input named 'w'"):
+        f(x=1.0, y=2.0, w=3.0)  # as many keywords, one unknown
+    with pytest.raises(ValueError, match=r"argument 2 \(name 'z'\).*expected double"):
+        f(x=1.0, y=2.0, z="no")
+    import opweave.tensor as ot
+
+    s, v = opweave.shared(0.0, name="s"), ot.dscalar("v")
+    g = opweave.function([v], s, updates=[(s, s + v)])
+    assert g(v=2.0) == 0.0 and g(v=3.0) == 2.0 and s.get_value() == 5.0
+    twice = opweave.function([opweave.In(x, name="a"), opweave.In(y, name="a")], add(x, y))
+    with pytest.raises(TypeError):
+        twice(a=1.0)  # a name two inputs share binds one of them only
+
+
 def test_allow_input_downcast_and_strict(xyz) -> None:
     x, _, _ = xyz
     f = opweave.function([x], mul(x, 2.0), allow_input_downcast=True)

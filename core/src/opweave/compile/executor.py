@@ -6,6 +6,7 @@ import threading
 import time
 import warnings
 from collections.abc import Sequence
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from opweave.compile.aliasing import InputAliasGuard
@@ -119,6 +120,12 @@ class Function:
         ins = maker.inputs
         self._n_args = len(ins)
         self._names = {inp.name: i for i, inp in enumerate(ins) if inp.name is not None}
+        names = [inp.name for inp in ins]
+        #: Every input's value, in order, from keywords naming each input once (PyMC's
+        #: ``f(**point)``); ``None`` where an input has no name or shares it.
+        self._by_name: Any = (
+            itemgetter(*names) if ins and len(self._names) == len(ins) == len(set(names)) else None
+        )
         self._state_locks = _state_locks(
             [inp.variable for inp in ins] + list(maker.implicit),
             maker.fgraph.update_mapping.values(),
@@ -260,7 +267,20 @@ class Function:
         if self._tier is not None:
             self._tier.after_fork()
 
+    def _named(self, kwargs: dict[str, Any]) -> tuple[Any, ...] | None:
+        """The arguments in order when ``kwargs`` names every input once (and nothing
+        else); ``None`` otherwise (the generic binding then says what is wrong)."""
+        if self._by_name is None or len(kwargs) != self._n_args:
+            return None
+        try:
+            found = self._by_name(kwargs)
+        except KeyError:
+            return None
+        return (found,) if self._n_args == 1 else found
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs and not args and (named := self._named(kwargs)) is not None:
+            args, kwargs = named, {}
         if self._lock_free:
             if kwargs or len(args) != self._n_args:
                 args = tuple(self._bind_values(args, kwargs))

@@ -48,7 +48,7 @@ from opweave.tensor.elemwise import Elemwise
 from opweave.tensor.extra_ops import broadcast_arrays
 from opweave.tensor.math import add, eq, switch, variadic_add
 from opweave.tensor.reductions import Sum
-from opweave.tensor.shape import Shape_i
+from opweave.tensor.shape import Reshape, Shape_i
 from opweave.tensor.variable import TensorConstant, TensorVariable
 
 if TYPE_CHECKING:
@@ -74,6 +74,7 @@ __all__ = [
     "local_join_empty",
     "local_join_make_vector",
     "local_join_of_alloc",
+    "local_join_scalars_make_vector",
     "local_join_to_repeat",
     "local_merge_alloc",
     "local_merge_switch_same_cond",
@@ -709,6 +710,38 @@ def local_join_make_vector(fgraph: FunctionGraph, node: Apply) -> Any:
     return [result]
 
 
+def _scalar_of_one_entry(var: Variable) -> Variable | None:
+    """The 0-d variable a length-1 vector ``var`` was made of (``x[None]``, ``x.ravel()``
+    or ``x.reshape((1,))`` of a 0-d ``x``), else ``None``."""
+    owner = var.owner
+    if owner is None or owner.inputs[0].type.ndim != 0:  # type: ignore[attr-defined]
+        return None
+    op = owner.op
+    if isinstance(op, DimShuffle) and op.new_order == ("x",):
+        return owner.inputs[0]
+    if isinstance(op, Reshape) and op.ndim == 1:
+        return owner.inputs[0]
+    return None
+
+
+@node_rewriter([Join])
+def local_join_scalars_make_vector(fgraph: FunctionGraph, node: Apply) -> Any:
+    """``join(0, x[None], y.ravel(), z.reshape((1,))) -> make_vector(x, y, z)`` for 0-d
+    ``x, y, z`` (a gradient's ``concatenate([g.ravel() for g in grads])`` of scalars):
+    one node instead of one per entry and the join."""
+    out = node.outputs[0]
+    if out.type.ndim != 1 or len(node.inputs) < 2:
+        return None
+    scalars = [_scalar_of_one_entry(inp) for inp in node.inputs[1:]]
+    if any(x is None for x in scalars):
+        return None
+    dtype = out.type.dtype
+    entries = [x if x.type.dtype == dtype else cast(x, dtype) for x in scalars]  # type: ignore[union-attr]
+    result = MakeVector(dtype)(*entries)
+    copy_stack_trace(out, result)
+    return [result]
+
+
 @node_rewriter([Join])
 def local_join_to_repeat(fgraph: FunctionGraph, node: Apply) -> Any:
     """``join(axis, x, x, ..., x) -> tile(x, reps)``."""
@@ -849,6 +882,12 @@ _PHASED: Sequence[tuple[str, Any, tuple[str, ...], tuple[str, ...]]] = (
         local_join_make_vector,
         ("canonicalize", "specialize"),
         ("useless",),
+    ),
+    (
+        "local_join_scalars_make_vector",
+        local_join_scalars_make_vector,
+        ("canonicalize", "specialize"),
+        (),
     ),
     ("local_sum_make_vector", local_sum_make_vector, ("canonicalize", "specialize"), ("useless",)),
     (
