@@ -1,15 +1,47 @@
-"""The Ops of :mod:`opweave.tensor.nlinalg` have no C code: they call LAPACK through NumPy.
+"""C code for :mod:`opweave.tensor.nlinalg`: ``MatrixInverse``, ``Det``, ``SLogDet`` and
+``Eigh`` of one input, through the LAPACK that SciPy ships.
 
-They are registered so that the table covers them: the factory answers ``None`` for
-every node, so ``cvm`` runs these nodes with the Python backend's implementations and
-the ``c`` linker, which needs C for every node, raises ``MissingCCodeError``.
+``scipy.linalg.cython_lapack`` exports LAPACK's routines as capsules of function pointers;
+the generated code (``impls/c/nlinalg.c``) looks up ``dgetrf``, ``dgesv`` and ``dsyevd``
+there on first use, so nothing is linked. Each kernel does what ``numpy.linalg`` does, step
+by step, and what the Python backend (:mod:`opweave_python.impls.nlinalg`) does with the
+same routines:
+
+- the input is cast to the output's dtype, and every matrix (any layout) is copied as
+  double into a Fortran-ordered work array: NumPy computes float32 in double too, then
+  rounds the results;
+- the inverse is ``dgesv`` with the identity as right-hand side (``numpy.linalg.inv``); an
+  exactly singular matrix raises ``numpy.linalg.LinAlgError`` naming its batch index, with
+  the Python kernel's message;
+- the sign and the log of the absolute determinant come from ``dgetrf``: the parity of
+  the row swaps, then the diagonal in order, each negative entry flipping the sign and the
+  logs of the absolute values summed; an exactly singular matrix gives ``(0, -inf)``. The
+  determinant is ``sign * exp(logdet)`` (``numpy.linalg.det`` computes it so), 0 for a
+  singular matrix. An empty matrix has the determinant 1 and ``(1, 0)``;
+- the eigenvalues and eigenvectors are ``dsyevd``'s (``jobz='V'``, the triangle ``lower``
+  names, the workspace its query asks for, as ``numpy.linalg.eigh`` sizes it); a failure to
+  converge raises ``numpy.linalg.LinAlgError("Eigenvalues did not converge")``. ``Eigh``
+  with a second input (the generalized problem) runs in Python: the capability is partial.
+
+The Python backend calls the same routines of the same SciPy LAPACK (where SciPy is
+installed), one matrix at a time, with the C library's ``log`` and ``exp``, so both give
+the same values bit for bit.
+
+The inputs are never written to. float32 and float64 outputs run in C; complex ones and a
+missing SciPy (an optional extra) leave the nodes to the Python backend (``cvm``). The
+other Ops of the module have no C code: ``cvm`` runs them in Python and the ``c`` linker
+raises ``MissingCCodeError``.
 """
 
 from __future__ import annotations
 
+from functools import cache
+from importlib.util import find_spec
 from types import MappingProxyType
 from typing import Any
 
+from opweave.graph.basic import Apply
+from opweave.link.capabilities import CAPABILITY_ATTRIBUTE, FALLBACK, PARTIAL
 from opweave.tensor.nlinalg import (
     QR,
     SVD,
@@ -23,27 +55,134 @@ from opweave.tensor.nlinalg import (
     TensorInv,
     TensorSolve,
 )
-from opweave_c.impls.common import python_only
+from opweave_c.impls.common import SnippetImpl, c_string, python_only, tensor_dtype, typenum
+from opweave_c.impls.csource import render, snippet
 
-__all__ = ["C_OPS"]
+__all__ = ["C_OPS", "NlinalgC", "lapack_available"]
+
+#: Bump when the generated C changes.
+VERSION = (1,)
+
+#: The output dtypes with C code.
+FLOATS = frozenset({"float32", "float64"})
+
+#: The routines the kernels call, by name in ``scipy.linalg.cython_lapack``.
+ROUTINES = ("dgetrf", "dgesv", "dsyevd")
+
+#: Op class -> the C constant of its kernel.
+_KINDS: MappingProxyType[type, str] = MappingProxyType(
+    {
+        MatrixInverse: "OPW_NL_INV",
+        Det: "OPW_NL_DET",
+        SLogDet: "OPW_NL_SLOGDET",
+        Eigh: "OPW_NL_EIGH",
+    }
+)
+
+SUPPORT = snippet("nlinalg.c", "support")
+
+
+@cache
+def lapack_available() -> bool:
+    """Whether SciPy's LAPACK capsules (``scipy.linalg.cython_lapack``) can be loaded.
+
+    Returns
+    -------
+    bool
+        True when SciPy imports and exports every routine of :data:`ROUTINES`.
+    """
+    try:
+        from scipy.linalg import cython_lapack  # type: ignore[import-untyped]
+    except ImportError:
+        return False
+    capi = getattr(cython_lapack, "__pyx_capi__", {})
+    return all(name in capi for name in ROUTINES)
+
+
+class NlinalgC(SnippetImpl):
+    """A node of ``MatrixInverse``, ``Det``, ``SLogDet`` or ``Eigh``: ``opw_nl_run`` with its
+    kernel.
+
+    Parameters
+    ----------
+    kind
+        The C constant of the kernel (``OPW_NL_INV``, ``OPW_NL_DET``, ``OPW_NL_SLOGDET``,
+        ``OPW_NL_EIGH``).
+    dtype
+        The outputs' dtype, ``"float32"`` or ``"float64"``.
+    """
+
+    version = VERSION
+
+    def __init__(self, kind: str, dtype: str) -> None:
+        self.kind = kind
+        self.dtype = dtype
+
+    def c_support_code(self, **kwargs: Any) -> list[str]:
+        """The driver, the kernels and the lookups.
+
+        Parameters
+        ----------
+        **kwargs
+            Unused (the contract may pass ``c_compiler``).
+
+        Returns
+        -------
+        list of str
+            The support snippets.
+        """
+        return [SUPPORT]
+
+    def c_code(
+        self, node: Apply, name: str, inputs: list[str], outputs: list[str], sub: dict[str, str]
+    ) -> str:
+        """Fill in the node's section of ``nlinalg.c``."""
+        (x,) = inputs
+        z1 = f"&{outputs[1]}" if len(outputs) > 1 else "NULL"
+        return render(
+            "nlinalg.c",
+            "node",
+            who=c_string(str(node.op)),
+            kind=self.kind,
+            lower=int(getattr(node.op, "lower", False)),
+            typenum=typenum(self.dtype),
+            x=x,
+            z0=outputs[0],
+            z1=z1,
+            fail=sub["fail"],
+        )
+
+
+def _nlinalg(op: Any, node: Apply) -> NlinalgC | None:
+    """The C implementation for float32/float64 outputs when SciPy's LAPACK loads."""
+    dtypes = {tensor_dtype(v) for v in node.outputs}
+    if len(dtypes) != 1 or not dtypes <= FLOATS or len(node.inputs) != 1:
+        return None
+    if tensor_dtype(node.inputs[0]) is None or not lapack_available():
+        return None
+    (dtype,) = dtypes
+    kind = next(k for cls, k in _KINDS.items() if isinstance(op, cls))
+    return NlinalgC(kind, str(dtype))
+
+
+def _eigh(op: Any, node: Apply) -> NlinalgC | None:
+    """:func:`_nlinalg` for the eigenproblem of one matrix; the generalized problem (two
+    inputs) runs in Python."""
+    return _nlinalg(op, node)
+
+
+if find_spec("scipy") is None:  # no SciPy: every node runs in Python
+    setattr(_nlinalg, CAPABILITY_ATTRIBUTE, FALLBACK)
+    setattr(_eigh, CAPABILITY_ATTRIBUTE, FALLBACK)
+else:
+    setattr(_eigh, CAPABILITY_ATTRIBUTE, PARTIAL)
 
 
 #: Op class -> ``factory(op, node)`` giving the C implementation or ``None``. Read-only.
 C_OPS: MappingProxyType[type, Any] = MappingProxyType(
     {
-        cls: python_only
-        for cls in (
-            Det,
-            Eig,
-            Eigh,
-            Lstsq,
-            MatrixInverse,
-            MatrixPinv,
-            QR,
-            SLogDet,
-            SVD,
-            TensorInv,
-            TensorSolve,
-        )
+        **dict.fromkeys((MatrixInverse, Det, SLogDet), _nlinalg),
+        Eigh: _eigh,
+        **{cls: python_only for cls in (Eig, Lstsq, MatrixPinv, QR, SVD, TensorInv, TensorSolve)},
     }
 )

@@ -4,17 +4,24 @@ Inputs are converted to the output's working dtype first (``numpy.linalg`` has n
 ``float16``) and whole batches go to NumPy's batched routines: ``inv``, ``det``,
 ``slogdet``, ``eig``, ``eigh``, ``svd``, ``qr`` and ``pinv`` all loop over leading axes.
 ``lstsq``, ``tensorinv`` and ``tensorsolve`` take single arrays, as in NumPy.
+
+``inv``, ``det``, ``slogdet`` and ``eigh`` of float32/float64 values run NumPy's algorithm with
+SciPy's LAPACK instead, matrix by matrix, when SciPy is installed: the C backend calls
+those routines too, so both backends give the same values bit for bit (NumPy's own LAPACK
+build may round differently).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
-from types import MappingProxyType
-from typing import Any
+from types import MappingProxyType, ModuleType
+from typing import Any, Literal
 
 import numpy as np
 
 from opweave.graph.basic import Apply
+from opweave.tensor._typing import tensor_type_of
 from opweave.tensor.nlinalg import (
     QR,
     SVD,
@@ -28,6 +35,7 @@ from opweave.tensor.nlinalg import (
     TensorInv,
     TensorSolve,
 )
+from opweave_python.impls.lapack import scipy_lapack
 from opweave_python.impls.slinalg import check_square, triangular_solve
 
 __all__ = [
@@ -49,7 +57,7 @@ LinAlgError = np.linalg.LinAlgError
 
 
 def _dtype(node: Apply, i: int = 0) -> np.dtype[Any]:
-    return np.dtype(node.outputs[i].type.dtype)
+    return np.dtype(tensor_type_of(node.outputs[i]).dtype)
 
 
 def _input(node: Apply, inputs: Sequence[Any], i: int = 0) -> np.ndarray:
@@ -78,33 +86,138 @@ def _singular(x: np.ndarray) -> bool:
     return False
 
 
+# ---------------------------------------------------------------- SciPy's LAPACK
+#
+# For float32 and float64, MatrixInverse, Det, SLogDet and Eigh call SciPy's LAPACK (the C backend
+# calls the same routines through ``scipy.linalg.cython_lapack``, so both give the same bits)
+# and follow NumPy's gufuncs step by step: every matrix is computed in double (NumPy widens
+# float32 too, then rounds the results), the inverse with ``dgesv`` on the identity, the
+# sign and the log of the absolute determinant from ``dgetrf``'s pivots and diagonal, and
+# the determinant as ``sign * exp(logdet)``, with the C library's ``log`` and ``exp``
+# (``math``, not NumPy's vectorised loops), the eigenproblem with ``dsyevd``. Without SciPy,
+# ``numpy.linalg`` runs.
+
+
+def _lapack(x: np.ndarray) -> ModuleType | None:
+    """``scipy.linalg.lapack`` for float32/float64 values when SciPy is installed."""
+    return scipy_lapack() if x.dtype.name in ("float32", "float64") else None
+
+
+def _work(x: np.ndarray) -> np.ndarray:
+    """Private float64 copies of the matrices of ``x`` (LAPACK overwrites them), one per
+    batch entry in C order: entry ``i`` holds the transpose of a matrix, so that its view
+    ``[i].T`` is that matrix, Fortran-ordered (SciPy hands it to LAPACK without a copy)."""
+    n = x.shape[-1]
+    return np.array(_swap(x), dtype=np.float64, order="C").reshape(-1, n, n)
+
+
+def _exp(x: float) -> float:
+    """The C library's ``exp``: ``inf`` where the result overflows."""
+    try:
+        return math.exp(x)
+    except OverflowError:
+        return math.inf
+
+
+def _slogdet_one(lapack: ModuleType, matrix: np.ndarray) -> tuple[float, float]:
+    """NumPy's ``slogdet`` of one Fortran-ordered float64 matrix (overwritten) of order
+    > 0: ``(0, -inf)`` when ``dgetrf`` finds it singular."""
+    lu, piv, info = lapack.dgetrf(matrix, overwrite_a=1)
+    if info < 0:
+        raise RuntimeError(f"LAPACK's getrf rejected argument {-info}")
+    if info > 0:
+        return 0.0, -math.inf
+    sign = 1.0
+    for i, p in enumerate(piv.tolist()):  # SciPy's pivots count from 0
+        if p != i:
+            sign = -sign
+    logdet = 0.0
+    for d in lu.diagonal().tolist():
+        if d < 0.0:
+            sign, d = -sign, -d
+        logdet += math.log(d)
+    return sign, logdet
+
+
+def _slogdet(lapack: ModuleType, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The signs and logs of a batch, in float64, matrix by matrix (an empty matrix has
+    ``(1, 0)``)."""
+    batch = x.shape[:-2]
+    if x.shape[-1] == 0:
+        return np.ones(batch), np.zeros(batch)
+    work = _work(x)
+    pairs = [_slogdet_one(lapack, m.T) for m in work]
+    sign = np.array([p[0] for p in pairs], dtype=np.float64).reshape(batch)
+    logdet = np.array([p[1] for p in pairs], dtype=np.float64).reshape(batch)
+    return sign, logdet
+
+
+def _inverse(op: MatrixInverse, lapack: ModuleType, x: np.ndarray) -> np.ndarray:
+    """The inverses of a batch, in float64, matrix by matrix (``dgesv`` on the identity)."""
+    n = x.shape[-1]
+    out = np.empty(x.shape)
+    if n == 0:
+        return out
+    flat = out.reshape(-1, n, n)
+    for i, m in enumerate(_work(x)):
+        _, _, inverse, info = lapack.dgesv(m.T, np.eye(n, order="F"), overwrite_a=1, overwrite_b=1)
+        if info < 0:
+            raise RuntimeError(f"LAPACK's gesv rejected argument {-info}")
+        if info > 0:
+            idx = tuple(int(k) for k in np.unravel_index(i, x.shape[:-2]))
+            raise LinAlgError(_singular_message(op, idx, x.shape))
+        flat[i] = inverse
+    return out
+
+
+def _singular_message(op: MatrixInverse, idx: tuple[int, ...], shape: tuple[int, ...]) -> str:
+    return f"{op}: the matrix{_where(idx)} is singular and has no inverse (input shape {shape})"
+
+
 def matrix_inverse_perform(
     op: MatrixInverse, node: Apply, inputs: Sequence[Any], out: list[list[Any]]
 ) -> None:
-    """``numpy.linalg.inv``; a singular matrix raises ``LinAlgError`` naming its batch index."""
+    """``numpy.linalg.inv`` (SciPy's ``dgesv`` for float32/float64); a singular matrix raises
+    ``LinAlgError`` naming its batch index."""
     x = _input(node, inputs)
     check_square(op, x, "x")
+    lapack = _lapack(x)
+    if lapack is not None:
+        out[0][0] = np.asarray(_inverse(op, lapack, x), dtype=_dtype(node))
+        return
     try:
         out[0][0] = np.linalg.inv(x)
     except LinAlgError:
         idx = next((i for i in np.ndindex(*x.shape[:-2]) if _singular(x[i])), ())
-        raise LinAlgError(
-            f"{op}: the matrix{_where(idx)} is singular and has no inverse (input shape {x.shape})"
-        ) from None
+        raise LinAlgError(_singular_message(op, idx, x.shape)) from None
 
 
 def det_perform(op: Det, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
-    """``numpy.linalg.det``."""
+    """``numpy.linalg.det``: ``sign * exp(logdet)`` of SciPy's ``dgetrf`` for
+    float32/float64."""
     x = _input(node, inputs)
     check_square(op, x, "x")
-    out[0][0] = np.asarray(np.linalg.det(x), dtype=_dtype(node))
+    lapack = _lapack(x)
+    if lapack is None:
+        out[0][0] = np.asarray(np.linalg.det(x), dtype=_dtype(node))
+        return
+    sign, logdet = _slogdet(lapack, x)
+    det = np.empty(sign.shape)
+    for idx in np.ndindex(*sign.shape):
+        det[idx] = float(sign[idx]) * _exp(float(logdet[idx]))
+    out[0][0] = np.asarray(det, dtype=_dtype(node))
 
 
 def slogdet_perform(op: SLogDet, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
-    """``numpy.linalg.slogdet``: the sign and the log of the absolute determinant."""
+    """``numpy.linalg.slogdet``: the sign and the log of the absolute determinant (SciPy's
+    ``dgetrf`` for float32/float64)."""
     x = _input(node, inputs)
     check_square(op, x, "x")
-    sign, logabsdet = np.linalg.slogdet(x)
+    lapack = _lapack(x)
+    if lapack is None:
+        sign, logabsdet = np.linalg.slogdet(x)
+    else:
+        sign, logabsdet = _slogdet(lapack, x)
     out[0][0] = np.asarray(sign, dtype=_dtype(node, 0))
     out[1][0] = np.asarray(logabsdet, dtype=_dtype(node, 1))
 
@@ -123,16 +236,43 @@ def eig_perform(op: Eig, node: Apply, inputs: Sequence[Any], out: list[list[Any]
 def _from_triangle(a: np.ndarray, lower: bool) -> np.ndarray:
     """The Hermitian matrices that one triangle of ``a`` describes."""
     part = np.tril(a, -1) if lower else np.triu(a, 1)
-    return (np.tril(a) if lower else np.triu(a)) + _swap(part).conj()
+    return np.asarray((np.tril(a) if lower else np.triu(a)) + _swap(part).conj())
+
+
+def _eigh(lapack: ModuleType, a: np.ndarray, lower: bool) -> tuple[np.ndarray, np.ndarray]:
+    """NumPy's ``eigh`` of a batch, in float64, matrix by matrix: ``dsyevd`` (``jobz='V'``)
+    with the workspace its query asks for, as NumPy sizes it."""
+    batch, n = a.shape[:-2], a.shape[-1]
+    w, v = np.empty((*batch, n)), np.empty(a.shape)
+    if n == 0:
+        return w, v
+    work, iwork, info = lapack.dsyevd_lwork(n, compute_v=1, lower=int(lower))
+    if info != 0:
+        raise RuntimeError(f"LAPACK's syevd rejected argument {-info}")
+    sizes = {"lwork": int(work), "liwork": int(iwork)}
+    w_flat, v_flat = w.reshape(-1, n), v.reshape(-1, n, n)
+    for i, m in enumerate(_work(a)):
+        w_flat[i], v_flat[i], info = lapack.dsyevd(
+            m.T, compute_v=1, lower=int(lower), overwrite_a=1, **sizes
+        )
+        if info > 0:
+            raise LinAlgError("Eigenvalues did not converge")
+        if info < 0:
+            raise RuntimeError(f"LAPACK's syevd rejected argument {-info}")
+    return w, v
 
 
 def eigh_perform(op: Eigh, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
-    """``numpy.linalg.eigh`` of the triangle ``op.lower`` names; with ``b``, the standard
-    problem ``L^-1 a L^-H`` for ``b = L L^H`` (``b`` not positive definite raises)."""
+    """``numpy.linalg.eigh`` of the triangle ``op.lower`` names (SciPy's ``dsyevd`` for
+    float32/float64); with ``b``, the standard problem ``L^-1 a L^-H`` for ``b = L L^H``
+    (``b`` not positive definite raises)."""
     a = _input(node, inputs, 0)
     check_square(op, a, "a")
-    uplo = "L" if op.lower else "U"
-    if len(inputs) == 1:
+    uplo: Literal["L", "U"] = "L" if op.lower else "U"
+    lapack = _lapack(a)
+    if len(inputs) == 1 and lapack is not None:
+        w, v = _eigh(lapack, a, op.lower)
+    elif len(inputs) == 1:
         w, v = np.linalg.eigh(a, UPLO=uplo)
     else:
         b = _input(node, inputs, 1)
@@ -174,9 +314,9 @@ def qr_perform(op: QR, node: Apply, inputs: Sequence[Any], out: list[list[Any]])
         q, r = np.linalg.qr(x, mode="complete" if op.mode == "full" else "reduced")
         values: tuple[np.ndarray, ...] = (q, r)
     elif op.mode == "r":
-        r = np.linalg.qr(x, mode="r")
-        padded = np.zeros(x.shape, dtype=r.dtype)
-        padded[..., :k, :] = r
+        r_only = np.asarray(np.linalg.qr(x, mode="r"))
+        padded = np.zeros(x.shape, dtype=r_only.dtype)
+        padded[..., :k, :] = r_only
         values = (padded,)
     else:
         h, tau = np.linalg.qr(x, mode="raw")

@@ -1,0 +1,377 @@
+#section support
+
+/* MatrixInverse, Det, SLogDet and Eigh of one matrix (opweave.tensor.nlinalg) through the LAPACK SciPy ships:
+ * scipy.linalg.cython_lapack exports its routines as capsules of function pointers, looked
+ * up on first use (no LAPACK to link against).
+ *
+ * As numpy.linalg does, every matrix is computed in double (float32 values are widened,
+ * the results rounded back): it is copied into a Fortran-ordered work array and handed to
+ * dgesv with the identity as right-hand side (numpy.linalg.inv) or to dgetrf, whose
+ * diagonal gives the sign and the sum of the logs of the absolute values in NumPy's order,
+ * the determinant being sign * exp(logdet) (numpy.linalg.slogdet and det), or to dsyevd
+ * (jobz 'V', the triangle Eigh names, the workspace its query asks for: numpy.linalg.eigh). */
+
+enum { OPW_NL_INV, OPW_NL_DET, OPW_NL_SLOGDET, OPW_NL_EIGH };
+
+/* LAPACK's dgetrf, dgesv and dsyevd (32-bit integers: SciPy's LAPACK is LP64). */
+typedef void (*opw_nl_getrf_t)(int* m, int* n, double* a, int* lda, int* ipiv, int* info);
+typedef void (*opw_nl_gesv_t)(int* n, int* nrhs, double* a, int* lda, int* ipiv, double* b,
+                              int* ldb, int* info);
+typedef void (*opw_nl_syevd_t)(char* jobz, char* uplo, int* n, double* a, int* lda, double* w,
+                               double* work, int* lwork, int* iwork, int* liwork, int* info);
+
+/* What a node asks for, fixed when its code is generated. */
+typedef struct {
+    const char* who; /* the Op as text, for messages */
+    int kind;        /* OPW_NL_INV, OPW_NL_DET, OPW_NL_SLOGDET or OPW_NL_EIGH */
+    int lower;       /* Eigh's lower: the triangle dsyevd reads */
+} opw_nl_spec;
+
+/* The function pointer of SciPy's LAPACK routine ``name``, or NULL with an exception. The
+ * module stays in sys.modules, so the library holding the routine stays loaded. */
+static void* opw_nl_lookup(const char* name) {
+    PyObject *mod, *capi, *cap;
+    void* fn;
+    mod = PyImport_ImportModule("scipy.linalg.cython_lapack");
+    if (!mod) return NULL;
+    capi = PyObject_GetAttrString(mod, "__pyx_capi__");
+    Py_DECREF(mod);
+    if (!capi) return NULL;
+    cap = PyMapping_GetItemString(capi, name);
+    Py_DECREF(capi);
+    if (!cap) return NULL;
+    fn = PyCapsule_GetPointer(cap, PyCapsule_GetName(cap));
+    Py_DECREF(cap);
+    return fn;
+}
+
+/* dgetrf, dgesv and dsyevd, looked up once. 0 or -1. */
+static int opw_nl_routines(opw_nl_getrf_t* getrf, opw_nl_gesv_t* gesv, opw_nl_syevd_t* syevd) {
+    static void* found[3] = {NULL, NULL, NULL};
+    static const char* const names[3] = {"dgetrf", "dgesv", "dsyevd"};
+    int i;
+    for (i = 0; i < 3; i++) {
+        if (found[i] == NULL) {
+            void* fn = opw_nl_lookup(names[i]);
+            if (fn == NULL) return -1;
+            found[i] = fn;
+        }
+    }
+    *getrf = (opw_nl_getrf_t)found[0];
+    *gesv = (opw_nl_gesv_t)found[1];
+    *syevd = (opw_nl_syevd_t)found[2];
+    return 0;
+}
+
+/* The value at ``p`` (float32 or float64) as a double, and ``v`` stored there in the type. */
+static double opw_nl_get(const char* p, int typenum) {
+    return typenum == NPY_FLOAT64 ? *(const double*)p : (double)*(const float*)p;
+}
+
+static void opw_nl_put(char* p, int typenum, double v) {
+    if (typenum == NPY_FLOAT64)
+        *(double*)p = v;
+    else
+        *(float*)p = (float)v;
+}
+
+/* RuntimeError for a negative LAPACK info (a bad argument). Always -1. */
+static int opw_nl_bad_argument(const opw_nl_spec* s, const char* routine, int info) {
+    PyErr_Format(PyExc_RuntimeError, "%s: LAPACK's %s rejected argument %d", s->who, routine,
+                 -info);
+    return -1;
+}
+
+/* numpy.linalg.LinAlgError("<who>: the matrix[ at batch index <idx>] is singular and has no
+ * inverse (input shape <shape>)"), as MatrixInverse raises it in the Python backend. */
+static void opw_nl_singular(const opw_nl_spec* s, PyArrayObject* x, int nb, const npy_intp* idx) {
+    PyObject *linalg = PyImport_ImportModule("numpy.linalg"), *exc, *shape, *where = NULL;
+    if (!linalg) return;
+    exc = PyObject_GetAttrString(linalg, "LinAlgError");
+    Py_DECREF(linalg);
+    if (!exc) return;
+    shape = opw_shape_str(PyArray_NDIM(x), PyArray_DIMS(x), ", ");
+    if (shape && nb > 0) where = opw_shape_str(nb, idx, ", ");
+    if (shape && nb == 0) {
+        PyErr_Format(exc, "%s: the matrix is singular and has no inverse (input shape %U)",
+                     s->who, shape);
+    } else if (shape && where) {
+        PyErr_Format(exc,
+                     "%s: the matrix at batch index %U is singular and has no inverse (input "
+                     "shape %U)",
+                     s->who, where, shape);
+    }
+    Py_XDECREF(where);
+    Py_XDECREF(shape);
+    Py_DECREF(exc);
+}
+
+/* The sign and log|det| of the n x n Fortran-ordered matrix ``m`` (overwritten by its LU
+ * factors), as NumPy's slogdet: dgetrf, the sign of the row swaps, then along the diagonal
+ * the sign flipped for each negative entry and the logs of the absolute values summed in
+ * order; an exactly singular matrix gives (0, -inf). 0 or -1 with an exception set. */
+static int opw_nl_slogdet(const opw_nl_spec* s, opw_nl_getrf_t getrf, double* m, int n,
+                          int* ipiv, double* sign, double* logdet) {
+    int info = 0, swaps = 0, i;
+    double acc_sign, acc_log = 0.0;
+    if (n == 0) {
+        *sign = 1.0;
+        *logdet = 0.0;
+        return 0;
+    }
+    getrf(&n, &n, m, &n, ipiv, &info);
+    if (info < 0) return opw_nl_bad_argument(s, "getrf", info);
+    if (info > 0) {
+        *sign = 0.0;
+        *logdet = -NPY_INFINITY;
+        return 0;
+    }
+    for (i = 0; i < n; i++) swaps += ipiv[i] != i + 1;
+    acc_sign = swaps % 2 ? -1.0 : 1.0;
+    for (i = 0; i < n; i++) {
+        double d = m[(npy_intp)i * n + i];
+        if (d < 0.0) {
+            acc_sign = -acc_sign;
+            d = -d;
+        }
+        acc_log += log(d);
+    }
+    *sign = acc_sign;
+    *logdet = acc_log;
+    return 0;
+}
+
+/* ``x`` in the output's dtype (a new reference: ``x`` itself when it has it), as the
+ * Python backend's ``numpy.asarray(x, dtype)``. */
+static PyArrayObject* opw_nl_cast(PyArrayObject* x, int typenum) {
+    return (PyArrayObject*)PyArray_FromAny((PyObject*)x, PyArray_DescrFromType(typenum), 0, 0,
+                                           NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST, NULL);
+}
+
+/* One call's work: the order and the work arrays, the routines, the output's dtype. */
+typedef struct {
+    const opw_nl_spec* spec;
+    int typenum;
+    npy_intp item;   /* the output's item size */
+    int n;
+    double* m;       /* n * n: the matrix, Fortran-ordered (overwritten by LAPACK) */
+    double* rhs;     /* n * n: the identity, then the inverse */
+    double* w;       /* n: the eigenvalues */
+    double* work;    /* lwork: dsyevd's work array */
+    int* iwork;      /* liwork: dsyevd's integer work array */
+    int* ipiv;       /* n: the pivots */
+    int lwork, liwork;
+    opw_nl_getrf_t getrf;
+    opw_nl_gesv_t gesv;
+    opw_nl_syevd_t syevd;
+} opw_nl_work;
+
+/* ``w``'s work arrays and routines for matrices of order ``w->n`` > 0 (dsyevd's workspace
+ * as its query gives it, as NumPy sizes it). 0 or -1 with an exception set. */
+static int opw_nl_alloc(opw_nl_work* w) {
+    const npy_intp n = w->n;
+    if (opw_nl_routines(&w->getrf, &w->gesv, &w->syevd) < 0) return -1;
+    w->m = (double*)PyMem_Malloc((size_t)(n * n) * sizeof(double));
+    w->ipiv = (int*)PyMem_Malloc((size_t)n * sizeof(int));
+    if (!w->m || !w->ipiv) goto nomem;
+    if (w->spec->kind == OPW_NL_INV) {
+        w->rhs = (double*)PyMem_Malloc((size_t)(n * n) * sizeof(double));
+        if (!w->rhs) goto nomem;
+    }
+    if (w->spec->kind == OPW_NL_EIGH) {
+        char jobz = 'V', uplo = w->spec->lower ? 'L' : 'U';
+        double wq = 0.0;
+        int iwq = 0, query = -1, info = 0;
+        w->w = (double*)PyMem_Malloc((size_t)n * sizeof(double));
+        if (!w->w) goto nomem;
+        w->syevd(&jobz, &uplo, &w->n, w->m, &w->n, w->w, &wq, &query, &iwq, &query, &info);
+        if (info < 0) return opw_nl_bad_argument(w->spec, "syevd", info);
+        w->lwork = (int)wq;
+        w->liwork = iwq;
+        w->work = (double*)PyMem_Malloc((size_t)(w->lwork > 1 ? w->lwork : 1) * sizeof(double));
+        w->iwork = (int*)PyMem_Malloc((size_t)(w->liwork > 1 ? w->liwork : 1) * sizeof(int));
+        if (!w->work || !w->iwork) goto nomem;
+    }
+    return 0;
+nomem:
+    PyErr_NoMemory();
+    return -1;
+}
+
+static void opw_nl_free(opw_nl_work* w) {
+    PyMem_Free(w->m);
+    PyMem_Free(w->rhs);
+    PyMem_Free(w->w);
+    PyMem_Free(w->work);
+    PyMem_Free(w->iwork);
+    PyMem_Free(w->ipiv);
+}
+
+/* numpy.linalg.LinAlgError("Eigenvalues did not converge"), NumPy's error for eigh. */
+static void opw_nl_not_converged(void) {
+    PyObject *linalg = PyImport_ImportModule("numpy.linalg"), *exc;
+    if (!linalg) return;
+    exc = PyObject_GetAttrString(linalg, "LinAlgError");
+    Py_DECREF(linalg);
+    if (!exc) return;
+    PyErr_SetString(exc, "Eigenvalues did not converge");
+    Py_DECREF(exc);
+}
+
+/* One matrix of order n > 0, already in ``w->m``: its results into ``z0`` (and ``z1``). 0,
+ * 1 for a singular matrix to invert, or -1 with an exception set. */
+static int opw_nl_matrix(opw_nl_work* w, char* z0, char* z1) {
+    const opw_nl_spec* s = w->spec;
+    const npy_intp n = w->n, item = w->item;
+    npy_intp r, c;
+    int info = 0;
+    if (s->kind == OPW_NL_INV) {
+        memset(w->rhs, 0, (size_t)(n * n) * sizeof(double));
+        for (c = 0; c < n; c++) w->rhs[c * n + c] = 1.0;
+        w->gesv(&w->n, &w->n, w->m, &w->n, w->ipiv, w->rhs, &w->n, &info);
+        if (info < 0) return opw_nl_bad_argument(s, "gesv", info);
+        if (info > 0) return 1;
+        for (r = 0; r < n; r++)
+            for (c = 0; c < n; c++)
+                opw_nl_put(z0 + (r * n + c) * item, w->typenum, w->rhs[c * n + r]);
+    } else if (s->kind == OPW_NL_EIGH) {
+        char jobz = 'V', uplo = s->lower ? 'L' : 'U';
+        w->syevd(&jobz, &uplo, &w->n, w->m, &w->n, w->w, w->work, &w->lwork, w->iwork,
+                 &w->liwork, &info);
+        if (info < 0) return opw_nl_bad_argument(s, "syevd", info);
+        if (info > 0) {
+            opw_nl_not_converged();
+            return -1;
+        }
+        for (c = 0; c < n; c++) opw_nl_put(z0 + c * item, w->typenum, w->w[c]);
+        for (r = 0; r < n; r++)
+            for (c = 0; c < n; c++)
+                opw_nl_put(z1 + (r * n + c) * item, w->typenum, w->m[c * n + r]);
+    } else {
+        double sign, logdet;
+        if (opw_nl_slogdet(s, w->getrf, w->m, w->n, w->ipiv, &sign, &logdet) < 0) return -1;
+        if (s->kind == OPW_NL_DET) {
+            opw_nl_put(z0, w->typenum, sign * exp(logdet));
+        } else {
+            opw_nl_put(z0, w->typenum, sign);
+            opw_nl_put(z1, w->typenum, logdet);
+        }
+    }
+    return 0;
+}
+
+/* The node: cast ``x_in`` to the output's dtype, check that it holds square matrices, make
+ * the C-contiguous outputs (the previous ones when they fit and share no memory with the
+ * input): the inverses, the determinants, the signs and the logs, or the eigenvalues and
+ * the eigenvectors (``*z0``, then ``*z1`` for two outputs); then every matrix of the batch,
+ * in C order. An empty matrix has the determinant 1 and (1, 0); a singular matrix raises
+ * LinAlgError for the inverse. 0 or -1 with an exception set. */
+static int opw_nl_run(const opw_nl_spec* s, int typenum, PyArrayObject* x_in,
+                      PyArrayObject** z0, PyArrayObject** z1) {
+    PyArrayObject* x = NULL;
+    npy_intp dims[NPY_MAXDIMS], idx[NPY_MAXDIMS], st[NPY_MAXDIMS];
+    npy_intp n, count, c, rs, cs, r, k, step0, step1;
+    int nd, nb, i, status = -1;
+    char *px, *pz0, *pz1 = NULL;
+    opw_nl_work w;
+    memset(&w, 0, sizeof w);
+    w.spec = s;
+    w.typenum = typenum;
+    x = opw_nl_cast(x_in, typenum);
+    if (!x) goto done;
+    nd = PyArray_NDIM(x);
+    if (nd < 2 || PyArray_DIMS(x)[nd - 1] != PyArray_DIMS(x)[nd - 2]) {
+        PyObject* shape = opw_shape_str(nd, PyArray_DIMS(x), ", ");
+        if (shape) {
+            PyErr_Format(PyExc_ValueError,
+                         "%s: the input %s must hold square matrices, got shape %U", s->who,
+                         s->kind == OPW_NL_EIGH ? "a" : "x", shape);
+            Py_DECREF(shape);
+        }
+        goto done;
+    }
+    nb = nd - 2;
+    n = PyArray_DIMS(x)[nd - 1];
+    rs = PyArray_STRIDES(x)[nd - 2];
+    cs = PyArray_STRIDES(x)[nd - 1];
+    count = 1;
+    for (i = 0; i < nd; i++) dims[i] = PyArray_DIMS(x)[i];
+    for (i = 0; i < nb; i++) {
+        st[i] = PyArray_STRIDES(x)[i];
+        idx[i] = 0;
+        count *= dims[i];
+    }
+    /* the outputs' ranks: the matrix (inverse), the batch (determinants), the batch and a
+     * vector (eigenvalues: dims[nb] is n) */
+    if (*z0 && opw_overlap(*z0, x_in)) {
+        Py_DECREF(*z0);
+        *z0 = NULL;
+    }
+    if (opw_prep_output(z0, s->kind == OPW_NL_INV ? nd : (s->kind == OPW_NL_EIGH ? nb + 1 : nb),
+                        dims, typenum) < 0)
+        goto done;
+    if (z1) {
+        if (*z1 && opw_overlap(*z1, x_in)) {
+            Py_DECREF(*z1);
+            *z1 = NULL;
+        }
+        if (opw_prep_output(z1, s->kind == OPW_NL_EIGH ? nd : nb, dims, typenum) < 0) goto done;
+        pz1 = PyArray_BYTES(*z1);
+    }
+    if (count == 0) {
+        status = 0;
+        goto done;
+    }
+    if (n > INT_MAX) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: a matrix of order %zd is too large for LAPACK's 32-bit integers",
+                     s->who, (Py_ssize_t)n);
+        goto done;
+    }
+    w.n = (int)n;
+    w.item = PyArray_ITEMSIZE(*z0);
+    if (n > 0 && opw_nl_alloc(&w) < 0) goto done;
+    /* bytes from one matrix's results to the next one's */
+    step0 = (s->kind == OPW_NL_INV ? n * n : (s->kind == OPW_NL_EIGH ? n : 1)) * w.item;
+    step1 = (s->kind == OPW_NL_EIGH ? n * n : 1) * w.item;
+    px = PyArray_BYTES(x);
+    pz0 = PyArray_BYTES(*z0);
+    for (c = 0; c < count; c++) {
+        int res;
+        for (k = 0; k < n; k++)
+            for (r = 0; r < n; r++) w.m[k * n + r] = opw_nl_get(px + r * rs + k * cs, typenum);
+        if (n > 0) {
+            res = opw_nl_matrix(&w, pz0, pz1);
+        } else {
+            res = 0;
+            if (s->kind == OPW_NL_DET || s->kind == OPW_NL_SLOGDET) opw_nl_put(pz0, typenum, 1.0);
+            if (s->kind == OPW_NL_SLOGDET) opw_nl_put(pz1, typenum, 0.0);
+        }
+        if (res < 0) goto done;
+        if (res > 0) {
+            opw_nl_singular(s, x, nb, idx);
+            goto done;
+        }
+        pz0 += step0;
+        if (pz1) pz1 += step1;
+        /* the next batch index, in C order */
+        for (i = nb - 1; i >= 0; i--) {
+            px += st[i];
+            if (++idx[i] < dims[i]) break;
+            px -= st[i] * dims[i];
+            idx[i] = 0;
+        }
+    }
+    status = 0;
+done:
+    opw_nl_free(&w);
+    Py_XDECREF(x);
+    return status;
+}
+
+#section node
+
+{
+    static const opw_nl_spec opw_spec = {%(who)s, %(kind)s, %(lower)s};
+    if (opw_nl_run(&opw_spec, %(typenum)s, %(x)s, &%(z0)s, %(z1)s) < 0) %(fail)s
+}
