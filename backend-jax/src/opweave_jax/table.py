@@ -42,6 +42,11 @@ _MODULES = (
     "linalg_solvers",
     "extra_more",
     "special_more",
+    "special_bessel",
+    "special_inverse",
+    "special_hyp2f1",
+    "special_grads",
+    "rng_consumer",
     "debug",
 )
 

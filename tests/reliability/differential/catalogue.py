@@ -1067,6 +1067,10 @@ LINKER_DISAGREEMENTS: dict[tuple[str, tuple[str, ...], str], LinkerDisagreement]
         ("gammaincinv", ("int16", "float64")),
         ("switch", ("float64",) * 3),
         *((name, _F64_2) for name in ("fused_exp_mul_add", "fused_softplus", "fused_switch")),
+        ("gammainccinv", _F64_2),
+        ("jv", _F64_2),
+        ("jv", ("float64", "uint16")),
+        ("betaincinv", ("float64",) * 3),
     ),
     **_flushes(("ndtri_exp", _F64)),
     **{

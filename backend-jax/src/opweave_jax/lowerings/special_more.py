@@ -16,10 +16,11 @@ backend does:
   series and continued fraction).
 
 ``jv``, ``kve``, ``iv``, ``ive`` (real orders), ``hyp2f1`` and its derivatives, the
-inverses of ``gammaincc`` and ``betainc`` and the shape derivatives of ``betainc`` have no
-lowering: JAX lacks them or computes them far less accurately than the ``py`` backend
-(``gammainccinv``: XLA's ``igammac`` is 0 where its factor ``x**a exp(-x) / gamma(a)``
-underflows, which leaves the inverse wrong for ``y`` below about 1e-290).
+inverses of ``gammaincc`` and ``betainc`` and the shape derivatives of ``betainc``, which
+JAX lacks or computes far less accurately than the ``py`` backend, are lowered from the
+``py`` kernels' algorithms in :mod:`~opweave_jax.lowerings.special_bessel`,
+:mod:`~opweave_jax.lowerings.special_inverse`, :mod:`~opweave_jax.lowerings.special_hyp2f1`
+and :mod:`~opweave_jax.lowerings.special_grads`.
 """
 
 from __future__ import annotations
