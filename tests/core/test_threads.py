@@ -17,6 +17,7 @@ threadpoolctl = pytest.importorskip("threadpoolctl")
 import opweave  # noqa: E402
 import opweave.tensor as ot  # noqa: E402
 from opweave.link import threads  # noqa: E402
+from opweave.link.blas_load import blas_load  # noqa: E402
 from opweave.link.threads import (  # noqa: E402
     blas_threads,
     cgroup_cpu_limit,
@@ -49,6 +50,7 @@ def restore_blas() -> Iterator[dict[str, int]]:
         if lib.filepath in before:
             lib.set_num_threads(before[lib.filepath])
     threads.process_blas_threads.cache_clear()
+    blas_load().enabled = 0
 
 
 def compile_dot(**flags: object) -> opweave.compile.Function:
@@ -216,3 +218,67 @@ def test_the_environment_and_the_flags(flags: str, blas_env: str, want: int) -> 
     )
     counts = json.loads(out.stdout.strip().splitlines()[-1])
     assert counts and set(counts) == {want}
+
+
+# ---------------------------------------------------------------- following the load
+
+
+def compile_dot_following(**flags: object) -> None:
+    """A product compiled with ``blas__follow_load`` on (unless ``flags`` say otherwise)."""
+    compile_dot(**{"blas__follow_load": True, **flags})
+
+
+def test_auto_follows_the_load_and_a_number_does_not(restore_blas: dict[str, int]) -> None:
+    compile_dot_following(blas__threads=2)
+    state = blas_load()
+    assert state.enabled == 0  # an explicit number is kept as it is
+    compile_dot_following(blas__threads="auto", blas__follow_load=False)
+    assert state.enabled == 0  # off by default: reproducible results
+    compile_dot_following(blas__threads="auto")
+    openblas = [
+        info for info in threadpoolctl.threadpool_info() if info["internal_api"] == "openblas"
+    ]
+    limit = min(blas_counts().values())
+    if not openblas or limit < 2 or not state.path:
+        assert state.enabled == 0
+        return
+    assert state.enabled == 1
+    assert state.limit == state.current == limit
+    assert state.n_setters == len(openblas)
+    assert all(state.setters[k] and state.getters[k] for k in range(state.n_setters))
+
+
+def test_threads_the_load_took_away_are_given_back_by_the_next_compile(
+    restore_blas: dict[str, int],
+) -> None:
+    compile_dot_following(blas__threads="auto")
+    state = blas_load()
+    limit = state.limit
+    if not state.enabled:
+        pytest.skip("the load is not followed here (one CPU, or no OpenBLAS)")
+    # What a product does on a busy machine: fewer threads, recorded in the state.
+    for lib in threadpoolctl.ThreadpoolController().select(internal_api="openblas").lib_controllers:
+        lib.set_num_threads(1)
+    state.current = 1
+    threads.process_blas_threads().apply(0, follow_load=True)
+    assert set(blas_counts().values()) == {limit}  # they were opweave's: the limit again
+    assert state.current == limit
+    # Threads someone else set are theirs: kept, and the load no longer followed.
+    for lib in threadpoolctl.ThreadpoolController().select(internal_api="openblas").lib_controllers:
+        lib.set_num_threads(1)
+    threads.process_blas_threads().apply(0, follow_load=True)
+    assert set(blas_counts().values()) == {1}
+    assert state.enabled == 0
+
+
+def test_values_agree_whatever_the_threads(restore_blas: dict[str, int]) -> None:
+    """Why following the load is off by default: the last bits may change, no more."""
+    x, y = ot.dmatrices("x", "y")
+    f = opweave.function([x, y], ot.dot(x, y), mode=VM)
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(300, 200)), rng.normal(size=(200, 250))
+    outs = []
+    for n in (1, 2):
+        with threadpoolctl.threadpool_limits(limits=n, user_api="blas"):
+            outs.append(f(a, b))
+    np.testing.assert_allclose(outs[0], outs[1], rtol=1e-13, atol=1e-13)

@@ -35,7 +35,6 @@ raises ``MissingCCodeError``.
 
 from __future__ import annotations
 
-from functools import cache
 from importlib.util import find_spec
 from types import MappingProxyType
 from typing import Any
@@ -57,11 +56,13 @@ from opweave.tensor.nlinalg import (
 )
 from opweave_c.impls.common import SnippetImpl, c_string, python_only, tensor_dtype, typenum
 from opweave_c.impls.csource import render, snippet
+from opweave_c.impls.lapack import SUPPORT as LAPACK_SUPPORT
+from opweave_c.impls.lapack import lapack_exports
 
 __all__ = ["C_OPS", "NlinalgC", "lapack_available"]
 
 #: Bump when the generated C changes.
-VERSION = (1,)
+VERSION = (2,)
 
 #: The output dtypes with C code.
 FLOATS = frozenset({"float32", "float64"})
@@ -82,21 +83,16 @@ _KINDS: MappingProxyType[type, str] = MappingProxyType(
 SUPPORT = snippet("nlinalg.c", "support")
 
 
-@cache
 def lapack_available() -> bool:
-    """Whether SciPy's LAPACK capsules (``scipy.linalg.cython_lapack``) can be loaded.
+    """Whether SciPy's LAPACK exports every routine of :data:`ROUTINES`
+    (:func:`~opweave_c.impls.lapack.lapack_exports`).
 
     Returns
     -------
     bool
-        True when SciPy imports and exports every routine of :data:`ROUTINES`.
+        False without SciPy, or where a routine is missing.
     """
-    try:
-        from scipy.linalg import cython_lapack  # type: ignore[import-untyped]
-    except ImportError:
-        return False
-    capi = getattr(cython_lapack, "__pyx_capi__", {})
-    return all(name in capi for name in ROUTINES)
+    return lapack_exports(ROUTINES)
 
 
 class NlinalgC(SnippetImpl):
@@ -131,7 +127,7 @@ class NlinalgC(SnippetImpl):
         list of str
             The support snippets.
         """
-        return [SUPPORT]
+        return [LAPACK_SUPPORT, SUPPORT]
 
     def c_code(
         self, node: Apply, name: str, inputs: list[str], outputs: list[str], sub: dict[str, str]

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from functools import cache
 from importlib.util import find_spec
 from types import MappingProxyType
 from typing import Any
@@ -58,11 +57,13 @@ from opweave.tensor.slinalg import Cholesky, CholeskySolve, Solve, SolveBase, So
 from opweave.tensor.type import TensorType
 from opweave_c.impls.common import SnippetImpl, c_string, python_only, tensor_dtype, typenum
 from opweave_c.impls.csource import render, snippet
+from opweave_c.impls.lapack import SUPPORT as LAPACK_SUPPORT
+from opweave_c.impls.lapack import lapack_exports
 
 __all__ = ["C_OPS", "SlinalgC", "lapack_available", "raise_as_python"]
 
 #: Bump when the generated C changes.
-VERSION = (1,)
+VERSION = (2,)
 
 #: Output dtype -> C type.
 _FLOATS: MappingProxyType[str, str] = MappingProxyType({"float32": "float", "float64": "double"})
@@ -91,21 +92,16 @@ _CLASSES: MappingProxyType[str, type] = MappingProxyType(
 SUPPORT = snippet("slinalg.c", "support")
 
 
-@cache
 def lapack_available() -> bool:
-    """Whether SciPy's LAPACK capsules (``scipy.linalg.cython_lapack``) can be loaded.
+    """Whether SciPy's LAPACK exports every routine of :data:`ROUTINES`
+    (:func:`~opweave_c.impls.lapack.lapack_exports`).
 
     Returns
     -------
     bool
-        True when SciPy imports and exports every routine of :data:`ROUTINES`.
+        False without SciPy, or where a routine is missing.
     """
-    try:
-        from scipy.linalg import cython_lapack  # type: ignore[import-untyped]
-    except ImportError:
-        return False
-    capi = getattr(cython_lapack, "__pyx_capi__", {})
-    return all(name in capi for name in ROUTINES)
+    return lapack_exports(ROUTINES)
 
 
 def _kernels(dtype: str) -> str:
@@ -180,7 +176,7 @@ class SlinalgC(SnippetImpl):
         list of str
             The support snippets.
         """
-        return [SUPPORT, _kernels(self.dtype)]
+        return [LAPACK_SUPPORT, SUPPORT, _kernels(self.dtype)]
 
     def c_code(
         self, node: Apply, name: str, inputs: list[str], outputs: list[str], sub: dict[str, str]

@@ -138,37 +138,8 @@ _NEWTON_STEPS = 300
 def _gamma_inverse(a: Any, p: Any, q: Any, upper: Any) -> Any:
     """``x`` with ``gammainc(a, x) = p`` (``q = 1 - p``), by Newton's method on
     ``log(P(a, x)) = log(p)``, or on ``log(Q(a, x)) = log(q)`` where ``upper`` (the ``py``
-    kernel's steps, each frozen once converged)."""
-    log_p = jnp.where(p < 0.5, jnp.log(p), jnp.log1p(-q))
-    underflow = (log_p + jss.gammaln(a + 1.0)) / a < more._LOG_SMALLEST
-    x = jnp.maximum(more._gamma_guess(a, p, q), _TINY)
-    small = jnp.exp((jnp.log(p) + jss.gammaln(a + 1.0)) / a)
-    x = jnp.where((p < 0.5) & (small < 0.2 * a), small, x)
-    lg = jss.gammaln(a)
-    log_target = jnp.log(jnp.where(upper, q, p))
-
-    def cond(carry: tuple[Any, Any, Any]) -> Any:
-        return (carry[0] < _NEWTON_STEPS) & ~jnp.all(carry[2])
-
-    def step(carry: tuple[Any, Any, Any]) -> tuple[Any, Any, Any]:
-        i, x, done = carry
-        finite = jnp.isfinite(x)
-        safe = jnp.where(finite & (x > 0), x, 1.0)
-        log_val = jnp.where(finite, _log_regularized(a, safe, ~upper), -jnp.inf)
-        dead = log_val == -jnp.inf
-        log_ratio = log_val - (-safe + (a - 1.0) * jnp.log(safe) - lg)
-        r = log_val - log_target
-        change = r * jnp.exp(jnp.minimum(log_ratio, 700.0))
-        new = jnp.where(upper, x + change, x - change)
-        new = jnp.where(new <= 0.0, 0.1 * x, new)
-        new = jnp.where(dead, jnp.where(upper, x * 0.5, x * 2.0), new)
-        converged = ~dead & (jnp.abs(new - x) <= 4 * _EPS * new)
-        new = jnp.where(x <= 0.0, 0.0, new)
-        return i + 1, jnp.where(done, x, new), done | converged | (x <= 0.0)
-
-    start = (jnp.zeros((), "int32"), x, jnp.zeros(jnp.shape(x), bool))
-    x = lax.while_loop(cond, step, start)[1]
-    return jnp.where(underflow, 0.0, x)
+    kernel's steps, each frozen once converged; ``log(Q)`` from its continued fraction)."""
+    return more._gamma_inverse(a, p, q, upper, _log_regularized, _NEWTON_STEPS, until_done=True)
 
 
 #: Above this shape the inverse is ``a`` itself (the ``py`` kernel's rule).

@@ -188,9 +188,20 @@ def _log_regularized_gamma(a: Any, x: Any, lower: Any) -> Any:
     return jnp.where(series, _log_lower_series(a, jnp.where(series, x, 0.5 * a)), direct)
 
 
-def _gamma_inverse(a: Any, p: Any, q: Any, upper: Any) -> Any:
+def _gamma_inverse(
+    a: Any,
+    p: Any,
+    q: Any,
+    upper: Any,
+    log_regularized: Callable[[Any, Any, Any], Any] = _log_regularized_gamma,
+    steps: int = _NEWTON_STEPS,
+    until_done: bool = False,
+) -> Any:
     """``x`` with ``gammainc(a, x) = p`` (``q = 1 - p``), by Newton's method on
-    ``log(P(a, x)) = log(p)``, or on ``log(Q(a, x)) = log(q)`` where ``upper``."""
+    ``log(P(a, x)) = log(p)``, or on ``log(Q(a, x)) = log(q)`` where ``upper``, each
+    element frozen once converged: ``steps`` steps, or (``until_done``) at most ``steps``
+    until every element converged. ``log_regularized(a, x, lower)`` is ``log(P)`` where
+    ``lower``, else ``log(Q)``."""
     log_p = jnp.where(p < 0.5, jnp.log(p), jnp.log1p(-q))
     underflow = (log_p + jss.gammaln(a + 1.0)) / a < _LOG_SMALLEST
     x = jnp.maximum(_gamma_guess(a, p, q), _TINY)
@@ -199,11 +210,10 @@ def _gamma_inverse(a: Any, p: Any, q: Any, upper: Any) -> Any:
     lg = jss.gammaln(a)
     log_target = jnp.log(jnp.where(upper, q, p))
 
-    def step(_: Any, carry: tuple[Any, Any]) -> tuple[Any, Any]:
-        x, done = carry
+    def step(x: Any, done: Any) -> tuple[Any, Any]:
         finite = jnp.isfinite(x)
         safe = jnp.where(finite & (x > 0), x, 1.0)
-        log_val = jnp.where(finite, _log_regularized_gamma(a, safe, ~upper), -jnp.inf)
+        log_val = jnp.where(finite, log_regularized(a, safe, ~upper), -jnp.inf)
         dead = log_val == -jnp.inf
         log_ratio = log_val - (-safe + (a - 1.0) * jnp.log(safe) - lg)
         r = log_val - log_target
@@ -215,7 +225,16 @@ def _gamma_inverse(a: Any, p: Any, q: Any, upper: Any) -> Any:
         new = jnp.where(x <= 0.0, 0.0, new)
         return jnp.where(done, x, new), done | converged | (x <= 0.0)
 
-    x, _ = lax.fori_loop(0, _NEWTON_STEPS, step, (x, jnp.zeros(jnp.shape(x), bool)))
+    done = jnp.zeros(jnp.shape(x), bool)
+    if until_done:
+        start = (jnp.zeros((), "int32"), x, done)
+        x = lax.while_loop(
+            lambda c: (c[0] < steps) & ~jnp.all(c[2]),
+            lambda c: (c[0] + 1, *step(c[1], c[2])),
+            start,
+        )[1]
+    else:
+        x, _ = lax.fori_loop(0, steps, lambda _, c: step(*c), (x, done))
     return jnp.where(underflow, 0.0, x)
 
 

@@ -27,24 +27,6 @@ typedef struct {
     int lower;       /* Eigh's lower: the triangle dsyevd reads */
 } opw_nl_spec;
 
-/* The function pointer of SciPy's LAPACK routine ``name``, or NULL with an exception. The
- * module stays in sys.modules, so the library holding the routine stays loaded. */
-static void* opw_nl_lookup(const char* name) {
-    PyObject *mod, *capi, *cap;
-    void* fn;
-    mod = PyImport_ImportModule("scipy.linalg.cython_lapack");
-    if (!mod) return NULL;
-    capi = PyObject_GetAttrString(mod, "__pyx_capi__");
-    Py_DECREF(mod);
-    if (!capi) return NULL;
-    cap = PyMapping_GetItemString(capi, name);
-    Py_DECREF(capi);
-    if (!cap) return NULL;
-    fn = PyCapsule_GetPointer(cap, PyCapsule_GetName(cap));
-    Py_DECREF(cap);
-    return fn;
-}
-
 /* dgetrf, dgesv and dsyevd, looked up once. 0 or -1. */
 static int opw_nl_routines(opw_nl_getrf_t* getrf, opw_nl_gesv_t* gesv, opw_nl_syevd_t* syevd) {
     static void* found[3] = {NULL, NULL, NULL};
@@ -52,7 +34,7 @@ static int opw_nl_routines(opw_nl_getrf_t* getrf, opw_nl_gesv_t* gesv, opw_nl_sy
     int i;
     for (i = 0; i < 3; i++) {
         if (found[i] == NULL) {
-            void* fn = opw_nl_lookup(names[i]);
+            void* fn = opw_lapack_lookup(names[i]);
             if (fn == NULL) return -1;
             found[i] = fn;
         }

@@ -58,24 +58,6 @@ typedef struct {
  * failure (not positive definite, exactly singular), -1 with an exception set. */
 typedef int (*opw_sl_matrix_t)(opw_sl_work* w, const char* a, const char* b, char* z);
 
-/* The function pointer of SciPy's LAPACK routine ``name``, or NULL with an exception. The
- * module stays in sys.modules, so the library holding the routine stays loaded. */
-static void* opw_sl_lookup(const char* name) {
-    PyObject *mod, *capi, *cap;
-    void* fn;
-    mod = PyImport_ImportModule("scipy.linalg.cython_lapack");
-    if (!mod) return NULL;
-    capi = PyObject_GetAttrString(mod, "__pyx_capi__");
-    Py_DECREF(mod);
-    if (!capi) return NULL;
-    cap = PyMapping_GetItemString(capi, name);
-    Py_DECREF(capi);
-    if (!cap) return NULL;
-    fn = PyCapsule_GetPointer(cap, PyCapsule_GetName(cap));
-    Py_DECREF(cap);
-    return fn;
-}
-
 /* Set ``w``'s routines for ``typenum`` (float32: s..., float64: d...). 0 or -1. */
 static int opw_sl_routines(int typenum, opw_sl_work* w) {
     static void* found[4] = {NULL, NULL, NULL, NULL};
@@ -83,7 +65,7 @@ static int opw_sl_routines(int typenum, opw_sl_work* w) {
     int base = typenum == NPY_FLOAT64 ? 2 : 0, i;
     for (i = base; i < base + 2; i++) {
         if (found[i] == NULL) {
-            void* fn = opw_sl_lookup(names[i]);
+            void* fn = opw_lapack_lookup(names[i]);
             if (fn == NULL) return -1;
             found[i] = fn;
         }
