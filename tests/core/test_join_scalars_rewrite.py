@@ -59,3 +59,16 @@ def test_other_joins_are_left_alone(build: str) -> None:
     np.testing.assert_array_equal(f(4.0, x), ref(4.0, x))
     if build == "vector":
         assert Join in ops(f)
+
+
+def test_a_join_of_random_draws_is_left_alone() -> None:
+    """An entry made by an Op whose first input is no tensor (a random variable's
+    generator) is not a scalar's vector: the join stays, and compiling works."""
+    from opweave.tensor.random.utils import RandomStream
+
+    srng = RandomStream(3)
+    a = ot.dscalar("a")
+    draw = srng.normal(size=(1,))
+    f = opweave.function([a], ot.concatenate([draw, a.ravel()]), mode=FAST_RUN)
+    got = f(2.0)
+    assert got.shape == (2,) and got[1] == 2.0 and np.isfinite(got[0])

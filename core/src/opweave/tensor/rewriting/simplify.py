@@ -49,6 +49,8 @@ from opweave.tensor.extra_ops import broadcast_arrays
 from opweave.tensor.math import add, eq, switch, variadic_add
 from opweave.tensor.reductions import Sum
 from opweave.tensor.shape import Reshape, Shape_i
+from opweave.tensor.subtensor import Subtensor
+from opweave.tensor.type import TensorType
 from opweave.tensor.variable import TensorConstant, TensorVariable
 
 if TYPE_CHECKING:
@@ -89,6 +91,7 @@ __all__ = [
     "local_useless_elemwise",
     "local_useless_fill",
     "local_useless_split",
+    "local_useless_subtensor",
     "local_useless_switch",
     "local_view_op",
     "register_simplify",
@@ -710,18 +713,45 @@ def local_join_make_vector(fgraph: FunctionGraph, node: Apply) -> Any:
     return [result]
 
 
+def _whole(entry: Any) -> bool:
+    """Whether a ``Subtensor`` index entry keeps a whole dimension: ``:``, ``0:``, ``::1``."""
+    return (
+        isinstance(entry, slice)
+        and entry.start in (None, 0)
+        and entry.stop is None
+        and entry.step in (None, 1)
+        and not isinstance(entry.start, bool)
+        and not isinstance(entry.step, bool)
+    )
+
+
+@node_rewriter([Subtensor])
+def local_useless_subtensor(fgraph: FunctionGraph, node: Apply) -> Any:
+    """``x[()] -> x``, ``x[:, 0:, ::1] -> x``: an index that keeps every element (PyTensor's
+    name), as ``b[None]`` of a 0-d ``b`` leaves before its ``ExpandDims``."""
+    op = node.op
+    if not isinstance(op, Subtensor) or len(node.inputs) != 1:
+        return None
+    if not all(_whole(entry) for entry in op.idx_list):
+        return None
+    x, out = node.inputs[0], node.outputs[0]
+    return [x] if x.type == out.type else None
+
+
 def _scalar_of_one_entry(var: Variable) -> Variable | None:
     """The 0-d variable a length-1 vector ``var`` was made of (``x[None]``, ``x.ravel()``
     or ``x.reshape((1,))`` of a 0-d ``x``), else ``None``."""
     owner = var.owner
-    if owner is None or owner.inputs[0].type.ndim != 0:  # type: ignore[attr-defined]
+    if owner is None:
         return None
     op = owner.op
-    if isinstance(op, DimShuffle) and op.new_order == ("x",):
-        return owner.inputs[0]
-    if isinstance(op, Reshape) and op.ndim == 1:
-        return owner.inputs[0]
-    return None
+    whole = (isinstance(op, DimShuffle) and op.new_order == ("x",)) or (
+        isinstance(op, Reshape) and op.ndim == 1
+    )
+    if not whole:
+        return None
+    x = owner.inputs[0]
+    return x if isinstance(x.type, TensorType) and x.type.ndim == 0 else None
 
 
 @node_rewriter([Join])
@@ -880,6 +910,12 @@ _PHASED: Sequence[tuple[str, Any, tuple[str, ...], tuple[str, ...]]] = (
     (
         "local_join_make_vector",
         local_join_make_vector,
+        ("canonicalize", "specialize"),
+        ("useless",),
+    ),
+    (
+        "local_useless_subtensor",
+        local_useless_subtensor,
         ("canonicalize", "specialize"),
         ("useless",),
     ),
