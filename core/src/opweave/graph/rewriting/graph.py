@@ -341,14 +341,22 @@ class _RewritersByOp:
 
 
 def _rewrite_node(fgraph: FunctionGraph, node: Apply, rewriters: _RewritersByOp) -> Any:
-    """Try ``rewriters`` on ``node`` in order; return the one that changed it, or None."""
+    """Try ``rewriters`` on ``node`` in order; return the one that changed it, or None.
+
+    An exception a rewriter raises propagates with a note naming the rewriter and the node
+    (``config.on_opt_error`` is ``"raise"``)."""
     op = node.op
     for rw, instances in rewriters.candidates(op):
         if node not in fgraph.apply_nodes:
             return None
         if instances is not None and not any(op == t for t in instances):
             continue
-        if apply_node_rewrite(fgraph, node, rw):
+        try:
+            changed = apply_node_rewrite(fgraph, node, rw)
+        except Exception as exc:  # config.on_opt_error is "raise": say where it came from
+            exc.add_note(f"raised by the rewrite {rw} on the node {node}")
+            raise
+        if changed:
             return rw
     return None
 
