@@ -28,7 +28,7 @@ read-only NumPy views of the device buffer on the CPU (no copy).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -206,15 +206,8 @@ class LinkedGraph:
         """Run the graph on the values of the input cells, into the output cells."""
         from opweave_jax.values import key_data_of
 
-        values = []
-        for cell, mirror, is_rng in zip(self.input_cells, self.mirrors, self.rng_args, strict=True):
-            if mirror is not None:
-                values.append(mirror.get(cell))
-            elif is_rng:
-                values.append(key_data_of(cell[0]))
-            else:
-                values.append(cell[0])
-        outs = self._call_jitted(values, self.owned)
+        cells = zip(self.input_cells, self.mirrors, self.rng_args, strict=True)
+        outs = self._call_jitted(_cell_values(cells, key_data_of), self.owned)
         for cell, value in zip(self.output_cells, outs, strict=True):
             cell[0] = value
 
@@ -301,13 +294,8 @@ class LinkedGraph:
                 with contextlib.suppress(AttributeError):  # an exception class with slots
                     setattr(exc, FAILED_INPUT, k)
                 raise
-            for cell, mirror, is_rng in implicit:
-                if mirror is not None:
-                    values.append(mirror.get(cell))
-                elif is_rng:
-                    values.append(key_data_of(cell[0]))
-                else:
-                    values.append(cell[0])
+            if implicit:
+                values += _cell_values(implicit, key_data_of)
             if device is None:
                 results, conditions = jitted(*values)
             else:
@@ -315,10 +303,7 @@ class LinkedGraph:
                     results, conditions = jitted(*values)
             if conditions:
                 check_failed(conditions)
-            if candidates:
-                outs = host(results, returned, candidates, values)
-            else:
-                outs = [convert(value) for convert, value in zip(returned, results)]
+            outs = host(results, returned, candidates, values)
             for o in range(n_cells):
                 output_cells[o][0] = outs[o]
             for src, dst in update_cells:
@@ -328,6 +313,18 @@ class LinkedGraph:
             return outs[:n_user_outputs]
 
         return call
+
+
+def _cell_values(
+    cells: Iterable[tuple[list[Any], DeviceMirror | None, bool]], key_data_of: Convert
+) -> list[Any]:
+    """The values the jitted function takes for inputs read from their storage cells
+    (``(cell, mirror, is_rng)`` each): a shared input's device value from its mirror, a
+    random generator's key data, or what the cell holds."""
+    return [
+        mirror.get(cell) if mirror is not None else key_data_of(cell[0]) if is_rng else cell[0]
+        for cell, mirror, is_rng in cells
+    ]
 
 
 def _keeper(mirror: DeviceMirror, var: Variable, zero_copy: bool) -> Convert:
