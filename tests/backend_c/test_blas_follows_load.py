@@ -75,7 +75,7 @@ def test_fewer_threads_at_once_and_more_after_two_quiet_looks(
 def test_nothing_is_read_between_looks(followed: tuple[BlasLoad, Path, object]) -> None:
     state, loadavg, f = followed
     state.interval = 3600.0
-    state.last = 0.0
+    state.last = -1e9  # long ago, even on a machine up for less than the interval
     loadavg.write_text(f"3.10 2.00 1.50 {state.limit + 2}/612 4242\n")
     product(f)  # the first look (the last one was long ago)
     assert state.current == 1

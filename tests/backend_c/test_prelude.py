@@ -1,8 +1,8 @@
 """The runtime compiled once per compile directory (``opweave_c.prelude``): a precompiled
 header and an object file, built in the background when a large graph's compile chooses a
-C linker, used by the modules built with their flags, and never a reason for a module to
-compute differently, to change its cache key or to load a file another user could have
-written."""
+C linker or once a module has been built without them, used by the modules built with
+their flags, and never a reason for a module to compute differently, to change its cache
+key or to load a file another user could have written."""
 
 from __future__ import annotations
 
@@ -40,11 +40,13 @@ from opweave_c.prelude import (
     OBJECT_SOURCE_NAME,
     WAIT_SECONDS,
     include_args,
+    object_pending,
     own_module_flags,
     prelude_dir,
     runtime_object,
     settle_build,
     start_precompiling,
+    wait_for_object,
 )
 
 pytestmark = pytest.mark.skipif(
@@ -81,27 +83,38 @@ def _built(folder: Path, seconds: float = 30.0) -> Path:
 
 class Builds(list):  # type: ignore[type-arg]
     """The compile arguments of every module build; ``objects``: the object files each
-    was linked with."""
+    was linked with (for a module compiled on its own, ``-c``, those of the link that
+    followed); ``beside``: whether each compiled on its own, beside the runtime's object."""
 
     objects: list[list[str]]
+    beside: list[bool]
 
     def clear(self) -> None:
         super().clear()
         self.objects.clear()
+        self.beside.clear()
 
 
 @pytest.fixture
 def builds(monkeypatch: pytest.MonkeyPatch) -> Builds:
     seen = Builds()
     seen.objects = []
-    real = compiler_module.CCompiler.build
+    seen.beside = []
+    real_build = compiler_module.CCompiler.build
+    real_link = compiler_module.CCompiler.link
 
     def build(self: CCompiler, *args: Any, **kwargs: Any) -> None:
         seen.append(list(kwargs["compile_args"]))
         seen.objects.append(list(kwargs.get("objects") or []))
-        real(self, *args, **kwargs)
+        seen.beside.append(bool(kwargs.get("compile_only")))
+        real_build(self, *args, **kwargs)
+
+    def link(self: CCompiler, objects: list[str], *args: Any, **kwargs: Any) -> None:
+        seen.objects[-1] = list(objects[1:])  # after the module's own object
+        real_link(self, objects, *args, **kwargs)
 
     monkeypatch.setattr(compiler_module.CCompiler, "build", build)
+    monkeypatch.setattr(compiler_module.CCompiler, "link", link)
     return seen
 
 
@@ -115,6 +128,8 @@ FUNCTIONS = {
     "expm1": np.expm1,
     "arcsinh": np.arcsinh,
     "tan": np.tan,
+    "cosh": np.cosh,
+    "exp": np.exp,
 }
 
 
@@ -137,12 +152,13 @@ def test_the_header_and_object_once_built_are_used_by_later_modules(
 ) -> None:
     first = _compile("tanh", linker)
     np.testing.assert_allclose(first(X), _expected("tanh", X))
-    # A small graph builds its module from the text and does not start the build.
-    assert builds and not any("-include" in args for args in builds)
-    assert not any(builds.objects) and not any(LINKED_DEFINE in args for args in builds)
-    assert not (compiledir / "prelude").exists()
-    start_runtime_prelude()  # what a large graph's compile starts
+    # The first module of the compile directory starts the runtime's build, compiles its
+    # own code beside the object's and links the two; the header comes after.
     folder = _folder(compiledir)
+    assert builds and not any("-include" in args for args in builds)
+    assert builds.beside == [True] * len(builds)
+    assert all(LINKED_DEFINE in args for args in builds)
+    assert all(objects == [str(folder / OBJECT_NAME)] for objects in builds.objects)
     gch = _built(folder)
     assert (folder / HEADER_NAME).read_text() == RUNTIME
     assert (folder / OBJECT_SOURCE_NAME).read_text() == runtime_object_source()
@@ -244,10 +260,13 @@ def test_an_unsafe_object_is_not_linked(compiledir: Path, builds: Builds) -> Non
     os.chmod(folder / OBJECT_NAME, 0o660)  # group-writable: another user could have written it
     assert runtime_object(folder) is None
     f = _compile("expm1")
-    assert builds and not any(builds.objects)
-    assert not any(LINKED_DEFINE in args for args in builds)
     np.testing.assert_allclose(f(X), _expected("expm1", X))
-    assert (folder / OBJECT_NAME).exists()  # not ours to judge: left as it is
+    # The module starts the runtime's build again, which replaces the unsafe file with one
+    # of its own, and links that one.
+    assert builds and builds.beside == [True] * len(builds)
+    assert all(objects == [str(folder / OBJECT_NAME)] for objects in builds.objects)
+    assert os.lstat(folder / OBJECT_NAME).st_mode & 0o077 == 0
+    assert runtime_object(folder) == folder / OBJECT_NAME
 
 
 def test_a_damaged_object_is_dropped_and_the_module_built_without_it(
@@ -293,6 +312,31 @@ def test_with_few_cores_only_the_object_is_built(
     assert include_args(folder) == ["-include", str(folder / HEADER_NAME)]
 
 
+def test_the_first_module_compiles_beside_the_object_and_later_ones_link_it(
+    compiledir: Path, builds: Builds, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first module of a compile directory starts the runtime's object (with few
+    cores, the object alone), compiles its own code meanwhile and links the two; the next
+    new graph's module links the object in one build."""
+    monkeypatch.setattr(module, "HEADER_MIN_CORES", module.usable_cores() + 1)
+    folder = _folder(compiledir)
+    first = _compile("cosh")
+    assert builds and builds.beside == [True] * len(builds)
+    assert all(objects == [str(folder / OBJECT_NAME)] for objects in builds.objects)
+    deadline = time.monotonic() + 30
+    while (folder / ".building").exists():
+        assert time.monotonic() < deadline, sorted(os.listdir(folder))
+        time.sleep(0.02)
+    assert not (folder / (HEADER_NAME + ".gch")).exists()
+    builds.clear()
+    second = _compile("exp")  # the object is there: one build, linked with it
+    assert builds and builds.beside == [False] * len(builds)
+    assert all(objects == [str(folder / OBJECT_NAME)] for objects in builds.objects)
+    assert all(LINKED_DEFINE in args for args in builds)
+    np.testing.assert_allclose(first(X), _expected("cosh", X))
+    np.testing.assert_allclose(second(X), _expected("exp", X))
+
+
 def test_one_build_at_a_time_and_none_for_another_compiler(tmp_path: Path) -> None:
     cache = ModuleCache(tmp_path)
     gcc, flags = CCompiler.from_config(), own_module_flags()
@@ -324,7 +368,9 @@ def _age(path: Path, seconds: float) -> None:
     os.utime(path, (past, past))
 
 
-def test_a_step_nearly_done_is_waited_for_a_young_one_is_not(tmp_path: Path) -> None:
+def test_the_object_is_waited_for_before_the_link_a_nearly_done_header_before_the_build(
+    tmp_path: Path,
+) -> None:
     folder = tmp_path / "prelude" / "k"
     folder.mkdir(parents=True, mode=0o700)
     os.chmod(folder.parent, 0o700)
@@ -332,19 +378,19 @@ def test_a_step_nearly_done_is_waited_for_a_young_one_is_not(tmp_path: Path) -> 
     os.chmod(folder / HEADER_NAME, 0o600)
     marker = folder / ".building"
     marker.touch(mode=0o600)
-    started = time.monotonic()
-    settle_build(folder)  # the object's step just started: not waited for
-    assert time.monotonic() - started < 0.5
-    assert include_args(folder) == [] and runtime_object(folder) is None
-    assert marker.exists()  # nor stopped
-    # The object's step nearly done: waited for, until the object is in place.
-    _age(marker, NEARLY_DONE["object"] + 0.01)
-    putting = _put_later(folder / OBJECT_NAME, delay=WAIT_SECONDS["object"] / 4)
+    # The object's step: not waited for before a module's build, which compiles beside it
+    # and waits for it before its link.
+    _age(marker, 1.0)
     started = time.monotonic()
     settle_build(folder)
+    assert time.monotonic() - started < 0.5
+    assert marker.exists() and object_pending(folder)
+    putting = _put_later(folder / OBJECT_NAME, delay=0.2)
+    started = time.monotonic()
+    assert wait_for_object(folder, 5.0) == folder / OBJECT_NAME
     putting.join()
-    assert time.monotonic() - started < 0.9
-    assert runtime_object(folder) == folder / OBJECT_NAME
+    assert 0.15 < time.monotonic() - started < 4.0
+    assert not object_pending(folder)
     # The header's step nearly done (counted from when the build touched its marker to
     # start it): waited for.
     _age(marker, NEARLY_DONE["header"] + 0.01)
@@ -360,6 +406,29 @@ def test_a_step_nearly_done_is_waited_for_a_young_one_is_not(tmp_path: Path) -> 
     started = time.monotonic()
     settle_build(folder)
     assert time.monotonic() - started < 0.5 and marker.exists()
+
+
+def test_waiting_for_the_object_ends_with_its_build(tmp_path: Path) -> None:
+    """A build that ends without the object (failed, stopped) or outlives the wait gives
+    ``None`` at once: the module is then built whole."""
+    folder = tmp_path / "prelude" / "k"
+    folder.mkdir(parents=True, mode=0o700)
+    os.chmod(folder.parent, 0o700)
+    marker = folder / ".building"
+    assert not object_pending(folder) and wait_for_object(folder, 5.0) is None
+    marker.touch(mode=0o600)
+    started = time.monotonic()
+    assert wait_for_object(folder, 0.2) is None  # still running after the wait
+    assert 0.2 <= time.monotonic() - started < 2.0
+    ending = threading.Timer(0.1, marker.unlink)
+    ending.start()
+    started = time.monotonic()
+    assert wait_for_object(folder, 5.0) is None  # ended without the object
+    ending.join()
+    assert time.monotonic() - started < 2.0
+    marker.touch(mode=0o600)
+    _age(marker, 1000.0)  # a build that died
+    assert not object_pending(folder) and wait_for_object(folder, 5.0) is None
 
 
 def test_a_header_step_far_from_done_is_stopped(tmp_path: Path) -> None:

@@ -83,16 +83,39 @@ class CCompiler:
         libraries: list[str],
         no_compile_args: list[str],
         objects: list[str] | None = None,
+        compile_only: bool = False,
     ) -> list[str]:
         """The full command that builds ``source`` (linked with the object files
-        ``objects``) into the shared object ``target``."""
+        ``objects``) into the shared object ``target``; with ``compile_only``, that
+        compiles it into the object file ``target`` (``-c``: ``objects`` and the libraries
+        are then for the link, :meth:`link_line`)."""
         flags = [*BASE_FLAGS, *DEFINES, *compile_args, *self.extra_flags]
         flags = [f for f in dict.fromkeys(flags) if f not in set(no_compile_args)]
         incs = [f"-I{d}" for d in dict.fromkeys([*self.include_dirs(), *include_dirs])]
+        if compile_only:
+            flags = [f for f in flags if f != "-shared"]
+            return [self.command, *flags, *incs, "-c", source, "-o", target]
         libs = [f"-L{d}" for d in lib_dirs] + [f"-l{lib}" for lib in libraries]
         return [self.command, *flags, *incs, source, *(objects or ()), "-o", target, *libs]
 
-    def build(self, source: str, target: str, what: str, **kwargs: list[str]) -> None:
+    def link_line(
+        self,
+        objects: list[str],
+        target: str,
+        compile_args: list[str],
+        lib_dirs: list[str],
+        libraries: list[str],
+        no_compile_args: list[str],
+    ) -> list[str]:
+        """The command that links the object files ``objects`` into the shared object
+        ``target``, with the flags a build of their source would have (those that matter
+        to the link: ``-shared``, ``-fPIC``, ``-fopenmp`` ...) and the libraries."""
+        flags = [*BASE_FLAGS, *DEFINES, *compile_args, *self.extra_flags]
+        flags = [f for f in dict.fromkeys(flags) if f not in set(no_compile_args)]
+        libs = [f"-L{d}" for d in lib_dirs] + [f"-l{lib}" for lib in libraries]
+        return [self.command, *flags, *objects, "-o", target, *libs]
+
+    def build(self, source: str, target: str, what: str, **kwargs: list[str] | bool) -> None:
         """Compile ``source`` into ``target`` (keyword arguments: those of
         :meth:`command_line`).
 
@@ -101,7 +124,29 @@ class CCompiler:
         CompilationError
             With the compiler's output, ``what`` was compiled, and the kept source.
         """
-        cmd = self.command_line(source, target, **kwargs)
+        self.run(self.command_line(source, target, **kwargs), source, what)  # type: ignore[arg-type]
+
+    def link(
+        self, objects: list[str], target: str, source: str, what: str, **kwargs: list[str]
+    ) -> None:
+        """Link ``objects`` into the shared object ``target`` (keyword arguments: those
+        of :meth:`link_line`); ``source`` is the C source an error names.
+
+        Raises
+        ------
+        CompilationError
+            With the linker's output.
+        """
+        self.run(self.link_line(objects, target, **kwargs), source, what)
+
+    def run(self, cmd: list[str], source: str, what: str) -> None:
+        """Run the compiler command ``cmd`` for ``what`` (built from ``source``).
+
+        Raises
+        ------
+        CompilationError
+            With the compiler's output, ``what`` was compiled, and the kept source.
+        """
         try:
             if shutil_which(self.command) is None:
                 raise FileNotFoundError(errno.ENOENT, "not found", self.command)

@@ -4,13 +4,15 @@ directory: a precompiled header and an object file.
 GCC parses Python's and NumPy's headers and the runtime's header (``csrc/runtime.h``)
 again for every module, and compiles the runtime's functions (``csrc/runtime_functions.h``
 and the TensorType helpers of ``csrc/tensor.h``) again: together about half of a small
-module's build. As soon as a compile has chosen a C linker, and while its graph is still
-being rewritten, :func:`start_precompiling` starts GCC in the background, for the flags
-modules of opweave-c's own are built with (:func:`own_module_flags`), on
+module's build (the functions alone, about four fifths of it). As soon as a compile has
+chosen a C linker for a large graph, while the graph is still being rewritten, or else
+when the first module of opweave-c's own is about to build, :func:`start_precompiling`
+starts GCC in the background, for the flags modules of opweave-c's own are built with
+(:func:`own_module_flags`), on
 
 - the runtime's functions, into an object file (``-DOPW_RUNTIME_OBJECT``), then
 - when the caller asks for it (:mod:`opweave_c.module` does with enough cores to spare),
-  the header, into its precompiled form.
+  the header, into its precompiled form, at the lowest priority.
 
 The object comes first: it saves a module more than the header does.
 
@@ -19,9 +21,11 @@ the flags and the runtime's text), so later compiles find them built. A module b
 those same flags includes the header (``-include``) once its precompiled form exists
 (:func:`include_args`), and is linked with the object once it exists
 (:func:`runtime_object`), compiled with ``-DOPW_RUNTIME_LINKED`` so that it sees the
-functions' declarations only. A module build starting before then waits for them only
-when they are nearly done, and stops a header's build that is not, which would slow it
-down (:func:`settle_build`). The build runs at the lowest priority.
+functions' declarations only. A module build that starts while the object is being built
+compiles its own code meanwhile, on another core, and waits for the object before its
+link (:func:`object_pending`, :func:`wait_for_object`); one that starts while the header
+is being built waits for it only when it is nearly done, and stops it otherwise, since it
+would slow the module down (:func:`settle_build`).
 
 GCC checks a precompiled header against the compiler and flags of every use and falls
 back to the header's text when it does not fit; the runtime's include guard makes the
@@ -38,7 +42,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import shutil
 import signal
 import stat
 import subprocess
@@ -57,11 +60,13 @@ __all__ = [
     "STALE_SECONDS",
     "WAIT_SECONDS",
     "include_args",
+    "object_pending",
     "own_module_flags",
     "prelude_dir",
     "runtime_object",
     "settle_build",
     "start_precompiling",
+    "wait_for_object",
 ]
 
 #: The header's file name; its precompiled form is ``HEADER_NAME + ".gch"`` beside it.
@@ -71,26 +76,29 @@ OBJECT_SOURCE_NAME = "opw_runtime.c"
 OBJECT_NAME = "opw_runtime.o"
 #: A marker of a build in progress older than this (seconds) is from a build that died.
 STALE_SECONDS = 120
-#: A build's step running for this long (seconds) is nearly done, and a module build
-#: waits for it (:func:`settle_build`): the object takes about 0.16 s, and a module
-#: built with it saves about 0.08 s; the precompiled header takes about 0.22 s after the
-#: object, and saves a module about 0.05 s.
-NEARLY_DONE = {"object": 0.1, "header": 0.2}
-#: How long a module build waits at most for a nearly done step (seconds): less than the
-#: step saves the modules building side by side.
-WAIT_SECONDS = {"object": 0.1, "header": 0.04}
+#: The header's step running for this long (seconds) is nearly done, and a module build
+#: waits for it (:func:`settle_build`): the precompiled header takes about 0.22 s after
+#: the object, and saves a module about 0.05 s. (A module waits for the object's step
+#: whenever it runs, :func:`wait_for_object`.)
+NEARLY_DONE = {"header": 0.2}
+#: How long a module build waits at most for a nearly done header (seconds): less than it
+#: saves the modules building side by side.
+WAIT_SECONDS = {"header": 0.04}
 #: Starts, in the background, with the command that follows ``$9``: when ``$8`` is 1,
 #: compiling the runtime's source ``$5`` into the object ``$7`` through the partial file
 #: ``$6``; then, when ``$9`` is 1, precompiling header ``$1`` into ``$2``, renamed to
 #: ``$3`` (a reader never sees a partial file). It writes its process group into the
 #: build marker ``$4`` first (:func:`settle_build` may stop the header's step), touches
 #: the marker when the header's step starts, removes the partial file of a failed step
-#: and, at the end, the marker. The shell itself returns at once.
+#: and, at the end, the marker. The object's step runs at the caller's priority (module
+#: builds wait for it, :func:`wait_for_object`), the header's at the lowest. The shell
+#: itself returns at once.
 _SCRIPT = (
     'h=$1; p=$2; f=$3; m=$4; s=$5; q=$6; o=$7; wo=$8; wh=$9; shift 9; echo $$ > "$m"; ( '
     'if [ "$wo" = 1 ]; then "$@" -DOPW_RUNTIME_OBJECT -c "$s" -o "$q" && chmod 600 "$q" '
-    '&& mv -f "$q" "$o"; fi; rm -f "$q"; if [ "$wh" = 1 ]; then touch "$m"; '
-    '"$@" -x c-header "$h" -o "$p" && chmod 600 "$p" && mv -f "$p" "$f"; fi; '
+    '&& mv -f "$q" "$o"; fi; rm -f "$q"; if [ "$wh" = 1 ]; then touch "$m"; n=; '
+    'command -v nice >/dev/null 2>&1 && n="nice -n 19"; '
+    '$n "$@" -x c-header "$h" -o "$p" && chmod 600 "$p" && mv -f "$p" "$f"; fi; '
     'rm -f "$p" "$m" ) </dev/null >/dev/null 2>&1 &'
 )
 
@@ -147,30 +155,51 @@ def _all_trusted(folder: Path, *files: str) -> bool:
 
 
 def settle_build(folder: Path) -> None:
-    """Before a module builds: wait for the build in ``folder`` while its current step
-    (the object, then the precompiled header) has run for at least :data:`NEARLY_DONE`
-    seconds, for at most :data:`WAIT_SECONDS` (it is then about to end, and waiting costs
-    less than building without it); then stop a header's step still running, which would
-    only slow the module builds down (the next large compile starts it again).
+    """Before a module builds: wait for the header's step of the build in ``folder``
+    when it has run for at least :data:`NEARLY_DONE` seconds, for at most
+    :data:`WAIT_SECONDS` (it is then about to end, and waiting costs less than building
+    without it); then stop it if it still runs, since it would only slow the module builds
+    down (the next large compile starts it again).
 
-    No wait for an object's step that has just started (it goes on, at the lowest
-    priority), a build that has died, or none at all."""
+    An object's step is not waited for here: a module compiles beside it and waits for it
+    before its link (:func:`object_pending`, :func:`wait_for_object`). Nothing to do for a
+    build that has died, or none at all."""
     building = folder / ".building"
-    deadlines: dict[str, float] = {}
+    deadline: float | None = None
     while not (folder / (HEADER_NAME + ".gch")).exists():
         try:
             began = building.stat().st_mtime  # touched when the header's step starts
         except OSError:
             return
-        if time.time() - began >= STALE_SECONDS:
+        if time.time() - began >= STALE_SECONDS or not (folder / OBJECT_NAME).exists():
             return
-        step = "header" if (folder / OBJECT_NAME).exists() else "object"
-        deadline = deadlines.setdefault(step, time.monotonic() + WAIT_SECONDS[step])
-        if time.monotonic() >= deadline or time.time() - began < NEARLY_DONE[step]:
-            if step == "header":
-                _stop_build(folder)
+        deadline = deadline or time.monotonic() + WAIT_SECONDS["header"]
+        if time.monotonic() >= deadline or time.time() - began < NEARLY_DONE["header"]:
+            _stop_build(folder)
             return
         time.sleep(0.005)
+
+
+def object_pending(folder: Path) -> bool:
+    """Is the runtime's object of ``folder`` being built (a live build, its object not
+    there yet)?"""
+    try:
+        began = (folder / ".building").stat().st_mtime
+    except OSError:
+        return False
+    return time.time() - began < STALE_SECONDS and runtime_object(folder) is None
+
+
+def wait_for_object(folder: Path, seconds: float) -> Path | None:
+    """The runtime's object of ``folder`` (:func:`runtime_object`) once the build in
+    progress has made it, waiting for at most ``seconds``; ``None`` when that build ends
+    without it (it failed, or was stopped) or takes longer."""
+    deadline = time.monotonic() + seconds
+    while True:
+        found = runtime_object(folder)
+        if found is not None or not object_pending(folder) or time.monotonic() >= deadline:
+            return found or runtime_object(folder)
+        time.sleep(0.002)
 
 
 def _stop_build(folder: Path) -> None:
@@ -331,13 +360,9 @@ def start_precompiling(
             "1" if want_object else "0",
             "1" if want_header else "0",
         ]
-        # At the lowest priority: on the cores the compile's own work leaves idle (while
-        # it rewrites its graph), never slowing its module builds down.
-        nice = shutil.which("nice")
-        lowest = [nice, "-n", "19"] if nice else []
         try:
             subprocess.run(
-                [*lowest, "sh", "-c", _SCRIPT, "sh", *arguments, *command],
+                ["sh", "-c", _SCRIPT, "sh", *arguments, *command],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
