@@ -233,6 +233,11 @@ def _step_in_cells(
     """
     lock = getattr(fn, "_lock", None)
     with lock if lock is not None else nullcontext():
+        # A call would first switch a tiered inner function to its final linker once that
+        # is linked; the loop runs the linked graph itself, so it does so here.
+        settle = getattr(fn, "settle_tier", None)
+        if settle is not None:
+            settle()
         cells = fn.input_cells[: len(op.inner_inputs)]
         out_cells = fn.output_cells[: len(op.inner_outputs)]
         try:

@@ -253,6 +253,16 @@ class Function:
             raise self._tier_error
         return True
 
+    def settle_tier(self) -> None:
+        """Switch to the final linker if a tiered compile's background link is done (what
+        a call does before it runs), for code that runs the linked graph through its
+        cells (:attr:`fn`, :attr:`input_cells`, :attr:`output_cells`) rather than by
+        calling the function, such as a ``Scan`` loop. The caller holds the function's
+        lock, so no call is under way; nothing happens for an untiered function or one
+        already switched."""
+        if self._tier is not None:
+            self._tier.settle(self, warn=True)
+
     @property
     def compiling(self) -> bool:
         """Whether a tiered compile's final linker is still linking in the background."""
