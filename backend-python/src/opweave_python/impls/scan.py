@@ -49,6 +49,7 @@ from opweave.compile.maker import function
 from opweave.configdefaults import config
 from opweave.graph.basic import Apply
 from opweave.scan.op import Scan
+from opweave_python.scan_steps import Layout, step_loop
 
 __all__ = [
     "PERFORMS",
@@ -289,32 +290,30 @@ def _run_steps(
     shared_out = out_cells[n_states + n_nit : n_states + n_nit + n_shared]
     cond_cell = out_cells[-1] if info.as_while else None
     nits: list[np.ndarray | None] = [None] * n_nit
-    written: list[tuple[list[Any], np.ndarray]] = []
-    for t in range(n_steps):
-        for cell, rows in seq_plan:
-            cell[0] = rows[t]
-        for cell, rows, offset, n_rows in tap_plan:
-            cell[0] = rows[(t + offset) % n_rows]
-        written.clear()
-        for cell, rows, depth, n_rows, preset in state_plan:
-            row = rows[(t + depth) % n_rows]
-            written.append((cell, row))
-            cell[0] = row if preset else None
-        for cell, value in zip(shared_cells, shared, strict=True):
-            cell[0] = value
-        for cell in nit_cells:
-            cell[0] = None
-        run()
-        for cell, row in written:
-            if cell[0] is not row:  # not computed in its row
-                row[...] = cell[0]
-        for k, cell in enumerate(nit_cells):
-            _stack(nits, k, nit_rows[k], t, cell[0])
-        if n_shared:
-            shared = [cell[0] for cell in shared_out]
-        if cond_cell is not None and bool(cond_cell[0]):
-            return nits, shared, t + 1
-    return nits, shared, n_steps
+    layout = Layout(
+        n_seqs=len(seq_plan),
+        n_taps=len(tap_plan),
+        n_shared=n_shared,
+        n_nit=n_nit,
+        presets=tuple(plan[-1] for plan in state_plan),
+        as_while=cond_cell is not None,
+    )
+    steps_run, shared = step_loop(layout)(
+        n_steps,
+        run,
+        seq_plan,
+        tap_plan,
+        state_plan,
+        shared_cells,
+        shared,
+        nit_cells,
+        nits,
+        nit_rows,
+        _stack,
+        shared_out,
+        cond_cell,
+    )
+    return nits, shared, steps_run
 
 
 def _stack(nits: list[np.ndarray | None], k: int, rows: int, t: int, value: Any) -> None:
