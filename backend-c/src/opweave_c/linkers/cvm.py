@@ -339,6 +339,9 @@ class CVMLinker(LoopLinker):
         def fn() -> None:
             run()
 
+        # What the wrapper calls, for a caller running the graph many times over (a
+        # ``Scan`` loop): the same call without the wrapper's frame.
+        fn.__wrapped__ = run  # type: ignore[attr-defined]
         for name in ("storage_map", "compute_map", "allow_gc", "loop", "schedule"):
             if hasattr(loop_fn, name):
                 setattr(fn, name, getattr(loop_fn, name))

@@ -242,7 +242,10 @@ def _step_in_cells(
         cells = fn.input_cells[: len(op.inner_inputs)]
         out_cells = fn.output_cells[: len(op.inner_outputs)]
         try:
-            return _run_steps(op, fn.fn, cells, out_cells, n_steps, seqs, buffers, nit_rows, parts)
+            # A linked graph's call without a wrapper's frame, where the linker says what
+            # its wrapper calls (``__wrapped__``, as functools.wraps sets it).
+            run = getattr(fn.fn, "__wrapped__", fn.fn)
+            return _run_steps(op, run, cells, out_cells, n_steps, seqs, buffers, nit_rows, parts)
         finally:
             for cell in (*cells, *out_cells):
                 cell[0] = None
