@@ -19,7 +19,7 @@ from c_parity import check, compiled, strided
 
 import opweave
 from opweave.compile import Mode
-from opweave.link.capabilities import FALLBACK, IMPLEMENTED, PARTIAL
+from opweave.link.capabilities import FALLBACK, IMPLEMENTED
 from opweave.link.resolver import class_capability
 from opweave.tensor import nlinalg as nl
 from opweave.tensor.blockwise import Blockwise
@@ -128,7 +128,7 @@ def test_float_nodes_have_c_and_complex_ones_do_not(kind: str, dtype: str) -> No
 def test_capabilities() -> None:
     for cls in (nl.MatrixInverse, nl.Det, nl.SLogDet):
         assert class_capability(C_OPS, cls) == IMPLEMENTED, cls
-    for other in (nl.Eig, nl.SVD, nl.QR, nl.MatrixPinv):
+    for other in (nl.Eig, nl.TensorInv, nl.TensorSolve):
         assert class_capability(C_OPS, other) == FALLBACK, other
 
 
@@ -353,27 +353,6 @@ def test_eigh_is_the_reference_bit_for_bit(lower: bool, dtype: str) -> None:
         np.testing.assert_allclose(w, nw, rtol=rtol, atol=rtol * 10)
         # eigenvectors are defined up to sign
         np.testing.assert_allclose(np.abs(v), np.abs(nv), rtol=rtol * 100, atol=rtol * 100)
-
-
-def test_generalized_eigh_stays_in_python() -> None:
-    a = TensorType("float64", shape=(3, 3))("a")
-    b = TensorType("float64", shape=(3, 3))("b")
-    outs = _outs_two(nl.Eigh(), a, b)
-    node = outs[0].owner
-    assert c_code_for(node.op, node) is None
-    assert class_capability(C_OPS, nl.Eigh) == PARTIAL
-    with pytest.raises(MissingCCodeError):
-        opweave.function([a, b], outs, mode=MODES["c"])
-    f = opweave.function([a, b], outs, mode=MODES["cvm"])
-    assert f.fn.c_nodes == []
-    m = RNG.standard_normal((3, 3))
-    spd = m @ m.T + 3 * np.eye(3)
-    w, _ = f(spd, np.eye(3))
-    np.testing.assert_allclose(w, np.linalg.eigvalsh(spd), rtol=1e-12)
-
-
-def _outs_two(op: Any, a: Any, b: Any) -> list[Any]:
-    return list(op.make_node(a, b).outputs)
 
 
 def test_blockwise_of_eigh_runs_in_c() -> None:

@@ -20,12 +20,19 @@ same routines:
   singular matrix. An empty matrix has the determinant 1 and ``(1, 0)``;
 - the eigenvalues and eigenvectors are ``dsyevd``'s (``jobz='V'``, the triangle ``lower``
   names, the workspace its query asks for, as ``numpy.linalg.eigh`` sizes it); a failure to
-  converge raises ``numpy.linalg.LinAlgError("Eigenvalues did not converge")``. ``Eigh``
-  with a second input (the generalized problem) runs in Python: the capability is partial.
+  converge raises ``numpy.linalg.LinAlgError("Eigenvalues did not converge")``.
 
 The Python backend calls the same routines of the same SciPy LAPACK (where SciPy is
 installed), one matrix at a time, with the C library's ``log`` and ``exp``, so both give
 the same values bit for bit.
+
+``SVD`` and ``MatrixPinv`` have their C code in :mod:`opweave_c.impls.nlinalg_svd`,
+``QR`` in :mod:`opweave_c.impls.nlinalg_qr`, ``Lstsq`` in
+:mod:`opweave_c.impls.nlinalg_lstsq`;
+``Eigh`` with a second input (the generalized problem) and ``Eigvalsh``
+(:mod:`opweave.tensor.linalg.decomposition.eigen`) theirs in
+:mod:`opweave_c.impls.nlinalg_eigen`. ``Eigvalsh`` is listed here; the table of
+:mod:`opweave_c.impls.slinalg` must not list it too (it comes later and would win).
 
 The inputs are never written to. float32 and float64 outputs run in C; complex ones and a
 missing SciPy (an optional extra) leave the nodes to the Python backend (``cvm``). The
@@ -40,7 +47,8 @@ from types import MappingProxyType
 from typing import Any
 
 from opweave.graph.basic import Apply
-from opweave.link.capabilities import CAPABILITY_ATTRIBUTE, FALLBACK, PARTIAL
+from opweave.link.capabilities import CAPABILITY_ATTRIBUTE, FALLBACK
+from opweave.tensor.linalg.decomposition.eigen import Eigvalsh
 from opweave.tensor.nlinalg import (
     QR,
     SVD,
@@ -58,11 +66,15 @@ from opweave_c.impls.common import SnippetImpl, c_string, python_only, tensor_dt
 from opweave_c.impls.csource import render, snippet
 from opweave_c.impls.lapack import SUPPORT as LAPACK_SUPPORT
 from opweave_c.impls.lapack import lapack_exports
+from opweave_c.impls.nlinalg_eigen import eigvalsh_c, generalized_eigh_c
+from opweave_c.impls.nlinalg_lstsq import lstsq_c
+from opweave_c.impls.nlinalg_qr import qr_c
+from opweave_c.impls.nlinalg_svd import pinv_c, svd_c
 
 __all__ = ["C_OPS", "NlinalgC", "lapack_available"]
 
 #: Bump when the generated C changes.
-VERSION = (2,)
+VERSION = (3,)
 
 #: The output dtypes with C code.
 FLOATS = frozenset({"float32", "float64"})
@@ -161,17 +173,17 @@ def _nlinalg(op: Any, node: Apply) -> NlinalgC | None:
     return NlinalgC(kind, str(dtype))
 
 
-def _eigh(op: Any, node: Apply) -> NlinalgC | None:
-    """:func:`_nlinalg` for the eigenproblem of one matrix; the generalized problem (two
-    inputs) runs in Python."""
+def _eigh(op: Any, node: Apply) -> SnippetImpl | None:
+    """:func:`_nlinalg` for the eigenproblem of one matrix, the generalized problem (two
+    inputs) in :mod:`opweave_c.impls.nlinalg_eigen`."""
+    if len(node.inputs) == 2:
+        return generalized_eigh_c(op, node)
     return _nlinalg(op, node)
 
 
 if find_spec("scipy") is None:  # no SciPy: every node runs in Python
     setattr(_nlinalg, CAPABILITY_ATTRIBUTE, FALLBACK)
     setattr(_eigh, CAPABILITY_ATTRIBUTE, FALLBACK)
-else:
-    setattr(_eigh, CAPABILITY_ATTRIBUTE, PARTIAL)
 
 
 #: Op class -> ``factory(op, node)`` giving the C implementation or ``None``. Read-only.
@@ -179,6 +191,11 @@ C_OPS: MappingProxyType[type, Any] = MappingProxyType(
     {
         **dict.fromkeys((MatrixInverse, Det, SLogDet), _nlinalg),
         Eigh: _eigh,
-        **{cls: python_only for cls in (Eig, Lstsq, MatrixPinv, QR, SVD, TensorInv, TensorSolve)},
+        Eigvalsh: eigvalsh_c,
+        SVD: svd_c,
+        MatrixPinv: pinv_c,
+        QR: qr_c,
+        Lstsq: lstsq_c,
+        **{cls: python_only for cls in (Eig, TensorInv, TensorSolve)},
     }
 )

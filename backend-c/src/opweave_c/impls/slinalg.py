@@ -47,7 +47,6 @@ from opweave.graph.basic import Apply
 from opweave.link.capabilities import CAPABILITY_ATTRIBUTE, FALLBACK
 from opweave.link.perform import find_perform
 from opweave.tensor.linalg.constructors import BlockDiagonal
-from opweave.tensor.linalg.decomposition.eigen import Eigvalsh
 from opweave.tensor.linalg.decomposition.lu import LU, LUFactor, PivotToPermutations
 from opweave.tensor.linalg.decomposition.schur import QZ, Schur
 from opweave.tensor.linalg.products import Expm
@@ -260,7 +259,6 @@ C_OPS: MappingProxyType[type, Any] = MappingProxyType(
                 LU,
                 LUFactor,
                 PivotToPermutations,
-                Eigvalsh,
                 Schur,
                 QZ,
                 SolveSylvester,

@@ -5,10 +5,11 @@ Inputs are converted to the output's working dtype first (``numpy.linalg`` has n
 ``slogdet``, ``eig``, ``eigh``, ``svd``, ``qr`` and ``pinv`` all loop over leading axes.
 ``lstsq``, ``tensorinv`` and ``tensorsolve`` take single arrays, as in NumPy.
 
-``inv``, ``det``, ``slogdet`` and ``eigh`` of float32/float64 values run NumPy's algorithm with
-SciPy's LAPACK instead, matrix by matrix, when SciPy is installed: the C backend calls
-those routines too, so both backends give the same values bit for bit (NumPy's own LAPACK
-build may round differently).
+``inv``, ``det``, ``slogdet``, ``eigh``, ``svd``, ``pinv``, ``qr`` and ``lstsq`` of
+float32/float64 values run NumPy's algorithm with SciPy's LAPACK instead, matrix by matrix,
+when SciPy is installed, and ``eigh`` with ``b`` runs ``scipy.linalg.eigh``'s ``dsygvd``:
+the C backend calls those routines too, so both backends give the same values bit for bit
+(NumPy's own LAPACK build may round differently).
 """
 
 from __future__ import annotations
@@ -35,7 +36,15 @@ from opweave.tensor.nlinalg import (
     TensorInv,
     TensorSolve,
 )
-from opweave_python.impls.lapack import scipy_lapack
+from opweave_python.impls.lapack import (
+    NOT_CONVERGED,
+    gelsd,
+    geqrf_orgqr,
+    gesdd,
+    scipy_lapack,
+    sygvd,
+    work_copies,
+)
 from opweave_python.impls.slinalg import check_square, triangular_solve
 
 __all__ = [
@@ -103,14 +112,6 @@ def _lapack(x: np.ndarray) -> ModuleType | None:
     return scipy_lapack() if x.dtype.name in ("float32", "float64") else None
 
 
-def _work(x: np.ndarray) -> np.ndarray:
-    """Private float64 copies of the matrices of ``x`` (LAPACK overwrites them), one per
-    batch entry in C order: entry ``i`` holds the transpose of a matrix, so that its view
-    ``[i].T`` is that matrix, Fortran-ordered (SciPy hands it to LAPACK without a copy)."""
-    n = x.shape[-1]
-    return np.array(_swap(x), dtype=np.float64, order="C").reshape(-1, n, n)
-
-
 def _exp(x: float) -> float:
     """The C library's ``exp``: ``inf`` where the result overflows."""
     try:
@@ -145,7 +146,7 @@ def _slogdet(lapack: ModuleType, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     batch = x.shape[:-2]
     if x.shape[-1] == 0:
         return np.ones(batch), np.zeros(batch)
-    work = _work(x)
+    work = work_copies(x)
     pairs = [_slogdet_one(lapack, m.T) for m in work]
     sign = np.array([p[0] for p in pairs], dtype=np.float64).reshape(batch)
     logdet = np.array([p[1] for p in pairs], dtype=np.float64).reshape(batch)
@@ -159,7 +160,7 @@ def _inverse(op: MatrixInverse, lapack: ModuleType, x: np.ndarray) -> np.ndarray
     if n == 0:
         return out
     flat = out.reshape(-1, n, n)
-    for i, m in enumerate(_work(x)):
+    for i, m in enumerate(work_copies(x)):
         _, _, inverse, info = lapack.dgesv(m.T, np.eye(n, order="F"), overwrite_a=1, overwrite_b=1)
         if info < 0:
             raise RuntimeError(f"LAPACK's gesv rejected argument {-info}")
@@ -251,12 +252,12 @@ def _eigh(lapack: ModuleType, a: np.ndarray, lower: bool) -> tuple[np.ndarray, n
         raise RuntimeError(f"LAPACK's syevd rejected argument {-info}")
     sizes = {"lwork": int(work), "liwork": int(iwork)}
     w_flat, v_flat = w.reshape(-1, n), v.reshape(-1, n, n)
-    for i, m in enumerate(_work(a)):
+    for i, m in enumerate(work_copies(a)):
         w_flat[i], v_flat[i], info = lapack.dsyevd(
             m.T, compute_v=1, lower=int(lower), overwrite_a=1, **sizes
         )
         if info > 0:
-            raise LinAlgError("Eigenvalues did not converge")
+            raise LinAlgError(NOT_CONVERGED)
         if info < 0:
             raise RuntimeError(f"LAPACK's syevd rejected argument {-info}")
     return w, v
@@ -264,8 +265,9 @@ def _eigh(lapack: ModuleType, a: np.ndarray, lower: bool) -> tuple[np.ndarray, n
 
 def eigh_perform(op: Eigh, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
     """``numpy.linalg.eigh`` of the triangle ``op.lower`` names (SciPy's ``dsyevd`` for
-    float32/float64); with ``b``, the standard problem ``L^-1 a L^-H`` for ``b = L L^H``
-    (``b`` not positive definite raises)."""
+    float32/float64); with ``b``, ``scipy.linalg.eigh(a, b)`` (SciPy's ``dsygvd`` for
+    float32/float64, else the standard problem ``L^-1 a L^-H`` for ``b = L L^H``); ``b``
+    not positive definite raises."""
     a = _input(node, inputs, 0)
     check_square(op, a, "a")
     uplo: Literal["L", "U"] = "L" if op.lower else "U"
@@ -279,40 +281,116 @@ def eigh_perform(op: Eigh, node: Apply, inputs: Sequence[Any], out: list[list[An
         check_square(op, b, "b")
         if a.shape != b.shape:
             raise ValueError(f"{op}: a has shape {a.shape} but b has {b.shape}")
-        try:
-            factor = np.linalg.cholesky(_from_triangle(b, op.lower))
-        except LinAlgError:
-            raise LinAlgError(f"{op}: b is not positive definite") from None
-        left = triangular_solve(factor, _from_triangle(a, op.lower), lower=True)
-        c = _swap(triangular_solve(factor, _swap(left).conj(), lower=True)).conj()
-        w, y = np.linalg.eigh(c, UPLO="L")
-        v = triangular_solve(_swap(factor).conj(), y, lower=False)
+        if lapack is not None:
+            w, vectors = sygvd(lapack, a, b, op.lower, compute_v=True, who=op)
+            assert vectors is not None
+            v = vectors
+        else:
+            w, v = _generalized_eigh(op, a, b)
     out[0][0] = np.asarray(w, dtype=_dtype(node, 0))
     out[1][0] = np.asarray(v, dtype=_dtype(node, 1))
 
 
+def _generalized_eigh(op: Eigh, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The generalized problem through the standard one ``L^-1 a L^-H`` (``b = L L^H``)
+    with NumPy's LAPACK (complex values, or no SciPy)."""
+    try:
+        factor = np.linalg.cholesky(_from_triangle(b, op.lower))
+    except LinAlgError:
+        raise LinAlgError(f"{op}: b is not positive definite") from None
+    left = triangular_solve(factor, _from_triangle(a, op.lower), lower=True)
+    c = _swap(triangular_solve(factor, _swap(left).conj(), lower=True)).conj()
+    w, y = np.linalg.eigh(c, UPLO="L")
+    return w, triangular_solve(_swap(factor).conj(), y, lower=False)
+
+
 def svd_perform(op: SVD, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
-    """``numpy.linalg.svd``."""
+    """``numpy.linalg.svd`` (SciPy's ``dgesdd`` for float32/float64)."""
     x = _input(node, inputs)
-    if op.compute_uv:
-        u, s, vt = np.linalg.svd(x, full_matrices=op.full_matrices, compute_uv=True)
-        for i, value in enumerate((u, s, vt)):
-            out[i][0] = np.asarray(value, dtype=_dtype(node, i))
+    lapack = _lapack(x)
+    values: tuple[np.ndarray, ...]
+    if lapack is not None:
+        u, s, vt = gesdd(lapack, x, op.compute_uv, op.full_matrices)
+        values = (u, s, vt) if op.compute_uv else (s,)
+    elif op.compute_uv:
+        values = tuple(np.linalg.svd(x, full_matrices=op.full_matrices, compute_uv=True))
     else:
-        s = np.linalg.svd(x, compute_uv=False)
-        out[0][0] = np.asarray(s, dtype=_dtype(node))
+        values = (np.linalg.svd(x, compute_uv=False),)
+    for i, value in enumerate(values):
+        out[i][0] = np.asarray(value, dtype=_dtype(node, i))
+
+
+#: ``numpy.linalg.pinv``'s default ``rcond``: singular values up to ``rcond * max(s)`` count
+#: as 0.
+PINV_RCOND = 1e-15
+
+
+def _hermitian_svd(lapack: ModuleType, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """NumPy's ``svd(hermitian=True)`` of a batch in the dtype of ``x``: ``eigh`` of the
+    lower triangle (``dsyevd``, in float64) rounded to that dtype, the absolute eigenvalues
+    in descending order (a stable ascending sort, NaN last, reversed) with their
+    eigenvectors as ``U``, and ``VT`` the transpose of ``U`` times the signs."""
+    w64, v64 = _eigh(lapack, x, lower=True)
+    w, v = np.asarray(w64, dtype=x.dtype), np.asarray(v64, dtype=x.dtype)
+    order = np.argsort(np.abs(w), axis=-1, kind="stable")[..., ::-1]
+    signs = np.take_along_axis(np.sign(w), order, axis=-1)
+    s = np.take_along_axis(np.abs(w), order, axis=-1)
+    u = np.take_along_axis(v, order[..., None, :], axis=-1)
+    return u, s, _swap(u * signs[..., None, :])
+
+
+def _pinv(lapack: ModuleType, x: np.ndarray, hermitian: bool) -> np.ndarray:
+    """NumPy's ``pinv`` of a batch in the dtype of ``x`` (float32 or float64): the thin SVD
+    (``dgesdd``, in float64; :func:`_hermitian_svd` for ``hermitian``) rounded to that
+    dtype, the singular values above ``1e-15 * max(s)`` (in float64; NaN keeps none)
+    inverted, the others 0, then ``VT.T @ (s_inv[:, None] * U.T)`` in the dtype, with each
+    entry summed over ``k`` in order from ``+0``."""
+    batch, (m, n) = x.shape[:-2], x.shape[-2:]
+    dtype = x.dtype
+    out = np.zeros((*batch, n, m), dtype=dtype)
+    if out.size == 0:
+        return out
+    if hermitian:
+        u, s, vt = _hermitian_svd(lapack, x)
+    else:
+        u, s, vt = (np.asarray(v, dtype=dtype) for v in gesdd(lapack, x, True, False))
+    cutoff = PINV_RCOND * np.max(s.astype(np.float64), axis=-1, keepdims=True)
+    large = s > cutoff
+    with np.errstate(all="ignore"):
+        s_inv = np.where(large, np.divide(np.asarray(1, dtype=dtype), s), np.asarray(0, dtype))
+        scaled = s_inv[..., :, None] * _swap(u)
+        for k in range(s.shape[-1]):
+            out = out + vt[..., k, :, None] * scaled[..., k, None, :]
+    return out
+
+
+def pinv_perform(op: MatrixPinv, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
+    """``numpy.linalg.pinv`` (SciPy's ``dgesdd``, or ``dsyevd`` for ``hermitian``, for
+    float32/float64)."""
+    x = _input(node, inputs)
+    lapack = _lapack(x)
+    if lapack is not None:
+        if op.hermitian:
+            check_square(op, x, "x")
+        out[0][0] = _pinv(lapack, x, op.hermitian)
+        return
+    out[0][0] = np.asarray(np.linalg.pinv(x, hermitian=op.hermitian), dtype=_dtype(node))
 
 
 def qr_perform(op: QR, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
     """``numpy.linalg.qr`` with SciPy's modes (``"r"`` padded to ``(m, n)``, ``"raw"`` in
-    LAPACK's layout)."""
+    LAPACK's layout); SciPy's ``dgeqrf`` and ``dorgqr`` for float32/float64."""
     x = _input(node, inputs)
     m, n = x.shape[-2:]
     k = min(m, n)
     dtype = _dtype(node)
-    if op.mode in ("full", "economic"):
+    lapack = _lapack(x)
+    values: tuple[np.ndarray, ...]
+    if lapack is not None:
+        values = geqrf_orgqr(lapack, x, op.mode)
+    elif op.mode in ("full", "economic"):
         q, r = np.linalg.qr(x, mode="complete" if op.mode == "full" else "reduced")
-        values: tuple[np.ndarray, ...] = (q, r)
+        values = (q, r)
     elif op.mode == "r":
         r_only = np.asarray(np.linalg.qr(x, mode="r"))
         padded = np.zeros(x.shape, dtype=r_only.dtype)
@@ -326,18 +404,16 @@ def qr_perform(op: QR, node: Apply, inputs: Sequence[Any], out: list[list[Any]])
         out[i][0] = np.asarray(value, dtype=dtype)
 
 
-def pinv_perform(op: MatrixPinv, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
-    """``numpy.linalg.pinv``."""
-    x = _input(node, inputs)
-    out[0][0] = np.asarray(np.linalg.pinv(x, hermitian=op.hermitian), dtype=_dtype(node))
-
-
 def lstsq_perform(op: Lstsq, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
-    """``numpy.linalg.lstsq``."""
+    """``numpy.linalg.lstsq`` (SciPy's ``dgelsd`` for float32/float64)."""
     a = _input(node, inputs, 0)
     b = _input(node, inputs, 1)
     rcond = None if len(inputs) == 2 else float(inputs[2])
-    x, residuals, rank, s = np.linalg.lstsq(a, b, rcond=rcond)
+    lapack = _lapack(a)
+    if lapack is not None:
+        x, residuals, rank, s = gelsd(lapack, a, b, rcond)
+    else:
+        x, residuals, rank, s = np.linalg.lstsq(a, b, rcond=rcond)
     out[0][0] = np.asarray(x, dtype=_dtype(node, 0))
     out[1][0] = np.asarray(residuals, dtype=_dtype(node, 1))
     out[2][0] = np.asarray(rank, dtype="int32")

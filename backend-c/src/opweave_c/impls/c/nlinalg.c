@@ -1,6 +1,8 @@
 #section support
 
-/* MatrixInverse, Det, SLogDet and Eigh of one matrix (opweave.tensor.nlinalg) through the LAPACK SciPy ships:
+/* MatrixInverse, Det, SLogDet and Eigh of one matrix (opweave.tensor.nlinalg) through the
+ * LAPACK SciPy ships (nlinalg_svd.c, nlinalg_qr.c, nlinalg_lstsq.c and nlinalg_eigen.c have
+ * the other kernels and use the functions defined here):
  * scipy.linalg.cython_lapack exports its routines as capsules of function pointers, looked
  * up on first use (no LAPACK to link against).
  *
