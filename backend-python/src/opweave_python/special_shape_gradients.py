@@ -20,7 +20,8 @@ function's value, so no difference of nearby values is ever taken:
 
 Outside the domains (``k < 0``, ``x < 0``; ``a, b <= 0`` or ``x`` outside ``[0, 1]``;
 ``z >= 1`` for ``hyp2f1`` unless ``a`` or ``b`` is a non-positive integer, where the
-derivatives are those of the polynomial the series ends as) the result is NaN, as it is where an
+derivatives are those of the polynomial the series ends as, or ``z = 1`` with
+``c - a - b > 0``, where the series converges) the result is NaN, as it is where an
 expansion fails to converge. At the edges ``x = 0`` and ``x = inf`` the derivatives are 0.
 """
 
@@ -285,7 +286,10 @@ def _hyp2f1_grads(a: float, b: float, c: float, z: float) -> tuple[float, float,
         return math.nan, math.nan, math.nan
     if z == 0.0:
         return 0.0, 0.0, 0.0
-    if 0.0 < z < 1.0:
+    terminating = _nonpositive_int(a) or _nonpositive_int(b)
+    if 0.0 < z < 1.0 or (z == 1.0 and c - a - b > 0.0 and not terminating):
+        # at z = 1 the series converges where c - a - b > 0 (its terms fall as
+        # k**(a + b - c - 1), times log(k) for the derivatives)
         _, fa, fb, fc = _series_grads(a, b, c, z)
         return fa, fb, fc
     if z < 0.0:
@@ -293,7 +297,7 @@ def _hyp2f1_grads(a: float, b: float, c: float, z: float) -> tuple[float, float,
         scale = (1.0 - z) ** (-a)
         g, ga, g2, gc = _series_grads(a, c - b, c, z / (z - 1.0))
         return scale * (ga - math.log1p(-z) * g), -scale * g2, scale * (gc + g2)
-    if _nonpositive_int(a) or _nonpositive_int(b):
+    if terminating:
         # z >= 1: the derivatives of the polynomial the series ends as
         _, fa, fb, fc = _series_grads(a, b, c, z, polynomial=True)
         return fa, fb, fc
@@ -306,7 +310,8 @@ def _hyp2f1_component(index: int) -> Callable[[float, float, float, float], floa
 
     grad.__name__ = f"hyp2f1_grad_{'abc'[index]}"
     grad.__doc__ = (
-        f"``d/d{'abc'[index]} hyp2f1(a, b, c, z)`` for ``z < 1`` (NaN for ``z >= 1`` unless "
+        f"``d/d{'abc'[index]} hyp2f1(a, b, c, z)`` for ``z < 1`` and for ``z = 1`` where "
+        "``c - a - b > 0`` (NaN for other ``z >= 1`` unless "
         "the series terminates, and for a non-positive integer ``c``; 0 at ``z = 0``)."
     )
     return grad

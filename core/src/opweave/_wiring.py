@@ -17,6 +17,9 @@ it imports, binds those names where PyTensor has them before any other code can 
   (:mod:`opweave.compile.gradient_ops`);
 * ``get_active_mode`` in :mod:`opweave.graph.rewriting.basic` and
   :mod:`opweave.graph.rewriting.tools`: :func:`opweave.compile.mode.get_active_mode`;
+* ``Assert`` in :mod:`opweave.tensor.blas` and :mod:`opweave.tensor.extra_ops` (for the
+  run-time checks of ``tensordot``'s contracted lengths and of broadcast lengths): the Op
+  of :mod:`opweave.raise_op`, which builds on :mod:`opweave.tensor`;
 * the core plugin's standard rewrites (:mod:`opweave.plugins.builtin`):
   :func:`opweave.tensor.rewriting.plugin.register_standard_rewrites`.
 
@@ -26,14 +29,14 @@ it imports, binds those names where PyTensor has them before any other code can 
 
 from __future__ import annotations
 
-from opweave import compile, gradient, tensor
+from opweave import compile, gradient, raise_op, tensor
 from opweave._layers import give_names
 from opweave.compile import gradient_ops, mode, ops, shared_dispatch, sharedvalue
 from opweave.gradient import matrices, verify
 from opweave.graph.rewriting import basic as rewriting_basic
 from opweave.graph.rewriting import tools as rewriting_tools
 from opweave.plugins.builtin import provide_standard_rewrites
-from opweave.tensor import shape_ops
+from opweave.tensor import blas, extra_ops, shape_ops
 from opweave.tensor.rewriting.plugin import register_standard_rewrites
 from opweave.tensor.shape import _shape
 
@@ -49,6 +52,8 @@ give_names(gradient, matrices, "hessian jacobian")
 give_names(gradient, verify, "GradientError numeric_grad verify_grad")
 give_names(gradient, gradient_ops, " ".join(gradient_ops.__all__))
 give_names(tensor, matrices, "hessian jacobian")
+give_names(blas, raise_op, "Assert")
+give_names(extra_ops, raise_op, "Assert")
 give_names(rewriting_basic, mode, "get_active_mode")
 give_names(rewriting_tools, mode, "get_active_mode")
 provide_standard_rewrites(register_standard_rewrites)

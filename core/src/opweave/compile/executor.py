@@ -15,6 +15,7 @@ from opweave.compile.sharedvalue import SharedVariable, state_lock_of
 from opweave.graph.basic import Variable, clone_get_equiv
 from opweave.graph.fg import FunctionGraph
 from opweave.plugins.forksafe import AfterFork, StateLock
+from opweave.printing import debugprint
 
 if TYPE_CHECKING:
     from opweave.compile.maker import FunctionMaker
@@ -477,6 +478,21 @@ class Function:
         list of SharedVariable
         """
         return list(self.maker.implicit)
+
+    def dprint(self, **kwargs: Any) -> Any:
+        """:func:`~opweave.printing.debugprint` of this function's graph (PyTensor's
+        ``Function.dprint``).
+
+        Parameters
+        ----------
+        **kwargs
+            Passed to :func:`~opweave.printing.debugprint` (e.g. ``file="str"``).
+
+        Returns
+        -------
+        Whatever :func:`~opweave.printing.debugprint` returns for these arguments.
+        """
+        return debugprint(self, **kwargs)
 
     def copy(
         self,

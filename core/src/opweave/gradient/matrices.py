@@ -15,16 +15,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from opweave.configdefaults import config
 from opweave.gradient._helpers import (
     as_list,
     as_variable,
     format_as,
     ndim_of,
 )
+from opweave.gradient.operators import pullback
 from opweave.gradient.reverse import grad
 from opweave.graph.basic import Variable
-from opweave.tensor.basic import arange, get_vector_length, stack
+from opweave.graph.replace import vectorize_graph
+from opweave.tensor._typing import tensor_var
+from opweave.tensor.basic import arange, eye, get_vector_length, stack
+from opweave.tensor.extra_ops import broadcast_to
 from opweave.tensor.type import TensorType
+from opweave.tensor.variable import TensorVariable
 
 __all__ = ["hessian", "jacobian"]
 
@@ -102,27 +108,66 @@ def _rows(
     return [stack([row[k] for row in per_row]) for k in range(len(wrt))]
 
 
+def _rows_vectorized(
+    expression: TensorVariable,
+    wrt: list[Variable],
+    consider_constant: Sequence[Variable] | None,
+    disconnected_inputs: Literal["ignore", "warn", "raise"],
+) -> list[TensorVariable]:
+    """The rows of :func:`_rows` as one vector-Jacobian product, batched over the rows of
+    an identity matrix (:func:`~opweave.graph.replace.vectorize_graph`), as PyTensor's
+    ``jacobian(..., vectorize=True)``."""
+    dtype = expression.type.dtype
+    if dtype not in ("float16", "float32", "float64"):
+        dtype = config.floatX
+    tangent = TensorType(dtype, shape=expression.type.shape)("row_tangent")
+    single: list[TensorVariable] = list(
+        pullback(
+            expression,
+            wrt,
+            tangent,
+            consider_constant=consider_constant,
+            disconnected_inputs=disconnected_inputs,
+        )
+    )
+    n = expression.shape[0]
+    batched: list[TensorVariable] = list(
+        vectorize_graph(single, replace={tangent: eye(n, dtype=dtype)})
+    )
+    # a row that does not depend on the tangent (a disconnected wrt) is not batched
+    return [
+        broadcast_to(b, (n, *b.shape)) if b.type.ndim == s.type.ndim else b
+        for s, b in zip(single, batched)
+    ]
+
+
 def jacobian(
     expression: Variable,
     wrt: Variable | Sequence[Variable],
     consider_constant: Sequence[Variable] | None = None,
     disconnected_inputs: Literal["ignore", "warn", "raise"] = "raise",
+    vectorize: bool = False,
 ) -> Any:
-    """Return the Jacobian of the vector ``expression`` with respect to ``wrt``.
+    """Return the Jacobian of ``expression`` with respect to ``wrt``.
 
-    Row ``i`` of the Jacobian with respect to ``w`` is ``grad(expression[i], w)``, so
-    the result has shape ``expression.shape + w.shape``. For a scalar
-    ``expression`` this is :func:`~opweave.gradient.grad`.
+    Row ``i`` of the Jacobian of a vector with respect to ``w`` is
+    ``grad(expression[i], w)``, so the result has shape ``expression.shape + w.shape``.
+    For a scalar ``expression`` this is :func:`~opweave.gradient.grad`; a tensor of more
+    dimensions is raveled, and the result reshaped to ``expression.shape + w.shape``.
 
     Parameters
     ----------
     expression
-        A scalar or a vector (``ndim`` 0 or 1); a tensor vector whose length is not
-        static is handled with a scan (see the module docstring).
+        A scalar or a tensor; a tensor whose size is not static is handled with a scan
+        (see the module docstring).
     wrt
         A variable or a list/tuple of variables; the result has the same form.
     consider_constant, disconnected_inputs
         As for :func:`~opweave.gradient.grad` (applied to every row).
+    vectorize
+        Compute all rows with one vector-Jacobian product batched over an identity
+        matrix (:func:`~opweave.graph.replace.vectorize_graph`) instead of one gradient
+        per row or a scan; the values are the same.
 
     Returns
     -------
@@ -147,11 +192,28 @@ def jacobian(
             disconnected_inputs=disconnected_inputs,
         )
         return format_as(use_list, use_tuple, result)
+    if ndim != 1 and isinstance(expression, TensorVariable):
+        flat: list[TensorVariable] = jacobian(
+            expression.ravel(),
+            wrt_vars,
+            consider_constant=consider_constant,
+            disconnected_inputs=disconnected_inputs,
+            vectorize=vectorize,
+        )
+        shape = tuple(expression.shape[i] for i in range(ndim))
+        rows = [
+            j.reshape((*shape, *tensor_var(w).shape), ndim=ndim + tensor_var(w).type.ndim)
+            for j, w in zip(flat, wrt_vars)
+        ]
+        return format_as(use_list, use_tuple, rows)
     if ndim != 1:
         raise ValueError(
             f"jacobian: expression must be a scalar or a vector, got {expression} with ndim "
-            f"{ndim}; flatten it first"
+            f"{ndim}; flatten it first (a tensor of more dimensions is raveled)"
         )
+    if vectorize and isinstance(expression, TensorVariable) and static_length(expression) != 1:
+        rows = _rows_vectorized(expression, wrt_vars, consider_constant, disconnected_inputs)
+        return format_as(use_list, use_tuple, rows)
     n = _require_length(expression, "jacobian")
     if n == -1:
         rows = _rows_scan(expression, wrt_vars, consider_constant, disconnected_inputs)

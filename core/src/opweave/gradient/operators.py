@@ -188,23 +188,27 @@ def Rop(
     if use_op_rop_implementation:
         products = _rop_forward(f_vars, wrt_vars, evs)
     else:
-        products = _rop_via_lop(f_vars, wrt_vars, evs)
-
+        # As PyTensor's two pull-backs: the first checks that each variable in wrt
+        # reaches f; an output whose product is then disconnected (as zero_grad(x) is)
+        # gets a zero product, with no message.
+        products, unreached = _rop_via_lop(f_vars, wrt_vars, evs)
+        for i in unreached:
+            _report_disconnected(
+                f"Rop was asked for the product at wrt[{i}] ({wrt_vars[i]}), on which no "
+                "variable in f depends, or only through non-differentiable operations",
+                disconnected_outputs,
+            )
     results: list[Variable | None] = []
     for i, (out, r) in enumerate(zip(f_vars, products, strict=True)):
         if r is not None and not isinstance(r.type, DisconnectedType):
             results.append(r)
             continue
-        message = (
-            f"Rop was asked for the product of f[{i}] ({out}), which does not depend on any "
-            "variable in wrt, or only through non-differentiable operations"
-        )
-        if disconnected_outputs == "raise":
-            raise DisconnectedInputError(
-                message + " (pass disconnected_outputs='warn' or 'ignore' to get zeros)"
+        if use_op_rop_implementation:
+            _report_disconnected(
+                f"Rop was asked for the product of f[{i}] ({out}), which does not depend on "
+                "any variable in wrt, or only through non-differentiable operations",
+                disconnected_outputs,
             )
-        if disconnected_outputs == "warn":
-            warnings.warn(message, UserWarning, stacklevel=2)
         if return_disconnected_l == "zero":
             results.append(filled_like(out, 0))
         elif return_disconnected_l == "none":
@@ -212,6 +216,16 @@ def Rop(
         else:
             results.append(disconnected_type())
     return format_as(use_list, use_tuple, results)
+
+
+def _report_disconnected(message: str, option: str) -> None:
+    """Raise :class:`DisconnectedInputError` or warn with ``message``, as ``option`` says."""
+    if option == "raise":
+        raise DisconnectedInputError(
+            message + " (pass disconnected_outputs='warn' or 'ignore' to get zeros)"
+        )
+    if option == "warn":
+        warnings.warn(message, UserWarning, stacklevel=3)
 
 
 def _rop_forward(
@@ -280,8 +294,9 @@ def _coerce_eval_point(node: Apply, i: int, ipt: Variable, point: Variable) -> V
 
 def _rop_via_lop(
     f: list[Variable], wrt: list[Variable], eval_points: list[Variable]
-) -> list[Variable | None]:
-    """The R-operator from two reverse passes (no ``R_op`` needed)."""
+) -> tuple[list[Variable | None], list[int]]:
+    """The R-operator from two reverse passes (no ``R_op`` needed), and the positions in
+    ``wrt`` of the variables that no output of ``f`` depends on."""
     dummies = [_dummy_like(out) for out in f]
     g = grad(
         None,
@@ -290,13 +305,14 @@ def _rop_via_lop(
         disconnected_inputs="ignore",
         return_disconnected="disconnected",
     )
+    unreached = [i for i, gi in enumerate(g) if isinstance(gi.type, DisconnectedType)]
     pairs = [
         (gi, v)
         for gi, v in zip(g, eval_points, strict=True)
         if not isinstance(gi.type, DisconnectedType | NullType)
     ]
     if not pairs:
-        return [None] * len(f)
+        return [None] * len(f), unreached
     known = _merge_known([p[0] for p in pairs], [p[1] for p in pairs])
     products = grad(
         None,
@@ -318,7 +334,7 @@ def _rop_via_lop(
         if present:
             r = clone_replace(r, {u: float_filled_like(dummy_of[u], 0) for u in present})
         results.append(r)
-    return results
+    return results, unreached
 
 
 def _dummy_like(out: Variable) -> Variable:

@@ -1207,7 +1207,7 @@ neg = Neg(same_out_nobool, name="neg")
 abs_ = Abs(real_out, name="abs")
 sign = Sign(sign_out, name="sign")
 sqr = Sqr(same_out_min8, name="sqr")
-reciprocal = Reciprocal(upgrade_to_float_no_complex, name="reciprocal")
+reciprocal = Reciprocal(upgrade_to_float, name="reciprocal")
 maximum = Maximum(upcast_out_no_complex, name="maximum")
 minimum = Minimum(upcast_out_no_complex, name="minimum")
 scalar_maximum = maximum

@@ -3,8 +3,8 @@
 It takes the values of ``scipy.special.hyp2f1`` for real arguments (``inf`` for ``z > 1``
 unless the series terminates). Its derivative in ``z`` is
 ``a b / c * hyp2f1(a + 1, b + 1, c + 1, z)``; those in ``a``, ``b`` and ``c`` are
-:func:`~opweave.scalar.shape_gradients.hyp2f1_grad` (defined for ``z < 1`` and for
-terminating series).
+:func:`~opweave.scalar.shape_gradients.hyp2f1_grad` (defined for ``z < 1``, for ``z = 1``
+where ``c - a - b > 0`` and for terminating series).
 """
 
 from __future__ import annotations

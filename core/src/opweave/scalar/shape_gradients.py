@@ -14,9 +14,10 @@ functions :func:`gammainc_grad`, :func:`gammaincc_grad`, :func:`betainc_grad` an
 Domains: ``k >= 0`` and ``x >= 0`` for the incomplete gamma functions (0 at ``x = 0`` and
 ``x = inf``; at ``k = 0`` the one-sided derivative, ``-E1(x)`` for ``gammainc``);
 ``a, b > 0`` and ``0 <= x <= 1`` for ``betainc`` (0 at ``x = 0`` and ``x = 1``); ``z < 1``
-and ``c`` not a non-positive integer for ``hyp2f1`` (0 at ``z = 0``; for ``z >= 1`` where
-``a`` or ``b`` is a non-positive integer, the derivatives of the polynomial the series
-ends as, its degree held).
+(and ``z = 1`` where ``c - a - b > 0``, where the series converges) and ``c`` not a
+non-positive integer for ``hyp2f1`` (0 at ``z = 0``; for ``z >= 1`` where ``a`` or ``b``
+is a non-positive integer, the derivatives of the polynomial the series ends as, its
+degree held).
 Elsewhere the derivatives are NaN. They have no derivatives of their own.
 """
 

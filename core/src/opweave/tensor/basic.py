@@ -1438,9 +1438,10 @@ def join_axis(node: Apply) -> int | None:
 
 @_vectorize_node.register(Join)
 def vectorize_join(op: Join, node: Apply, axis: Variable, *tensors: Variable) -> Any:
-    """A join of tensors that all gained the same batch dimensions (in front) is the same
-    join along the axis shifted past them; other cases go to the rule of ``Op`` (a
-    ``Blockwise``)."""
+    """A join of tensors that all gained the same batch dimensions (in front), with the
+    same broadcastable pattern, is the same join along the axis shifted past them; other
+    cases (a batch dimension of length 1 against a longer one included) go to the rule of
+    ``Op`` (a ``Blockwise``, which broadcasts the batch dimensions)."""
     static_axis = join_axis(node)
     batch = {
         tensor_type_of(new).ndim - tensor_type_of(old).ndim
@@ -1448,7 +1449,9 @@ def vectorize_join(op: Join, node: Apply, axis: Variable, *tensors: Variable) ->
     }
     if axis is node.inputs[0] and static_axis is not None and len(batch) == 1:
         (n_batch,) = batch
-        return op.make_node(static_axis + n_batch, *tensors)
+        patterns = {tuple(n == 1 for n in tensor_type_of(t).shape[:n_batch]) for t in tensors}
+        if len(patterns) == 1:
+            return op.make_node(static_axis + n_batch, *tensors)
     return _vectorize_node.dispatch(Op)(op, node, axis, *tensors)
 
 

@@ -10,7 +10,7 @@ products it covers.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -32,6 +32,11 @@ from opweave.tensor.elemwise import (
 from opweave.tensor.shape_ops import Shape_i
 from opweave.tensor.type import TensorType, discrete_dtypes
 from opweave.tensor.variable import TensorVariable
+
+if TYPE_CHECKING:
+    # The check of tensordot's contracted lengths: opweave.raise_op builds on the package
+    # opweave.tensor, so import opweave (opweave._wiring) sets it here.
+    from opweave.raise_op import Assert
 
 __all__ = ["Dot", "Dot22", "MatMul", "dot", "matmul", "outer", "tensordot"]
 
@@ -378,6 +383,28 @@ def _simple_tensordot(
     return dot(a2, b2)
 
 
+def _assert_contracted_lengths(
+    a: TensorVariable, b: TensorVariable, a_axes: Sequence[int], b_axes: Sequence[int]
+) -> TensorVariable:
+    """``a``, behind an :class:`~opweave.raise_op.Assert` that the contracted lengths match
+    where the types do not show it.
+
+    The contracted axes are merged into one before the :class:`Dot`, which checks only the
+    merged length: with two or more pairs of lengths unknown to the types, lengths that
+    differ but have the same product would go through. The first unknown pair needs no
+    check (the merged lengths then differ when it does not match); each further one gets
+    one, as in PyTensor.
+    """
+    unknown = [
+        (i, j) for i, j in zip(a_axes, b_axes) if a.type.shape[i] is None or b.type.shape[j] is None
+    ]
+    if len(unknown) < 2:
+        return a
+    conds = [Elemwise(ps.eq)(Shape_i(i)(a), Shape_i(j)(b)) for i, j in unknown[1:]]
+    check = Assert("Input array shape along reduced axes of tensordot are not equal")
+    return tensor_out(check(a, *conds))
+
+
 def tensordot(a: Any, b: Any, axes: Any = 2) -> TensorVariable:
     """Sum products over the given axes (NumPy's ``tensordot``).
 
@@ -405,6 +432,7 @@ def tensordot(a: Any, b: Any, axes: Any = 2) -> TensorVariable:
                 f"reduced with tensordot: axis {i} of the first input (length {na}) does not "
                 f"match axis {j} of the second (length {nb})"
             )
+    a = _assert_contracted_lengths(a, b, a_axes, b_axes)
     simple = _simple_tensordot(a, b, a_axes, b_axes)
     if simple is not None:
         return simple

@@ -622,6 +622,8 @@ class CAReduce(Op):
             acc_dtype != default_acc
             and np.result_type(x.type.dtype, acc_dtype) != np.dtype(acc_dtype)
             and not (x.type.dtype == "bool" and acc_dtype != "bool")
+            # as PyTensor: a float or complex accumulator for integers is always accepted
+            and not (x.type.dtype in discrete_dtypes and acc_dtype in continuous_dtypes)
         ):
             raise TypeError(
                 f"{self}: cannot accumulate an input of dtype {x.type.dtype} in {acc_dtype} "

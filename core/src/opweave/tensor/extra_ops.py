@@ -19,7 +19,7 @@ backends.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
@@ -45,10 +45,16 @@ from opweave.tensor.basic import (
     zeros,
     zeros_like,
 )
+from opweave.tensor.constructors import constant
 from opweave.tensor.shape import reshape, shape_i, shape_padleft
 from opweave.tensor.subtensor import advanced_inc_subtensor, set_subtensor
 from opweave.tensor.type import TensorType, continuous_dtypes, discrete_dtypes
 from opweave.tensor.variable import TensorVariable
+
+if TYPE_CHECKING:
+    # The check that lengths broadcast: opweave.raise_op builds on the package
+    # opweave.tensor, so import opweave (opweave._wiring) sets it here.
+    from opweave.raise_op import Assert
 
 __all__ = [
     "CumOp",
@@ -1011,14 +1017,10 @@ def broadcast_to(x: Any, shape: Any) -> TensorVariable:
     return tensor_out(alloc(x, *shape))
 
 
-def broadcast_arrays(*args: Any) -> list[TensorVariable]:
-    """The tensors broadcast against each other (``numpy.broadcast_arrays``).
-
-    Parameters
-    ----------
-    *args
-        Tensors.
-    """
+def _broadcast_arrays_unchecked(*args: Any) -> list[TensorVariable]:
+    """The tensors broadcast against each other with ``second``, for rewrites whose inputs
+    are known to broadcast (a rewrite may drop a ``second`` whose value input already has
+    the output's type, and with it the check of the lengths)."""
     out = []
     for i, a in enumerate(args):
         for j, other in enumerate(args):
@@ -1026,6 +1028,26 @@ def broadcast_arrays(*args: Any) -> list[TensorVariable]:
                 a = second(other, a)
         out.append(as_tensor_variable(a))
     return out
+
+
+def broadcast_arrays(*args: Any) -> list[TensorVariable]:
+    """The tensors broadcast against each other (``numpy.broadcast_arrays``).
+
+    As in PyTensor, lengths that the types do not show to match (or to be 1) are checked
+    when the function runs: tensors that do not broadcast raise ``AssertionError``.
+
+    Parameters
+    ----------
+    *args
+        Tensors.
+    """
+    tensors = [as_tensor_variable(a) for a in args]
+    out = _broadcast_arrays_unchecked(*tensors)
+    conds = _broadcast_conditions(_shapes_of(tensors))
+    if not conds:
+        return out
+    check = Assert(_BROADCAST_MESSAGE)
+    return [tensor_out(check(o, *conds)) for o in out]
 
 
 def roll(x: Any, shift: Any, axis: Any = None) -> TensorVariable:
@@ -1091,8 +1113,78 @@ def to_one_hot(y: Any, nb_class: Any, dtype: Any = None) -> TensorVariable:
     return set_subtensor(out[arange(rows), y], 1)
 
 
-def broadcast_shape(*arrays: Any, arrays_are_shapes: bool = False) -> tuple[TensorVariable, ...]:
+#: The message of the check that lengths broadcast.
+_BROADCAST_MESSAGE = "Could not broadcast dimensions: the lengths differ and none is 1"
+
+
+def _static_length(entry: Any) -> int | None:
+    """``entry`` (an int, or a 0-d variable) as an int when it is a constant, else ``None``."""
+    if isinstance(entry, int | np.integer):
+        return int(entry)
+    if isinstance(entry, Constant):
+        data = np.asarray(entry.data)
+        if data.ndim == 0 and data.dtype.kind in "iub":
+            return int(data)
+    return None
+
+
+def _shapes_of(tensors: Sequence[TensorVariable]) -> list[tuple[Any, ...]]:
+    """The shapes of ``tensors``: ints where the types know them, else ``Shape_i`` values."""
+    return [
+        tuple(n if n is not None else shape_i(t, i) for i, n in enumerate(t.type.shape))
+        for t in tensors
+    ]
+
+
+def _broadcast_dims(
+    shapes: Sequence[Sequence[Any]],
+) -> list[tuple[Any, list[Any]]]:
+    """For each dimension of the broadcast shapes (padded on the left with 1): the length,
+    and the other lengths, not known to be 1, that must equal it when the function runs.
+
+    Raises
+    ------
+    ValueError
+        If two constant lengths other than 1 differ.
+    """
+    ndim = max((len(s) for s in shapes), default=0)
+    padded = [(1,) * (ndim - len(s)) + tuple(s) for s in shapes]
+    dims: list[tuple[Any, list[Any]]] = []
+    for d, entries in enumerate(zip(*padded)):
+        known = {n for e in entries if (n := _static_length(e)) is not None and n != 1}
+        symbolic = [e for e in entries if _static_length(e) is None]
+        if len(known) > 1:
+            raise ValueError(
+                f"Could not broadcast dimensions: dimension {d} has the lengths "
+                f"{sorted(known)} (shapes {[tuple(p) for p in padded]})"
+            )
+        if known:
+            dims.append((known.pop(), symbolic))
+        elif symbolic:
+            dims.append((symbolic[0], symbolic[1:]))
+        else:
+            dims.append((1, []))
+    return dims
+
+
+def _broadcast_conditions(shapes: Sequence[Sequence[Any]]) -> list[TensorVariable]:
+    """The run-time conditions under which ``shapes`` broadcast (lengths not known to be 1
+    equal): one ``eq`` per length to check."""
+    return [
+        tensor_out(tm.eq(first, other))
+        for first, others in _broadcast_dims(shapes)
+        for other in others
+    ]
+
+
+def broadcast_shape(
+    *arrays: Any, arrays_are_shapes: bool = False, allow_runtime_broadcast: bool = False
+) -> tuple[TensorVariable, ...]:
     """The shape that broadcasting ``arrays`` together gives, as 0-d int64 tensors.
+
+    As in PyTensor, only a length known to be 1 (a constant 1, or a static length 1)
+    broadcasts: other lengths of one dimension must be equal, which is checked when the
+    function runs (``AssertionError``) where they are not constants.
 
     Parameters
     ----------
@@ -1101,20 +1193,53 @@ def broadcast_shape(*arrays: Any, arrays_are_shapes: bool = False) -> tuple[Tens
         tensors (a dimension broadcasts where it is the constant 1).
     arrays_are_shapes
         Whether ``arrays`` holds shapes.
+    allow_runtime_broadcast
+        Let a length that is 1 only when the function runs broadcast too (the check is
+        then that each length is 1 or the broadcast length).
 
     Returns
     -------
     tuple of TensorVariable
         One length per dimension (constants where the static shapes know them).
+
+    Raises
+    ------
+    ValueError
+        If two constant lengths other than 1 of one dimension differ.
     """
     if arrays_are_shapes:
-        tensors = [tensor_out(alloc(np.int8(0), *shape)) for shape in arrays]
+        shapes = [tuple(shape) for shape in arrays]
     else:
-        tensors = [as_tensor_variable(a) for a in arrays]
-    out = tensors[0]
-    for t in tensors[1:]:
-        out = tensor_out(second(t, out))
-    return tuple(shape_i(out, i) for i in range(out.ndim))
+        shapes = _shapes_of([as_tensor_variable(a) for a in arrays])
+    out: list[TensorVariable] = []
+    for first, others in _broadcast_dims(shapes):
+        if isinstance(first, int):
+            length = tensor_out(constant(np.int64(first)))
+        else:
+            length = tensor_out(cast(as_tensor_variable(first), "int64"))
+        if others and allow_runtime_broadcast:
+            length, conds = _runtime_broadcast_length([length, *others])
+            length = tensor_out(Assert(_BROADCAST_MESSAGE)(length, *conds))
+        elif others:
+            conds = [tensor_out(tm.eq(first, other)) for other in others]
+            length = tensor_out(Assert(_BROADCAST_MESSAGE)(length, *conds))
+        out.append(tensor_out(length))
+    return tuple(out)
+
+
+def _runtime_broadcast_length(
+    lengths: Sequence[Any],
+) -> tuple[TensorVariable, list[TensorVariable]]:
+    """The broadcast of ``lengths`` when any may be 1 at run time (the largest length that
+    is not 1, else 1; a 0 against 1 gives 0), and the conditions that each is 1 or that."""
+    ints = [tensor_out(cast(as_tensor_variable(n), "int64")) for n in lengths]
+    marked = [tensor_out(where(tm.eq(n, 1), np.int64(-1), n)) for n in ints]
+    largest = marked[0]
+    for m in marked[1:]:
+        largest = tensor_out(tm.maximum(largest, m))
+    result = tensor_out(tm.abs(largest))
+    conds = [tensor_out(tm.or_(tm.eq(n, 1), tm.eq(n, result))) for n in ints]
+    return result, conds
 
 
 def concat_with_broadcast(tensor_list: Sequence[Any], axis: int = 0) -> TensorVariable:

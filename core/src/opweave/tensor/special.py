@@ -22,12 +22,14 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
+from opweave.compile.builders import OpFromGraph
 from opweave.graph.basic import Apply, Variable
 from opweave.graph.op import Op
 from opweave.scalar import math as sm
 from opweave.scalar.type import floatX
 from opweave.tensor import math as tm
-from opweave.tensor.basic import cast, where
+from opweave.tensor._typing import tensor_out
+from opweave.tensor.basic import cast, second, where
 from opweave.tensor.constructors import as_tensor_variable
 from opweave.tensor.elemwise import Elemwise
 from opweave.tensor.math import (  # defined there, as in PyTensor; re-exported here
@@ -387,13 +389,33 @@ def poch(z: Any, m: Any) -> TensorVariable:
     return tm.true_div(gamma(tm.add(z, m)), gamma(z))  # type: ignore[no-any-return]
 
 
+def _xlog1py_pullback(
+    inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+) -> list[Any]:
+    """PyTensor's gradient of ``xlog1py``, not masked at ``x = 0``: ``gz * log1p(y)`` for
+    ``x`` (the derivative of ``x * log1p(y)`` there) and ``gz * x / (1 + y)`` for ``y``."""
+    x, y = inputs
+    (gz,) = output_grads
+    return [tm.mul(gz, tm.log1p(y)), tm.true_div(tm.mul(gz, x), tm.add(1, y))]
+
+
 def xlog1py(x: Any, y: Any) -> TensorVariable:
-    """``x * log1p(y)``, 0 where ``x`` is 0.
+    """``x * log1p(y)``, 0 where ``x`` is 0 (SciPy's ``xlog1py``).
+
+    As in PyTensor, the gradient is that of ``x * log1p(y)`` (not masked at ``x = 0``,
+    where the value is masked): ``log1p(y)`` for ``x`` and ``x / (1 + y)`` for ``y``.
 
     Parameters
     ----------
     x, y
         Tensors (broadcast together).
     """
-    x = as_tensor_variable(x)
-    return where(tm.eq(x, 0), 0, tm.mul(x, tm.log1p(y)))
+    x, y = as_tensor_variable(x), as_tensor_variable(y)
+    # the inputs broadcast outside the inner graph, whose gradients then have their shapes
+    xb, yb = tensor_out(second(y, x)), tensor_out(second(x, y))
+    xi, yi = xb.type(), yb.type()
+    inner = where(tm.eq(xi, 0), 0, tm.mul(xi, tm.log1p(yi)))
+    op = OpFromGraph(
+        [xi, yi], [inner], inline=True, lop_overrides=_xlog1py_pullback, name="xlog1py"
+    )
+    return tensor_out(op(xb, yb))

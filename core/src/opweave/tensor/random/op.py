@@ -40,7 +40,7 @@ from opweave.tensor.basic import (
     concatenate,
     get_vector_length,
 )
-from opweave.tensor.extra_ops import broadcast_arrays
+from opweave.tensor.extra_ops import _broadcast_arrays_unchecked
 from opweave.tensor.random.type import RandomType
 from opweave.tensor.random.var import randomgen_constructor
 from opweave.tensor.shape import shape_padleft
@@ -144,7 +144,7 @@ def compute_batch_shape(params: Sequence[Any], ndims_params: Sequence[int]) -> T
     """
     padded = explicit_expand_dims([as_tensor_variable(p) for p in params], ndims_params)
     batch = [p[(..., *(0,) * nd)] for p, nd in zip(padded, ndims_params, strict=True)]
-    batch_shape: TensorVariable = broadcast_arrays(*batch)[0].shape
+    batch_shape: TensorVariable = _broadcast_arrays_unchecked(*batch)[0].shape
     return batch_shape
 
 

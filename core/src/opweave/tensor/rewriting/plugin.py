@@ -21,6 +21,8 @@ entry                           where               tags
 ``local_log1p``, ...            ``stabilize``       fast_run, stabilize
 ``local_exp_over_1_plus_exp``,  ``stabilize``       fast_run, stabilize
 ``logsigm_to_softplus``, ...
+``local_log_kv``,               ``stabilize``       fast_run, stabilize
+``local_log_iv``
 ``local_1msigmoid``,            ``specialize``      fast_run, specialize
 ``log1p_neg_sigmoid``
 ``specialize_constant_folding`` ``specialize``      fast_run, constant_folding
@@ -47,6 +49,7 @@ from opweave.compile.builders_rewrites import register_inline_ofg
 from opweave.graph.rewriting.graph import in2out
 from opweave.ifelse import cond_make_inplace
 from opweave.scan.rewriting import register_scan_rewrites
+from opweave.tensor.rewriting.bessel import register_bessel
 from opweave.tensor.rewriting.canonicalize import register_canonicalize
 from opweave.tensor.rewriting.constant_folding import register_constant_folding
 from opweave.tensor.rewriting.fusion import register_fusion
@@ -75,6 +78,7 @@ def register_standard_rewrites(db: RewriteDatabase) -> None:
     register_constant_folding(db)
     register_canonicalize(db)
     register_math(db)
+    register_bessel(db)
     register_shape(db)
     register_simplify(db)
     register_fusion(db)

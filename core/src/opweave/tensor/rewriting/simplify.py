@@ -45,7 +45,7 @@ from opweave.tensor.basic import (
 from opweave.tensor.basic_extra import atleast_Nd
 from opweave.tensor.dimshuffle import DimShuffle
 from opweave.tensor.elemwise import Elemwise
-from opweave.tensor.extra_ops import broadcast_arrays
+from opweave.tensor.extra_ops import _broadcast_arrays_unchecked
 from opweave.tensor.math import add, eq, switch, variadic_add
 from opweave.tensor.reductions import Sum
 from opweave.tensor.shape import Reshape, Shape_i
@@ -557,12 +557,12 @@ def local_useless_switch(fgraph: FunctionGraph, node: Apply) -> Any:
         chosen = right if value == 0 else left
         out = chosen if chosen.type.dtype == out_type.dtype else cast(chosen, out_type.dtype)
         if out.type.broadcastable != out_type.broadcastable:
-            out = broadcast_arrays(out, *node.inputs)[0]
+            out = _broadcast_arrays_unchecked(out, *node.inputs)[0]
         copy_stack_trace([*node.outputs, chosen], out)
         return [out]
     if equivalent_up_to_constant_casting(left, right):
         if left.type.broadcastable != out_type.broadcastable:
-            left = broadcast_arrays(left, cond)[0]
+            left = _broadcast_arrays_unchecked(left, cond)[0]
         if left.type.dtype != out_type.dtype:
             left = cast(left, out_type.dtype)
         copy_stack_trace([*node.outputs, *node.inputs], left)
