@@ -19,14 +19,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = ["Layout", "step_loop"]
 
 
-@dataclass(frozen=True)
-class Layout:
+class Layout(NamedTuple):
     """The shape of one ``Scan`` loop: what its generated step loop depends on.
 
     Parameters

@@ -147,44 +147,70 @@ def _writes_are_safe(op: Scan, fn: Any, reusable: dict[int, int]) -> bool:
     return True
 
 
+def _layout(op: Scan) -> tuple[Any, ...]:
+    """What every run of ``op`` needs from its :class:`~opweave.scan.info.ScanInfo`,
+    computed once and kept on the Op (a plain tuple, so the Op still pickles without this
+    backend): the counts of sequences, states, shared variables and non-sequences, per
+    step outputs and taps; each state's depth; each output's ``kept``; whether it is a
+    while loop; for each tap, its state and the offset of the row step ``t`` reads."""
+    found = op.__dict__.get("_scan_layout")
+    if found is None:
+        info = op.info
+        counts = (info.n_seqs, info.n_states, info.n_shared, info.n_non_seqs, info.n_nit)
+        keeps = tuple(info.kept(i) for i in range(info.n_states + info.n_nit))
+        depths = info.depths
+        tap_states = tuple(
+            (j, depths[j] + k) for j, taps in enumerate(info.state_taps) for k in taps
+        )
+        found = (*counts, info.n_taps, depths, keeps, info.as_while, tap_states)
+        op.__dict__["_scan_layout"] = found
+    return found
+
+
 def scan_perform(
     op: Scan, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]
 ) -> None:
     """Run the loop (see the module docstring)."""
-    info = op.info
     fn = inner_function(op)
-    parts = op.split_outer_inputs(inputs)
-    n_steps = int(parts["n_steps"][0])
+    n_seqs, n_states, n_shared, n_non_seqs, n_nit, _, depths, keeps, _, _ = _layout(op)
+    n_steps = int(inputs[0])
     if n_steps < 0:
         raise ValueError(f"{op}: n_steps must not be negative, got {n_steps}")
-    seqs = parts["seqs"]
+    end = 1 + n_seqs
+    seqs = list(inputs[1:end])
+    states = inputs[end : end + n_states]
+    end += n_states
+    parts = {
+        "seqs": seqs,
+        "shared": list(inputs[end : end + n_shared]),
+        "non_seqs": list(inputs[end + n_shared : end + n_shared + n_non_seqs]),
+    }
     for i, seq in enumerate(seqs):
         if seq.shape[0] < n_steps:
             raise ValueError(
                 f"{op}: sequence {i} has {seq.shape[0]} entries, fewer than n_steps={n_steps}"
             )
-    depths = info.depths
     in_place = in_place_states(op)
     buffers = []
-    for j, (init, depth) in enumerate(zip(parts["states"], depths, strict=True)):
+    for j, init in enumerate(states):
+        depth = depths[j]
         if init.shape[0] < depth:
             raise ValueError(
-                f"{op}: state {j} needs {depth} initial values (taps {info.state_taps[j]}), "
-                f"got {init.shape[0]}"
+                f"{op}: state {j} needs {depth} initial values "
+                f"(taps {op.info.state_taps[j]}), got {init.shape[0]}"
             )
-        keep = info.kept(j)
+        keep = keeps[j]
         if keep and j not in in_place:
             keep = max(keep, depth + 1)  # the step's row is not one a tap reads
         rows = depth + n_steps if not keep else min(max(keep, depth), depth + n_steps)
         buf = np.empty((max(rows, 1), *init.shape[1:]), dtype=init.dtype)
         buf[:depth] = init[:depth]
         buffers.append(buf)
-    n_states, n_nit = info.n_states, info.n_nit
-    nit_rows = [min(info.kept(n_states + k) or n_steps, n_steps) for k in range(n_nit)]
+    nit_rows = [min(keeps[n_states + k] or n_steps, n_steps) for k in range(n_nit)]
     loop = _step_in_cells if getattr(fn, "profile", None) is None else _step_by_calls
     nits, shared, steps_run = loop(op, fn, n_steps, seqs, buffers, nit_rows, parts)
     results: list[Any] = [
-        _tail(buf, depth + steps_run, info.kept(j))
+        _tail(buf, depth + steps_run, keeps[j])
         for j, (buf, depth) in enumerate(zip(buffers, depths))
     ]
     for k, stacked in enumerate(nits):
@@ -192,7 +218,7 @@ def scan_perform(
             inner = op.split_inner_outputs(op.inner_outputs)["nits"][k]
             shape = tuple(0 if s is None else s for s in inner.type.shape)
             stacked = np.empty((0, *shape), dtype=inner.type.dtype)
-        results.append(_tail(stacked, steps_run, info.kept(n_states + k)))
+        results.append(_tail(stacked, steps_run, keeps[n_states + k]))
     results += shared
     for cell, value in zip(output_storage, results, strict=True):
         cell[0] = value
@@ -265,41 +291,27 @@ def _run_steps(
     parts: dict[str, list[Any]],
 ) -> tuple[list[np.ndarray | None], list[Any], int]:
     """The body of :func:`_step_in_cells`, the lock held."""
-    info = op.info
-    n_states, n_nit, n_shared = info.n_states, info.n_nit, info.n_shared
-    n_seqs, n_taps = info.n_seqs, info.n_taps
-    depths = info.depths
+    n_seqs, n_states, n_shared, _, n_nit, n_taps, depths, _, as_while, tap_states = _layout(op)
     # Every row is a view made once per call: a step's oldest tap and the row it writes
     # are the same object when they are the same row (a circular buffer of ``depth`` rows).
     buf_rows = [_rows(buf, len(buf)) for buf in buffers]
-    seq_plan = [(cell, _rows(seq, n_steps)) for cell, seq in zip(cells, seqs, strict=False)]
-    tap_plan = []
-    pos = n_seqs
-    for j, taps in enumerate(info.state_taps):
-        for k in taps:
-            tap_plan.append((cells[pos], buf_rows[j], depths[j] + k, len(buf_rows[j])))
-            pos += 1
+    seq_plan = [(cells[i], _rows(seq, n_steps)) for i, seq in enumerate(seqs)]
+    tap_plan = [
+        (cells[n_seqs + i], buf_rows[j], offset, len(buf_rows[j]))
+        for i, (j, offset) in enumerate(tap_states)
+    ]
     # A row no tap reads is preset as the place of the state's new value; the others are
     # the oldest tap's row, which the step computes in place or the loop copies into.
     state_plan = [
-        (cell, buf_rows[j], depths[j], len(buf_rows[j]), len(buf_rows[j]) > depths[j])
-        for j, cell in enumerate(out_cells[:n_states])
+        (out_cells[j], rows, depths[j], len(rows), len(rows) > depths[j])
+        for j, rows in enumerate(buf_rows)
     ]
-    shared_cells = cells[n_seqs + n_taps : n_seqs + n_taps + n_shared]
-    for cell, value in zip(cells[n_seqs + n_taps + n_shared :], parts["non_seqs"], strict=True):
+    first_shared = n_seqs + n_taps
+    for cell, value in zip(cells[first_shared + n_shared :], parts["non_seqs"], strict=True):
         cell[0] = value
-    shared = list(parts["shared"])
-    nit_cells = out_cells[n_states : n_states + n_nit]
-    shared_out = out_cells[n_states + n_nit : n_states + n_nit + n_shared]
-    cond_cell = out_cells[-1] if info.as_while else None
     nits: list[np.ndarray | None] = [None] * n_nit
     layout = Layout(
-        n_seqs=len(seq_plan),
-        n_taps=len(tap_plan),
-        n_shared=n_shared,
-        n_nit=n_nit,
-        presets=tuple(plan[-1] for plan in state_plan),
-        as_while=cond_cell is not None,
+        n_seqs, n_taps, n_shared, n_nit, tuple(plan[-1] for plan in state_plan), as_while
     )
     steps_run, shared = step_loop(layout)(
         n_steps,
@@ -307,14 +319,14 @@ def _run_steps(
         seq_plan,
         tap_plan,
         state_plan,
-        shared_cells,
-        shared,
-        nit_cells,
+        cells[first_shared : first_shared + n_shared],
+        parts["shared"],
+        out_cells[n_states : n_states + n_nit],
         nits,
         nit_rows,
         _stack,
-        shared_out,
-        cond_cell,
+        out_cells[n_states + n_nit : n_states + n_nit + n_shared],
+        out_cells[-1] if as_while else None,
     )
     return nits, shared, steps_run
 
