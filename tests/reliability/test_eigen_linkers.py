@@ -13,12 +13,11 @@ table lists its C code; until then the ``c`` linker is left out for it.
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
+from nlinalg_cases import DTYPES, INF, NAN, SYMMETRIC, close_to, layouts, outcome, same_outcome
 
 import opweave
 from opweave.compile import Mode
@@ -31,24 +30,10 @@ scipy_linalg = pytest.importorskip("scipy.linalg")
 from opweave_c.impls import C_OPS  # noqa: E402
 from opweave_c.impls.nlinalg_eigen import eigvalsh_c  # noqa: E402
 
-DTYPES = ("float32", "float64")
-NAN, INF = np.nan, np.inf
-
 #: The linkers ``Eigvalsh`` runs on (``c`` needs its C code listed).
 EIGVALSH_LINKERS = (
     ("py", "vm", "c", "cvm") if C_OPS.lookup(Eigvalsh) is eigvalsh_c else ("py", "vm", "cvm")
 )
-
-#: Symmetric 3 x 3 matrices ``a``.
-SYMMETRIC: dict[str, list[list[float]]] = {
-    "identity": [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
-    "repeated": [[2.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, -1.0]],
-    "zeros": [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]],
-    "negative-zeros": [[-0.0, -0.0, -0.0], [-0.0, -0.0, -0.0], [-0.0, -0.0, -0.0]],
-    "general": [[0.3, -1.7, 2.0], [-1.7, 0.9, 0.1], [2.0, 0.1, -4.0]],
-    "huge": [[1e30, 1e29, 0.0], [1e29, 1e30, 0.0], [0.0, 0.0, 1.0]],
-    "tiny": [[1e-30, 0.0, 0.0], [0.0, -1e-30, 0.0], [0.0, 0.0, 1.0]],
-}
 
 #: Matrices holding NaN or infinities (NumPy's ``eigvalsh`` may raise ``LinAlgError`` or
 #: give NaN, or finite values where the triangle read holds no NaN).
@@ -76,45 +61,6 @@ INDEFINITE: dict[str, list[list[float]]] = {
 }
 
 
-def _layouts(a: np.ndarray) -> list[np.ndarray]:
-    """``a`` contiguous, as a view with strided rows, and Fortran-ordered."""
-    wide = np.zeros((*a.shape[:-1], 2 * a.shape[-1]), dtype=a.dtype)
-    wide[..., ::2] = a
-    fortran = np.swapaxes(np.ascontiguousarray(np.swapaxes(a, -1, -2)), -1, -2)
-    return [a, wide[..., ::2], fortran]
-
-
-def _outcome(f: Callable[..., Any], *args: Any) -> tuple[str, Any]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        try:
-            return "ok", f(*args)
-        except Exception as exc:
-            return "error", (type(exc), str(exc).split("\n")[0])
-
-
-def _same(ref: tuple[str, Any], got: tuple[str, Any], where: str) -> None:
-    assert ref[0] == got[0], f"{where}: {ref} != {got}"
-    if ref[0] == "error":
-        assert ref[1] == got[1], where
-        return
-    for r, g in zip(ref[1], got[1], strict=True):
-        assert r.dtype == g.dtype and r.shape == g.shape, where
-        np.testing.assert_array_equal(r, g, err_msg=where)
-
-
-def _like(got: np.ndarray, want: np.ndarray, where: str) -> None:
-    want = np.asarray(want, dtype=got.dtype)
-    assert got.shape == want.shape, where
-    np.testing.assert_array_equal(np.isnan(got), np.isnan(want), err_msg=where)
-    rtol = 1e-4 if got.dtype == np.float32 else 1e-9
-    scale = float(np.max(np.abs(want[np.isfinite(want)]), initial=0.0))
-    finite = np.isfinite(want)
-    np.testing.assert_allclose(
-        got[finite], want[finite], rtol=rtol, atol=rtol * scale, err_msg=where
-    )
-
-
 def _scipy_eigh(a: np.ndarray, b: np.ndarray, lower: bool, only: bool) -> Any:
     """``scipy.linalg.eigh(a, b)`` without its check for finite entries."""
     return scipy_linalg.eigh(a, b, lower=lower, eigvals_only=only, check_finite=False)
@@ -137,13 +83,13 @@ def test_generalized_problems_of_every_pair(lower: bool, dtype: str) -> None:
     eigh = _functions(dtype, ("py", "vm", "c", "cvm"), [nl.Eigh(lower=lower)])
     vals = _functions(dtype, EIGVALSH_LINKERS, [Eigvalsh(lower=lower)])
     want = np.array([scipy_linalg.eigh(x, y, lower=lower, eigvals_only=True) for x, y in pairs])
-    for la, lb in zip(_layouts(a), _layouts(b), strict=True):
+    for la, lb in zip(layouts(a), layouts(b), strict=True):
         for fns in (eigh, vals):
-            ref = _outcome(fns["py"], la, lb)
+            ref = outcome(fns["py"], la, lb)
             assert ref[0] == "ok"
-            _like(ref[1][0], want, f"{dtype} py")
+            close_to(ref[1][0], want, f"{dtype} py", rtol32=1e-4)
             for k, f in fns.items():
-                _same(ref, _outcome(f, la, lb), f"{dtype} {k}")
+                same_outcome(ref, outcome(f, la, lb), f"{dtype} {k}")
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -155,11 +101,11 @@ def test_eigenvalues_of_every_matrix(dtype: str) -> None:
         k: opweave.function([x], out, mode=Mode(linker=k, optimizer=None)) for k in EIGVALSH_LINKERS
     }
     want = np.linalg.eigvalsh(a)
-    for layout in _layouts(a):
-        ref = _outcome(fns["py"], layout)
-        _like(ref[1], want, dtype)
+    for layout in layouts(a):
+        ref = outcome(fns["py"], layout)
+        close_to(ref[1], want, dtype, rtol32=1e-4)
         for k, f in fns.items():
-            _same(("ok", [ref[1]]), ("ok", [_outcome(f, layout)[1]]), f"{dtype} {k}")
+            same_outcome(("ok", [ref[1]]), ("ok", [outcome(f, layout)[1]]), f"{dtype} {k}")
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -170,33 +116,33 @@ def test_nonfinite_matrices_behave_as_in_numpy(name: str, lower: bool, dtype: st
     identity as ``b`` fails or not as SciPy's ``eigh`` does."""
     a = np.array([SYMMETRIC["general"], NONFINITE[name]], dtype=dtype)
     b = np.array([DEFINITE["identity"]] * 2, dtype=dtype)
-    want = _outcome(np.linalg.eigvalsh, a, "L" if lower else "U")
+    want = outcome(np.linalg.eigvalsh, a, "L" if lower else "U")
     fns = _functions(dtype, EIGVALSH_LINKERS, [Eigvalsh(lower=lower)])
     x = TensorType(dtype, shape=(None, None, None))("x")
     one = Eigvalsh(lower=lower).make_node(x).outputs[0]
     for k in EIGVALSH_LINKERS:
         f = opweave.function([x], one, mode=Mode(linker=k, optimizer=None))
-        got = _outcome(f, a)
+        got = outcome(f, a)
         assert got[0] == want[0], (k, got, want)
         if want[0] == "error":
             assert got[1] == (np.linalg.LinAlgError, "Eigenvalues did not converge"), k
         else:
-            _like(got[1], want[1], f"{name} {k}")
+            close_to(got[1], want[1], f"{name} {k}", rtol32=1e-4)
     tables = {
         True: fns,
         False: _functions(dtype, ("py", "vm", "c", "cvm"), [nl.Eigh(lower=lower)]),
     }
     for only, table in tables.items():
         scipy_ok = all(
-            _outcome(_scipy_eigh, m, i, lower, only)[0] == "ok"
+            outcome(_scipy_eigh, m, i, lower, only)[0] == "ok"
             for m, i in zip(a.astype(np.float64), b.astype(np.float64), strict=True)
         )
-        ref = _outcome(table["py"], a, b)
+        ref = outcome(table["py"], a, b)
         assert (ref[0] == "ok") == scipy_ok, ref
         if ref[0] == "error":
             assert ref[1] == (np.linalg.LinAlgError, "Eigenvalues did not converge")
         for k, f in table.items():
-            _same(ref, _outcome(f, a, b), f"{name} {k}")
+            same_outcome(ref, outcome(f, a, b), f"{name} {k}")
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -209,7 +155,7 @@ def test_indefinite_b_raises_everywhere(name: str, dtype: str) -> None:
     for op, linkers in ((nl.Eigh(), ("py", "vm", "c", "cvm")), (Eigvalsh(), EIGVALSH_LINKERS)):
         fns = _functions(dtype, linkers, [op])
         for k, f in fns.items():
-            assert _outcome(f, a, b) == (
+            assert outcome(f, a, b) == (
                 "error",
                 (np.linalg.LinAlgError, f"{op}: b is not positive definite"),
             ), k

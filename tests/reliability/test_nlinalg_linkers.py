@@ -18,15 +18,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from nlinalg_cases import DTYPES, INF, LINKERS, NAN, layouts, run, same_bits
+from nlinalg_cases import SYMMETRIC as FINITE_SYMMETRIC
 
 import opweave
 from opweave.compile import Mode
 from opweave.tensor import nlinalg as nl
 from opweave.tensor.type import TensorType
-
-LINKERS = ("py", "vm", "c", "cvm")
-DTYPES = ("float32", "float64")
-NAN, INF = np.nan, np.inf
 
 #: The 2 x 2 matrices of the grid.
 MATRICES: dict[str, list[list[float]]] = {
@@ -70,20 +68,6 @@ def _inverse(dtype: str, ndim: int) -> dict[str, Callable[..., Any]]:
     return {k: opweave.function([x], out, mode=Mode(linker=k, optimizer=None)) for k in LINKERS}
 
 
-def _layouts(a: np.ndarray) -> list[np.ndarray]:
-    """``a`` contiguous, as a view with strided rows, and Fortran-ordered."""
-    wide = np.zeros((*a.shape[:-1], 2 * a.shape[-1]), dtype=a.dtype)
-    wide[..., ::2] = a
-    fortran = np.swapaxes(np.ascontiguousarray(np.swapaxes(a, -1, -2)), -1, -2)
-    return [a, wide[..., ::2], fortran]
-
-
-def _same_bits(ref: np.ndarray, got: np.ndarray, where: str) -> None:
-    assert got.dtype == ref.dtype and got.shape == ref.shape, where
-    np.testing.assert_array_equal(got, ref, err_msg=where)
-    np.testing.assert_array_equal(np.signbit(got), np.signbit(ref), err_msg=where)
-
-
 def _like_numpy(got: np.ndarray, want: np.ndarray, where: str) -> None:
     want = np.asarray(want)
     assert got.dtype == want.dtype and got.shape == want.shape, where
@@ -103,24 +87,18 @@ def _numpy_det(a: np.ndarray) -> list[np.ndarray]:
         return [np.asarray(np.linalg.det(a)), np.asarray(sign), np.asarray(logdet)]
 
 
-def _run(f: Callable[..., Any], a: np.ndarray) -> Any:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return f(a)
-
-
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("name", list(MATRICES))
 def test_det_and_slogdet_of_one_matrix(name: str, dtype: str) -> None:
     fns = _functions(dtype, 2)
     a = np.array(MATRICES[name], dtype=dtype)
     want = _numpy_det(a)
-    for layout in _layouts(a):
-        ref = _run(fns["py"], layout)
+    for layout in layouts(a):
+        ref = run(fns["py"], layout)
         for k, f in fns.items():
-            got = _run(f, layout)
+            got = run(f, layout)
             for r, g, w in zip(ref, got, want, strict=True):
-                _same_bits(r, g, f"{name} {dtype} {k}")
+                same_bits(r, g, f"{name} {dtype} {k}", nan_signs=True)
                 _like_numpy(g, w, f"{name} {dtype} {k}")
 
 
@@ -131,11 +109,11 @@ def test_det_and_slogdet_of_a_batch_of_every_matrix(dtype: str) -> None:
     for b in batches:
         fns = _functions(dtype, b.ndim)
         want = _numpy_det(b)
-        for layout in _layouts(b):
-            ref = _run(fns["py"], layout)
+        for layout in layouts(b):
+            ref = run(fns["py"], layout)
             for k, f in fns.items():
-                for r, g, w in zip(ref, _run(f, layout), want, strict=True):
-                    _same_bits(r, g, f"batch {b.shape} {dtype} {k}")
+                for r, g, w in zip(ref, run(f, layout), want, strict=True):
+                    same_bits(r, g, f"batch {b.shape} {dtype} {k}", nan_signs=True)
                     _like_numpy(g, w, f"batch {b.shape} {dtype} {k}")
 
 
@@ -146,7 +124,7 @@ def test_empty_matrices(dtype: str) -> None:
         fns, inv = _functions(dtype, len(shape)), _inverse(dtype, len(shape))
         for k in LINKERS:
             for g, w in zip(fns[k](a), _numpy_det(a), strict=True):
-                _same_bits(np.asarray(w, dtype=dtype), g, f"{shape} {k}")
+                same_bits(np.asarray(w, dtype=dtype), g, f"{shape} {k}", nan_signs=True)
             result = inv[k](a)
             assert result.shape == shape and result.dtype == np.dtype(dtype)
 
@@ -157,11 +135,11 @@ def test_inverse_of_every_invertible_matrix(dtype: str) -> None:
     inv = _inverse(dtype, 3)
     with np.errstate(all="ignore"):
         want = np.linalg.inv(a)
-    for layout in _layouts(a):
-        ref = _run(inv["py"], layout)
+    for layout in layouts(a):
+        ref = run(inv["py"], layout)
         for k, f in inv.items():
-            got = _run(f, layout)
-            _same_bits(ref, got, f"{dtype} {k}")
+            got = run(f, layout)
+            same_bits(ref, got, f"{dtype} {k}", nan_signs=True)
             _like_numpy(got, want, f"{dtype} {k}")
 
 
@@ -183,15 +161,9 @@ def test_inverse_of_a_singular_matrix_raises_everywhere(name: str, dtype: str) -
 
 #: Symmetric 3 x 3 matrices for ``eigh`` (one triangle is read).
 SYMMETRIC: dict[str, list[list[float]]] = {
-    "identity": [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
-    "repeated": [[2.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, -1.0]],
-    "zeros": [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]],
-    "negative-zeros": [[-0.0, -0.0, -0.0], [-0.0, -0.0, -0.0], [-0.0, -0.0, -0.0]],
-    "general": [[0.3, -1.7, 2.0], [-1.7, 0.9, 0.1], [2.0, 0.1, -4.0]],
+    **FINITE_SYMMETRIC,
     "nan": [[NAN, 1.0, 0.0], [1.0, 2.0, 0.0], [0.0, 0.0, 3.0]],
     "inf": [[INF, 1.0, 0.0], [1.0, 2.0, 0.0], [0.0, 0.0, 3.0]],
-    "huge": [[1e30, 1e29, 0.0], [1e29, 1e30, 0.0], [0.0, 0.0, 1.0]],
-    "tiny": [[1e-30, 0.0, 0.0], [0.0, -1e-30, 0.0], [0.0, 0.0, 1.0]],
 }
 
 
@@ -204,12 +176,12 @@ def test_eigh_of_edge_matrices(lower: bool, dtype: str) -> None:
     fns = {k: opweave.function([x], outputs, mode=Mode(linker=k, optimizer=None)) for k in LINKERS}
     with np.errstate(all="ignore"):
         want_w, want_v = np.linalg.eigh(a, UPLO="L" if lower else "U")
-    for layout in _layouts(a):
-        ref = _run(fns["py"], layout)
+    for layout in layouts(a):
+        ref = run(fns["py"], layout)
         for k, f in fns.items():
-            w, v = _run(f, layout)
-            _same_bits(ref[0], w, f"w {dtype} {k}")
-            _same_bits(ref[1], v, f"v {dtype} {k}")
+            w, v = run(f, layout)
+            same_bits(ref[0], w, f"w {dtype} {k}", nan_signs=True)
+            same_bits(ref[1], v, f"v {dtype} {k}", nan_signs=True)
             _like_numpy(w, want_w, f"w {dtype} {k}")
             assert v.dtype == want_v.dtype and v.shape == want_v.shape
             np.testing.assert_array_equal(np.isnan(v), np.isnan(want_v))

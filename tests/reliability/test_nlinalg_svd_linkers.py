@@ -13,20 +13,18 @@ raises NumPy's ``LinAlgError`` everywhere.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
+from nlinalg_cases import DTYPES, LINKERS, close_to, empty_batches, layouts, run, same_bits, stacked
 
 import opweave
 from opweave.compile import Mode
 from opweave.tensor import nlinalg as nl
 from opweave.tensor.type import TensorType
 
-LINKERS = ("py", "vm", "c", "cvm")
-DTYPES = ("float32", "float64")
 NAN, INF = np.nan, np.inf
 
 #: The 2 x 3 matrices of the grid.
@@ -60,44 +58,6 @@ def _functions(dtype: str, ndim: int) -> dict[str, Callable[..., list[Any]]]:
     return {k: opweave.function([x], outputs, mode=Mode(linker=k, optimizer=None)) for k in LINKERS}
 
 
-def _layouts(a: np.ndarray) -> list[np.ndarray]:
-    """``a`` contiguous, as a view with strided rows, Fortran-ordered, and the transpose
-    of a transposed copy."""
-    wide = np.zeros((*a.shape[:-1], 2 * a.shape[-1]), dtype=a.dtype)
-    wide[..., ::2] = a
-    fortran = np.swapaxes(np.ascontiguousarray(np.swapaxes(a, -1, -2)), -1, -2)
-    return [a, wide[..., ::2], fortran]
-
-
-def _same_bits(ref: np.ndarray, got: np.ndarray, where: str) -> None:
-    """The same values, NaN at the same places and every other value of the same sign
-    (zeros included); the sign of a NaN is not a value (x86 picks it by operand order)."""
-    assert got.dtype == ref.dtype and got.shape == ref.shape, where
-    np.testing.assert_array_equal(got, ref, err_msg=where)
-    numbers = ~np.isnan(ref)
-    np.testing.assert_array_equal(np.signbit(got[numbers]), np.signbit(ref[numbers]), where)
-
-
-def _like_numpy(got: np.ndarray, want: np.ndarray, where: str) -> None:
-    want = np.asarray(want)
-    assert got.dtype == want.dtype and got.shape == want.shape, where
-    np.testing.assert_array_equal(np.isnan(got), np.isnan(want), err_msg=where)
-    zeros = want == 0
-    np.testing.assert_array_equal(np.signbit(got[zeros]), np.signbit(want[zeros]), err_msg=where)
-    finite = np.isfinite(want)
-    rtol = 2e-5 if got.dtype == np.float32 else 1e-9
-    scale = float(np.max(np.abs(want[finite]), initial=0.0))
-    np.testing.assert_allclose(
-        got[finite], want[finite], rtol=rtol, atol=rtol * scale, err_msg=where
-    )
-
-
-def _run(f: Callable[..., Any], a: np.ndarray) -> Any:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return f(a)
-
-
 def _numpy(a: np.ndarray) -> list[np.ndarray]:
     """The singular values computed with the thin vectors (``jobz='S'``) and alone
     (``jobz='N'``: the last bits, and the sign of zeros, may differ), and the
@@ -109,15 +69,15 @@ def _numpy(a: np.ndarray) -> list[np.ndarray]:
 
 def _check(fns: dict[str, Callable[..., Any]], a: np.ndarray, where: str) -> None:
     want_s, want_s_only, want_pinv = _numpy(a)
-    for layout in _layouts(a):
-        ref = _run(fns["py"], layout)
+    for layout in layouts(a):
+        ref = run(fns["py"], layout)
         for k, f in fns.items():
-            u, s, vt, s_only, pinv = got = _run(f, layout)
+            u, s, vt, s_only, pinv = got = run(f, layout)
             for r, g in zip(ref, got, strict=True):
-                _same_bits(r, g, f"{where} {k}")
-            _like_numpy(s_only, want_s_only, f"{where} {k} s alone")
-            _like_numpy(s, want_s, f"{where} {k} s")
-            _like_numpy(pinv, want_pinv, f"{where} {k} pinv")
+                same_bits(r, g, f"{where} {k}")
+            close_to(s_only, want_s_only, f"{where} {k} s alone", exact_dtype=True)
+            close_to(s, want_s, f"{where} {k} s", exact_dtype=True)
+            close_to(pinv, want_pinv, f"{where} {k} pinv", exact_dtype=True)
             if np.isfinite(a).all():
                 with np.errstate(all="ignore"):
                     rebuilt = (u * s[..., None, :]) @ vt
@@ -137,21 +97,19 @@ def test_one_matrix_and_its_transpose(name: str, dtype: str) -> None:
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_a_batch_of_every_matrix(dtype: str) -> None:
-    a = np.array(list(MATRICES.values()), dtype=dtype)
-    for b in (a, a.reshape(2, len(MATRICES) // 2, 2, 3), np.zeros((0, 2, 3), dtype=dtype)):
+    for b in stacked(MATRICES, dtype, (2, len(MATRICES) // 2)):
         _check(_functions(dtype, b.ndim), b, f"batch {b.shape} {dtype}")
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_empty_matrices(dtype: str) -> None:
     fns = _functions(dtype, 3)
-    for shape in ((2, 0, 3), (2, 3, 0), (1, 0, 0)):
-        a = np.zeros(shape, dtype=dtype)
+    for a in empty_batches(dtype):
         u, s, vt = np.linalg.svd(a, full_matrices=False)
         for k in LINKERS:
             got = fns[k](a)
             for g, w in zip(got, [u, s, vt, s, np.linalg.pinv(a)], strict=True):
-                assert g.shape == w.shape and g.dtype == np.dtype(dtype), (shape, k)
+                assert g.shape == w.shape and g.dtype == np.dtype(dtype), (a.shape, k)
     x = TensorType(dtype, shape=(None, None))("x")
     outs = list(nl.SVD(full_matrices=True).make_node(x).outputs)
     for k in LINKERS:
@@ -159,7 +117,7 @@ def test_empty_matrices(dtype: str) -> None:
         for empty in ((0, 3), (2, 0)):
             z = np.zeros(empty, dtype=dtype)
             for g, w in zip(f(z), np.linalg.svd(z), strict=True):
-                _same_bits(np.asarray(w, dtype=dtype), g, f"{empty} {k}")
+                same_bits(np.asarray(w, dtype=dtype), g, f"{empty} {k}")
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -207,14 +165,14 @@ def test_hermitian_pinv_of_every_symmetric_matrix(dtype: str) -> None:
     fns = {k: opweave.function([x], out, mode=Mode(linker=k, optimizer=None)) for k in LINKERS}
     a = np.array(list(SYMMETRIC.values()), dtype=dtype)
     want = np.linalg.pinv(a, hermitian=True)
-    for layout in _layouts(a):
-        ref = _run(fns["py"], layout)
+    for layout in layouts(a):
+        ref = run(fns["py"], layout)
         for k, f in fns.items():
-            got = _run(f, layout)
-            _same_bits(ref, got, f"{dtype} {k}")
-            _like_numpy(got, want, f"{dtype} {k}")
+            got = run(f, layout)
+            same_bits(ref, got, f"{dtype} {k}")
+            close_to(got, want, f"{dtype} {k}", exact_dtype=True)
     b = np.array(list(NONFINITE_SYMMETRIC.values()), dtype=dtype)
-    for layout in _layouts(b):
-        ref = _run(fns["py"], layout)
+    for layout in layouts(b):
+        ref = run(fns["py"], layout)
         for k, f in fns.items():
-            _same_bits(ref, _run(f, layout), f"{dtype} {k} non-finite")
+            same_bits(ref, run(f, layout), f"{dtype} {k} non-finite")

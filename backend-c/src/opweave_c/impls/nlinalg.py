@@ -42,12 +42,10 @@ raises ``MissingCCodeError``.
 
 from __future__ import annotations
 
-from importlib.util import find_spec
 from types import MappingProxyType
 from typing import Any
 
 from opweave.graph.basic import Apply
-from opweave.link.capabilities import CAPABILITY_ATTRIBUTE, FALLBACK
 from opweave.tensor.linalg.decomposition.eigen import Eigvalsh
 from opweave.tensor.nlinalg import (
     QR,
@@ -62,10 +60,10 @@ from opweave.tensor.nlinalg import (
     TensorInv,
     TensorSolve,
 )
-from opweave_c.impls.common import SnippetImpl, c_string, python_only, tensor_dtype, typenum
-from opweave_c.impls.csource import render, snippet
-from opweave_c.impls.lapack import SUPPORT as LAPACK_SUPPORT
+from opweave_c.impls.common import SnippetImpl, c_string, python_only, typenum
+from opweave_c.impls.csource import render
 from opweave_c.impls.lapack import lapack_exports
+from opweave_c.impls.lapack_impl import LapackImpl, float_dtype, scipy_factory
 from opweave_c.impls.nlinalg_eigen import eigvalsh_c, generalized_eigh_c
 from opweave_c.impls.nlinalg_lstsq import lstsq_c
 from opweave_c.impls.nlinalg_qr import qr_c
@@ -74,10 +72,7 @@ from opweave_c.impls.nlinalg_svd import pinv_c, svd_c
 __all__ = ["C_OPS", "NlinalgC", "lapack_available"]
 
 #: Bump when the generated C changes.
-VERSION = (3,)
-
-#: The output dtypes with C code.
-FLOATS = frozenset({"float32", "float64"})
+VERSION = (4,)
 
 #: The routines the kernels call, by name in ``scipy.linalg.cython_lapack``.
 ROUTINES = ("dgetrf", "dgesv", "dsyevd")
@@ -92,8 +87,6 @@ _KINDS: MappingProxyType[type, str] = MappingProxyType(
     }
 )
 
-SUPPORT = snippet("nlinalg.c", "support")
-
 
 def lapack_available() -> bool:
     """Whether SciPy's LAPACK exports every routine of :data:`ROUTINES`
@@ -107,39 +100,13 @@ def lapack_available() -> bool:
     return lapack_exports(ROUTINES)
 
 
-class NlinalgC(SnippetImpl):
+class NlinalgC(LapackImpl):
     """A node of ``MatrixInverse``, ``Det``, ``SLogDet`` or ``Eigh``: ``opw_nl_run`` with its
-    kernel.
-
-    Parameters
-    ----------
-    kind
-        The C constant of the kernel (``OPW_NL_INV``, ``OPW_NL_DET``, ``OPW_NL_SLOGDET``,
-        ``OPW_NL_EIGH``).
-    dtype
-        The outputs' dtype, ``"float32"`` or ``"float64"``.
-    """
+    kernel (its driver and kernels are the shared support code of ``nlinalg.c``), ``kind``
+    (:class:`~opweave_c.impls.lapack_impl.LapackImpl`) ``OPW_NL_INV``, ``OPW_NL_DET``,
+    ``OPW_NL_SLOGDET`` or ``OPW_NL_EIGH``."""
 
     version = VERSION
-
-    def __init__(self, kind: str, dtype: str) -> None:
-        self.kind = kind
-        self.dtype = dtype
-
-    def c_support_code(self, **kwargs: Any) -> list[str]:
-        """The driver, the kernels and the lookups.
-
-        Parameters
-        ----------
-        **kwargs
-            Unused (the contract may pass ``c_compiler``).
-
-        Returns
-        -------
-        list of str
-            The support snippets.
-        """
-        return [LAPACK_SUPPORT, SUPPORT]
 
     def c_code(
         self, node: Apply, name: str, inputs: list[str], outputs: list[str], sub: dict[str, str]
@@ -161,29 +128,23 @@ class NlinalgC(SnippetImpl):
         )
 
 
+@scipy_factory
 def _nlinalg(op: Any, node: Apply) -> NlinalgC | None:
     """The C implementation for float32/float64 outputs when SciPy's LAPACK loads."""
-    dtypes = {tensor_dtype(v) for v in node.outputs}
-    if len(dtypes) != 1 or not dtypes <= FLOATS or len(node.inputs) != 1:
+    dtype = float_dtype(node) if len(node.inputs) == 1 else None
+    if dtype is None or not lapack_available():
         return None
-    if tensor_dtype(node.inputs[0]) is None or not lapack_available():
-        return None
-    (dtype,) = dtypes
     kind = next(k for cls, k in _KINDS.items() if isinstance(op, cls))
-    return NlinalgC(kind, str(dtype))
+    return NlinalgC(kind, dtype)
 
 
+@scipy_factory
 def _eigh(op: Any, node: Apply) -> SnippetImpl | None:
     """:func:`_nlinalg` for the eigenproblem of one matrix, the generalized problem (two
     inputs) in :mod:`opweave_c.impls.nlinalg_eigen`."""
     if len(node.inputs) == 2:
         return generalized_eigh_c(op, node)
     return _nlinalg(op, node)
-
-
-if find_spec("scipy") is None:  # no SciPy: every node runs in Python
-    setattr(_nlinalg, CAPABILITY_ATTRIBUTE, FALLBACK)
-    setattr(_eigh, CAPABILITY_ATTRIBUTE, FALLBACK)
 
 
 #: Op class -> ``factory(op, node)`` giving the C implementation or ``None``. Read-only.

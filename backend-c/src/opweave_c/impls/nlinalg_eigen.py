@@ -24,68 +24,31 @@ in C, complex values (and a missing SciPy) leave the nodes to the Python backend
 
 from __future__ import annotations
 
-from importlib.util import find_spec
-from typing import Any
-
-import numpy as np
-
 from opweave.graph.basic import Apply
-from opweave.link.capabilities import CAPABILITY_ATTRIBUTE, FALLBACK
 from opweave.tensor.linalg.decomposition.eigen import Eigvalsh
 from opweave.tensor.nlinalg import Eigh
-from opweave_c.impls.common import SnippetImpl, c_string, tensor_dtype, typenum
+from opweave_c.impls.common import c_string, typenum
 from opweave_c.impls.csource import render, snippet
-from opweave_c.impls.lapack import SUPPORT as LAPACK_SUPPORT
 from opweave_c.impls.lapack import lapack_exports
+from opweave_c.impls.lapack_impl import LapackImpl, float_dtype, scipy_factory
 
 __all__ = ["EigenC", "eigvalsh_c", "generalized_eigh_c"]
 
 #: Bump when the generated C changes.
-VERSION = (1,)
-
-#: The output dtypes with C code.
-FLOATS = frozenset({"float32", "float64"})
+VERSION = (2,)
 
 #: The routines the kernels call, by name in ``scipy.linalg.cython_lapack``.
 ROUTINES = ("dsyevd", "dsygvd")
 
-#: The shared functions of ``nlinalg.c`` the kernels use, then the kernels.
-NLINALG_SUPPORT = snippet("nlinalg.c", "support")
-SUPPORT = snippet("nlinalg_eigen.c", "support")
 
-
-class EigenC(SnippetImpl):
-    """A node of ``Eigvalsh`` or of ``Eigh`` with ``b``: ``opw_eig_run`` with its kernel.
-
-    Parameters
-    ----------
-    kind
-        The C constant of the kernel: ``OPW_EIG_VALS`` (``dsyevd``), ``OPW_EIG_GVALS`` or
-        ``OPW_EIG_GVECS`` (``dsygvd`` without or with the eigenvectors).
-    dtype
-        The outputs' dtype, ``"float32"`` or ``"float64"``.
-    """
+class EigenC(LapackImpl):
+    """A node of ``Eigvalsh`` or of ``Eigh`` with ``b``: ``opw_eig_run`` with its kernel,
+    ``kind`` (:class:`~opweave_c.impls.lapack_impl.LapackImpl`) ``OPW_EIG_VALS``
+    (``dsyevd``), ``OPW_EIG_GVALS`` or ``OPW_EIG_GVECS`` (``dsygvd`` without or with the
+    eigenvectors)."""
 
     version = VERSION
-
-    def __init__(self, kind: str, dtype: str) -> None:
-        self.kind = kind
-        self.dtype = dtype
-
-    def c_support_code(self, **kwargs: Any) -> list[str]:
-        """The lookup, the shared functions of ``nlinalg.c`` and the kernels.
-
-        Parameters
-        ----------
-        **kwargs
-            Unused (the contract may pass ``c_compiler``).
-
-        Returns
-        -------
-        list of str
-            The support snippets.
-        """
-        return [LAPACK_SUPPORT, NLINALG_SUPPORT, SUPPORT]
+    support = (snippet("nlinalg_eigen.c", "support"),)
 
     def c_code(
         self, node: Apply, name: str, inputs: list[str], outputs: list[str], sub: dict[str, str]
@@ -107,19 +70,13 @@ class EigenC(SnippetImpl):
 
 
 def _float_node(node: Apply) -> str | None:
-    """The outputs' dtype when every output is float32 or every one float64, the inputs
-    have C code and cast to it as the Python kernels compute (no wider dtype among them),
-    and SciPy's LAPACK has the routines; else ``None``."""
-    dtypes = {tensor_dtype(v) for v in node.outputs}
-    if len(dtypes) != 1 or not dtypes <= FLOATS:
-        return None
-    (dtype,) = dtypes
-    ins = [tensor_dtype(v) for v in node.inputs]
-    if None in ins or np.result_type(str(dtype), *[str(d) for d in ins]) != np.dtype(str(dtype)):
-        return None
-    return str(dtype) if lapack_exports(ROUTINES) else None
+    """The outputs' dtype when the inputs cast to it as the Python kernels compute (no
+    wider dtype among them) (:func:`float_dtype`); else ``None``."""
+    dtype = float_dtype(node, widening=True)
+    return dtype if dtype is not None and lapack_exports(ROUTINES) else None
 
 
+@scipy_factory
 def eigvalsh_c(op: Eigvalsh, node: Apply) -> EigenC | None:
     """The C implementation of an ``Eigvalsh`` node (one or two inputs) with a float32 or
     float64 output.
@@ -127,14 +84,15 @@ def eigvalsh_c(op: Eigvalsh, node: Apply) -> EigenC | None:
     Parameters
     ----------
     op
-        The node's Op.
+        The ``Eigvalsh`` (``lower`` names the triangle read).
     node
-        The node.
+        Its node: ``a``, or ``a`` and ``b`` (the generalized problem).
 
     Returns
     -------
     EigenC or None
-        ``None`` for complex values or without SciPy's LAPACK.
+        ``None`` for complex values, an input wider than the output, or without SciPy's
+        LAPACK.
     """
     dtype = _float_node(node)
     if dtype is None:
@@ -148,20 +106,17 @@ def generalized_eigh_c(op: Eigh, node: Apply) -> EigenC | None:
     Parameters
     ----------
     op
-        The node's Op.
+        The ``Eigh`` (``lower`` names the triangle read).
     node
-        The node, of two inputs.
+        Its node, of the inputs ``a`` and ``b``.
 
     Returns
     -------
     EigenC or None
-        ``None`` for complex values or without SciPy's LAPACK.
+        ``None`` for complex values, an input wider than the outputs, one input only, or
+        without SciPy's LAPACK.
     """
     dtype = _float_node(node)
     if dtype is None or len(node.inputs) != 2:
         return None
     return EigenC("OPW_EIG_GVECS", dtype)
-
-
-if find_spec("scipy") is None:  # no SciPy: every node runs in Python
-    setattr(eigvalsh_c, CAPABILITY_ATTRIBUTE, FALLBACK)

@@ -19,36 +19,25 @@ missing SciPy) leave the nodes to the Python backend.
 
 from __future__ import annotations
 
-from importlib.util import find_spec
-from typing import Any
-
 import numpy as np
 
 from opweave.graph.basic import Apply
-from opweave.link.capabilities import CAPABILITY_ATTRIBUTE, FALLBACK
 from opweave.tensor.nlinalg import Lstsq
-from opweave_c.impls.common import SnippetImpl, c_string, tensor_dtype, typenum
+from opweave_c.impls.common import c_string, tensor_dtype, typenum
 from opweave_c.impls.csource import render, snippet
-from opweave_c.impls.lapack import SUPPORT as LAPACK_SUPPORT
 from opweave_c.impls.lapack import lapack_exports
+from opweave_c.impls.lapack_impl import FLOATS, LapackImpl, scipy_factory
 
 __all__ = ["LstsqC", "lstsq_c"]
 
 #: Bump when the generated C changes.
-VERSION = (1,)
-
-#: The dtypes of the solution with C code.
-FLOATS = frozenset({"float32", "float64"})
+VERSION = (2,)
 
 #: The routine the kernel calls, by name in ``scipy.linalg.cython_lapack``.
 ROUTINES = ("dgelsd",)
 
-#: The shared functions of ``nlinalg.c`` the kernel uses, then the kernel.
-NLINALG_SUPPORT = snippet("nlinalg.c", "support")
-SUPPORT = snippet("nlinalg_lstsq.c", "support")
 
-
-class LstsqC(SnippetImpl):
+class LstsqC(LapackImpl):
     """A node of ``Lstsq``: ``opw_ls_run``.
 
     Parameters
@@ -59,24 +48,10 @@ class LstsqC(SnippetImpl):
     """
 
     version = VERSION
+    support = (snippet("nlinalg_lstsq.c", "support"),)
 
     def __init__(self, dtype: str) -> None:
-        self.dtype = dtype
-
-    def c_support_code(self, **kwargs: Any) -> list[str]:
-        """The lookup, the shared functions of ``nlinalg.c`` and the kernel.
-
-        Parameters
-        ----------
-        **kwargs
-            Unused (the contract may pass ``c_compiler``).
-
-        Returns
-        -------
-        list of str
-            The support snippets.
-        """
-        return [LAPACK_SUPPORT, NLINALG_SUPPORT, SUPPORT]
+        super().__init__("", dtype)
 
     def c_code(
         self, node: Apply, name: str, inputs: list[str], outputs: list[str], sub: dict[str, str]
@@ -100,20 +75,23 @@ class LstsqC(SnippetImpl):
         )
 
 
+@scipy_factory
 def lstsq_c(op: Lstsq, node: Apply) -> LstsqC | None:
     """The C implementation of an ``Lstsq`` node with float32/float64 values.
 
     Parameters
     ----------
     op
-        The node's Op.
+        The ``Lstsq``.
     node
-        The node.
+        Its node: ``a``, ``b`` and maybe ``rcond``; the solution, the residuals, the rank
+        (int32) and the singular values.
 
     Returns
     -------
     LstsqC or None
-        ``None`` for complex values or without SciPy's LAPACK.
+        ``None`` for complex values, a dtype wider than the solution's among ``a`` and ``b``,
+        or without SciPy's LAPACK.
     """
     x, residuals, rank, s = (tensor_dtype(v) for v in node.outputs)
     if x not in FLOATS or len({x, residuals, s}) != 1 or rank != "int32":
@@ -124,7 +102,3 @@ def lstsq_c(op: Lstsq, node: Apply) -> LstsqC | None:
     if np.result_type(*[str(d) for d in ins[:2]], str(x)) != np.dtype(str(x)):
         return None
     return LstsqC(str(x))
-
-
-if find_spec("scipy") is None:  # no SciPy: every node runs in Python
-    setattr(lstsq_c, CAPABILITY_ATTRIBUTE, FALLBACK)

@@ -18,25 +18,18 @@ a missing SciPy) leave the nodes to the Python backend.
 
 from __future__ import annotations
 
-from importlib.util import find_spec
 from types import MappingProxyType
-from typing import Any
 
 from opweave.graph.basic import Apply
-from opweave.link.capabilities import CAPABILITY_ATTRIBUTE, FALLBACK
 from opweave.tensor.nlinalg import QR
-from opweave_c.impls.common import SnippetImpl, c_string, tensor_dtype, typenum
-from opweave_c.impls.csource import render, snippet
-from opweave_c.impls.lapack import SUPPORT as LAPACK_SUPPORT
+from opweave_c.impls.csource import snippet
 from opweave_c.impls.lapack import lapack_exports
+from opweave_c.impls.lapack_impl import MatrixImpl, float_dtype, scipy_factory
 
 __all__ = ["QrC", "qr_c"]
 
 #: Bump when the generated C changes.
-VERSION = (1,)
-
-#: The output dtypes with C code.
-FLOATS = frozenset({"float32", "float64"})
+VERSION = (2,)
 
 #: The routines the kernel calls, by name in ``scipy.linalg.cython_lapack``.
 ROUTINES = ("dgeqrf", "dorgqr")
@@ -46,86 +39,33 @@ KINDS: MappingProxyType[str, str] = MappingProxyType(
     {"full": "OPW_QR_FULL", "economic": "OPW_QR_ECONOMIC", "r": "OPW_QR_R", "raw": "OPW_QR_RAW"}
 )
 
-#: The shared functions of ``nlinalg.c`` the kernel uses, then the kernel.
-NLINALG_SUPPORT = snippet("nlinalg.c", "support")
-SUPPORT = snippet("nlinalg_qr.c", "support")
 
-
-class QrC(SnippetImpl):
-    """A node of ``QR``: ``opw_qr_run`` with its mode.
-
-    Parameters
-    ----------
-    kind
-        The C constant of the mode (:data:`KINDS`).
-    dtype
-        The outputs' dtype, ``"float32"`` or ``"float64"``.
-    """
+class QrC(MatrixImpl):
+    """A node of ``QR``: ``opw_qr_run`` with its mode, ``kind``
+    (:class:`~opweave_c.impls.lapack_impl.LapackImpl`) one of :data:`KINDS`."""
 
     version = VERSION
-
-    def __init__(self, kind: str, dtype: str) -> None:
-        self.kind = kind
-        self.dtype = dtype
-
-    def c_support_code(self, **kwargs: Any) -> list[str]:
-        """The lookup, the shared functions of ``nlinalg.c`` and the kernel.
-
-        Parameters
-        ----------
-        **kwargs
-            Unused (the contract may pass ``c_compiler``).
-
-        Returns
-        -------
-        list of str
-            The support snippets.
-        """
-        return [LAPACK_SUPPORT, NLINALG_SUPPORT, SUPPORT]
-
-    def c_code(
-        self, node: Apply, name: str, inputs: list[str], outputs: list[str], sub: dict[str, str]
-    ) -> str:
-        """Fill in the node's section of ``nlinalg_qr.c``."""
-        (x,) = inputs
-        extra = [f"&{z}" for z in outputs[1:]] + ["NULL", "NULL"]
-        return render(
-            "nlinalg_qr.c",
-            "node",
-            who=c_string(str(node.op)),
-            kind=self.kind,
-            typenum=typenum(self.dtype),
-            x=x,
-            z0=outputs[0],
-            z1=extra[0],
-            z2=extra[1],
-            fail=sub["fail"],
-        )
+    support = (snippet("nlinalg_qr.c", "support"),)
+    run = "opw_qr_run"
 
 
+@scipy_factory
 def qr_c(op: QR, node: Apply) -> QrC | None:
     """The C implementation of a ``QR`` node with float32/float64 outputs.
 
     Parameters
     ----------
     op
-        The node's Op.
+        The ``QR`` (its ``mode`` picks the kernel, :data:`KINDS`).
     node
-        The node.
+        Its node, of one matrix input.
 
     Returns
     -------
     QrC or None
         ``None`` for complex values, an unknown mode, or without SciPy's LAPACK.
     """
-    dtypes = {tensor_dtype(v) for v in node.outputs}
-    if len(dtypes) != 1 or not dtypes <= FLOATS or op.mode not in KINDS:
+    dtype = float_dtype(node) if op.mode in KINDS else None
+    if dtype is None or not lapack_exports(ROUTINES):
         return None
-    if tensor_dtype(node.inputs[0]) is None or not lapack_exports(ROUTINES):
-        return None
-    (dtype,) = dtypes
-    return QrC(KINDS[op.mode], str(dtype))
-
-
-if find_spec("scipy") is None:  # no SciPy: every node runs in Python
-    setattr(qr_c, CAPABILITY_ATTRIBUTE, FALLBACK)
+    return QrC(KINDS[op.mode], dtype)

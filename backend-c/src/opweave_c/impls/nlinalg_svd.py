@@ -28,130 +28,60 @@ a missing SciPy) leave the nodes to the Python backend.
 
 from __future__ import annotations
 
-from importlib.util import find_spec
-from typing import Any
-
 from opweave.graph.basic import Apply
-from opweave.link.capabilities import CAPABILITY_ATTRIBUTE, FALLBACK
 from opweave.tensor.nlinalg import SVD, MatrixPinv
-from opweave_c.impls.common import SnippetImpl, c_string, tensor_dtype, typenum
-from opweave_c.impls.csource import render, snippet
-from opweave_c.impls.lapack import SUPPORT as LAPACK_SUPPORT
+from opweave_c.impls.csource import snippet
 from opweave_c.impls.lapack import lapack_exports
+from opweave_c.impls.lapack_impl import MatrixImpl, float_dtype, scipy_factory
 
 __all__ = ["SvdC", "pinv_c", "svd_c"]
 
 #: Bump when the generated C changes.
-VERSION = (1,)
-
-#: The output dtypes with C code.
-FLOATS = frozenset({"float32", "float64"})
+VERSION = (2,)
 
 #: The routines the kernels call, by name in ``scipy.linalg.cython_lapack``.
 ROUTINES = ("dgesdd", "dsyevd")
 
-#: The shared functions of ``nlinalg.c`` the kernels use, then the kernels.
-NLINALG_SUPPORT = snippet("nlinalg.c", "support")
-SUPPORT = snippet("nlinalg_svd.c", "support")
 
-
-class SvdC(SnippetImpl):
-    """A node of ``SVD`` or ``MatrixPinv``: ``opw_svd_run`` with its kernel.
-
-    Parameters
-    ----------
-    kind
-        The C constant of the kernel: ``OPW_SVD_FULL``, ``OPW_SVD_THIN``, ``OPW_SVD_S``
-        (singular values only), ``OPW_SVD_PINV`` or ``OPW_SVD_PINVH`` (Hermitian).
-    dtype
-        The outputs' dtype, ``"float32"`` or ``"float64"``.
-    """
+class SvdC(MatrixImpl):
+    """A node of ``SVD`` or ``MatrixPinv``: ``opw_svd_run`` with its kernel, ``kind``
+    (:class:`~opweave_c.impls.lapack_impl.LapackImpl`) ``OPW_SVD_FULL``, ``OPW_SVD_THIN``,
+    ``OPW_SVD_S`` (singular values only), ``OPW_SVD_PINV`` or ``OPW_SVD_PINVH``
+    (Hermitian)."""
 
     version = VERSION
-
-    def __init__(self, kind: str, dtype: str) -> None:
-        self.kind = kind
-        self.dtype = dtype
-
-    def c_support_code(self, **kwargs: Any) -> list[str]:
-        """The lookup, the shared functions of ``nlinalg.c`` and the kernels.
-
-        Parameters
-        ----------
-        **kwargs
-            Unused (the contract may pass ``c_compiler``).
-
-        Returns
-        -------
-        list of str
-            The support snippets.
-        """
-        return [LAPACK_SUPPORT, NLINALG_SUPPORT, SUPPORT]
-
-    def c_code(
-        self, node: Apply, name: str, inputs: list[str], outputs: list[str], sub: dict[str, str]
-    ) -> str:
-        """Fill in the node's section of ``nlinalg_svd.c``."""
-        (x,) = inputs
-        extra = [f"&{z}" for z in outputs[1:]] + ["NULL", "NULL"]
-        return render(
-            "nlinalg_svd.c",
-            "node",
-            who=c_string(str(node.op)),
-            kind=self.kind,
-            typenum=typenum(self.dtype),
-            x=x,
-            z0=outputs[0],
-            z1=extra[0],
-            z2=extra[1],
-            fail=sub["fail"],
-        )
+    support = (snippet("nlinalg_svd.c", "support"),)
+    run = "opw_svd_run"
 
 
 def _float_node(node: Apply) -> str | None:
-    """The outputs' dtype when every output is float32 or every one float64, the input has
-    C code and SciPy's LAPACK has the routines; else ``None``."""
-    dtypes = {tensor_dtype(v) for v in node.outputs}
-    if len(dtypes) != 1 or not dtypes <= FLOATS or len(node.inputs) != 1:
-        return None
-    if tensor_dtype(node.inputs[0]) is None or not lapack_exports(ROUTINES):
-        return None
-    (dtype,) = dtypes
-    return str(dtype)
+    """The outputs' dtype for a node of one input (:func:`float_dtype`) when SciPy's LAPACK
+    has the routines; else ``None``."""
+    dtype = float_dtype(node) if len(node.inputs) == 1 else None
+    return dtype if dtype is not None and lapack_exports(ROUTINES) else None
 
 
-def svd_c(op: SVD, node: Apply) -> SvdC | None:
-    """The C implementation of an ``SVD`` node with float32/float64 outputs.
-
-    Parameters
-    ----------
-    op
-        The node's Op.
-    node
-        The node.
-
-    Returns
-    -------
-    SvdC or None
-        ``None`` for complex values or without SciPy's LAPACK.
-    """
-    dtype = _float_node(node)
-    if dtype is None:
-        return None
+def _kind(op: SVD | MatrixPinv) -> str:
+    """The C constant of the node's kernel."""
+    if isinstance(op, MatrixPinv):
+        return "OPW_SVD_PINVH" if op.hermitian else "OPW_SVD_PINV"
     if not op.compute_uv:
-        return SvdC("OPW_SVD_S", dtype)
-    return SvdC("OPW_SVD_FULL" if op.full_matrices else "OPW_SVD_THIN", dtype)
+        return "OPW_SVD_S"
+    return "OPW_SVD_FULL" if op.full_matrices else "OPW_SVD_THIN"
 
 
-def pinv_c(op: MatrixPinv, node: Apply) -> SvdC | None:
-    """The C implementation of a ``MatrixPinv`` node with float32/float64 output.
+@scipy_factory
+def svd_c(op: SVD | MatrixPinv, node: Apply) -> SvdC | None:
+    """The C implementation of an ``SVD`` or ``MatrixPinv`` node with float32/float64
+    outputs.
 
     Parameters
     ----------
     op
-        The node's Op.
+        The ``SVD`` (``compute_uv`` and ``full_matrices`` pick the factors) or the
+        ``MatrixPinv`` (``hermitian`` picks the factorization).
     node
-        The node.
+        Its node, of one matrix input.
 
     Returns
     -------
@@ -159,11 +89,8 @@ def pinv_c(op: MatrixPinv, node: Apply) -> SvdC | None:
         ``None`` for complex values or without SciPy's LAPACK.
     """
     dtype = _float_node(node)
-    if dtype is None:
-        return None
-    return SvdC("OPW_SVD_PINVH" if op.hermitian else "OPW_SVD_PINV", dtype)
+    return None if dtype is None else SvdC(_kind(op), dtype)
 
 
-if find_spec("scipy") is None:  # no SciPy: every node runs in Python
-    setattr(svd_c, CAPABILITY_ATTRIBUTE, FALLBACK)
-    setattr(pinv_c, CAPABILITY_ATTRIBUTE, FALLBACK)
+#: ``MatrixPinv``'s factory: :func:`svd_c`.
+pinv_c = svd_c

@@ -3,7 +3,7 @@
 /* Eigvalsh (opweave.tensor.linalg.decomposition.eigen) and Eigh with a second matrix
  * (opweave.tensor.nlinalg) through the LAPACK SciPy ships (dsyevd, dsygvd, looked up in
  * scipy.linalg.cython_lapack on first use). Needs the support code of nlinalg.c
- * (opw_nl_get, opw_nl_put, opw_nl_cast, opw_nl_bad_argument, opw_nl_not_converged).
+ * (opw_nl_load, opw_nl_store, opw_nl_square, opw_nl_bad_argument, opw_nl_not_converged...).
  *
  * Every matrix is computed in double (float32 values widened, the results rounded back),
  * copied into Fortran-ordered work arrays: the eigenvalues of one matrix are dsyevd's
@@ -16,26 +16,17 @@
 
 enum { OPW_EIG_VALS, OPW_EIG_GVALS, OPW_EIG_GVECS };
 
-/* LAPACK's dsyevd and dsygvd (32-bit integers: SciPy's LAPACK is LP64). */
-typedef void (*opw_eig_syevd_t)(char* jobz, char* uplo, int* n, double* a, int* lda, double* w,
-                                double* work, int* lwork, int* iwork, int* liwork, int* info);
+/* LAPACK's dsygvd (32-bit integers: SciPy's LAPACK is LP64; dsyevd's type is nlinalg.c's). */
 typedef void (*opw_eig_sygvd_t)(int* itype, char* jobz, char* uplo, int* n, double* a, int* lda,
                                 double* b, int* ldb, double* w, double* work, int* lwork,
                                 int* iwork, int* liwork, int* info);
 
 /* dsyevd and dsygvd, looked up once. 0 or -1 with an exception set. */
-static int opw_eig_routines(opw_eig_syevd_t* syevd, opw_eig_sygvd_t* sygvd) {
+static int opw_eig_routines(opw_nl_syevd_t* syevd, opw_eig_sygvd_t* sygvd) {
     static void* found[2] = {NULL, NULL};
     static const char* const names[2] = {"dsyevd", "dsygvd"};
-    int i;
-    for (i = 0; i < 2; i++) {
-        if (found[i] == NULL) {
-            void* fn = opw_lapack_lookup(names[i]);
-            if (fn == NULL) return -1;
-            found[i] = fn;
-        }
-    }
-    *syevd = (opw_eig_syevd_t)found[0];
+    if (opw_nl_lookup(found, names, 2) < 0) return -1;
+    *syevd = (opw_nl_syevd_t)found[0];
     *sygvd = (opw_eig_sygvd_t)found[1];
     return 0;
 }
@@ -49,7 +40,7 @@ typedef struct {
     double *a, *b, *w, *work;
     int* iwork;
     int lwork, liwork;
-    opw_eig_syevd_t syevd;
+    opw_nl_syevd_t syevd;
     opw_eig_sygvd_t sygvd;
 } opw_eig_work;
 
@@ -83,11 +74,11 @@ static int opw_eig_alloc(opw_eig_work* w) {
         w->lwork = 1 + 6 * w->n + 2 * w->n * w->n;
         w->liwork = 5 * w->n + 3;
     }
-    w->a = (double*)PyMem_Malloc((size_t)(n * n) * sizeof(double));
-    w->w = (double*)PyMem_Malloc((size_t)n * sizeof(double));
-    w->work = (double*)PyMem_Malloc((size_t)(w->lwork > 1 ? w->lwork : 1) * sizeof(double));
-    w->iwork = (int*)PyMem_Malloc((size_t)(w->liwork > 1 ? w->liwork : 1) * sizeof(int));
-    if (kind != OPW_EIG_VALS) w->b = (double*)PyMem_Malloc((size_t)(n * n) * sizeof(double));
+    w->a = opw_nl_doubles(n * n);
+    w->w = opw_nl_doubles(n);
+    w->work = opw_nl_doubles(w->lwork);
+    w->iwork = opw_nl_ints(w->liwork);
+    if (kind != OPW_EIG_VALS) w->b = opw_nl_doubles(n * n);
     if (!w->a || !w->w || !w->work || !w->iwork || (kind != OPW_EIG_VALS && !w->b)) {
         PyErr_NoMemory();
         return -1;
@@ -98,10 +89,7 @@ static int opw_eig_alloc(opw_eig_work* w) {
 /* numpy.linalg.LinAlgError("<who>: b is not positive definite"), as the Python kernels
  * raise it. */
 static void opw_eig_not_positive_definite(const opw_nl_spec* s) {
-    PyObject *linalg = PyImport_ImportModule("numpy.linalg"), *exc;
-    if (!linalg) return;
-    exc = PyObject_GetAttrString(linalg, "LinAlgError");
-    Py_DECREF(linalg);
+    PyObject* exc = opw_nl_linalg_error_type();
     if (!exc) return;
     PyErr_Format(exc, "%s: b is not positive definite", s->who);
     Py_DECREF(exc);
@@ -113,7 +101,6 @@ static int opw_eig_matrix(opw_eig_work* w, char* z0, char* z1) {
     const opw_nl_spec* s = w->spec;
     const npy_intp n = w->n, item = w->item;
     char uplo = s->lower ? 'L' : 'U';
-    npy_intp r, c;
     int info = 0;
     if (s->kind == OPW_EIG_VALS) {
         char jobz = 'N';
@@ -135,27 +122,9 @@ static int opw_eig_matrix(opw_eig_work* w, char* z0, char* z1) {
         opw_nl_not_converged();
         return -1;
     }
-    for (c = 0; c < n; c++) opw_nl_put(z0 + c * item, w->typenum, w->w[c]);
-    if (s->kind == OPW_EIG_GVECS)
-        for (r = 0; r < n; r++)
-            for (c = 0; c < n; c++)
-                opw_nl_put(z1 + (r * n + c) * item, w->typenum, w->a[c * n + r]);
+    opw_nl_store(z0, w->typenum, item, w->w, 1, 1, n);
+    if (s->kind == OPW_EIG_GVECS) opw_nl_store(z1, w->typenum, item, w->a, n, n, n);
     return 0;
-}
-
-/* ValueError("<who>: the input <name> must hold square matrices, got shape <shape>")
- * unless ``x`` holds square matrices. 0 or -1. */
-static int opw_eig_square(const opw_nl_spec* s, PyArrayObject* x, const char* name) {
-    int nd = PyArray_NDIM(x);
-    PyObject* shape;
-    if (nd >= 2 && PyArray_DIMS(x)[nd - 1] == PyArray_DIMS(x)[nd - 2]) return 0;
-    shape = opw_shape_str(nd, PyArray_DIMS(x), ", ");
-    if (shape) {
-        PyErr_Format(PyExc_ValueError, "%s: the input %s must hold square matrices, got shape %U",
-                     s->who, name, shape);
-        Py_DECREF(shape);
-    }
-    return -1;
 }
 
 /* ValueError("<who>: a has shape <shape> but b has <shape>") unless they agree. 0 or -1. */
@@ -179,7 +148,7 @@ static int opw_eig_run(const opw_nl_spec* s, int typenum, PyArrayObject* a_in,
                        PyArrayObject* b_in, PyArrayObject** z0, PyArrayObject** z1) {
     PyArrayObject *a = NULL, *b = NULL;
     npy_intp dims[NPY_MAXDIMS], idx[NPY_MAXDIMS], sa[NPY_MAXDIMS], sb[NPY_MAXDIMS];
-    npy_intp n, count = 1, c, r, k, ars = 0, acs = 0, brs = 0, bcs = 0;
+    npy_intp n, count = 1, c, ars = 0, acs = 0, brs = 0, bcs = 0;
     int nd, nb, i, status = -1;
     char *pa, *pb = NULL, *pz0, *pz1 = NULL;
     opw_eig_work w;
@@ -187,10 +156,10 @@ static int opw_eig_run(const opw_nl_spec* s, int typenum, PyArrayObject* a_in,
     w.spec = s;
     w.typenum = typenum;
     a = opw_nl_cast(a_in, typenum);
-    if (!a || opw_eig_square(s, a, "a") < 0) goto done;
+    if (!a || opw_nl_square(s, a, "a") < 0) goto done;
     if (b_in) {
         b = opw_nl_cast(b_in, typenum);
-        if (!b || opw_eig_square(s, b, "b") < 0 || opw_eig_same_shape(s, a, b) < 0) goto done;
+        if (!b || opw_nl_square(s, b, "b") < 0 || opw_eig_same_shape(s, a, b) < 0) goto done;
     }
     nd = PyArray_NDIM(a);
     nb = nd - 2;
@@ -208,17 +177,9 @@ static int opw_eig_run(const opw_nl_spec* s, int typenum, PyArrayObject* a_in,
         brs = PyArray_STRIDES(b)[nd - 2];
         bcs = PyArray_STRIDES(b)[nd - 1];
     }
-    if (*z0 && (opw_overlap(*z0, a_in) || (b_in && opw_overlap(*z0, b_in)))) {
-        Py_DECREF(*z0);
-        *z0 = NULL;
-    }
-    if (opw_prep_output(z0, nb + 1, dims, typenum) < 0) goto done;
+    if (opw_nl_output(z0, a_in, b_in, nb + 1, dims, typenum) < 0) goto done;
     if (z1) {
-        if (*z1 && (opw_overlap(*z1, a_in) || (b_in && opw_overlap(*z1, b_in)))) {
-            Py_DECREF(*z1);
-            *z1 = NULL;
-        }
-        if (opw_prep_output(z1, nd, dims, typenum) < 0) goto done;
+        if (opw_nl_output(z1, a_in, b_in, nd, dims, typenum) < 0) goto done;
         pz1 = PyArray_BYTES(*z1);
     }
     if (count == 0 || n == 0) {
@@ -226,9 +187,7 @@ static int opw_eig_run(const opw_nl_spec* s, int typenum, PyArrayObject* a_in,
         goto done;
     }
     if (n > 46340) { /* 2 n^2 workspace entries must fit LAPACK's 32-bit integers */
-        PyErr_Format(PyExc_ValueError,
-                     "%s: a matrix of order %zd is too large for LAPACK's 32-bit integers",
-                     s->who, (Py_ssize_t)n);
+        opw_nl_order_too_large(s, n);
         goto done;
     }
     w.n = (int)n;
@@ -238,23 +197,12 @@ static int opw_eig_run(const opw_nl_spec* s, int typenum, PyArrayObject* a_in,
     if (b) pb = PyArray_BYTES(b);
     pz0 = PyArray_BYTES(*z0);
     for (c = 0; c < count; c++) {
-        for (k = 0; k < n; k++)
-            for (r = 0; r < n; r++) {
-                w.a[k * n + r] = opw_nl_get(pa + r * ars + k * acs, typenum);
-                if (pb) w.b[k * n + r] = opw_nl_get(pb + r * brs + k * bcs, typenum);
-            }
+        opw_nl_load(w.a, n, pa, ars, acs, n, n, typenum);
+        if (pb) opw_nl_load(w.b, n, pb, brs, bcs, n, n, typenum);
         if (opw_eig_matrix(&w, pz0, pz1) < 0) goto done;
         pz0 += n * w.item;
         if (pz1) pz1 += n * n * w.item;
-        /* the next batch index, in C order */
-        for (i = nb - 1; i >= 0; i--) {
-            pa += sa[i];
-            if (pb) pb += sb[i];
-            if (++idx[i] < dims[i]) break;
-            pa -= sa[i] * dims[i];
-            if (pb) pb -= sb[i] * dims[i];
-            idx[i] = 0;
-        }
+        opw_nl_next(nb, dims, idx, sa, &pa, sb, &pb);
     }
     status = 0;
 done:

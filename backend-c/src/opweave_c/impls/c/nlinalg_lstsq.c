@@ -2,7 +2,7 @@
 
 /* Lstsq of opweave.tensor.nlinalg through the LAPACK SciPy ships (dgelsd, looked up in
  * scipy.linalg.cython_lapack on first use). Needs the support code of nlinalg.c
- * (opw_nl_get, opw_nl_put, opw_nl_cast, opw_nl_bad_argument).
+ * (opw_nl_load, opw_nl_store, opw_nl_output, opw_nl_linalg_error, opw_nl_bad_argument...).
  *
  * As numpy.linalg.lstsq does, a and b are computed in double (float32 values widened, the
  * results rounded back): a is copied into a Fortran-ordered work array, b into max(m, n)
@@ -18,25 +18,6 @@ typedef void (*opw_ls_gelsd_t)(int* m, int* n, int* nrhs, double* a, int* lda, d
                                int* ldb, double* s, double* rcond, int* rank, double* work,
                                int* lwork, int* iwork, int* info);
 
-/* numpy.linalg.LinAlgError(msg). */
-static void opw_ls_error(const char* msg) {
-    PyObject *linalg = PyImport_ImportModule("numpy.linalg"), *exc;
-    if (!linalg) return;
-    exc = PyObject_GetAttrString(linalg, "LinAlgError");
-    Py_DECREF(linalg);
-    if (!exc) return;
-    PyErr_SetString(exc, msg);
-    Py_DECREF(exc);
-}
-
-/* ``*z`` for an output of ``nd`` lengths ``dims``: the previous one when it fits and
- * shares no memory with the inputs. 0 or -1 with an exception set. */
-static int opw_ls_output(PyArrayObject** z, PyArrayObject* a, PyArrayObject* b, int nd,
-                         const npy_intp* dims, int typenum) {
-    if (*z && (opw_overlap(*z, a) || opw_overlap(*z, b))) Py_CLEAR(*z);
-    return opw_prep_output(z, nd, dims, typenum);
-}
-
 /* The node: x, the residuals, the rank and the singular values of a @ x = b. 0 or -1 with
  * an exception set. */
 static int opw_ls_run(const opw_nl_spec* sp, int typenum, int real_typenum, PyArrayObject* a_in,
@@ -48,13 +29,13 @@ static int opw_ls_run(const opw_nl_spec* sp, int typenum, int real_typenum, PyAr
     double *wa = NULL, *wb = NULL, *s = NULL, *work = NULL, cond, wq = 0.0;
     int *iwork = NULL, m, n, k, nrhs, cols, ldb, rank = 0, info = 0, query = -1, iwq = 0;
     int vector, status = -1, i, j;
-    npy_intp dims[2], item, rkeep;
+    npy_intp dims[2], rkeep;
     a = opw_nl_cast(a_in, typenum);
     b = a ? opw_nl_cast(b_in, typenum) : NULL;
     if (!a || !b) goto done;
     vector = PyArray_NDIM(b) == 1;
     if (PyArray_DIMS(b)[0] != PyArray_DIMS(a)[0]) {
-        opw_ls_error("Incompatible dimensions");
+        opw_nl_linalg_error("Incompatible dimensions");
         goto done;
     }
     if (PyArray_DIMS(a)[0] > INT_MAX / 2 || PyArray_DIMS(a)[1] > INT_MAX / 2 ||
@@ -71,9 +52,7 @@ static int opw_ls_run(const opw_nl_spec* sp, int typenum, int real_typenum, PyAr
     ldb = m > n ? m : n;
     if (ldb < 1) ldb = 1;
     if (rcond_in) {
-        PyArrayObject* r = (PyArrayObject*)PyArray_FromAny(
-            (PyObject*)rcond_in, PyArray_DescrFromType(NPY_FLOAT64), 0, 0,
-            NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST, NULL);
+        PyArrayObject* r = opw_nl_cast(rcond_in, NPY_FLOAT64);
         if (!r) goto done;
         cond = *(double*)PyArray_DATA(r);
         Py_DECREF(r);
@@ -82,22 +61,15 @@ static int opw_ls_run(const opw_nl_spec* sp, int typenum, int real_typenum, PyAr
     }
     wa = (double*)PyMem_Malloc((size_t)((npy_intp)m * n + 1) * sizeof(double));
     wb = (double*)PyMem_Calloc((size_t)((npy_intp)ldb * cols), sizeof(double));
-    s = (double*)PyMem_Malloc((size_t)(k > 0 ? k : 1) * sizeof(double));
+    s = opw_nl_doubles(k);
     if (!wa || !wb || !s) {
         PyErr_NoMemory();
         goto done;
     }
-    for (j = 0; j < n; j++)
-        for (i = 0; i < m; i++)
-            wa[(npy_intp)j * m + i] = opw_nl_get(PyArray_BYTES(a) + i * PyArray_STRIDES(a)[0] +
-                                                     j * PyArray_STRIDES(a)[1],
-                                                 typenum);
-    for (j = 0; j < (vector ? 1 : nrhs); j++) {
-        npy_intp col = vector ? 0 : j * PyArray_STRIDES(b)[1];
-        for (i = 0; i < m; i++)
-            wb[(npy_intp)j * ldb + i] =
-                opw_nl_get(PyArray_BYTES(b) + i * PyArray_STRIDES(b)[0] + col, typenum);
-    }
+    opw_nl_load(wa, m, PyArray_BYTES(a), PyArray_STRIDES(a)[0], PyArray_STRIDES(a)[1], m, n,
+                typenum);
+    opw_nl_load(wb, ldb, PyArray_BYTES(b), PyArray_STRIDES(b)[0],
+                vector ? 0 : PyArray_STRIDES(b)[1], m, nrhs, typenum);
     if (k > 0) {
         int lda = m, lwork;
         if (found == NULL) found = opw_lapack_lookup("dgelsd");
@@ -109,30 +81,27 @@ static int opw_ls_run(const opw_nl_spec* sp, int typenum, int real_typenum, PyAr
             goto done;
         }
         lwork = (int)wq;
-        work = (double*)PyMem_Malloc((size_t)(lwork > 1 ? lwork : 1) * sizeof(double));
-        iwork = (int*)PyMem_Malloc((size_t)(iwq > 1 ? iwq : 1) * sizeof(int));
+        work = opw_nl_doubles(lwork);
+        iwork = opw_nl_ints(iwq);
         if (!work || !iwork) {
             PyErr_NoMemory();
             goto done;
         }
         gelsd(&m, &n, &cols, wa, &lda, wb, &ldb, s, &cond, &rank, work, &lwork, iwork, &info);
         if (info != 0) {
-            opw_ls_error("SVD did not converge in Linear Least Squares");
+            opw_nl_linalg_error("SVD did not converge in Linear Least Squares");
             goto done;
         }
     }
     /* the outputs */
     dims[0] = n;
     dims[1] = vector ? 0 : nrhs;
-    if (opw_ls_output(zx, a_in, b_in, vector ? 1 : 2, dims, typenum) < 0) goto done;
-    item = PyArray_ITEMSIZE(*zx);
-    for (i = 0; i < n; i++)
-        for (j = 0; j < (vector ? 1 : nrhs); j++)
-            opw_nl_put(PyArray_BYTES(*zx) + ((npy_intp)i * (vector ? 1 : nrhs) + j) * item,
-                       typenum, m == 0 ? 0.0 : wb[(npy_intp)j * ldb + i]);
+    if (opw_nl_output(zx, a_in, b_in, vector ? 1 : 2, dims, typenum) < 0) goto done;
+    /* for m == 0, wb holds the zeros it was allocated with */
+    opw_nl_store(PyArray_BYTES(*zx), typenum, PyArray_ITEMSIZE(*zx), wb, ldb, n, nrhs);
     rkeep = (rank == n && m > n) ? (vector ? 1 : nrhs) : 0;
     dims[0] = rkeep;
-    if (opw_ls_output(zr, a_in, b_in, 1, dims, real_typenum) < 0) goto done;
+    if (opw_nl_output(zr, a_in, b_in, 1, dims, real_typenum) < 0) goto done;
     for (j = 0; j < rkeep; j++) {
         double acc = 0.0;
         for (i = n; i < m; i++) {
@@ -141,12 +110,11 @@ static int opw_ls_run(const opw_nl_spec* sp, int typenum, int real_typenum, PyAr
         }
         opw_nl_put(PyArray_BYTES(*zr) + j * PyArray_ITEMSIZE(*zr), real_typenum, acc);
     }
-    if (opw_ls_output(zrank, a_in, b_in, 0, dims, NPY_INT32) < 0) goto done;
+    if (opw_nl_output(zrank, a_in, b_in, 0, dims, NPY_INT32) < 0) goto done;
     *(npy_int32*)PyArray_DATA(*zrank) = (npy_int32)rank;
     dims[0] = k;
-    if (opw_ls_output(zs, a_in, b_in, 1, dims, real_typenum) < 0) goto done;
-    for (i = 0; i < k; i++)
-        opw_nl_put(PyArray_BYTES(*zs) + i * PyArray_ITEMSIZE(*zs), real_typenum, s[i]);
+    if (opw_nl_output(zs, a_in, b_in, 1, dims, real_typenum) < 0) goto done;
+    opw_nl_store(PyArray_BYTES(*zs), real_typenum, PyArray_ITEMSIZE(*zs), s, 1, 1, k);
     status = 0;
 done:
     PyMem_Free(wa);

@@ -2,7 +2,7 @@
 
 /* SVD and MatrixPinv (not Hermitian) of opweave.tensor.nlinalg through the LAPACK SciPy
  * ships (dgesdd, looked up in scipy.linalg.cython_lapack on first use). Needs the support
- * code of nlinalg.c (opw_nl_get, opw_nl_put, opw_nl_cast, opw_nl_bad_argument).
+ * code of nlinalg.c (opw_nl_load, opw_nl_store, opw_nl_matrices, opw_nl_bad_argument...).
  *
  * As numpy.linalg.svd does, every matrix is computed in double (float32 values widened,
  * the results rounded back): it is copied into a Fortran-ordered work array and handed to
@@ -43,23 +43,9 @@ static double opw_svd_round(int typenum, double v) {
     return typenum == NPY_FLOAT64 ? v : (double)(float)v;
 }
 
-/* numpy.linalg.LinAlgError(msg). */
-static void opw_svd_linalg_error(const char* msg) {
-    PyObject *linalg = PyImport_ImportModule("numpy.linalg"), *exc;
-    if (!linalg) return;
-    exc = PyObject_GetAttrString(linalg, "LinAlgError");
-    Py_DECREF(linalg);
-    if (!exc) return;
-    PyErr_SetString(exc, msg);
-    Py_DECREF(exc);
-}
-
 /* One call's work: the shapes, the work arrays, the routine. */
 typedef struct {
-    const opw_nl_spec* spec; /* kind: OPW_SVD_* */
-    int typenum;
-    npy_intp item;
-    int m, n, k;
+    opw_nl_head h; /* h.spec->kind: OPW_SVD_* */
     char jobz;
     int ldu, ucols, ldvt; /* U: ldu x ucols; VT: ldvt x n (Fortran-ordered) */
     double *a, *s, *u, *vt, *work;
@@ -82,36 +68,32 @@ static void opw_svd_free(opw_svd_work* w) {
     PyMem_Free(w->order);
 }
 
-static double* opw_svd_doubles(npy_intp count) {
-    return (double*)PyMem_Malloc((size_t)(count > 1 ? count : 1) * sizeof(double));
-}
-
 /* ``w``'s work arrays and routine for m x n matrices with k = min(m, n) > 0 (dgesdd's
  * workspace as its query gives it). 0 or -1 with an exception set. */
 static int opw_svd_alloc_hermitian(opw_svd_work* w) {
-    const npy_intp n = w->n;
+    const npy_intp n = w->h.n;
     char jobz = 'V', uplo = 'L';
     double wq = 0.0;
     int iwq = 0, query = -1, info = 0;
     opw_nl_getrf_t getrf;
     opw_nl_gesv_t gesv;
     if (opw_nl_routines(&getrf, &gesv, &w->syevd) < 0) return -1;
-    w->a = opw_svd_doubles(n * n);
-    w->s = opw_svd_doubles(2 * n); /* the eigenvalues, then the singular values */
-    w->u = opw_svd_doubles(n * n);
-    w->vt = opw_svd_doubles(n * n);
-    w->scaled = opw_svd_doubles(n * n);
+    w->a = opw_nl_doubles(n * n);
+    w->s = opw_nl_doubles(2 * n); /* the eigenvalues, then the singular values */
+    w->u = opw_nl_doubles(n * n);
+    w->vt = opw_nl_doubles(n * n);
+    w->scaled = opw_nl_doubles(n * n);
     w->order = (npy_intp*)PyMem_Malloc((size_t)n * sizeof(npy_intp));
     if (!w->a || !w->s || !w->u || !w->vt || !w->scaled || !w->order) {
         PyErr_NoMemory();
         return -1;
     }
-    w->syevd(&jobz, &uplo, &w->n, w->a, &w->n, w->s, &wq, &query, &iwq, &query, &info);
-    if (info != 0) return opw_nl_bad_argument(w->spec, "syevd", info);
+    w->syevd(&jobz, &uplo, &w->h.n, w->a, &w->h.n, w->s, &wq, &query, &iwq, &query, &info);
+    if (info != 0) return opw_nl_bad_argument(w->h.spec, "syevd", info);
     w->lwork = (int)wq;
     w->liwork = iwq;
-    w->work = opw_svd_doubles(w->lwork);
-    w->iwork = (int*)PyMem_Malloc((size_t)(w->liwork > 1 ? w->liwork : 1) * sizeof(int));
+    w->work = opw_nl_doubles(w->lwork);
+    w->iwork = opw_nl_ints(w->liwork);
     if (!w->work || !w->iwork) {
         PyErr_NoMemory();
         return -1;
@@ -130,15 +112,15 @@ static int opw_svd_after(double x, double y) {
  * (its lower triangle): U, s and VT (ldu = ldvt = n) rounded to the dtype. 0 or -1 with
  * an exception set. */
 static int opw_svd_hermitian(opw_svd_work* w) {
-    const npy_intp n = w->n;
-    const int t = w->typenum;
+    const npy_intp n = w->h.n;
+    const int t = w->h.typenum;
     char jobz = 'V', uplo = 'L';
     double *ev = w->s + n, *s = w->s;
     npy_intp i, q;
     int info = 0;
-    w->syevd(&jobz, &uplo, &w->n, w->a, &w->n, ev, w->work, &w->lwork, w->iwork, &w->liwork,
+    w->syevd(&jobz, &uplo, &w->h.n, w->a, &w->h.n, ev, w->work, &w->lwork, w->iwork, &w->liwork,
              &info);
-    if (info < 0) return opw_nl_bad_argument(w->spec, "syevd", info);
+    if (info < 0) return opw_nl_bad_argument(w->h.spec, "syevd", info);
     if (info > 0) {
         opw_nl_not_converged();
         return -1;
@@ -168,28 +150,28 @@ static int opw_svd_hermitian(opw_svd_work* w) {
 }
 
 static int opw_svd_alloc(opw_svd_work* w) {
-    const npy_intp m = w->m, n = w->n, k = w->k;
+    const npy_intp m = w->h.m, n = w->h.n, k = w->h.k;
     double wq = 0.0;
     int query = -1, info = 0;
-    if (w->spec->kind == OPW_SVD_PINVH) return opw_svd_alloc_hermitian(w);
+    if (w->h.spec->kind == OPW_SVD_PINVH) return opw_svd_alloc_hermitian(w);
     w->gesdd = opw_svd_routine();
     if (w->gesdd == NULL) return -1;
-    w->a = opw_svd_doubles(m * n);
-    w->s = opw_svd_doubles(k);
-    w->u = opw_svd_doubles((npy_intp)w->ldu * w->ucols);
-    w->vt = opw_svd_doubles((npy_intp)w->ldvt * n);
+    w->a = opw_nl_doubles(m * n);
+    w->s = opw_nl_doubles(k);
+    w->u = opw_nl_doubles((npy_intp)w->ldu * w->ucols);
+    w->vt = opw_nl_doubles((npy_intp)w->ldvt * n);
     w->iwork = (int*)PyMem_Malloc((size_t)(8 * k) * sizeof(int));
-    if (w->spec->kind == OPW_SVD_PINV) w->scaled = opw_svd_doubles(k * m);
+    if (w->h.spec->kind == OPW_SVD_PINV) w->scaled = opw_nl_doubles(k * m);
     if (!w->a || !w->s || !w->u || !w->vt || !w->iwork ||
-        (w->spec->kind == OPW_SVD_PINV && !w->scaled)) {
+        (w->h.spec->kind == OPW_SVD_PINV && !w->scaled)) {
         PyErr_NoMemory();
         return -1;
     }
-    w->gesdd(&w->jobz, &w->m, &w->n, w->a, &w->m, w->s, w->u, &w->ldu, w->vt, &w->ldvt, &wq,
+    w->gesdd(&w->jobz, &w->h.m, &w->h.n, w->a, &w->h.m, w->s, w->u, &w->ldu, w->vt, &w->ldvt, &wq,
              &query, w->iwork, &info);
-    if (info != 0) return opw_nl_bad_argument(w->spec, "gesdd", info);
+    if (info != 0) return opw_nl_bad_argument(w->h.spec, "gesdd", info);
     w->lwork = (int)wq;
-    w->work = opw_svd_doubles(w->lwork);
+    w->work = opw_nl_doubles(w->lwork);
     if (!w->work) {
         PyErr_NoMemory();
         return -1;
@@ -199,8 +181,8 @@ static int opw_svd_alloc(opw_svd_work* w) {
 
 /* The pseudo-inverse (n x m, C order) of the factors in ``w`` into ``z``. */
 static void opw_svd_pinv(opw_svd_work* w, char* z) {
-    const npy_intp m = w->m, n = w->n, k = w->k, item = w->item;
-    const int t = w->typenum;
+    const npy_intp m = w->h.m, n = w->h.n, k = w->h.k, item = w->h.item;
+    const int t = w->h.typenum;
     double top = -NPY_INFINITY, cutoff;
     int nan = 0;
     npy_intp i, j, q;
@@ -232,20 +214,20 @@ static void opw_svd_pinv(opw_svd_work* w, char* z) {
 
 /* One matrix, already in ``w->a``: its results into ``z0`` (and ``z1``, ``z2``). 0 or -1
  * with an exception set. */
-static int opw_svd_matrix(opw_svd_work* w, char* z0, char* z1, char* z2) {
-    const npy_intp n = w->n, k = w->k, item = w->item;
-    const int t = w->typenum, kind = w->spec->kind;
-    npy_intp r, c;
+static int opw_svd_matrix(void* work, char* z0, char* z1, char* z2) {
+    opw_svd_work* w = (opw_svd_work*)work;
+    const npy_intp n = w->h.n, k = w->h.k, item = w->h.item;
+    const int t = w->h.typenum, kind = w->h.spec->kind;
     int info = 0;
     if (kind == OPW_SVD_PINVH) {
         if (opw_svd_hermitian(w) < 0) return -1;
         opw_svd_pinv(w, z0);
         return 0;
     }
-    w->gesdd(&w->jobz, &w->m, &w->n, w->a, &w->m, w->s, w->u, &w->ldu, w->vt, &w->ldvt,
+    w->gesdd(&w->jobz, &w->h.m, &w->h.n, w->a, &w->h.m, w->s, w->u, &w->ldu, w->vt, &w->ldvt,
              w->work, &w->lwork, w->iwork, &info);
     if (info != 0) {
-        opw_svd_linalg_error("SVD did not converge");
+        opw_nl_linalg_error("SVD did not converge");
         return -1;
     }
     if (kind == OPW_SVD_PINV) {
@@ -253,39 +235,13 @@ static int opw_svd_matrix(opw_svd_work* w, char* z0, char* z1, char* z2) {
         return 0;
     }
     if (kind == OPW_SVD_S) {
-        for (c = 0; c < k; c++) opw_nl_put(z0 + c * item, t, w->s[c]);
+        opw_nl_store(z0, t, item, w->s, 1, 1, k);
         return 0;
     }
-    for (r = 0; r < w->m; r++)
-        for (c = 0; c < w->ucols; c++)
-            opw_nl_put(z0 + (r * w->ucols + c) * item, t, w->u[c * w->ldu + r]);
-    for (c = 0; c < k; c++) opw_nl_put(z1 + c * item, t, w->s[c]);
-    for (r = 0; r < w->ldvt; r++)
-        for (c = 0; c < n; c++) opw_nl_put(z2 + (r * n + c) * item, t, w->vt[c * w->ldvt + r]);
+    opw_nl_store(z0, t, item, w->u, w->ldu, w->h.m, w->ucols);
+    opw_nl_store(z1, t, item, w->s, 1, 1, k);
+    opw_nl_store(z2, t, item, w->vt, w->ldvt, w->ldvt, n);
     return 0;
-}
-
-/* The identity of order ``n`` into the C-contiguous ``z``. */
-static void opw_svd_eye(char* z, int typenum, npy_intp n, npy_intp item) {
-    npy_intp r, c;
-    for (r = 0; r < n; r++)
-        for (c = 0; c < n; c++) opw_nl_put(z + (r * n + c) * item, typenum, r == c ? 1.0 : 0.0);
-}
-
-/* An output of ``nb`` batch dimensions ``dims`` and the core shape ``core`` (``ncore``
- * lengths), the previous one when it fits and shares no memory with ``x``. */
-static int opw_svd_output(PyArrayObject** z, PyArrayObject* x, int nb, const npy_intp* dims,
-                          int ncore, npy_intp c0, npy_intp c1, int typenum) {
-    npy_intp shape[NPY_MAXDIMS];
-    int i;
-    for (i = 0; i < nb; i++) shape[i] = dims[i];
-    if (ncore > 0) shape[nb] = c0;
-    if (ncore > 1) shape[nb + 1] = c1;
-    if (*z && opw_overlap(*z, x)) {
-        Py_DECREF(*z);
-        *z = NULL;
-    }
-    return opw_prep_output(z, nb + ncore, shape, typenum);
 }
 
 /* The node: cast ``x_in`` to the output's dtype, make the C-contiguous outputs (U, s, VT;
@@ -293,117 +249,55 @@ static int opw_svd_output(PyArrayObject** z, PyArrayObject* x, int nb, const npy
  * with an exception set. */
 static int opw_svd_run(const opw_nl_spec* s, int typenum, PyArrayObject* x_in,
                        PyArrayObject** z0, PyArrayObject** z1, PyArrayObject** z2) {
-    PyArrayObject* x = NULL;
-    npy_intp dims[NPY_MAXDIMS], idx[NPY_MAXDIMS], st[NPY_MAXDIMS];
-    npy_intp m, n, k, count, c, rs, cs, r, q, step0 = 0, step1 = 0, step2 = 0;
-    int nd, nb, i, status = -1, kind = s->kind;
-    char *px, *pz0, *pz1 = NULL, *pz2 = NULL;
+    opw_nl_batch x;
+    npy_intp c, steps[3] = {0, 0, 0};
+    int status = -1, kind = s->kind;
+    char* pz[3] = {NULL, NULL, NULL};
     opw_svd_work w;
     memset(&w, 0, sizeof w);
-    w.spec = s;
-    w.typenum = typenum;
-    x = opw_nl_cast(x_in, typenum);
-    if (!x) goto done;
-    nd = PyArray_NDIM(x);
-    if (nd < 2) {
-        PyErr_Format(PyExc_ValueError, "%s: the input x must hold matrices", s->who);
-        goto done;
-    }
-    nb = nd - 2;
-    m = PyArray_DIMS(x)[nd - 2];
-    n = PyArray_DIMS(x)[nd - 1];
-    k = m < n ? m : n;
-    rs = PyArray_STRIDES(x)[nd - 2];
-    cs = PyArray_STRIDES(x)[nd - 1];
-    count = 1;
-    for (i = 0; i < nb; i++) {
-        dims[i] = PyArray_DIMS(x)[i];
-        st[i] = PyArray_STRIDES(x)[i];
-        idx[i] = 0;
-        count *= dims[i];
-    }
-    if (m > INT_MAX || n > INT_MAX) {
-        PyErr_Format(PyExc_ValueError,
-                     "%s: a matrix of shape (%zd, %zd) is too large for LAPACK's 32-bit "
-                     "integers",
-                     s->who, (Py_ssize_t)m, (Py_ssize_t)n);
-        goto done;
-    }
-    w.m = (int)m;
-    w.n = (int)n;
-    w.k = (int)k;
+    if (opw_nl_matrices(s, typenum, x_in, &x, &w.h) < 0) goto done;
     w.jobz = kind == OPW_SVD_FULL ? 'A' : (kind == OPW_SVD_S ? 'N' : 'S');
-    w.ldu = kind == OPW_SVD_S ? 1 : w.m;
-    w.ucols = kind == OPW_SVD_FULL ? w.m : (kind == OPW_SVD_S ? 1 : w.k);
-    w.ldvt = kind == OPW_SVD_FULL ? w.n : (kind == OPW_SVD_S ? 1 : w.k);
-    if (kind == OPW_SVD_PINVH && m != n) {
-        PyObject* shape = opw_shape_str(nd, PyArray_DIMS(x), ", ");
-        if (shape) {
-            PyErr_Format(PyExc_ValueError,
-                         "%s: the input x must hold square matrices, got shape %U", s->who,
-                         shape);
-            Py_DECREF(shape);
-        }
-        goto done;
-    }
+    w.ldu = kind == OPW_SVD_S ? 1 : w.h.m;
+    w.ucols = kind == OPW_SVD_FULL ? w.h.m : (kind == OPW_SVD_S ? 1 : w.h.k);
+    w.ldvt = kind == OPW_SVD_FULL ? w.h.n : (kind == OPW_SVD_S ? 1 : w.h.k);
+    if (kind == OPW_SVD_PINVH && opw_nl_square(s, x.x, "x") < 0) goto done;
     if (kind == OPW_SVD_PINV || kind == OPW_SVD_PINVH) {
-        if (opw_svd_output(z0, x_in, nb, dims, 2, n, m, typenum) < 0) goto done;
-        step0 = n * m;
+        if (opw_nl_core_output(z0, x_in, x.nb, x.dims, 2, x.n, x.m, typenum) < 0) goto done;
+        steps[0] = x.n * x.m;
     } else if (kind == OPW_SVD_S) {
-        if (opw_svd_output(z0, x_in, nb, dims, 1, k, 0, typenum) < 0) goto done;
-        step0 = k;
+        if (opw_nl_core_output(z0, x_in, x.nb, x.dims, 1, x.k, 0, typenum) < 0) goto done;
+        steps[0] = x.k;
     } else {
-        if (opw_svd_output(z0, x_in, nb, dims, 2, m, w.ucols, typenum) < 0) goto done;
-        if (opw_svd_output(z1, x_in, nb, dims, 1, k, 0, typenum) < 0) goto done;
-        if (opw_svd_output(z2, x_in, nb, dims, 2, w.ldvt, n, typenum) < 0) goto done;
-        step0 = m * w.ucols;
-        step1 = k;
-        step2 = (npy_intp)w.ldvt * n;
-        pz1 = PyArray_BYTES(*z1);
-        pz2 = PyArray_BYTES(*z2);
+        if (opw_nl_core_output(z0, x_in, x.nb, x.dims, 2, x.m, w.ucols, typenum) < 0) goto done;
+        if (opw_nl_core_output(z1, x_in, x.nb, x.dims, 1, x.k, 0, typenum) < 0) goto done;
+        if (opw_nl_core_output(z2, x_in, x.nb, x.dims, 2, w.ldvt, x.n, typenum) < 0) goto done;
+        steps[0] = x.m * w.ucols;
+        steps[1] = x.k;
+        steps[2] = (npy_intp)w.ldvt * x.n;
+        pz[1] = PyArray_BYTES(*z1);
+        pz[2] = PyArray_BYTES(*z2);
     }
-    pz0 = PyArray_BYTES(*z0);
-    w.item = PyArray_ITEMSIZE(*z0);
-    if (count == 0) {
+    pz[0] = PyArray_BYTES(*z0);
+    w.h.item = PyArray_ITEMSIZE(*z0);
+    if (x.count == 0) {
         status = 0;
         goto done;
     }
-    if (k == 0) { /* no entries: the identities as U and VT (full_matrices) */
+    if (x.k == 0) { /* no entries: the identities as U and VT (full_matrices) */
         if (kind == OPW_SVD_FULL)
-            for (c = 0; c < count; c++) {
-                opw_svd_eye(pz0 + c * step0 * w.item, typenum, m, w.item);
-                opw_svd_eye(pz2 + c * step2 * w.item, typenum, n, w.item);
+            for (c = 0; c < x.count; c++) {
+                opw_nl_eye(pz[0] + c * steps[0] * w.h.item, typenum, x.m, w.h.item);
+                opw_nl_eye(pz[2] + c * steps[2] * w.h.item, typenum, x.n, w.h.item);
             }
         status = 0;
         goto done;
     }
-    if (opw_svd_alloc(&w) < 0) goto done;
-    px = PyArray_BYTES(x);
-    for (c = 0; c < count; c++) {
-        for (q = 0; q < n; q++)
-            for (r = 0; r < m; r++) w.a[q * m + r] = opw_nl_get(px + r * rs + q * cs, typenum);
-        if (opw_svd_matrix(&w, pz0, pz1, pz2) < 0) goto done;
-        pz0 += step0 * w.item;
-        if (pz1) pz1 += step1 * w.item;
-        if (pz2) pz2 += step2 * w.item;
-        /* the next batch index, in C order */
-        for (i = nb - 1; i >= 0; i--) {
-            px += st[i];
-            if (++idx[i] < dims[i]) break;
-            px -= st[i] * dims[i];
-            idx[i] = 0;
-        }
-    }
+    if (opw_svd_alloc(&w) < 0 ||
+        opw_nl_each(&x, typenum, w.a, opw_svd_matrix, &w, pz, steps, w.h.item) < 0)
+        goto done;
     status = 0;
 done:
     opw_svd_free(&w);
-    Py_XDECREF(x);
+    Py_XDECREF(x.x);
     return status;
-}
-
-#section node
-
-{
-    static const opw_nl_spec opw_spec = {%(who)s, %(kind)s, 0};
-    if (opw_svd_run(&opw_spec, %(typenum)s, %(x)s, &%(z0)s, %(z1)s, %(z2)s) < 0) %(fail)s
 }
