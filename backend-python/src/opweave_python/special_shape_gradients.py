@@ -21,8 +21,9 @@ function's value, so no difference of nearby values is ever taken:
 Outside the domains (``k < 0``, ``x < 0``; ``a, b <= 0`` or ``x`` outside ``[0, 1]``;
 ``z >= 1`` for ``hyp2f1`` unless ``a`` or ``b`` is a non-positive integer, where the
 derivatives are those of the polynomial the series ends as, or ``z = 1`` with
-``c - a - b > 0``, where the series converges) the result is NaN, as it is where an
-expansion fails to converge. At the edges ``x = 0`` and ``x = inf`` the derivatives are 0.
+``c - a - b > 0``, where they are those of Gauss's closed form) the result is NaN, as it
+is where an expansion fails to converge. At the edges ``x = 0`` and ``x = inf`` the
+derivatives are 0.
 """
 
 from __future__ import annotations
@@ -280,6 +281,39 @@ def _series_grads(
     return math.nan, math.nan, math.nan, math.nan
 
 
+def _gamma_sign(x: float) -> float:
+    """The sign of ``Gamma(x)`` away from its poles."""
+    return 1.0 if x > 0.0 or math.ceil(-x) % 2 == 0 else -1.0
+
+
+def _psi_over_gamma_at_pole(x: float) -> float:
+    """``psi(x) / Gamma(x)`` at a pole ``x = -n``: its limit ``(-1)**(n + 1) n!``."""
+    n = -x
+    return (-1.0 if n % 2 == 0 else 1.0) * math.exp(math.lgamma(n + 1.0))
+
+
+def _gauss_grads(a: float, b: float, c: float) -> tuple[float, float, float]:
+    """The derivatives of Gauss's ``2F1(a, b; c; 1) = Gamma(c) Gamma(s) / (Gamma(c - a)
+    Gamma(c - b))``, ``s = c - a - b > 0``, ``c`` not a pole. Where ``c - a`` (or ``c -
+    b``) is a pole the value is 0 and only the term with ``psi(c - a) / Gamma(c - a)``
+    survives; where both are, the zero is double and the derivatives are 0."""
+    s = c - a - b
+    pole_a, pole_b = _nonpositive_int(c - a), _nonpositive_int(c - b)
+    if pole_a and pole_b:
+        return 0.0, 0.0, 0.0
+    sign = _gamma_sign(c)
+    log_k = math.lgamma(c) + math.lgamma(s)
+    if pole_a or pole_b:
+        pole, other = (c - a, c - b) if pole_a else (c - b, c - a)
+        g = sign * _gamma_sign(other) * math.exp(log_k - math.lgamma(other))
+        edge = g * _psi_over_gamma_at_pole(pole)
+        return (edge, 0.0, -edge) if pole_a else (0.0, edge, -edge)
+    sign *= _gamma_sign(c - a) * _gamma_sign(c - b)
+    f = sign * math.exp(log_k - math.lgamma(c - a) - math.lgamma(c - b))
+    psi_s, psi_ca, psi_cb = digamma(s), digamma(c - a), digamma(c - b)
+    return f * (psi_ca - psi_s), f * (psi_cb - psi_s), f * (digamma(c) + psi_s - psi_ca - psi_cb)
+
+
 def _hyp2f1_grads(a: float, b: float, c: float, z: float) -> tuple[float, float, float]:
     a, b, c, z = float(a), float(b), float(c), float(z)
     if any(math.isnan(t) or math.isinf(t) for t in (a, b, c, z)) or _nonpositive_int(c):
@@ -287,9 +321,10 @@ def _hyp2f1_grads(a: float, b: float, c: float, z: float) -> tuple[float, float,
     if z == 0.0:
         return 0.0, 0.0, 0.0
     terminating = _nonpositive_int(a) or _nonpositive_int(b)
-    if 0.0 < z < 1.0 or (z == 1.0 and c - a - b > 0.0 and not terminating):
-        # at z = 1 the series converges where c - a - b > 0 (its terms fall as
-        # k**(a + b - c - 1), times log(k) for the derivatives)
+    if z == 1.0 and c - a - b > 0.0 and not terminating:
+        # the series converges there, too slowly to sum where c - a - b is small
+        return _gauss_grads(a, b, c)
+    if 0.0 < z < 1.0:
         _, fa, fb, fc = _series_grads(a, b, c, z)
         return fa, fb, fc
     if z < 0.0:

@@ -9,8 +9,9 @@ in float64, elementwise, with the same stopping rules:
   convergents, after the reflection ``I_x(a, b) = 1 - I_{1-x}(b, a)`` where
   ``x > (a + 1) / (a + b + 2)``;
 * ``d/da``, ``d/db``, ``d/dc hyp2f1(a, b, c, z)``: the hypergeometric series with its
-  derivatives carried term by term, after Pfaff's transformation for ``z < 0``; for
-  ``z >= 1`` those of the polynomial where ``a`` or ``b`` is a non-positive integer.
+  derivatives carried term by term, after Pfaff's transformation for ``z < 0``; at
+  ``z = 1`` where ``c - a - b > 0``, those of Gauss's closed form; for other ``z >= 1``
+  those of the polynomial where ``a`` or ``b`` is a non-positive integer.
 
 NaN outside the domains and where an expansion does not converge, 0 at ``x = 0``, ``x =
 1`` and ``z = 0``, as the ``py`` kernels give.
@@ -180,12 +181,49 @@ def _series_grads(a: Any, b: Any, c: Any, z: Any, polynomial: Any) -> tuple[Any,
     return masked_loop(lambda i: True, body, (*start, jnp.zeros(jnp.shape(z), bool)))[4:]
 
 
+def _gamma_sign(x: Any) -> Any:
+    """The sign of ``Gamma(x)`` away from its poles."""
+    return jnp.where((x > 0) | (jnp.mod(jnp.ceil(-x), 2.0) == 0), 1.0, -1.0)
+
+
+def _psi_over_gamma_at_pole(x: Any) -> Any:
+    """``psi(x) / Gamma(x)`` at a pole ``x = -n``: its limit ``(-1)**(n + 1) n!``."""
+    n = -x
+    return jnp.where(jnp.mod(n, 2.0) == 0, -1.0, 1.0) * jnp.exp(jss.gammaln(n + 1.0))
+
+
+def _gauss_grads(a: Any, b: Any, c: Any) -> tuple[Any, Any, Any]:
+    """The derivatives of Gauss's ``2F1(a, b; c; 1) = Gamma(c) Gamma(s) / (Gamma(c - a)
+    Gamma(c - b))``, ``s = c - a - b > 0``; at a pole of ``c - a`` (or ``c - b``) only
+    the term with ``psi(c - a) / Gamma(c - a)`` is left, at both the derivatives are 0."""
+    s = c - a - b
+    pole_a, pole_b = _nonpositive_int(c - a), _nonpositive_int(c - b)
+    sign = _gamma_sign(c)
+    log_k = jss.gammaln(c) + jss.gammaln(s)
+    both = sign * _gamma_sign(c - a) * _gamma_sign(c - b)
+    f = both * jnp.exp(log_k - jss.gammaln(c - a) - jss.gammaln(c - b))
+    psi_s, psi_ca, psi_cb = jss.digamma(s), jss.digamma(c - a), jss.digamma(c - b)
+    da, db = f * (psi_ca - psi_s), f * (psi_cb - psi_s)
+    dc = f * (jss.digamma(c) + psi_s - psi_ca - psi_cb)
+    pole, other = jnp.where(pole_a, c - a, c - b), jnp.where(pole_a, c - b, c - a)
+    g = sign * _gamma_sign(other) * jnp.exp(log_k - jss.gammaln(other))
+    edge = g * _psi_over_gamma_at_pole(pole)
+    one = pole_a != pole_b
+    da = jnp.where(pole_a & pole_b, 0.0, jnp.where(one, jnp.where(pole_a, edge, 0.0), da))
+    db = jnp.where(pole_a & pole_b, 0.0, jnp.where(one, jnp.where(pole_b, edge, 0.0), db))
+    dc = jnp.where(pole_a & pole_b, 0.0, jnp.where(one, -edge, dc))
+    return da, db, dc
+
+
 def _hyp2f1_grads(a: Any, b: Any, c: Any, z: Any) -> tuple[Any, Any, Any]:
     """``d/da``, ``d/db``, ``d/dc`` of ``hyp2f1(a, b, c, z)``."""
     a, b, c, z = jnp.broadcast_arrays(a, b, c, z)
     finite = jnp.isfinite(a) & jnp.isfinite(b) & jnp.isfinite(c) & jnp.isfinite(z)
     valid = finite & ~_nonpositive_int(c) & (z != 0)
     ends = _nonpositive_int(a) | _nonpositive_int(b)
+    # at z = 1 where c - a - b > 0: Gauss's closed form (the series converges there,
+    # too slowly to sum where c - a - b is small)
+    gauss = valid & (z == 1) & (c - a - b > 0) & ~ends
     inside = valid & (z < 1)
     poly = valid & (z >= 1) & ends
     pfaff = z < 0
@@ -200,8 +238,12 @@ def _hyp2f1_grads(a: Any, b: Any, c: Any, z: Any) -> tuple[Any, Any, Any]:
     db = jnp.where(pfaff, -scale * gb, gb)
     dc = jnp.where(pfaff, scale * (gc + gb), gc)
     zero_edge = finite & ~_nonpositive_int(c) & (z == 0)
+    ga_, gb_, gc_ = _gauss_grads(
+        jnp.where(gauss, a, 0.5), jnp.where(gauss, b, 0.5), jnp.where(gauss, c, 3.0)
+    )
     return tuple(  # type: ignore[return-value]
-        jnp.where(run, d, jnp.where(zero_edge, 0.0, jnp.nan)) for d in (da, db, dc)
+        jnp.where(gauss, e, jnp.where(run, d, jnp.where(zero_edge, 0.0, jnp.nan)))
+        for d, e in zip((da, db, dc), (ga_, gb_, gc_), strict=True)
     )
 
 

@@ -7,7 +7,7 @@ It compiles tensor graphs, so this module is on the tensor floor of :mod:`opweav
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from types import MappingProxyType
+from types import MappingProxyType, ModuleType
 from typing import Any
 
 import numpy as np
@@ -201,11 +201,11 @@ class numeric_grad:  # noqa: N801 - PyTensor's name
 def _random_generator(rng: Any) -> Any:
     if rng is None or isinstance(rng, int | np.integer | np.random.SeedSequence):
         return np.random.default_rng(rng)
-    if isinstance(rng, np.random.Generator | np.random.RandomState):
-        return rng
+    if isinstance(rng, np.random.Generator | np.random.RandomState) or rng is np.random:
+        return rng  # the module ``numpy.random`` draws from NumPy's global state
     raise TypeError(
-        f"verify_grad: rng must be a numpy.random.Generator, a RandomState, a seed or None, "
-        f"got {type(rng).__name__}"
+        "verify_grad: rng must be a numpy.random.Generator, a RandomState, the module "
+        f"numpy.random, an int for numpy.random.default_rng or None, got {type(rng).__name__}"
     )
 
 
@@ -218,7 +218,7 @@ def verify_grad(
     fun: Callable[..., Any],
     pt: Sequence[Any],
     n_tests: int = 2,
-    rng: np.random.Generator | np.random.RandomState | int | None = None,
+    rng: np.random.Generator | np.random.RandomState | ModuleType | int | None = None,
     eps: float | None = None,
     out_type: str | None = None,
     abs_tol: float | None = None,
@@ -246,8 +246,9 @@ def verify_grad(
     n_tests
         How many random projections to test.
     rng
-        A ``numpy.random.Generator`` (or ``RandomState``), or a seed; ``None`` draws
-        a fresh seed.
+        A ``numpy.random.Generator`` (or ``RandomState``, or the module ``numpy.random``
+        for NumPy's global state, as PyTensor code passes it), or an int given to
+        ``numpy.random.default_rng``; ``None`` makes a fresh generator.
     eps
         The finite-difference step (default: 1e-7 for float64, 3e-3 for float32,
         1e-1 for float16; the largest over the inputs).

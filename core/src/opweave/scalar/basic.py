@@ -393,6 +393,8 @@ class ScalarOp(Op):
 
     nin: int = -1
     nout: int = 1
+    #: The printed name (a subclass whose ``__init__`` does not call ScalarOp's has none).
+    name: str | None = None
     output_types_preference: Callable[..., Sequence[ScalarType]] | None = None
     nfunc_spec: tuple[str, int, int] | None = None
     nfunc_variadic: str | None = None
@@ -777,6 +779,9 @@ switch = Switch(_switch_out, name="switch")
 
 class Second(BinaryScalarOp):
     """Return the second input; the first only ties the result to it (``fill``)."""
+
+    #: The output has the second input's type (also for ``Second()`` built without a rule).
+    output_types_preference = transfer_type(1)
 
     def connection_pattern(self, node: Apply) -> list[list[bool]]:
         """The first input's value is never used."""

@@ -1106,8 +1106,8 @@ def kron(a: Any, b: Any) -> TensorVariable:
 
 
 def _squares(x: TensorVariable) -> Any:
-    """``x**2`` elementwise."""
-    return tm.sqr(x)
+    """``|x|**2`` elementwise (real for complex ``x``)."""
+    return tm.sqr(tm.abs(x)) if is_complex(x) else tm.sqr(x)
 
 
 def _core_axis(axis: Any, core_ndim: int, x: TensorVariable) -> int:
@@ -1170,7 +1170,7 @@ def norm(
     Parameters
     ----------
     x
-        The tensor.
+        The tensor, real or complex (whose norms are real, from the moduli, as NumPy's).
     ord
         The order: ``None`` (2-norm of vectors, Frobenius of matrices), ``"fro"``/
         ``"f"``, ``"nuc"``, ``"inf"``/``inf``, ``"-inf"``/``-inf``, an int (``0``, ``1``,
@@ -1192,11 +1192,6 @@ def norm(
         For an invalid ``ord`` or an ``axis`` of more than two entries.
     """
     x = as_tensor_variable(x)
-    if is_complex(x):
-        raise TypeError(
-            f"norm: {x} has the complex dtype {x.dtype}; norm takes real tensors (the "
-            "elementwise conj and real of complex tensors are not available)"
-        )
     core_ndim = min(2, x.ndim)
     batch_ndim = x.ndim - core_ndim
     if x.ndim == 0:

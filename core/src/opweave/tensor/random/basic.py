@@ -639,10 +639,14 @@ class MvNormalRV(RandomVariable):
 
 
 class PermutationRV(RandomVariable):
-    """Random permutations; see :func:`permutation` (its signature follows ``x``)."""
+    """Random permutations; see :func:`permutation` (its signature follows ``x``).
+
+    As in PyTensor the class has no default signature: give ``signature`` (or the
+    deprecated ``ndim_supp`` and ``ndims_params``). A draw has the core shape of ``x``
+    (its last ``ndims_params[0]`` dimensions), whatever the signature names them.
+    """
 
     name = "permutation"
-    signature = "()->(x)"
     dtype = "int64"
     _print_name = ("permutation", "\\operatorname{permutation}")
 
@@ -651,14 +655,18 @@ class PermutationRV(RandomVariable):
     ) -> list[Any]:
         """``(x,)`` for a 0-d ``x`` (a permutation of ``arange(x)``), else ``x``'s core shape."""
         (x,) = dist_params
-        if self.ndims_params[0] == 0:
+        core = self.ndims_params[0]
+        if core == 0:
             return [x.ravel()[0]]
-        return super()._supp_shape_from_params(dist_params, param_shapes)
+        shape = list(x.shape if param_shapes is None else param_shapes[0])
+        return shape[len(shape) - core :]
 
     def _static_supp_shape(self, dist_params: Sequence[TensorVariable]) -> list[int | None]:
-        if self.ndims_params[0] == 0:
+        (x,) = dist_params
+        core = self.ndims_params[0]
+        if core == 0:
             return [None]
-        return super()._static_supp_shape(dist_params)
+        return list(x.type.shape[x.type.ndim - core :])
 
 
 def permutation(x: Any, **kwargs: Any) -> Any:
