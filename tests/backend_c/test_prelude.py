@@ -288,6 +288,29 @@ def test_a_damaged_object_is_dropped_and_the_module_built_without_it(
     assert runtime_object(folder) == folder / OBJECT_NAME
 
 
+def test_a_damaged_object_found_beside_is_dropped_and_the_module_built_whole(
+    compiledir: Path, builds: Builds, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A module compiled beside the object's build that then cannot link the object it
+    finds builds whole, as one that finds it before its build does."""
+    folder = _folder(compiledir)
+    folder.mkdir(parents=True, mode=0o700)
+    os.chmod(folder.parent, 0o700)
+    damaged = folder / OBJECT_NAME
+    damaged.write_bytes(b"not an object file")
+    os.chmod(damaged, 0o600)
+    monkeypatch.setattr(module, "start_precompiling", lambda *args, **kwargs: False)
+    monkeypatch.setattr(module, "object_pending", lambda folder: True)
+    monkeypatch.setattr(module, "wait_for_object", lambda folder, seconds: damaged)
+    monkeypatch.setattr(module, "runtime_object", lambda folder: None)
+    with pytest.warns(CorruptEntryWarning, match="runtime object .* could not be linked"):
+        f = _compile("cosh", linker="c")
+    assert builds.beside == [True, False]
+    assert LINKED_DEFINE in builds[0] and LINKED_DEFINE not in builds[1]
+    np.testing.assert_allclose(f(X), _expected("cosh", X))
+    assert not damaged.exists()
+
+
 def test_with_few_cores_only_the_object_is_built(
     compiledir: Path, builds: Builds, monkeypatch: pytest.MonkeyPatch
 ) -> None:

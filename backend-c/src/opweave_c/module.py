@@ -386,16 +386,21 @@ def build_module(
             if found is None:
                 compile_module(None)
                 return None
-            compiler.link(
-                [str(own_object), str(found)],
-                str(tmp / lib_name),
-                str(c_path),
-                what,
-                compile_args=spec.compile_args,
-                lib_dirs=spec.lib_dirs,
-                libraries=spec.libraries,
-                no_compile_args=spec.no_compile_args,
-            )
+            try:
+                compiler.link(
+                    [str(own_object), str(found)],
+                    str(tmp / lib_name),
+                    str(c_path),
+                    what,
+                    compile_args=spec.compile_args,
+                    lib_dirs=spec.lib_dirs,
+                    libraries=spec.libraries,
+                    no_compile_args=spec.no_compile_args,
+                )
+            except CompilationError:  # an object that does not link: as in a whole build
+                compile_module(None)
+                _discard_runtime_object(found)
+                return None
             return found
 
         runtime = runtime_object(prelude)
