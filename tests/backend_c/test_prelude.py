@@ -28,7 +28,6 @@ from opweave_c.cache import CorruptEntryWarning, ModuleCache
 from opweave_c.compiler import CCompiler
 from opweave_c.module import (
     LINKED_DEFINE,
-    PRELUDE_EARLY_NODES,
     RUNTIME,
     runtime_object_source,
     start_runtime_prelude,
@@ -483,14 +482,23 @@ def test_clearing_the_cache_removes_the_header_and_object(compiledir: Path) -> N
     assert not (compiledir / "prelude").exists()
 
 
-def test_only_a_large_graph_starts_the_header_before_it_is_rewritten(compiledir: Path) -> None:
+def test_any_graph_starts_the_object_before_it_is_rewritten(compiledir: Path) -> None:
     x = ot.dvector("x")
-    small, e = x, x
-    for _ in range(PRELUDE_EARLY_NODES // 2):
-        e = ot.tanh(e) * 1.5
-    start_runtime_prelude(FunctionGraph([x], [ot.exp(small)]))
+    start_runtime_prelude(FunctionGraph([x], [x]))  # no node: nothing to compile
     assert not (compiledir / "prelude").exists()
-    large = FunctionGraph([x], [e])
-    assert len(large.apply_nodes) >= PRELUDE_EARLY_NODES
-    start_runtime_prelude(large)
+    start_runtime_prelude(FunctionGraph([x], [ot.exp(x)]))
     _built(_folder(compiledir))
+
+
+def test_a_built_object_is_found_without_setting_up_the_compile_directory(
+    compiledir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    start_runtime_prelude()
+    _built(_folder(compiledir))
+
+    def unexpected() -> None:
+        raise AssertionError("the compile directory was set up again")
+
+    monkeypatch.setattr(module, "cache_for_config", unexpected)
+    monkeypatch.setattr(module, "_too_few_for_header", lambda: True)
+    start_runtime_prelude()  # the object is there; no header is wanted with few cores

@@ -5,7 +5,7 @@ GCC parses Python's and NumPy's headers and the runtime's header (``csrc/runtime
 again for every module, and compiles the runtime's functions (``csrc/runtime_functions.h``
 and the TensorType helpers of ``csrc/tensor.h``) again: together about half of a small
 module's build (the functions alone, about four fifths of it). As soon as a compile has
-chosen a C linker for a large graph, while the graph is still being rewritten, or else
+chosen a C linker for a graph, while the graph is still being rewritten, or else
 when the first module of opweave-c's own is about to build, :func:`start_precompiling`
 starts GCC in the background, for the flags modules of opweave-c's own are built with
 (:func:`own_module_flags`), on
@@ -40,6 +40,7 @@ of the module cache).
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import signal
@@ -127,11 +128,21 @@ def prelude_dir(
 ) -> Path:
     """Where the header and object for these flags and runtime ``text`` live under
     compile directory ``root``."""
+    return root / "prelude" / _prelude_key(compiler, tuple(compile_args), tuple(include_dirs), text)
+
+
+@functools.lru_cache(maxsize=32)
+def _prelude_key(
+    compiler: CCompiler, compile_args: tuple[str, ...], include_dirs: tuple[str, ...], text: str
+) -> str:
+    """The hash naming :func:`prelude_dir`: of the compiler, the flags and the runtime's
+    text (computed once per process for each, as every compile asks for it)."""
     h = hashlib.sha256()
-    for part in (compiler.identity, repr(_flags(compiler, compile_args, include_dirs)), text):
+    flags = _flags(compiler, list(compile_args), list(include_dirs))
+    for part in (compiler.identity, repr(flags), text):
         h.update(part.encode())
         h.update(b"\0")
-    return root / "prelude" / h.hexdigest()[:32]
+    return h.hexdigest()[:32]
 
 
 def _trusted(path: Path, kind: int) -> bool:

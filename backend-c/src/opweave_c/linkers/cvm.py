@@ -212,7 +212,7 @@ class CVMLinker(LoopLinker):
     @classmethod
     def prepare_compile(cls, fgraph: FunctionGraph) -> None:
         """Start compiling the runtime (its object, and its header where cores allow)
-        while a large graph is rewritten (:func:`opweave_c.module.start_runtime_prelude`)."""
+        while the graph is rewritten (:func:`opweave_c.module.start_runtime_prelude`)."""
         start_runtime_prelude(fgraph)
 
     def make_thunks(
