@@ -26,7 +26,7 @@ from opweave.graph.utils import NoImplementationError
 from opweave.tensor.random import basic as rb
 from opweave.tensor.random.op import RandomVariable
 from opweave.tensor.type import TensorType
-from opweave_jax.values import key_data_of, static_ints
+from opweave_jax.values import is_static, key_data_of, static_ints
 
 __all__ = ["LOWERINGS", "SAMPLERS"]
 
@@ -168,6 +168,39 @@ def _permutation(core_ndim: int) -> Sampler:
     return draw
 
 
+def _choice_without_replacement(core_ndim: int, has_p: bool) -> Sampler:
+    """Distinct entries of ``a`` (of ``arange(a)`` for 0-d ``a``) along its first core axis,
+    ``core_shape`` of them per batch entry, each batch entry with a key of its own
+    (``jax.random.choice(..., replace=False)``); ``core_shape`` and a 0-d ``a`` must be
+    static."""
+
+    def one(key: Any, a: Any, p: Any, core: tuple[int, ...]) -> Any:
+        population = static_ints(a, "choice: a")[0] if core_ndim == 0 else a
+        return jax.random.choice(key, population, core, replace=False, p=p, axis=0)
+
+    def draw(key: Any, shape: tuple[int, ...], dtype: Any, a: Any, *rest: Any) -> Any:
+        p, core_shape = (rest[0], rest[1]) if has_p else (None, rest[0])
+        core_shape = np.asarray(core_shape) if is_static(core_shape) else core_shape
+        core = static_ints(core_shape.reshape(-1)[: core_shape.shape[-1]], "choice: size")
+        if not shape:
+            return one(key, a, p, core).astype(dtype)
+        if core_ndim == 0:  # the population sizes, one per batch entry, must be static
+            static_ints(a, "choice: a")
+            a = np.broadcast_to(np.asarray(a), shape)
+        else:
+            a = _bcast(a, (*shape, *a.shape[a.ndim - core_ndim :]))
+        if p is not None:
+            p = _bcast(p, (*shape, p.shape[-1]))
+        keys = jax.random.split(key, int(np.prod(shape)))
+        draws = [
+            one(k, a[idx], None if p is None else p[idx], core)
+            for k, idx in zip(keys, np.ndindex(*shape), strict=True)
+        ]
+        return jnp.stack(draws).reshape(*shape, *draws[0].shape).astype(dtype)
+
+    return draw
+
+
 #: RandomVariable class -> its sampler (or a maker of one from the Op, for the Ops whose
 #: sampler depends on their properties).
 SAMPLERS: dict[type, Sampler] = {
@@ -210,6 +243,9 @@ def _sampler_of(op: RandomVariable) -> Sampler | None:
         sampler: Sampler | None = _mvnormal(op.method)
     elif isinstance(op, rb.PermutationRV):
         base, sampler = rb.PermutationRV, _permutation(op.ndims_params[0])
+    elif isinstance(op, rb.ChoiceWithoutReplacement):
+        base = rb.ChoiceWithoutReplacement
+        sampler = _choice_without_replacement(op.ndims_params[0], op.has_p_param)
     else:
         base = next((k for k in cls.__mro__ if k in SAMPLERS), RandomVariable)
         sampler = SAMPLERS.get(base)
@@ -239,7 +275,7 @@ def random_variable(op: RandomVariable, node: Apply) -> Fn:
         raise NoImplementationError(
             f"jax linker: no jax.random sampler for the random variable {op} (node {node}); "
             f"the jax linker draws {', '.join(sorted(c.__name__ for c in SAMPLERS))}, "
-            "MvNormalRV and PermutationRV"
+            "MvNormalRV, PermutationRV and ChoiceWithoutReplacement"
         )
     out_type = node.outputs[1].type
     dtype = np.dtype(out_type.dtype) if isinstance(out_type, TensorType) else None

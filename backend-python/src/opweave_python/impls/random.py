@@ -26,6 +26,7 @@ from opweave.tensor.random.basic import (
     BetaBinomialRV,
     CategoricalRV,
     CauchyRV,
+    ChoiceWithoutReplacement,
     DirichletRV,
     GenGammaRV,
     GumbelRV,
@@ -213,6 +214,33 @@ def _permutation(
     return out
 
 
+def _choice_without_replacement(
+    op: ChoiceWithoutReplacement, rng: np.random.Generator, params: list[np.ndarray], size: Size
+) -> Any:
+    """``Generator.choice(..., replace=False)`` per batch entry, as PyTensor draws."""
+    if op.has_p_param:
+        a, p, core_shape = params
+    else:
+        (a, core_shape), p = params, None
+    if core_shape.ndim > 1:  # batched core shapes are all equal: take the first
+        core_shape = core_shape[(0,) * (core_shape.ndim - 1)]
+    core = tuple(int(s) for s in core_shape)
+    batch_ndim = a.ndim - op.ndims_params[0]
+    if not batch_ndim:
+        # NumPy's choice refuses size=() for a batched-looking a: None draws one entry.
+        return rng.choice(a, p=p, size=core or None, replace=False)
+    if size is None:
+        shapes = [a.shape[:batch_ndim]] + ([] if p is None else [p.shape[:batch_ndim]])
+        size = tuple(np.broadcast_shapes(*shapes))
+    a = np.broadcast_to(a, size + a.shape[batch_ndim:])
+    if p is not None:
+        p = np.broadcast_to(p, size + p.shape[batch_ndim:])
+    out = np.empty(size + core + a.shape[len(size) + 1 :], dtype=a.dtype)
+    for idx in np.ndindex(*size):
+        out[idx] = rng.choice(a[idx], p=None if p is None else p[idx], size=core, replace=False)
+    return out
+
+
 def _after_rng_consumer(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
     """An Op that consumes generators and is something else too (e.g. a graph of Ops):
     run the implementation of the next class of its MRO that has one."""
@@ -250,6 +278,7 @@ DRAWS: MappingProxyType[type, Draw] = MappingProxyType(
         MultinomialRV: _multinomial,
         MvNormalRV: _mvnormal,
         PermutationRV: _permutation,
+        ChoiceWithoutReplacement: _choice_without_replacement,
     }
 )
 

@@ -20,9 +20,7 @@ import numpy as np
 from opweave.tensor.basic import _const_int, _static_vector, as_tensor_variable, get_vector_length
 from opweave.tensor.math import sqrt
 from opweave.tensor.random.op import RandomVariable, normalize_size_param
-from opweave.tensor.reductions import prod
 from opweave.tensor.shape import specify_shape
-from opweave.tensor.sort import argsort
 from opweave.tensor.variable import TensorVariable
 
 __all__ = [
@@ -32,6 +30,7 @@ __all__ = [
     "BinomialRV",
     "CategoricalRV",
     "CauchyRV",
+    "ChoiceWithoutReplacement",
     "DirichletRV",
     "ExponentialRV",
     "GammaRV",
@@ -685,6 +684,87 @@ def permutation(x: Any, **kwargs: Any) -> Any:
     return PermutationRV(signature=signature, dtype=dtype)(x, **kwargs)
 
 
+class ChoiceWithoutReplacement(RandomVariable):
+    """Distinct draws from the entries of ``a`` along its first core axis (of ``arange(a)``
+    for a 0-d ``a``), with probabilities ``p`` when given: what :func:`choice` builds for
+    ``replace=False``.
+
+    As in PyTensor, the draws of one batch entry depend on each other, so the number of
+    draws is a parameter (``core_shape``, an integer vector, the last parameter) and part
+    of the core shape: the signature is ``(a...),(k)->(s...)`` or, with ``p``,
+    ``(a...),(a0),(k)->(s...)``. Each backend draws as NumPy's
+    ``Generator.choice(a, size=core_shape, replace=False, p=p)`` does, batch entry by
+    batch entry.
+    """
+
+    name = "choice_without_replacement"
+    dtype = None
+    _print_name = ("choice_without_replacement", "\\operatorname{choice_without_replacement}")
+
+    @property
+    def has_p_param(self) -> bool:
+        """Whether the Op takes the probabilities ``p`` (three parameters, not two)."""
+        return len(self.ndims_params) == 3
+
+    def _core_shape_entries(self, core_shape: TensorVariable) -> list[Any]:
+        if core_shape.ndim > 1:  # batched core shapes must all be equal: take the first
+            core_shape = core_shape[(0,) * (core_shape.ndim - 1)]
+        return [core_shape[i] for i in range(get_vector_length(core_shape))]
+
+    def _supp_shape_from_params(
+        self, dist_params: Sequence[TensorVariable], param_shapes: Sequence[Any] | None = None
+    ) -> list[Any]:
+        """The number of draws (``core_shape``), then ``a``'s core shape after its first
+        axis."""
+        a, *_, core_shape = dist_params
+        a_shape = list(a.shape if param_shapes is None else param_shapes[0])
+        a_core = a_shape[len(a_shape) - self.ndims_params[0] :]
+        return self._core_shape_entries(core_shape) + a_core[1:]
+
+    def _static_supp_shape(self, dist_params: Sequence[TensorVariable]) -> list[int | None]:
+        a, *_, core_shape = dist_params
+        static = _static_vector(core_shape) if core_shape.ndim == 1 else None
+        if static is None:
+            static = [None] * len(self._core_shape_entries(core_shape))
+        a_core = list(a.type.shape[a.ndim - self.ndims_params[0] :])
+        return static + a_core[1:]
+
+
+def _choice_without_replacement(
+    a: TensorVariable,
+    n: Any,
+    size: Any,
+    p: Any,
+    rng: Any,
+    return_next_rng: bool,
+    name: str | None,
+) -> Any:
+    """``choice(a, size, replace=False, p)``: a :class:`ChoiceWithoutReplacement` node
+    whose core shape is ``size`` (PyTensor's graph, hence its draws)."""
+    core_shape = normalize_size_param(size, "choice")
+    entries, known_n = _static_vector(core_shape) or [], _const_int(n)
+    known = [e for e in entries if e is not None]
+    if known_n is not None and len(known) == len(entries) and math.prod(known) > known_n:
+        raise ValueError(
+            f"choice: cannot draw {math.prod(known)} distinct entries from {known_n} "
+            "without replacement"
+        )
+    length = get_vector_length(core_shape)
+    a_dims = [f"a{i}" for i in range(a.ndim)]
+    out_dims = [f"s{i}" for i in range(length)] + a_dims[1:]
+    p_dims = a_dims[:1] or ["a"]
+    params = [f"({','.join(a_dims)})", f"({length})"]
+    if p is not None:
+        params.insert(1, f"({','.join(p_dims)})")
+    signature = f"{','.join(params)}->({','.join(out_dims)})"
+    op = ChoiceWithoutReplacement(signature=signature, dtype=a.dtype)
+    dist_params = (a, core_shape) if p is None else (a, p, core_shape)
+    out = op(*dist_params, size=None, rng=rng, return_next_rng=return_next_rng)
+    if name is not None:
+        (out[1] if return_next_rng else out).name = name
+    return out
+
+
 def choice(
     a: Any,
     size: Any = None,
@@ -719,29 +799,12 @@ def choice(
     n = a if a.ndim == 0 else a.shape[0]
     if p is not None:
         p = specify_shape(as_tensor_variable(p), (n,))
-    if replace or size is None:
-        if p is None:
-            next_rng, idx = integers(0, n, size=size, rng=rng, return_next_rng=True)
-        else:
-            next_rng, idx = categorical(p, size=size, rng=rng, return_next_rng=True)
+    if not replace and size is not None:
+        return _choice_without_replacement(a, n, size, p, rng, return_next_rng, name)
+    if p is None:
+        next_rng, idx = integers(0, n, size=size, rng=rng, return_next_rng=True)
     else:
-        size_var = normalize_size_param(size, "choice")
-        entries, known_n = _static_vector(size_var) or [], _const_int(n)
-        known = [e for e in entries if e is not None]
-        if known_n is not None and len(known) == len(entries) and math.prod(known) > known_n:
-            raise ValueError(
-                f"choice: cannot draw {math.prod(known)} distinct entries from {known_n} "
-                "without replacement"
-            )
-        count = prod(size_var)
-        if p is None:
-            next_rng, order = permutation(n, rng=rng, return_next_rng=True)
-        else:
-            # Exponential races: sorting E_i / p_i picks entry i first with probability p_i,
-            # then the next among the rest in proportion to theirs, as numpy's choice does.
-            next_rng, times = exponential(1.0, size=(n,), rng=rng, return_next_rng=True)
-            order = argsort(times / p)
-        idx = order[:count].reshape(size_var, ndim=get_vector_length(size_var))
+        next_rng, idx = categorical(p, size=size, rng=rng, return_next_rng=True)
     out = idx if a.ndim == 0 else a[idx]
     if name is not None:
         out.name = name
