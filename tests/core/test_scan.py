@@ -7,6 +7,7 @@ import pytest
 
 import opweave
 import opweave.tensor as pt
+from opweave.graph.utils import MissingInputError
 from opweave.scan import Scan, foldl, foldr, map, reduce, scan, until
 from opweave.tensor.random.utils import RandomStream
 
@@ -207,12 +208,23 @@ def test_random_streams_advance_through_the_updates() -> None:
     assert not np.allclose(a, b)  # each call too
 
 
-def test_strict_requires_explicit_non_sequences() -> None:
-    x, w = pt.vector("x"), pt.scalar("w")
-    with pytest.raises(ValueError, match=r"strict=True.*w \(Type"):
+def test_strict_requires_shared_variables_to_be_passed() -> None:
+    x, w = pt.vector("x"), opweave.shared(3.0, name="w")
+    with pytest.raises(MissingInputError, match=r"every shared variable .* but w \(Type"):
+        scan(lambda xi: xi * w, sequences=x, strict=True)
+    with pytest.raises(ValueError, match=r"strict=True"):  # a ValueError too
         scan(lambda xi: xi * w, sequences=x, strict=True)
     out, _ = scan(lambda xi, w_: xi * w_, sequences=x, non_sequences=w, strict=True)
-    np.testing.assert_array_equal(opweave.function([x, w], out)(np.ones(2), 3.0), [3, 3])
+    np.testing.assert_array_equal(opweave.function([x], out)(np.ones(2)), [3, 3])
+
+
+def test_strict_adds_other_outer_variables_as_pytensor_does() -> None:
+    # Only shared variables must be passed: a symbolic outer variable the body reads
+    # (here through the shape of a non-sequence, M) becomes an implicit non-sequence.
+    x, m = pt.vector("x"), pt.iscalar("m")
+    ones = pt.ones((m,))
+    out, _ = scan(lambda xi, o: xi * o.shape[0] + m, sequences=x, non_sequences=ones, strict=True)
+    np.testing.assert_array_equal(opweave.function([x, m], out)(np.array([1.0, 2.0]), 4), [8, 12])
 
 
 def test_bad_inputs_are_named() -> None:

@@ -55,7 +55,8 @@ def scan(
         last value, not a stack.
     non_sequences
         Variables given unchanged to every step. Other outer variables and shared
-        variables the body reads become implicit non-sequences (unless ``strict``).
+        variables the body reads become implicit non-sequences (shared ones only
+        without ``strict``).
     n_steps
         Number of steps (an integer or an integer scalar variable). Default: the length
         of the shortest sequence (after taps).
@@ -80,8 +81,9 @@ def scan(
         step to the next, so that each step reuses the previous step's memory, and they
         are freed when the loop ends.
     strict
-        Require every outer variable the body reads (shared ones included) to be passed
-        in ``non_sequences``.
+        Require every shared variable the body reads to be passed in ``sequences`` or
+        ``non_sequences`` (PyTensor's contract); other outer variables are added as
+        implicit non-sequences either way.
     return_list
         Return a list of outputs even when there is one.
     return_updates
@@ -105,8 +107,10 @@ def scan(
     ValueError
         For malformed sequences/outputs_info, a body whose outputs do not match
         ``outputs_info`` (count, dtype or rank), a loop with neither sequences nor
-        ``n_steps``, or (``strict``) a free variable not in ``non_sequences``, or (without
-        ``return_updates``) a loop that updates shared variables.
+        ``n_steps``, or (without ``return_updates``) a loop that updates shared variables.
+    opweave.scan.builder.StrictScanInputError
+        (a ``MissingInputError`` and a ``ValueError``) With ``strict``, for a shared
+        variable the body reads that is not passed.
     """
     outputs, updates = build_scan(
         Scan,

@@ -18,6 +18,7 @@ from opweave.compile.sharedvalue import SharedVariable
 from opweave.graph.basic import Constant, Variable
 from opweave.graph.replace import clone_replace
 from opweave.graph.traversal import graph_inputs
+from opweave.graph.utils import MissingInputError
 from opweave.scan.info import ScanInfo
 from opweave.scan.utils import get_updates_and_outputs
 from opweave.tensor.basic import AllocEmpty, cast
@@ -27,7 +28,12 @@ from opweave.tensor.shape import shape_padleft
 from opweave.tensor.subtensor import set_subtensor
 from opweave.tensor.type import TensorType
 
-__all__ = ["build_scan"]
+__all__ = ["StrictScanInputError", "build_scan"]
+
+
+class StrictScanInputError(MissingInputError, ValueError):
+    """``scan(..., strict=True)`` met a shared variable its body reads that was not passed
+    in ``sequences`` or ``non_sequences`` (PyTensor raises ``MissingInputError`` there)."""
 
 
 @dataclass
@@ -268,10 +274,13 @@ def build_scan(
     implicit = [
         v for v in _unique(graph_inputs(inner_outs)) if v not in own and not isinstance(v, Constant)
     ]
-    if strict and implicit:
-        raise ValueError(
-            f"scan: with strict=True every variable the body reads must be passed in "
-            f"non_sequences, but {implicit[0]} (Type {implicit[0].type}) is not"
+    unpassed = [v for v in implicit if isinstance(v, SharedVariable)]
+    if strict and unpassed:
+        raise StrictScanInputError(
+            f"scan: with strict=True every shared variable the body reads must be passed "
+            f"in sequences or non_sequences, but {unpassed[0]} (Type {unpassed[0].type}) "
+            "is not",
+            unpassed[0],
         )
     implicit_inner = [v.type(name=v.name) for v in implicit]
     if implicit:

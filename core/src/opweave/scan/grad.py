@@ -41,7 +41,7 @@ from opweave.graph.replace import clone_replace
 from opweave.graph.traversal import ancestors
 from opweave.graph.type import DisconnectedType, disconnected_type
 from opweave.scan.builder import build_scan
-from opweave.tensor.basic import Alloc, stack, switch, zeros_like
+from opweave.tensor.basic import Alloc, stack, switch, tensor_copy, zeros_like
 from opweave.tensor.math import ge, minimum
 from opweave.tensor.shape import shape_padleft
 from opweave.tensor.subtensor import IncSubtensor, set_subtensor
@@ -122,6 +122,23 @@ def _after(g: Any, start: int) -> Any:
         ):
             return gz
     return g[start:]
+
+
+def _seeds(outs: list[Any]) -> dict[Any, Any]:
+    """Where each of a step's outputs gets its known gradient: the output itself, or a
+    copy of it (``tensor_copy``) when it is also an ancestor of another output.
+
+    ``grad`` takes a known gradient as the whole gradient of its variable: seeding an
+    output that another output is computed from would drop what flows into it through
+    that other output (``h`` and ``sin(h)`` returned by one step gave gradients that
+    missed the ``sin`` path). A copy is a leaf of the step's graph, so the known
+    gradient and the gradient through the other outputs add up at the output.
+    """
+    found = set(outs)
+    shadowed = set()
+    for o in outs:
+        shadowed |= {a for a in ancestors([o]) if a is not o and a in found}
+    return {o: tensor_copy(o) if o in shadowed else o for o in outs}
 
 
 def _steps_run(op: Scan, n_steps: Any, outputs: list[Any]) -> Any:
@@ -213,13 +230,14 @@ def scan_grad(
         replace.update(zip(in_inner["taps"], taps_t, strict=True))
         replace.update(zip(in_inner["non_seqs"], non_seqs, strict=True))
         outs = clone_replace(body, replace=replace)
+        seeds = _seeds(outs)
         known: dict[Any, Any] = {}
         for n, j in enumerate(diff_states):
             last = windows[n] if _one_row(info.state_taps[j]) else windows[n][depths[j] - 1]
-            adj = g_t[n] + last
-            known[outs[j]] = known[outs[j]] + adj if outs[j] in known else adj
+            adj, o = g_t[n] + last, seeds[outs[j]]
+            known[o] = known[o] + adj if o in known else adj
         for n, k in enumerate(diff_nits):
-            o, adj = outs[n_st + k], g_t[len(diff_states) + n]
+            o, adj = seeds[outs[n_st + k]], g_t[len(diff_states) + n]
             known[o] = known[o] + adj if o in known else adj
         tap_map = {v: taps_t[i] for i, v in enumerate(in_inner["taps"])}
         wrt_taps = [tap_map[v] for j in diff_states for v in tap_inner[j]]

@@ -38,7 +38,8 @@ from opweave.compile.maker import function
 from opweave.graph.basic import Apply, Variable, clone_get_equiv
 from opweave.graph.basic import clone as clone_graph
 from opweave.graph.fg import FunctionGraph
-from opweave.graph.op import Op
+from opweave.graph.op import Op, io_connection_pattern
+from opweave.graph.type import DisconnectedType, disconnected_type
 from opweave.scan.grad import scan_grad
 from opweave.scan.info import ScanInfo
 from opweave.scan.layout import (
@@ -387,10 +388,39 @@ class Scan(ScanMethodsMixin, Op):
         return out
 
     def connection_pattern(self, node: Apply) -> list[list[bool]]:
-        """Every input but ``n_steps`` may reach every output (``n_steps`` reaches none
-        differentiably)."""
+        """Which outer inputs each outer output depends on, through the inner graph's
+        connections (:func:`~opweave.graph.op.io_connection_pattern`) and the states
+        carried from step to step, as in PyTensor: an input reaches an output when it
+        reaches the output's inner output, directly or through the previous step of a
+        state (or shared state) it reaches. ``n_steps`` reaches none differentiably, and
+        neither does a value read only as an index or a generator read only to draw an
+        index."""
+        inner = io_connection_pattern(self.inner_inputs, self.inner_outputs)
+        info = self.info
+        maps = scan_io_mappings(
+            info.n_seqs, info.state_taps, info.n_nit, info.n_shared, len(self.inner_inputs)
+        )
         n_out = len(node.outputs)
-        return [[False] * n_out] + [[True] * n_out for _ in node.inputs[1:]]
+        inner_out = [maps["inner_out_from_outer_out"][j][0] for j in range(n_out)]
+        # The inner inputs each output feeds at the next step (states and shared states).
+        feeds = [maps["inner_inp_from_outer_out"][j] for j in range(n_out)]
+
+        def reaches(inner_inputs: Sequence[int], j: int) -> bool:
+            return any(inner[x][inner_out[j]] for x in inner_inputs)
+
+        rows = [[False] * n_out]
+        for i in range(1, len(node.inputs)):
+            row = [reaches(maps["inner_inp_from_outer_inp"][i], j) for j in range(n_out)]
+            pending = [r for r in range(n_out) if row[r] and feeds[r]]
+            while pending:
+                carried = feeds[pending.pop()]
+                for j in range(n_out):
+                    if not row[j] and reaches(carried, j):
+                        row[j] = True
+                        if feeds[j]:
+                            pending.append(j)
+            rows.append(row)
+        return rows
 
     def L_op(
         self,
@@ -399,8 +429,16 @@ class Scan(ScanMethodsMixin, Op):
         output_grads: Sequence[Variable],
     ) -> list[Variable]:
         """Back-propagation through time: a second Scan over the stored states, backwards
-        (see :mod:`opweave.scan.grad`)."""
-        return scan_grad(self, list(inputs), list(outputs), list(output_grads))
+        (see :mod:`opweave.scan.grad`). An input that :meth:`connection_pattern` does not
+        connect to an output with a gradient gets a ``DisconnectedType`` gradient (the
+        loop's gradient for it is zero by construction: a mask, an index, a generator)."""
+        grads = scan_grad(self, list(inputs), list(outputs), list(output_grads))
+        pattern = self.connection_pattern(outputs[0].owner)
+        wanted = [not isinstance(g.type, DisconnectedType) for g in output_grads]
+        return [
+            g if any(p and w for p, w in zip(row, wanted, strict=True)) else disconnected_type()
+            for row, g in zip(pattern, grads, strict=True)
+        ]
 
     def R_op(
         self, inputs: Sequence[Variable], eval_points: Sequence[Variable | None]
