@@ -15,6 +15,7 @@ import pytest
 
 import opweave
 import opweave.tensor as pt
+from opweave.gradient.opsupport import NullTypeGradError
 from opweave.scan import Scan, scan
 
 RNG = np.random.default_rng(3)
@@ -137,3 +138,22 @@ def test_the_connection_pattern_follows_the_states() -> None:
     assert rows[init_b] == [False, True, False]
     assert rows[w] == [False, True, True]
     assert rows[k] == [False, False, False]
+
+
+def test_a_generator_drawn_with_has_an_undefined_gradient() -> None:
+    # The draws reach the output, so the generator is connected to it; its gradient is
+    # undefined (not refused), and the gradient with respect to the sequence is defined.
+    rng = opweave.shared(np.random.default_rng(4))
+    seq = pt.vector("seq")
+
+    def step(s: Any, r: Any) -> Any:
+        return s * 2.0 + pt.random.normal(0.0, 1.0, rng=r)
+
+    out, _ = scan(step, sequences=[seq], non_sequences=[rng])
+    node = out.owner
+    row = node.op.connection_pattern(node)[list(node.inputs).index(rng)]
+    assert row == [True]
+    g = opweave.grad(out.sum(), seq)
+    np.testing.assert_allclose(opweave.function([seq], g)(np.array([1.0, 2.0, 3.0])), 2.0)
+    with pytest.raises(NullTypeGradError, match="not differentiable"):
+        opweave.grad(out.sum(), rng)

@@ -35,6 +35,7 @@ from dataclasses import replace as dc_replace
 from typing import Any
 
 from opweave.compile.maker import function
+from opweave.gradient.opsupport import grad_undefined
 from opweave.graph.basic import Apply, Variable, clone_get_equiv
 from opweave.graph.basic import clone as clone_graph
 from opweave.graph.fg import FunctionGraph
@@ -435,10 +436,14 @@ class Scan(ScanMethodsMixin, Op):
         grads = scan_grad(self, list(inputs), list(outputs), list(output_grads))
         pattern = self.connection_pattern(outputs[0].owner)
         wanted = [not isinstance(g.type, DisconnectedType) for g in output_grads]
-        return [
-            g if any(p and w for p, w in zip(row, wanted, strict=True)) else disconnected_type()
-            for row, g in zip(pattern, grads, strict=True)
-        ]
+        result = []
+        for i, (row, g) in enumerate(zip(pattern, grads, strict=True)):
+            if not any(p and w for p, w in zip(row, wanted, strict=True)):
+                g = disconnected_type()
+            elif isinstance(g.type, DisconnectedType):  # a generator the body draws with
+                g = grad_undefined(self, i, inputs[i], f"{inputs[i].type} is not differentiable")
+            result.append(g)
+        return result
 
     def R_op(
         self, inputs: Sequence[Variable], eval_points: Sequence[Variable | None]
