@@ -47,10 +47,10 @@ def scan(
         One entry per output of ``fn``: an initial value (tap ``-1``: the previous step's
         value), ``dict(initial=x0, taps=[-2, -1])`` (``x0[0]`` is the value two steps
         before the first, ``x0[1]`` one step before), or ``None`` for an output that is
-        not fed back. ``None`` altogether: no output is fed back. As in PyTensor, only
-        the list ``[-1]`` (the default) takes a one-step initial value; other taps,
-        ``(-1,)`` and ``range(-1, 0)`` included, take the values before the first step
-        stacked along a first dimension. A value without a shape, such as a random
+        not fed back. ``None`` altogether, or an empty list: no output is fed back. As in
+        PyTensor, only the list ``[-1]`` (the default) takes a one-step initial value;
+        other taps, ``(-1,)`` and ``range(-1, 0)`` included, take the values before the
+        first step stacked along a first dimension. A value without a shape, such as a random
         generator, can be carried from step to step (tap ``-1`` only): its output is its
         last value, not a stack.
     non_sequences

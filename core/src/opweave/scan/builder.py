@@ -224,9 +224,12 @@ def build_scan(
             tap_args[i] = [_inner_like(st.initial, True, f"state{i}[t{k:+d}]") for k in st.taps]
     state_args = [v for i in sorted(tap_args) for v in tap_args[i]]
 
+    if _one_step(n_steps):
+        return _single_step(fn, outer_seqs, states_info, non_seqs, return_list)
     raw = fn(*inner_seqs, *state_args, *non_seqs)
     cond, outputs, updates = get_updates_and_outputs(raw)
-    if outputs_info is None:
+    if outputs_info is None or (isinstance(outputs_info, list | tuple) and not outputs_info):
+        # None or an empty list: no output is fed back (PyTensor reads [] so too)
         states_info = [_State(None, [], "nit") for _ in outputs]
     if len(outputs) != len(states_info):
         raise ValueError(
@@ -327,6 +330,54 @@ def build_scan(
     new_updates: OrderedDict[Variable, Variable] = OrderedDict(
         (sv, node_outs[n_st + n_nit + n_untraced + k]) for k, sv in enumerate(shared_vars)
     )
+    if not results:
+        return ([] if return_list else None), new_updates
+    if len(results) == 1 and not return_list:
+        return results[0], new_updates
+    return results, new_updates
+
+
+def _one_step(n_steps: Any) -> bool:
+    """Whether ``n_steps`` is the constant 1 (a Python int or a constant variable)."""
+    if isinstance(n_steps, int | np.integer):
+        return int(n_steps) == 1
+    if isinstance(n_steps, Constant):
+        data = np.asarray(n_steps.data)
+        return data.ndim == 0 and data.dtype.kind in "iu" and int(data) == 1
+    return False
+
+
+def _single_step(
+    fn: Callable[..., Any],
+    outer_seqs: list[Any],
+    states_info: list[_State],
+    non_seqs: list[Any],
+    return_list: bool,
+) -> tuple[Any, OrderedDict[Variable, Variable]]:
+    """``scan`` of one step, as PyTensor builds it: no loop, ``fn`` applied to the first
+    entry of each sequence and to the initial values, each output given a first
+    dimension of length 1 (a value carried without a shape, such as a generator, is
+    returned as it is), and ``fn``'s own updates."""
+    seq_args = [seq[0] for seq in outer_seqs]
+    state_args: list[Any] = []
+    for st in states_info:
+        if st.kind in ("sit", "untraced"):
+            state_args.append(st.initial)
+        elif st.kind == "mit":
+            depth = -min(st.taps)
+            state_args.extend(st.initial[depth + k] for k in st.taps)
+    _, outputs, updates = get_updates_and_outputs(fn(*seq_args, *state_args, *non_seqs))
+    if states_info and len(outputs) != len(states_info):
+        raise ValueError(
+            f"scan: fn returned {len(outputs)} outputs but outputs_info has "
+            f"{len(states_info)} entries (use None for an output that is not fed back)"
+        )
+    kinds = [st.kind for st in states_info] or ["nit"] * len(outputs)
+    results = [
+        out if kind == "untraced" or not isinstance(out.type, TensorType) else shape_padleft(out)
+        for out, kind in zip(outputs, kinds, strict=True)
+    ]
+    new_updates: OrderedDict[Variable, Variable] = OrderedDict(updates)
     if not results:
         return ([] if return_list else None), new_updates
     if len(results) == 1 and not return_list:
