@@ -20,6 +20,8 @@ from __future__ import annotations
 import importlib
 import pickle
 import re
+import subprocess
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -675,3 +677,13 @@ def test_tutorial_loading_and_saving() -> None:
     loaded_state = pickle.loads(pickle.dumps(state))
     np.testing.assert_array_equal(loaded_state.get_value(), [0.0, 1.0, 2.0])
     assert loaded_state.name == "state"
+
+
+def test_link_vm_is_an_attribute_after_import() -> None:
+    # PyTensor code reads pytensor.link.vm.VMLinker after a bare "import pytensor".
+    code = (
+        "import opweave\n"
+        "assert opweave.link.vm.VMLinker is opweave.link.lookup.available_linkers()['vm']\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
