@@ -395,7 +395,11 @@ class Scan(ScanMethodsMixin, Op):
         reaches the output's inner output, directly or through the previous step of a
         state (or shared state) it reaches. ``n_steps`` reaches none differentiably, and
         neither does a value read only as an index or a generator read only to draw an
-        index."""
+        index. Computed once per node (kept in ``node.tag``: loops nested in loops would
+        otherwise compute their inner loops' patterns again at every level)."""
+        cached = getattr(node.tag, "connection_pattern", None)
+        if cached is not None and len(cached) == len(node.inputs):
+            return [list(row) for row in cached]
         inner = io_connection_pattern(self.inner_inputs, self.inner_outputs)
         info = self.info
         maps = scan_io_mappings(
@@ -421,6 +425,7 @@ class Scan(ScanMethodsMixin, Op):
                         if feeds[j]:
                             pending.append(j)
             rows.append(row)
+        node.tag.connection_pattern = tuple(tuple(row) for row in rows)
         return rows
 
     def L_op(
