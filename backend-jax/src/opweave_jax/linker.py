@@ -45,7 +45,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from opweave.compile.sharedvalue import SharedVariable
 from opweave.graph.basic import Apply, Variable
-from opweave.link.basic import Linker
+from opweave.graph.fg import FunctionGraph
+from opweave.link.basic import JITLinker
 from opweave.tensor.random.type import RandomType
 from opweave_jax.mirror import DeviceMirror
 
@@ -63,7 +64,7 @@ def enable_x64() -> None:
         jax.config.update("jax_enable_x64", True)
 
 
-class JAXLinker(Linker):
+class JAXLinker(JITLinker):
     """``linker='jax'`` (mode ``JAX``): the whole graph as one ``jax.jit`` function.
 
     ``priority`` is negative: ``linker='auto'`` never picks it. Its random variables draw
@@ -81,6 +82,35 @@ class JAXLinker(Linker):
     random_generator: ClassVar[str] = "jax"
     device: Any = None
     _linked: LinkedGraph | None = None
+
+    def fgraph_convert(
+        self,
+        fgraph: FunctionGraph,
+        input_storage: list[list[Any]],
+        storage_map: dict[Variable, list[Any]],
+        **kwargs: Any,
+    ) -> Callable[..., Any]:
+        """The graph as one function of JAX values (:class:`opweave_jax.program.GraphProgram`,
+        each node lowered through the resolver), returning the outputs' values and the
+        conditions of the graph's deferred checks; ``order`` may come as a keyword.
+
+        Raises
+        ------
+        opweave.graph.utils.NoImplementationError
+            For a node whose Op has no ``jax`` lowering.
+        """
+        from opweave_jax.program import GraphProgram
+
+        order = kwargs.get("order")
+        return GraphProgram(fgraph, fgraph.toposort() if order is None else order)
+
+    def jit_compile(
+        self, fn: Callable[..., Any], donate_argnums: tuple[int, ...] = ()
+    ) -> Callable[..., Any]:
+        """``jax.jit(fn)``, donating the buffers of the arguments ``donate_argnums``."""
+        import jax
+
+        return jax.jit(fn, donate_argnums=donate_argnums)
 
     def make_all(
         self,
@@ -102,9 +132,8 @@ class JAXLinker(Linker):
         from opweave_jax.calls import LinkedGraph
         from opweave_jax.compile_cache import configure_compilation_cache
         from opweave_jax.options import jax_device
-        from opweave_jax.program import GraphProgram
 
-        fgraph, order, ins, outs, _smap = self.wire_storage(
+        fgraph, order, ins, outs, smap = self.wire_storage(
             input_storage, output_storage, storage_map
         )
         enable_x64()
@@ -112,7 +141,7 @@ class JAXLinker(Linker):
         device = jax_device()
         self.device = device
         zero_copy = (device or jax.devices()[0]).platform == "cpu"
-        program = GraphProgram(fgraph, order)
+        program = self.fgraph_convert(fgraph, ins, smap, order=order)
         inputs, outputs = list(fgraph.inputs), list(fgraph.outputs)
         updates = sorted(fgraph.update_mapping.items())  # (output index, input index)
         mirrors: list[DeviceMirror | None] = [
@@ -122,7 +151,7 @@ class JAXLinker(Linker):
             for v in inputs
         ]
         donated = tuple(sorted({i for _, i in updates if mirrors[i] is not None}))
-        jitted = jax.jit(program, donate_argnums=donated)
+        jitted = self.jit_compile(program, donate_argnums=donated)
         # An output the caller borrows (Out(borrow=True)) is one the core lets the linker
         # reuse: it is not in no_recycling.
         recycled = set(self.no_recycling or ())

@@ -414,6 +414,99 @@ class WrapLinker(Linker):
         return run, ins0, outs0, groups, order
 
 
+class JITLinker(Linker):
+    """A linker that turns the whole graph into one Python function and compiles it
+    (PyTensor's ``JITLinker`` contract, the base of its JAX and Numba linkers).
+
+    :meth:`make_all` calls :meth:`fgraph_convert` once for the accepted graph (a function
+    of the inputs' values returning the outputs' values, in the order of
+    ``fgraph.outputs``), hands it to :meth:`jit_compile`, and returns a thunk that reads
+    the input cells (:meth:`create_thunk_inputs`, each value through :meth:`input_filter`),
+    calls the compiled function, and writes each output through :meth:`output_filter`.
+    A subclass implements the first two; :func:`graph_function` builds the converted
+    function from one function per node.
+    """
+
+    name: ClassVar[str] = "jit"
+
+    def fgraph_convert(
+        self,
+        fgraph: FunctionGraph,
+        input_storage: list[list[Any]],
+        storage_map: dict[Variable, list[Any]],
+        **kwargs: Any,
+    ) -> Callable[..., Any]:
+        """The graph as one function of its inputs' values (``order``, the nodes in
+        execution order, comes as a keyword)."""
+        raise NotImplementedError(f"{type(self).__name__}.fgraph_convert is not defined")
+
+    def jit_compile(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """Compile the converted function ``fn``."""
+        raise NotImplementedError(f"{type(self).__name__}.jit_compile is not defined")
+
+    def create_thunk_inputs(self, storage_map: dict[Variable, list[Any]]) -> list[list[Any]]:
+        """The cells the thunk reads the compiled function's arguments from: the input
+        cells of the accepted graph, in order."""
+        assert self.fgraph is not None
+        return [storage_map[v] for v in self.fgraph.inputs]
+
+    def input_filter(self, inp: Any) -> Any:
+        """Convert an input value before the compiled function sees it (unchanged)."""
+        return inp
+
+    def output_filter(self, var: Variable, out: Any) -> Any:
+        """Convert what the compiled function returned for ``var`` (unchanged)."""
+        return out
+
+    def make_all(
+        self,
+        input_storage: list[list[Any]] | None = None,
+        output_storage: list[list[Any]] | None = None,
+        storage_map: dict[Variable, list[Any]] | None = None,
+    ) -> tuple[Callable[[], Any], list[list[Any]], list[list[Any]], list[Any], list[Apply]]:
+        """Convert, compile, and wrap in one thunk; see :meth:`Linker.make_all`."""
+        fgraph, order, ins, outs, smap = self.wire_storage(
+            input_storage, output_storage, storage_map
+        )
+        converted = self.fgraph_convert(fgraph, ins, smap, order=order)
+        compiled = self.jit_compile(converted)
+        cells = self.create_thunk_inputs(smap)
+        pairs = list(zip(fgraph.outputs, outs, strict=True))
+        read, write = self.input_filter, self.output_filter
+
+        def run() -> None:
+            values = compiled(*[read(cell[0]) for cell in cells])
+            for (var, cell), value in zip(pairs, values, strict=True):
+                cell[0] = write(var, value)
+
+        return run, ins, outs, [run], order
+
+
+def graph_function(
+    fgraph: FunctionGraph,
+    order: Sequence[Apply],
+    node_function: Callable[[Apply], Callable[..., Any]],
+) -> Callable[..., list[Any]]:
+    """``fgraph`` as one Python function of its inputs' values returning the list of its
+    outputs' values: each node of ``order`` runs ``node_function(node)`` (asked once,
+    here) on its inputs' values, returning its output's value (a sequence of them for a
+    node of several outputs). What a :meth:`JITLinker.fgraph_convert` may return."""
+    steps = [(node, node_function(node), len(node.outputs) > 1) for node in order]
+    inputs, outputs = list(fgraph.inputs), list(fgraph.outputs)
+
+    def value(env: dict[Variable, Any], var: Variable) -> Any:
+        return var.data if isinstance(var, Constant) else env[var]
+
+    def run(*args: Any) -> list[Any]:
+        env: dict[Variable, Any] = dict(zip(inputs, args, strict=True))
+        for node, fn, several in steps:
+            result = fn(*[value(env, v) for v in node.inputs])
+            env.update(zip(node.outputs, result if several else (result,), strict=True))
+        return [value(env, v) for v in outputs]
+
+    return run
+
+
 def __getattr__(name: str) -> object:
     if name == "PerformLinker":
         found = available_linkers().get("py")
