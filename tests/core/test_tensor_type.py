@@ -375,7 +375,9 @@ def test_filter_variable_and_is_super() -> None:
 def test_filter_variable_makes_constants_from_values() -> None:
     t = TensorType("float64", shape=(None,))
     c = t.filter_variable([1, 2])
-    assert isinstance(c, TensorConstant) and c.type == t and c.data.tolist() == [1.0, 2.0]
+    # as in PyTensor, a constant takes the shape of its value
+    assert isinstance(c, TensorConstant) and c.data.tolist() == [1.0, 2.0]
+    assert c.type == TensorType("float64", shape=(2,)) and t.is_super(c.type)
 
 
 def test_in_same_class() -> None:

@@ -330,6 +330,26 @@ def _beta_fraction(a: float, b: float, x: float) -> float:
     return h
 
 
+def _stirling_rest(z: float) -> float:
+    """``gammaln(z) - ((z - 1/2) log(z) - z + log(2 pi) / 2)`` for ``z >= 1e5`` (Stirling's
+    series; its first omitted term is below ``1e-48`` there)."""
+    r = 1.0 / (z * z)
+    return (1.0 / 12.0 - r * (1.0 / 360.0 - r * (1.0 / 1260.0 - r / 1680.0))) / z
+
+
+def _log_beta(a: float, b: float) -> float:
+    """``log(B(a, b))`` for ``a, b > 0``, to a few ulps: where the larger argument is
+    ``1e5`` or more, ``gammaln(a + b) - gammaln(a)`` is taken from Stirling's series
+    (``(a - 1/2) log1p(b / a) + b log(a + b) - b`` and the series' rests) rather than as a
+    difference of two large ``gammaln`` values, which loses ``1e-16 * a log(a)``."""
+    if a < b:
+        a, b = b, a
+    if a >= 1e5:
+        rise = (a - 0.5) * math.log1p(b / a) + b * math.log(a + b) - b
+        return gammaln(b) - (rise + _stirling_rest(a + b) - _stirling_rest(a))
+    return gammaln(a) + gammaln(b) - gammaln(a + b)
+
+
 def betainc(a: float, b: float, x: float) -> float:
     """The regularized incomplete beta function ``I_x(a, b)`` (``a, b > 0``, ``0 <= x <= 1``;
     SciPy's limits where ``a`` or ``b`` is 0 or infinite; NaN elsewhere)."""
@@ -346,7 +366,7 @@ def betainc(a: float, b: float, x: float) -> float:
         return 0.0 if x < 1.0 else 1.0
     if x == 0.0 or x == 1.0:
         return x
-    log_front = a * math.log(x) + b * math.log1p(-x) - (gammaln(a) + gammaln(b) - gammaln(a + b))
+    log_front = a * math.log(x) + b * math.log1p(-x) - _log_beta(a, b)
     if x < (a + 1.0) / (a + b + 2.0):
         return math.exp(log_front) * _beta_fraction(a, b, x) / a
     return 1.0 - math.exp(log_front) * _beta_fraction(b, a, 1.0 - x) / b

@@ -14,6 +14,7 @@ import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from opweave.configuration import (
     BoolParam,
@@ -52,6 +53,17 @@ class ModeParam(StrParam):
             expected=f"{', '.join(MODES)} or the name of a mode an installed plugin "
             "provides (letters, digits and underscores, not starting with a digit)",
         )
+
+    def parse(self, value: Any) -> Any:
+        """Return ``value``: a mode name, or a compilation mode object kept as it is.
+
+        PyTensor takes a ``Mode`` for the flag (``config.change_flags(mode=Mode("py"))``);
+        an object with ``linker`` and ``optimizer`` attributes is such a mode (this module
+        sits below :mod:`opweave.compile`, so the class is not imported here).
+        """
+        if not isinstance(value, str) and hasattr(value, "linker") and hasattr(value, "optimizer"):
+            return value
+        return super().parse(value)
 
 
 FLOAT_DTYPES = ("float64", "float32", "float16")
@@ -304,6 +316,14 @@ def build_config(
         "(PyTensor's flag). opweave raises it, naming the rewrite, so ``raise`` is the only "
         "value; PyTensor's ``warn``, ``ignore`` and ``pdb`` are refused.",
         EnumParam("raise", ("raise",)),
+    )
+    config.add(
+        "exception_verbosity",
+        "How much a compiled function's error says about the node that failed "
+        "(PyTensor's flag, with its values). Every value names the node, its inputs' "
+        "shapes and dtypes, and where its output was created, in notes of the exception; "
+        "``high`` adds a note with the node's graph, four levels of owners deep.",
+        EnumParam("low", ("low", "medium", "high")),
     )
     config.add(
         "DebugMode__patience",

@@ -53,6 +53,7 @@ def debugprint(
     print_destroy_map: bool = False,
     print_view_map: bool = False,
     used_ids: dict[Any, str] | None = None,
+    done: dict[Any, str] | None = None,
 ) -> Any:
     """Print ``obj``'s graph as an indented tree, one node per line.
 
@@ -78,6 +79,10 @@ def debugprint(
     used_ids
         Filled with each printed Apply node and leaf Variable -> its label (``"[id A]"``),
         as :func:`get_node_by_id` reads them.
+    done
+        Each Apply node and leaf Variable printed -> its label, read and filled in
+        (PyTensor's argument): several calls given the same dict share their labels, and a
+        node an earlier call printed is written again, followed by ``...``, rather than in full.
 
     Returns
     -------
@@ -85,8 +90,9 @@ def debugprint(
         The text when ``file="str"``; otherwise the stream written to (``sys.stdout``
         for ``None``), as PyTensor returns it.
     """
-    labels: dict[int, str] = {}
-    done: set[int] = set()
+    shared = done
+    labels: dict[int, str] = {id(node): text for node, text in (shared or {}).items()}
+    done_ids: set[int] = {id(node) for node in shared or ()}
     lines: list[str] = []
 
     def label(node: Any) -> str:
@@ -97,6 +103,8 @@ def debugprint(
             labels[key] = f"[id {_letters(len(labels))}]"
             if used_ids is not None:
                 used_ids[node] = labels[key]
+            if shared is not None:
+                shared[node] = labels[key]
         return " " + labels[key]
 
     def line(var: Variable, prefix: str, level: int) -> list[Variable]:
@@ -110,7 +118,7 @@ def debugprint(
             return []
         out = "" if len(owner.outputs) == 1 else f".{var.index}"
         name = f" '{var.name}'" if var.name else ""
-        seen = id(owner) in done
+        seen = id(owner) in done_ids
         maps = ""
         for wanted, attr, tag in (
             (print_destroy_map, "destroy_map", "d"),
@@ -124,7 +132,7 @@ def debugprint(
         )
         if seen or level == depth:
             return []
-        done.add(id(owner))
+        done_ids.add(id(owner))
         return list(owner.inputs)
 
     # Depth first, each node before its inputs, with a stack of its own rather than

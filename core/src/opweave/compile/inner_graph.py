@@ -1,7 +1,7 @@
 """Helpers for Ops that carry a graph of their own (:class:`~opweave.compile.builders.OpFromGraph`).
 
 - :func:`construct_inner_fgraph`: the inner :class:`~opweave.graph.fg.FunctionGraph` of
-  fresh copies of the given inputs, with the shared variables the outputs use turned into
+  nominal stand-ins of the given inputs, with the shared variables the outputs use turned into
   extra inputs (as PyTensor's ``OpFromGraph`` does);
 - :func:`io_connection_pattern` (from :mod:`opweave.graph.op`): which inputs each output
   truly depends on, through the ``connection_pattern`` of every node in between;
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from opweave.compile.sharedvalue import SharedVariable
-from opweave.graph.basic import Constant, Variable
+from opweave.graph.basic import Constant, NominalVariable, Variable
 from opweave.graph.fg import FunctionGraph
 from opweave.graph.op import io_connection_pattern
 from opweave.graph.replace import clone_replace
@@ -28,7 +28,7 @@ __all__ = ["construct_inner_fgraph", "infer_inner_shapes", "io_connection_patter
 def construct_inner_fgraph(
     inputs: Sequence[Variable], outputs: Sequence[Variable]
 ) -> tuple[FunctionGraph, list[SharedVariable]]:
-    """Build the inner graph of ``outputs`` over fresh copies of ``inputs``.
+    """Build the inner graph of ``outputs`` over nominal stand-ins of ``inputs``.
 
     Parameters
     ----------
@@ -41,8 +41,8 @@ def construct_inner_fgraph(
     Returns
     -------
     tuple
-        ``(fgraph, shared_inputs)``: the inner graph (its inputs are one fresh variable per
-        explicit input, then one per shared variable the outputs use) and those shared
+        ``(fgraph, shared_inputs)``: the inner graph (its inputs are one nominal variable
+        per explicit input, then one per shared variable the outputs use) and those shared
         variables, in the order of the extra inputs.
 
     Raises
@@ -65,16 +65,14 @@ def construct_inner_fgraph(
             variable=var,
         )
     originals = [*inputs, *shared_inputs]
-    dummies = [_fresh_copy(var) for var in originals]
+    # Nominal inputs, as PyTensor's: input ``i`` of Type ``t`` is ``NominalVariable(i, t)``
+    # in every copy of the inner graph (a clone keeps them), so code holding
+    # ``op.inner_inputs`` can still replace them in ``op.fgraph.clone()``.
+    dummies: list[Variable] = [NominalVariable(i, var.type) for i, var in enumerate(originals)]
     replace = dict(zip(originals, dummies, strict=True))
     inner_outputs = clone_replace(list(outputs), replace=replace) if outputs else []
     fgraph = FunctionGraph(dummies, inner_outputs, clone=False)
     return fgraph, shared_inputs
-
-
-def _fresh_copy(var: Variable) -> Variable:
-    """A new root of ``var``'s Type, with its name."""
-    return var.type(name=var.name) if var.name is not None else var.type()
 
 
 def _shape_of_variable(var: Variable) -> tuple[Any, ...] | None:

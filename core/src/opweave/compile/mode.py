@@ -230,6 +230,8 @@ def get_mode(mode: str | Mode | None) -> Mode:
     from_config = mode is None
     if mode is None:
         mode = config.mode
+        if isinstance(mode, Mode):
+            return mode
     if not isinstance(mode, str):
         raise TypeError(f"mode must be a Mode, a mode name or None, got {mode!r}")
     if mode in predefined_modes:

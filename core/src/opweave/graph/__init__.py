@@ -24,6 +24,8 @@ from opweave.graph.c_interface import CLinkerObject, CLinkerOp, CLinkerType
 from opweave.graph.fg import FrozenFunctionGraph, FunctionGraph
 from opweave.graph.op import Op
 from opweave.graph.replace import clone_replace, graph_replace, vectorize_graph
+from opweave.graph.rewriting.db import RewriteDatabaseQuery
+from opweave.graph.rewriting.graph import graph_rewriter
 from opweave.graph.rewriting.node import node_rewriter
 from opweave.graph.rewriting.utils import rewrite_graph
 from opweave.graph.traversal import (
@@ -66,6 +68,7 @@ __all__ = [
     "NullType",
     "Op",
     "PureType",
+    "RewriteDatabaseQuery",
     "SingletonType",
     "Type",
     "Variable",
@@ -79,6 +82,7 @@ __all__ = [
     "generic",
     "graph_inputs",
     "graph_replace",
+    "graph_rewriter",
     "io_toposort",
     "node_rewriter",
     "rewrite_graph",

@@ -372,7 +372,9 @@ class FunctionGraph:
         """Make input ``i`` of ``node`` (or output ``i`` if ``node == "output"``) ``new_var``."""
         if node == "output":
             old = self.outputs[i]
-            if check and old.type != new_var.type:
+            # A more specific static shape is accepted, as for a node input (PyTensor's
+            # outputs take it too: PyMC's initial point replaces its placeholders so).
+            if check and old.type != new_var.type and not _is_super(old.type, new_var.type):
                 raise TypeError(
                     f"cannot replace output {i} ({old}, type {old.type}) with {new_var} of type "
                     f"{new_var.type}"

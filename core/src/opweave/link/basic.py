@@ -81,6 +81,10 @@ class Container:
     def __repr__(self) -> str:
         return f"<{self.name}: {self.storage[0]!r}>"
 
+    def __getstate__(self) -> object:
+        """The slots' values, so that pickle protocols 0 and 1 can copy it too."""
+        return object.__getstate__(self)
+
 
 class Linker:
     """Base class of linkers.

@@ -40,6 +40,7 @@ __all__ = [
     "gc_plan",
     "input_views",
     "make_node_thunk",
+    "node_tree",
     "release_plan",
     "run_loop",
     "run_timed_loop",
@@ -81,6 +82,25 @@ def describe_failure(
     created = creation_note(node)
     if created is not None:
         exc.add_note(created)
+    if config.exception_verbosity == "high":
+        exc.add_note("The graph of the node that failed:\n" + "\n".join(node_tree(node)))
+
+
+def node_tree(node: Apply, depth: int = 4) -> list[str]:
+    """The lines of ``node``'s graph, ``depth`` levels of owners deep, one variable per
+    line with its Type (what ``config.exception_verbosity = "high"`` adds to an error)."""
+    lines = [f"{node.op} -> {', '.join(f'{o} {o.type}' for o in node.outputs)}"]
+
+    def walk(var: Variable, level: int) -> None:
+        lines.append(f"{' |' * level} {var} {var.type}")
+        if var.owner is not None and level < depth:
+            lines[-1] += f" <- {var.owner.op}"
+            for inp in var.owner.inputs:
+                walk(inp, level + 1)
+
+    for inp in node.inputs:
+        walk(inp, 1)
+    return lines
 
 
 def gc_plan(fgraph: FunctionGraph, linked: LinkedGraph) -> list[tuple[GcEntry, ...]]:

@@ -618,6 +618,10 @@ def _compare_out(*types: ScalarType) -> tuple[ScalarType, ...]:
 class LogicalComparison(ZeroGradMixin, BinaryScalarOp):
     """A comparison of two scalars, with a ``bool`` output."""
 
+    # the rule of every comparison, so that one built without arguments (``GT()``, as
+    # PyMC builds them) has a bool output too, as in PyTensor
+    output_types_preference = staticmethod(_compare_out)
+
 
 class LT(LogicalComparison):
     """``x < y``."""

@@ -998,7 +998,12 @@ def _shape_entries(shape: Any) -> list[Any]:
         entries = _static_vector(var)
         if entries is None:
             raise ValueError(f"the length of the shape {var} is not known statically")
-        return [e if e is not None else var[i] for i, e in enumerate(entries)]
+        if isinstance(var, Constant):
+            return list(entries)
+        # Symbolic entries even where the length is known statically (as PyTensor's
+        # ``alloc(value, *shape)``): the result stays a function of the vector's inputs,
+        # and Alloc still reads the static lengths through them.
+        return [var[i] for i in range(len(entries))]
     if isinstance(shape, int | np.integer):
         return [shape]
     if isinstance(shape, np.ndarray) and shape.ndim == 0:
@@ -1625,7 +1630,9 @@ class Split(Op):
         return self.make_node(eval_points[0], *inputs[1:]).outputs
 
 
-def split(x: Any, splits_size: Any, n_splits: int, axis: Any = 0) -> list[TensorVariable]:
+def split(
+    x: Any, splits_size: Any, n_splits: int | None = None, axis: Any = 0
+) -> list[TensorVariable]:
     """Split ``x`` along ``axis`` into ``n_splits`` pieces of lengths ``splits_size``.
 
     Parameters
@@ -1635,10 +1642,15 @@ def split(x: Any, splits_size: Any, n_splits: int, axis: Any = 0) -> list[Tensor
     splits_size
         A sequence of ints or an integer vector, summing to ``x``'s length along ``axis``.
     n_splits
-        The number of pieces (the length of ``splits_size``).
+        The number of pieces; default (PyTensor's): the length of ``splits_size``.
     axis
         An int or 0-d integer tensor.
     """
+    if n_splits is None:
+        if isinstance(splits_size, Variable):
+            n_splits = get_vector_length(splits_size)
+        else:
+            n_splits = len(splits_size)
     return tensor_outs(Split(n_splits).make_node(x, axis, splits_size).outputs)
 
 

@@ -83,6 +83,10 @@ class FrozenDict(Mapping[int, int]):
     def __hash__(self) -> int:
         return self._hash
 
+    def __getstate__(self) -> object:
+        """The slots' values, so that pickle protocols 0 and 1 can copy it too."""
+        return object.__getstate__(self)
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, FrozenDict):
             return self._items == other._items

@@ -468,6 +468,15 @@ def _finish(out: TensorVariable, x: TensorVariable, keepdims: bool) -> TensorVar
 
 def _reduce(cls: type, x: t.Any, axis: t.Any, keepdims: bool, **kwargs: t.Any) -> TensorVariable:
     xt = _as_tensor(x)
+    if xt.type.ndim == 0 and axis is not None:
+        # As in PyTensor, the axes of a 0-d input are those of a vector: 0 and -1 reduce
+        # nothing (PyMC's CAR sums ``log(tau)`` over axis -1 for a scalar ``tau``).
+        try:
+            normalize_axis(axis, 1, cls.__name__.lower())
+        except ValueError:
+            normalize_axis(axis, 0, cls.__name__.lower())
+            raise
+        axis = ()
     op = cls(axis=_axis_param(axis, xt, cls.__name__.lower()), **kwargs)
     return _finish(tensor_out(op(xt)), xt, keepdims)
 

@@ -45,6 +45,10 @@ class _BufferState:
     def __init__(self) -> None:
         self.exposed_id: int | None = None
 
+    def __getstate__(self) -> object:
+        """The slots' values, so that pickle protocols 0 and 1 can copy it too."""
+        return object.__getstate__(self)
+
 
 class TensorSharedVariable(SharedVariable[TensorType], TensorVariable[None]):
     """A shared variable holding an ndarray; usable wherever a tensor variable is.

@@ -310,6 +310,8 @@ def logaddexp(*xs: Any) -> TensorVariable:
 
 
 def _drop_reduced(t: TensorVariable, ndim: int, axis: Any) -> TensorVariable:
+    if ndim == 0:  # a 0-d input keeps its (only) value whatever the axis, as in PyTensor
+        return t
     if axis is None:
         axes = set(range(ndim))
     elif isinstance(axis, int):

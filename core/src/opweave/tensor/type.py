@@ -768,7 +768,8 @@ class TensorType(ShapedType):
             if data.shape[i] != want:
                 raise TypeError(
                     f"{self!r}: the value's shape {data.shape} does not match the static shape "
-                    f"{self.shape} (wrong shape)"
+                    f"{self.shape} (wrong shape: the type's shape ({self.shape}) is not "
+                    f"compatible with the data's ({data.shape}))"
                 )
         if not data.flags.aligned:
             if strict:

@@ -150,6 +150,8 @@ class TensorConstant(TensorVariable[None], Constant["TensorType"]):
             value = value.copy()
         value.flags.writeable = False
         self._data = value
+        if None in type.shape:  # the value fixes every length, as in PyTensor
+            self.type = type.clone(shape=value.shape)
 
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()

@@ -247,6 +247,26 @@ OPW_SC_FN double opw_ss_beta_fraction(double a, double b, double x) {
     return h;
 }
 
+/* gammaln(z) - ((z - 1/2) log(z) - z + log(2 pi) / 2) for z >= 1e5 (Stirling's series; its
+   first omitted term is below 1e-48 there). */
+OPW_SC_FN double opw_ss_stirling_rest(double z) {
+    double r = 1.0 / (z * z);
+    return (1.0 / 12.0 - r * (1.0 / 360.0 - r * (1.0 / 1260.0 - r / 1680.0))) / z;
+}
+
+/* log(B(a, b)) for a, b > 0, to a few ulps: where the larger argument is 1e5 or more,
+   gammaln(a + b) - gammaln(a) comes from Stirling's series rather than from a difference of
+   two large gammaln values (which loses 1e-16 a log(a)), as opweave_python computes it. */
+OPW_SC_FN double opw_ss_log_beta(double a, double b) {
+    double t, rise;
+    if (a < b) { t = a; a = b; b = t; }
+    if (a >= 1e5) {
+        rise = (a - 0.5) * log1p(b / a) + b * log(a + b) - b;
+        return opw_sm_gammaln(b) - (rise + opw_ss_stirling_rest(a + b) - opw_ss_stirling_rest(a));
+    }
+    return opw_sm_gammaln(a) + opw_sm_gammaln(b) - opw_sm_gammaln(a + b);
+}
+
 OPW_SC_FN double opw_ss_betainc(double a, double b, double x) {
     double log_front;
     if (isnan(a) || isnan(b) || isnan(x)) return NAN;
@@ -256,8 +276,7 @@ OPW_SC_FN double opw_ss_betainc(double a, double b, double x) {
     if (a == 0.0 || isinf(b)) return x > 0.0 ? 1.0 : 0.0;
     if (b == 0.0 || isinf(a)) return x < 1.0 ? 0.0 : 1.0;
     if (x == 0.0 || x == 1.0) return x;
-    log_front = a * log(x) + b * log1p(-x)
-                - (opw_sm_gammaln(a) + opw_sm_gammaln(b) - opw_sm_gammaln(a + b));
+    log_front = a * log(x) + b * log1p(-x) - opw_ss_log_beta(a, b);
     if (x < (a + 1.0) / (a + b + 2.0)) {
         return exp(log_front) * opw_ss_beta_fraction(a, b, x) / a;
     }

@@ -53,7 +53,8 @@ import numpy as np
 
 import opweave.scalar as ps
 from opweave.graph.basic import Apply, Constant, Variable
-from opweave.graph.rewriting import node_rewriter
+from opweave.graph.rewriting import MergeOptimizer, node_rewriter
+from opweave.raise_op import CheckAndRaise
 from opweave.tensor import math as tm
 from opweave.tensor._typing import tensor_out, tensor_type_of, tensor_var
 from opweave.tensor.basic import MakeVector, zeros_like
@@ -317,11 +318,18 @@ def local_useless_dimshuffle_makevector(
 def local_fill_of_elemwise(fgraph: FunctionGraph, node: Apply) -> list[Variable] | bool:
     """``second(f(x, ...), v) -> second(x, v)``: the fill's shape comes from an input of
     the elementwise ``f`` that has the output's shape (broadcasting needs a static length
-    of 1, so an input without one where the output has none has the output's length)."""
+    of 1, so an input without one where the output has none has the output's length).
+
+    ``second(check(x, *conds), v) -> second(x, v)`` too: the fill reads only the shape,
+    which the check does not change, so the conditions are not evaluated (as in PyTensor,
+    whose fill becomes an ``Alloc`` of that shape).
+    """
     if not _is_elemwise(node, ps.Second):
         return False
     shaped, value = node.inputs
     inner = shaped.owner
+    if inner is not None and isinstance(inner.op, CheckAndRaise):
+        return _replace_if_same_type(node.outputs[0], tensor_out(node.op(inner.inputs[0], value)))
     if inner is None or not isinstance(inner.op, Elemwise):
         return False
     out = tensor_type_of(inner.outputs[0])
@@ -449,6 +457,11 @@ def register_canonicalize(db: RewriteDatabase) -> None:
         ("local_fill_of_elemwise", local_fill_of_elemwise),
     ):
         canonicalize.register(name, rewriter, "fast_run", "canonicalize")
+    # PyTensor's cleanup entry of canonicalize: a merge after the other entries of each
+    # pass, so that duplicates are merged also where a query selects canonicalize alone.
+    canonicalize.register(
+        "merge", MergeOptimizer(name="canon_merge"), "fast_run", "canonicalize", cleanup=True
+    )
     stabilize = db["stabilize"]
     for name, rewriter in (
         ("local_log1p", local_log1p),

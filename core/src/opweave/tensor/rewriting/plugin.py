@@ -23,6 +23,13 @@ entry                           where               tags
 ``logsigm_to_softplus``, ...
 ``local_log_kv``,               ``stabilize``       fast_run, stabilize
 ``local_log_iv``
+``local_one_plus_erf``, ...     ``canonicalize``,   fast_run, and the phase's name
+                                ``stabilize``,
+                                ``specialize``
+``local_log_erfc``              ``stabilize``,      fast_run, and the phase's name
+                                ``specialize``
+``local_min_to_neg_max``        ``canonicalize``    fast_run, canonicalize
+``local_neg_max_neg_to_min``    ``specialize``      fast_run, uncanonicalize
 ``local_1msigmoid``,            ``specialize``      fast_run, specialize
 ``log1p_neg_sigmoid``
 ``specialize_constant_folding`` ``specialize``      fast_run, constant_folding
@@ -30,6 +37,14 @@ entry                           where               tags
 ``local_useless_alloc``, ...    phases as PyTensor  fast_run (and useless, shape_unsafe),
                                                     see :func:`~opweave.tensor.rewriting.
                                                     simplify.register_simplify`
+``local_mul_switch_sink``       ``canonicalize``,   fast_run, and the phase's name
+                                ``stabilize``,
+                                ``specialize``
+``local_add_zero_fill``         ``canonicalize``,   fast_run, shape_unsafe, and the
+                                ``specialize``      phase's name
+``local_div_switch_sink``       ``canonicalize``    fast_run, canonicalize
+``local_mul_div_cancel``,       ``canonicalize``    fast_run, canonicalize
+``local_greedy_distributor``
 ``elemwise_fusion``             own phase, 3        fast_run, fusion
 ``careduce_fusion``             own phase, 3.5      fast_run, fusion
 ``inplace_elemwise``            ``inplace``         fast_run, inplace
@@ -50,14 +65,18 @@ from opweave.graph.rewriting.graph import in2out
 from opweave.ifelse import cond_make_inplace
 from opweave.scan.rewriting import register_scan_rewrites
 from opweave.tensor.rewriting.bessel import register_bessel
+from opweave.tensor.rewriting.cancel import register_cancel
 from opweave.tensor.rewriting.canonicalize import register_canonicalize
 from opweave.tensor.rewriting.constant_folding import register_constant_folding
+from opweave.tensor.rewriting.erf import register_erf
 from opweave.tensor.rewriting.fusion import register_fusion
 from opweave.tensor.rewriting.inplace import register_inplace
 from opweave.tensor.rewriting.math import register_math
+from opweave.tensor.rewriting.min_max import register_min_max
 from opweave.tensor.rewriting.reduce_fusion import register_reduce_fusion
 from opweave.tensor.rewriting.shape import register_shape
 from opweave.tensor.rewriting.simplify import register_simplify
+from opweave.tensor.rewriting.switch_sink import register_switch_sink
 
 if TYPE_CHECKING:
     from opweave.graph.rewriting import RewriteDatabase
@@ -78,9 +97,13 @@ def register_standard_rewrites(db: RewriteDatabase) -> None:
     register_constant_folding(db)
     register_canonicalize(db)
     register_math(db)
+    register_min_max(db)
     register_bessel(db)
+    register_erf(db)
     register_shape(db)
     register_simplify(db)
+    register_switch_sink(db)
+    register_cancel(db)
     register_fusion(db)
     register_reduce_fusion(db)
     register_inplace(db)
