@@ -47,6 +47,7 @@ from opweave_c.prelude import (
     start_precompiling,
     wait_for_object,
 )
+from opweave_double import add, double
 
 pytestmark = pytest.mark.skipif(
     not CCompiler.from_config().is_gcc, reason="precompiled headers are built with GCC only"
@@ -485,6 +486,9 @@ def test_clearing_the_cache_removes_the_header_and_object(compiledir: Path) -> N
 def test_any_graph_starts_the_object_before_it_is_rewritten(compiledir: Path) -> None:
     x = ot.dvector("x")
     start_runtime_prelude(FunctionGraph([x], [x]))  # no node: nothing to compile
+    assert not (compiledir / "prelude").exists()
+    a, b = double("a"), double("b")
+    start_runtime_prelude(FunctionGraph([a, b], [add(a, b)]))  # a plugin's Ops alone
     assert not (compiledir / "prelude").exists()
     start_runtime_prelude(FunctionGraph([x], [ot.exp(x)]))
     _built(_folder(compiledir))

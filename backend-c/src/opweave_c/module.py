@@ -548,7 +548,8 @@ def start_runtime_prelude(fgraph: FunctionGraph | None = None) -> None:
     (:func:`opweave_c.prelude.start_precompiling`), in the background: its object, and
     its precompiled header with at least :data:`HEADER_MIN_CORES` usable cores; nothing
     when they are built already, when the compile directory cannot be written or the
-    compiler is not GCC, or when the graph about to be rewritten has no node.
+    compiler is not GCC, or when the graph about to be rewritten has no node of the core's
+    Ops (a graph of a plugin's Ops alone, whose modules are not built with the object).
 
     Called before a graph is rewritten, whatever its size: the first module a compile
     directory builds waits for the object (it compiles its own code meanwhile, then links
@@ -556,8 +557,8 @@ def start_runtime_prelude(fgraph: FunctionGraph | None = None) -> None:
     core rewriting leaves idle (on 2 cores this took 60 to 80 ms off the first compile of
     ``exp(x) * y + z``). Once the object is built, this costs a few stat calls.
     """
-    if fgraph is not None and not fgraph.apply_nodes:
-        return
+    if fgraph is not None and not any(_core_op(node.op) for node in fgraph.apply_nodes):
+        return  # no node of the core's Ops: its modules are unlikely to be opweave-c's own
     from opweave import config  # late: opweave's package init is above the link floor
 
     compiler = CCompiler.from_config()
@@ -578,6 +579,11 @@ def start_runtime_prelude(fgraph: FunctionGraph | None = None) -> None:
     folder = prelude_dir(cache.root, compiler, flags, [], text)
     with_header = usable_cores() >= HEADER_MIN_CORES
     start_precompiling(folder, compiler, flags, [], RUNTIME, text, with_header)
+
+
+def _core_op(op: Any) -> bool:
+    """Whether ``op`` is one of the core's Ops, whose C is opweave-c's own."""
+    return type(op).__module__.startswith("opweave.")
 
 
 def _too_few_for_header() -> bool:
