@@ -576,9 +576,8 @@ def start_runtime_prelude(fgraph: FunctionGraph | None = None) -> None:
         return
     if cache.read_only is not None:
         return
-    folder = prelude_dir(cache.root, compiler, flags, [], text)
-    with_header = usable_cores() >= HEADER_MIN_CORES
-    start_precompiling(folder, compiler, flags, [], RUNTIME, text, with_header)
+    with_header = usable_cores() >= HEADER_MIN_CORES  # ``built`` is under cache.root
+    start_precompiling(built, compiler, flags, [], RUNTIME, text, with_header)
 
 
 def _core_op(op: Any) -> bool:

@@ -231,11 +231,7 @@ def build_scan(
     if outputs_info is None or (isinstance(outputs_info, list | tuple) and not outputs_info):
         # None or an empty list: no output is fed back (PyTensor reads [] so too)
         states_info = [_State(None, [], "nit") for _ in outputs]
-    if len(outputs) != len(states_info):
-        raise ValueError(
-            f"scan: fn returned {len(outputs)} outputs but outputs_info has "
-            f"{len(states_info)} entries (use None for an output that is not fed back)"
-        )
+    _check_output_count(outputs, states_info)
     updates = _with_default_updates(outputs, updates, cond)
 
     # the node's layout: states with other taps than (-1,) (mit-sot), then those with the
@@ -330,11 +326,26 @@ def build_scan(
     new_updates: OrderedDict[Variable, Variable] = OrderedDict(
         (sv, node_outs[n_st + n_nit + n_untraced + k]) for k, sv in enumerate(shared_vars)
     )
+    return _packed(results, return_list), new_updates
+
+
+def _check_output_count(outputs: Sequence[Any], states_info: Sequence[_State]) -> None:
+    """Raise unless ``fn`` returned one output per entry of ``outputs_info``."""
+    if len(outputs) != len(states_info):
+        raise ValueError(
+            f"scan: fn returned {len(outputs)} outputs but outputs_info has "
+            f"{len(states_info)} entries (use None for an output that is not fed back)"
+        )
+
+
+def _packed(results: list[Any], return_list: bool) -> Any:
+    """``scan``'s outputs as it returns them: a list, the one output alone (unless
+    ``return_list``), or ``None`` for none."""
     if not results:
-        return ([] if return_list else None), new_updates
+        return [] if return_list else None
     if len(results) == 1 and not return_list:
-        return results[0], new_updates
-    return results, new_updates
+        return results[0]
+    return results
 
 
 def _one_step(n_steps: Any) -> bool:
@@ -367,22 +378,15 @@ def _single_step(
             depth = -min(st.taps)
             state_args.extend(st.initial[depth + k] for k in st.taps)
     _, outputs, updates = get_updates_and_outputs(fn(*seq_args, *state_args, *non_seqs))
-    if states_info and len(outputs) != len(states_info):
-        raise ValueError(
-            f"scan: fn returned {len(outputs)} outputs but outputs_info has "
-            f"{len(states_info)} entries (use None for an output that is not fed back)"
-        )
+    if states_info:
+        _check_output_count(outputs, states_info)
     kinds = [st.kind for st in states_info] or ["nit"] * len(outputs)
     results = [
         out if kind == "untraced" or not isinstance(out.type, TensorType) else shape_padleft(out)
         for out, kind in zip(outputs, kinds, strict=True)
     ]
     new_updates: OrderedDict[Variable, Variable] = OrderedDict(updates)
-    if not results:
-        return ([] if return_list else None), new_updates
-    if len(results) == 1 and not return_list:
-        return results[0], new_updates
-    return results, new_updates
+    return _packed(results, return_list), new_updates
 
 
 def _initial_buffer(state: _State) -> Any:

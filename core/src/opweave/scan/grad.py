@@ -69,9 +69,9 @@ def _not_implemented(op: Scan, inputs: list[Any], why: str) -> list[Any]:
 
 
 def _no_grad(x: Any) -> Any:
-    """The gradient term of an input the cost does not depend on: float zeros of its
-    shape (the connection pattern of a Scan marks every input but ``n_steps`` as
-    connected, so a DisconnectedType would be refused)."""
+    """The gradient term of an input this loop's gradient does not reach: float zeros of
+    its shape (``Scan.L_op`` turns it into a DisconnectedType where the connection
+    pattern does not connect the input either)."""
     if not hasattr(x.type, "dtype"):
         return disconnected_type()
     return zeros_like(x, dtype=x.type.dtype if _is_float(x) else config.floatX)
