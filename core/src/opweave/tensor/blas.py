@@ -18,6 +18,7 @@ import opweave.scalar as ps
 from opweave.graph.basic import Apply, Variable
 from opweave.graph.op import Op
 from opweave.tensor._typing import tensor_out, tensor_vars
+from opweave.tensor.blockwise import Blockwise
 from opweave.tensor.dimshuffle import DimShuffle
 from opweave.tensor.elemwise import (
     Elemwise,
@@ -162,15 +163,61 @@ _dot = Dot()
 Dot22 = Dot
 
 
-class MatMul(Op):
+_MATMUL_SIGNATURE = "(m,k),(k,n)->(m,n)"
+
+
+class MatMul(Blockwise):
     """NumPy's ``matmul`` of two tensors of rank at least 2: matrix products over the last
     two axes, broadcasting the leading (batch) axes like :class:`Elemwise`.
 
+    It is the :class:`~opweave.tensor.blockwise.Blockwise` of :class:`Dot` with the
+    signature ``(m,k),(k,n)->(m,n)``, as in PyTensor, so code that matches a ``Blockwise``
+    (or rebuilds one from ``_props_dict()``) sees the batched product it expects; backends
+    implement this class directly, without a loop over the batch.
+
     Inputs of different ranks are left-padded with broadcastable axes. A batch axis whose
     static length is unknown must not broadcast at run time.
+
+    Parameters
+    ----------
+    core_op
+        The core product; only a :class:`Dot` is accepted (default: a new ``Dot``).
+    signature
+        Only ``"(m,k),(k,n)->(m,n)"`` (the default) is accepted.
+    name, gufunc_spec, destroy_map
+        As for :class:`~opweave.tensor.blockwise.Blockwise`.
+
+    Raises
+    ------
+    TypeError
+        If ``core_op`` is not a :class:`Dot`.
+    ValueError
+        If ``signature`` is not the matrix product's.
     """
 
-    __props__ = ()
+    def __init__(
+        self,
+        core_op: Op | None = None,
+        signature: str | None = None,
+        name: str | None = None,
+        gufunc_spec: tuple[str, int, int] | None = None,
+        destroy_map: dict[int, list[int]] | None = None,
+    ) -> None:
+        core_op = Dot() if core_op is None else core_op
+        if not isinstance(core_op, Dot):
+            raise TypeError(f"MatMul: core_op must be a Dot, got {core_op!r}")
+        signature = _MATMUL_SIGNATURE if signature is None else signature
+        if signature.replace(" ", "") != _MATMUL_SIGNATURE:
+            raise ValueError(
+                f"MatMul: the signature must be {_MATMUL_SIGNATURE!r}, got {signature!r}"
+            )
+        super().__init__(
+            core_op,
+            _MATMUL_SIGNATURE,
+            name=name,
+            gufunc_spec=gufunc_spec or ("numpy.matmul", 2, 1),
+            destroy_map=destroy_map,
+        )
 
     def make_node(self, x: Any, y: Any) -> Apply:
         """Check ranks, batch shapes and contracted lengths.
@@ -280,26 +327,30 @@ def matmul(a: Any, b: Any, dtype: Any = None) -> TensorVariable:
 
 
 def _matmul_of(a: TensorVariable, b: TensorVariable) -> TensorVariable:
+    """``MatMul`` for every rank, as PyTensor builds it: a vector operand becomes a one-row
+    (left) or one-column (right) matrix, and that axis is dropped from the result. The
+    ``canonicalize`` phase turns an unbatched ``MatMul`` back into ``Dot``."""
     if a.type.ndim == 0 or b.type.ndim == 0:
         raise ValueError(
             "matmul: operands cannot be scalar (they need at least one dimension; use mul "
             "for scalars)"
         )
-    if a.type.ndim <= 2 and b.type.ndim <= 2:
-        return tensor_out(_dot(a, b))
-    a_vec, b_vec = a.type.ndim == 1, b.type.ndim == 1
-    if a_vec:
-        a = tensor_out(DimShuffle(1, ["x", 0])(a))
-    if b_vec:
-        b = tensor_out(DimShuffle(1, [0, "x"])(b))
-    out = tensor_out(_matmul(a, b))
-    if a_vec or b_vec:
-        nd = out.type.ndim
-        remove = {nd - 2} if a_vec else set()
-        if b_vec:
-            remove.add(nd - 1)
-        out = tensor_out(DimShuffle(nd, [i for i in range(nd) if i not in remove])(out))
-    return out
+    if a.type.ndim == 1 and b.type.ndim == 1:
+        product = tensor_out(_matmul(_expand(a, ["x", 0]), _expand(b, [0, "x"])))
+        return tensor_out(DimShuffle(2, [])(product))
+    if a.type.ndim == 1:
+        # PyTensor's vecmat: b's transposed matrices times a as a column.
+        product = tensor_out(_matmul(_transpose(b), _expand(a, [0, "x"])))
+    elif b.type.ndim == 1:
+        product = tensor_out(_matmul(a, _expand(b, [0, "x"])))
+    else:
+        return tensor_out(_matmul(a, b))
+    nd = product.type.ndim
+    return tensor_out(DimShuffle(nd, list(range(nd - 1)))(product))
+
+
+def _expand(x: TensorVariable, order: list[int | str]) -> TensorVariable:
+    return tensor_out(DimShuffle(1, order)(x))
 
 
 def outer(x: Any, y: Any) -> TensorVariable:

@@ -28,10 +28,10 @@ from opweave.graph.op import Op
 from opweave.graph.replace import _vectorize_node, _vectorize_not_needed, vectorize_graph
 from opweave.graph.traversal import ancestors
 from opweave.graph.type import DisconnectedType, NullType
-from opweave.tensor.basic import zeros_like
 from opweave.tensor.constructors import as_tensor_variable, constant
+from opweave.tensor.elemwise import left_pad, zeros_like_float
 from opweave.tensor.reductions import sum as tensor_sum
-from opweave.tensor.shape import Shape_i, shape_padleft
+from opweave.tensor.shape_ops import Shape_i
 from opweave.tensor.type import TensorType, tensor
 
 __all__ = [
@@ -264,8 +264,7 @@ class Blockwise(Op):
         core_node = self._core_node(core_inputs)
         batch = max(x.type.ndim - len(sig) for x, sig in zip(tensors, self.inputs_sig))
         padded = [
-            shape_padleft(x, batch - (x.type.ndim - len(sig)))
-            for x, sig in zip(tensors, self.inputs_sig, strict=True)
+            left_pad(x, batch + len(sig)) for x, sig in zip(tensors, self.inputs_sig, strict=True)
         ]
         batch_shape = tuple(
             _broadcast_static([x.type.shape[d] for x in padded], str(self)) for d in range(batch)
@@ -367,7 +366,7 @@ class Blockwise(Op):
                 result.append(g)
                 continue
             if g.type.ndim < inp.type.ndim:
-                g = zeros_like(inp, dtype=g.type.dtype) + g
+                g = zeros_like_float(inp, dtype=g.type.dtype) + g
             axes = [
                 d
                 for d, (n_in, n_out) in enumerate(zip(inp.type.shape[:batch], batch_shape))

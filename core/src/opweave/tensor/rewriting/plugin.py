@@ -65,6 +65,7 @@ from opweave.graph.rewriting.graph import in2out
 from opweave.ifelse import cond_make_inplace
 from opweave.scan.rewriting import register_scan_rewrites
 from opweave.tensor.rewriting.bessel import register_bessel
+from opweave.tensor.rewriting.blockwise import register_blockwise
 from opweave.tensor.rewriting.cancel import register_cancel
 from opweave.tensor.rewriting.canonicalize import register_canonicalize
 from opweave.tensor.rewriting.constant_folding import register_constant_folding
@@ -96,6 +97,7 @@ def register_standard_rewrites(db: RewriteDatabase) -> None:
     register_inline_ofg(db)
     register_constant_folding(db)
     register_canonicalize(db)
+    register_blockwise(db)
     register_math(db)
     register_min_max(db)
     register_bessel(db)
