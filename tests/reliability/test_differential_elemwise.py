@@ -25,6 +25,7 @@ from differential.catalogue import (
     FUSED_CASES,
     KNOWN_DISAGREEMENTS,
     LINKER_DISAGREEMENTS,
+    PRODUCT_CASES,
     REDUCTION_CASES,
     SHAPE_CASES,
     ElemwiseCase,
@@ -125,7 +126,7 @@ def test_case_applies_its_op_class(case: ElemwiseCase) -> None:
 def test_known_disagreements_name_checked_items() -> None:
     checked = {(item.case.name, item.signature) for item in ITEMS}
     checked |= {(item.case.name, item.signature) for item in elemwise_items(FUSED_CASES)}
-    for item in matrix_items(REDUCTION_CASES + SHAPE_CASES):
+    for item in matrix_items(REDUCTION_CASES + SHAPE_CASES + PRODUCT_CASES):
         checked.add((item.case.name, (item.dtype,)))
     assert set(KNOWN_DISAGREEMENTS) <= checked
     assert {(name, sig) for name, sig, _ in LINKER_DISAGREEMENTS} <= checked

@@ -52,6 +52,7 @@ __all__ = [
     "KNOWN_DISAGREEMENTS",
     "LINKER_DISAGREEMENTS",
     "LINKER_ULPS",
+    "PRODUCT_CASES",
     "REDUCTION_CASES",
     "SHAPE_CASES",
     "ElemwiseCase",
@@ -989,6 +990,27 @@ SHAPE_CASES: tuple[MatrixCase, ...] = (
 )
 
 
+#: Products (``@``, ``dot``) of the ``(8, 6)`` matrix with itself, for every rank pair
+#: NumPy's ``matmul`` takes: unbatched ones compile to ``Dot``, the batched one stays
+#: ``MatMul``. A float result may differ from NumPy's by any summation order's rounding.
+PRODUCT_CASES: tuple[MatrixCase, ...] = (
+    MatrixCase("matmul_gram", lambda x: x @ x.T, lambda x: x @ x.T, ALL, error_bound="sum"),
+    MatrixCase("matmul_matvec", lambda x: x @ x[1], lambda x: x @ x[1], ALL, True, "sum"),
+    MatrixCase("matmul_vecmat", lambda x: x[:, 2] @ x, lambda x: x[:, 2] @ x, ALL, True, "sum"),
+    MatrixCase("matmul_vecdot", lambda x: x[0] @ x[-1], lambda x: x[0] @ x[-1], ALL, True, "sum"),
+    MatrixCase(
+        "matmul_batched",
+        lambda x: pt.stack([x, x[::-1]]) @ x.T,
+        lambda x: np.stack([x, x[::-1]]) @ x.T,
+        ALL,
+        error_bound="sum",
+    ),
+    MatrixCase(
+        "dot_gram", lambda x: pt.dot(x.T, x), lambda x: np.dot(x.T, x), ALL, error_bound="sum"
+    ),
+)
+
+
 #: Cases where a linker is known to disagree with the reference: (case name, input
 #: dtypes) -> what is wrong. The cases are expected to fail; an entry must go as soon as
 #: its fix lands (the case then passes, which a strict expected failure reports).
@@ -1114,6 +1136,22 @@ LINKER_DISAGREEMENTS: dict[tuple[str, tuple[str, ...], str], LinkerDisagreement]
     ("argsort", _F64, "jax"): LinkerDisagreement(
         f"{FLUSHES_SUBNORMALS}: -5e-324 sorts as -0.0, after the -0.0 above it"
     ),
+    **{
+        (name, _F64, "jax"): LinkerDisagreement(
+            f"{FLUSHES_SUBNORMALS}: inf times 5e-324 is NaN (inf times 0), not inf"
+        )
+        for name in ("matmul_gram", "matmul_batched")
+    },
+    **{
+        (name, (dtype,), "jax"): LinkerDisagreement(
+            "XLA's dot multiplies and adds in two roundings where NumPy's BLAS fuses them: "
+            "0.5 * max - 1.5 * max overflows to -inf in float32 (NumPy: -max), and complex "
+            "products with an infinite part give inf+nanj where NumPy gives nan+nanj"
+        )
+        for name in ("matmul_gram", "matmul_batched", "matmul_vecmat")
+        for dtype in ("float32", "complex64", "complex128")
+        if (name, dtype) != ("matmul_vecmat", "float32")
+    },
 }
 
 
