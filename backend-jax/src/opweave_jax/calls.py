@@ -35,9 +35,11 @@ import numpy as np
 
 from opweave.graph.basic import Variable
 from opweave.scalar.type import ScalarType
+from opweave.sparse.type import SparseTensorType
 from opweave.tensor.random.type import RandomType
 from opweave.tensor.type import TensorType
 from opweave_jax.adopt import adopt, adoptable
+from opweave_jax.lowerings.sparse_matrix import from_scipy, is_sparse_value, to_scipy
 from opweave_jax.mirror import DeviceMirror, to_host
 
 __all__ = ["FAILED_INPUT", "LinkedGraph"]
@@ -54,6 +56,9 @@ def _owned_output(var: Variable, borrowed: bool) -> Convert:
 
     if isinstance(var.type, RandomType):
         return lambda value: generator_of(np.asarray(value))
+    if isinstance(var.type, SparseTensorType):
+        fmt, sparse_dtype = var.type.format, var.type.dtype
+        return lambda value: to_scipy(value, fmt, sparse_dtype)
     if isinstance(var.type, ScalarType) or not isinstance(var.type, TensorType):
         return lambda value: to_host(value, var)
     dtype = np.dtype(var.type.dtype)
@@ -263,7 +268,9 @@ class LinkedGraph:
                 ):
                     return value
             value = arg_filters[k](value)
-            return key_data_of(value) if rng_args[k] else value
+            if rng_args[k]:
+                return key_data_of(value)
+            return from_scipy(value) if is_sparse_value(value) else value
 
         output_cells = self.output_cells
         returned = self.returned
@@ -322,9 +329,19 @@ def _cell_values(
     (``(cell, mirror, is_rng)`` each): a shared input's device value from its mirror, a
     random generator's key data, or what the cell holds."""
     return [
-        mirror.get(cell) if mirror is not None else key_data_of(cell[0]) if is_rng else cell[0]
+        mirror.get(cell)
+        if mirror is not None
+        else key_data_of(cell[0])
+        if is_rng
+        else _plain(cell[0])
         for cell, mirror, is_rng in cells
     ]
+
+
+def _plain(value: Any) -> Any:
+    """A cell's value as the jitted function takes it: a SciPy sparse matrix as a
+    :class:`~opweave_jax.lowerings.sparse_matrix.SparseMatrix`, anything else as it is."""
+    return from_scipy(value) if is_sparse_value(value) else value
 
 
 def _keeper(mirror: DeviceMirror, var: Variable, zero_copy: bool) -> Convert:

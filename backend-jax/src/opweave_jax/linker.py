@@ -47,6 +47,7 @@ from opweave.compile.sharedvalue import SharedVariable
 from opweave.graph.basic import Apply, Variable
 from opweave.graph.fg import FunctionGraph
 from opweave.link.basic import JITLinker
+from opweave.sparse.type import SparseTensorType
 from opweave.tensor.random.type import RandomType
 from opweave_jax.mirror import DeviceMirror
 
@@ -150,7 +151,17 @@ class JAXLinker(JITLinker):
             else None
             for v in inputs
         ]
-        donated = tuple(sorted({i for _, i in updates if mirrors[i] is not None}))
+        # A sparse update comes back to the host whole (its mirror copies the SciPy matrix
+        # to the device again): its buffers are not donated.
+        donated = tuple(
+            sorted(
+                {
+                    i
+                    for _, i in updates
+                    if mirrors[i] is not None and not isinstance(inputs[i].type, SparseTensorType)
+                }
+            )
+        )
         jitted = self.jit_compile(program, donate_argnums=donated)
         # An output the caller borrows (Out(borrow=True)) is one the core lets the linker
         # reuse: it is not in no_recycling.

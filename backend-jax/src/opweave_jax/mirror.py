@@ -19,6 +19,7 @@ import numpy as np
 
 from opweave.graph.basic import Variable
 from opweave.scalar.type import ScalarType
+from opweave.sparse.type import SparseTensorType
 
 __all__ = ["DeviceMirror", "to_host"]
 
@@ -80,6 +81,7 @@ class DeviceMirror:
         """
         import jax
 
+        from opweave_jax.lowerings.sparse_matrix import from_scipy, is_sparse_value
         from opweave_jax.values import key_data_of
 
         host = cell[0]
@@ -98,7 +100,10 @@ class DeviceMirror:
                 sealed.flags.writeable = False
                 if cell[0] is host:  # not replaced meanwhile (set_value in another thread)
                     cell[0] = host = sealed
-            value = jax.device_put(host, self.device)
+            if is_sparse_value(host):
+                value = jax.device_put(from_scipy(host), self.device)
+            else:
+                value = jax.device_put(host, self.device)
         self._state = (host, value, stamp)
         return value
 
@@ -106,6 +111,7 @@ class DeviceMirror:
         """Keep ``value`` (an update's result) and return its host form for the cell: a
         read-only NumPy array (on the CPU, with ``zero_copy``, a view of the device buffer),
         a NumPy scalar, or a ``numpy.random.Generator`` for a random generator."""
+        from opweave_jax.lowerings.sparse_matrix import to_scipy
         from opweave_jax.values import generator_of
 
         stamp = None
@@ -115,6 +121,11 @@ class DeviceMirror:
             stamp = tuple(int(w) for w in data)
         elif isinstance(var.type, ScalarType):
             host = to_host(value, var)
+        elif isinstance(var.type, SparseTensorType):
+            # The SciPy matrix in the cell; the next call copies it to the device again
+            # (exact: a padded result would change the jitted function's input shapes).
+            host = to_scipy(value, var.type.format, var.type.dtype)
+            value = None
         else:
             host = np.asarray(value) if zero_copy else np.array(value, copy=True)
             if host.flags.writeable:

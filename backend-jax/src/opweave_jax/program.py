@@ -32,10 +32,12 @@ from opweave.graph.fg import FunctionGraph
 from opweave.graph.utils import NoImplementationError
 from opweave.link.resolver import refusal, resolve
 from opweave.scalar.type import ScalarType
+from opweave.sparse.type import SparseTensorType
 from opweave.tensor.random.type import RandomType
 from opweave.tensor.type import TensorType
 from opweave_jax.context import DeferredCheck, tracing
 from opweave_jax.lowerings.float_to_int import convert
+from opweave_jax.lowerings.sparse_matrix import from_scipy, is_sparse_value
 from opweave_jax.refusal import no_lowering
 from opweave_jax.values import is_static
 
@@ -91,10 +93,10 @@ def _node_lowering(node: Apply) -> Lowering:
 
 
 def _check_type(var: Variable, what: str) -> None:
-    if not isinstance(var.type, TensorType | ScalarType | RandomType):
+    if not isinstance(var.type, TensorType | ScalarType | RandomType | SparseTensorType):
         raise NoImplementationError(
             f"jax linker: {what} {var} has type {var.type}; the jax linker passes tensors, "
-            "scalars and random generators only"
+            "scalars and random generators only, and sparse matrices"
         )
 
 
@@ -155,6 +157,7 @@ class GraphProgram:
                     raise
                 env.update(zip(node.outputs, results, strict=True))
             outputs = [value(v) for v in self.outputs]
+            outputs = [from_scipy(o) if is_sparse_value(o) else o for o in outputs]
             self.checks = {key: check for key, (_, check) in checks.items()}
             conditions = {key: cond for key, (cond, _) in checks.items()}
         return outputs, conditions

@@ -48,6 +48,7 @@ _MODULES = (
     "special_grads",
     "rng_consumer",
     "debug",
+    "sparse",
 )
 
 

@@ -14,11 +14,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from opweave_jax.lowerings.sparse_matrix import SparseMatrix
+
 __all__ = ["as_dtype", "generator_of", "is_static", "key_data_of", "static_int", "static_ints"]
 
 
 def is_static(value: Any) -> bool:
-    """Whether ``value`` is known while tracing (not a JAX tracer)."""
+    """Whether ``value`` is known while tracing (not a JAX tracer; for a sparse matrix,
+    none of its arrays)."""
+    if isinstance(value, SparseMatrix):
+        return value.is_static()
     return not isinstance(value, jax.core.Tracer)
 
 
