@@ -140,7 +140,8 @@ def interpolate1d(
             f"Unknown interpolation method: {method}. "
             f"Did you mean {get_close_matches(str(method), valid_methods)}?"
         )
-    order = argsort(x)
+    # stable: data points at one coordinate keep their order, as numpy.interp reads them
+    order = argsort(x, kind="stable")
     x, y = x[order], y[order]
     left = y[0] if left_pad is None else as_tensor_variable(left_pad)
     right = y[-1] if right_pad is None else as_tensor_variable(right_pad)
@@ -168,7 +169,10 @@ def interp(
     x
         The query points (any shape).
     xp, fp
-        The data points' coordinates and values (vectors of one length).
+        The data points' coordinates and values (vectors of one length; sorted here by
+        ``xp`` with a stable sort, so points at one coordinate keep their order). A query
+        on a data point takes its value, the last one's where several points share the
+        coordinate, and a NaN query gives NaN, as in ``numpy.interp``.
     left, right
         The value below ``xp[0]`` (default ``fp[0]``) and above ``xp[-1]`` (default
         ``fp[-1]``).
@@ -182,10 +186,38 @@ def interp(
 
     Raises
     ------
+    ValueError
+        When ``xp`` or ``fp`` is not a vector.
     NotImplementedError
         For a ``period``.
     """
     if period is not None:
         raise NotImplementedError("interp: the period argument is not supported")
-    f = interpolate1d(xp, fp, method="linear", left_pad=left, right_pad=right, extrapolate=False)
-    return f(x)
+    x, xp, fp = as_tensor_variable(x), as_tensor_variable(xp), as_tensor_variable(fp)
+    if xp.ndim != 1 or fp.ndim != 1:
+        raise ValueError(f"interp: xp and fp must be vectors (1d), got {xp.ndim}d and {fp.ndim}d")
+    order = argsort(xp, kind="stable")
+    xp, fp = xp[order], fp[order]
+    n = xp.shape[0]
+    # numpy.interp's interval: the last data point at or left of x, and the next one
+    hi = tensor_out(tm.clip(searchsorted(xp, x, side="right"), 1, n - 1))
+    x_lo, x_hi, f_lo, f_hi = xp[hi - 1], xp[hi], fp[hi - 1], fp[hi]
+    # an interval of length 0 is only read where another branch gives the value: keep
+    # its slope finite, so that its (unused) gradient is 0 rather than NaN
+    width = x_hi - x_lo
+    slope = (f_hi - f_lo) / switch(tm.eq(width, 0), 1, width)
+    # as numpy.interp: from the left point, else from the right one (infinite values)
+    from_left = slope * (x - x_lo) + f_lo
+    from_right = slope * (x - x_hi) + f_hi
+    line = switch(
+        tm.isnan(from_left),
+        switch(tm.and_(tm.isnan(from_right), tm.eq(f_lo, f_hi)), f_lo, from_right),
+        from_left,
+    )
+    # a query on a data point takes its value (the last of points at one coordinate)
+    inside = switch(tm.eq(x, x_hi), f_hi, switch(tm.eq(x, x_lo), f_lo, line))
+    left_value = fp[0] if left is None else as_tensor_variable(left)
+    right_value = fp[-1] if right is None else as_tensor_variable(right)
+    out = switch(tm.gt(x, xp[-1]), right_value, switch(tm.lt(x, xp[0]), left_value, inside))
+    # a NaN query gives NaN (with one data point, numpy.interp returns its value)
+    return tensor_out(switch(tm.and_(tm.isnan(x), tm.gt(n, 1)), x, out))
