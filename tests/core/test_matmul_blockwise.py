@@ -148,3 +148,14 @@ def test_a_blockwise_rebuilt_from_props_computes_the_product(linker: str) -> Non
     rng = np.random.default_rng(3)
     av, bv = rng.normal(size=(2, 3, 4)), rng.normal(size=(4, 5))
     np.testing.assert_allclose(fn(av, bv), np.matmul(av, bv), rtol=1e-13)
+
+
+def test_vector_times_matrix_compiles_to_one_dot_without_a_transpose() -> None:
+    v, a = pt.vector("v"), pt.matrix("a")
+    fn = opweave.function([v, a], v @ a, mode=Mode(linker="py"))
+    nodes = fn.maker.fgraph.toposort()
+    assert [type(node.op) for node in nodes] == [Dot]
+    assert [var.name for var in nodes[0].inputs] == ["v", "a"]
+    rng = np.random.default_rng(11)
+    vv, av = rng.normal(size=4), rng.normal(size=(4, 3))
+    np.testing.assert_allclose(fn(vv, av), vv @ av, rtol=1e-14)

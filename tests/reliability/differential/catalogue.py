@@ -1148,9 +1148,8 @@ LINKER_DISAGREEMENTS: dict[tuple[str, tuple[str, ...], str], LinkerDisagreement]
             "0.5 * max - 1.5 * max overflows to -inf in float32 (NumPy: -max), and complex "
             "products with an infinite part give inf+nanj where NumPy gives nan+nanj"
         )
-        for name in ("matmul_gram", "matmul_batched", "matmul_vecmat")
+        for name in ("matmul_gram", "matmul_batched")
         for dtype in ("float32", "complex64", "complex128")
-        if (name, dtype) != ("matmul_vecmat", "float32")
     },
 }
 

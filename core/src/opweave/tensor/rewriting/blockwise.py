@@ -12,7 +12,9 @@ backends and the later rewrites (transposes, scaling) know.
   ``Blockwise``): a ``Blockwise`` of ``Dot`` whose output has no batch dimensions becomes
   ``Dot``. An operand that is a vector given a length-1 axis by a ``DimShuffle`` enters
   the ``Dot`` as the vector, and the result gets the axis back, so that with the
-  ``squeeze`` that ``matmul`` added the graph is ``Dot(matrix, vector)`` again.
+  ``squeeze`` that ``matmul`` added the graph is ``Dot(matrix, vector)`` again; the
+  transposed matrix times a column that ``matmul`` builds for ``vector @ matrix`` is
+  computed as ``Dot(vector, matrix)``, without the transpose.
 """
 
 from __future__ import annotations
@@ -45,6 +47,14 @@ def _vector_behind(x: Variable, expanded_axis: int) -> Variable | None:
     return owner.inputs[0] if order == wanted else None
 
 
+def _transposed_matrix(x: Variable) -> Variable | None:
+    """The matrix whose transpose ``x`` is (a ``DimShuffle`` swapping the two axes)."""
+    owner = x.owner
+    if owner is None or not isinstance(owner.op, DimShuffle):
+        return None
+    return owner.inputs[0] if tuple(owner.op.new_order) == (1, 0) else None
+
+
 @node_rewriter([Blockwise])
 def local_eager_useless_unbatched_blockwise(fgraph: FunctionGraph, node: Apply) -> Replacement:
     """``Blockwise(Dot)`` whose inputs have no batch dimensions -> ``Dot``."""
@@ -59,9 +69,14 @@ def local_eager_useless_unbatched_blockwise(fgraph: FunctionGraph, node: Apply) 
     matrices = core_ndims == [2, 2]
     row = _vector_behind(left, 0) if matrices else None
     column = _vector_behind(right, 1) if matrices else None
-    product = tensor_out(
-        op.core_op(left if row is None else row, right if column is None else column)
-    )
+    transposed = _transposed_matrix(left) if row is None and column is not None else None
+    if transposed is not None and column is not None:
+        # PyTensor's vecmat builds A.T @ v[:, None]: computed as v @ A, without a transpose
+        product = tensor_out(op.core_op(column, transposed))
+    else:
+        product = tensor_out(
+            op.core_op(left if row is None else row, right if column is None else column)
+        )
     if row is not None and column is not None:
         product = tensor_out(DimShuffle(0, ("x", "x"))(product))
     elif row is not None:
