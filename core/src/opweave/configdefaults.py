@@ -19,6 +19,7 @@ from typing import Any
 from opweave.configuration import (
     BoolParam,
     Config,
+    ConfigParam,
     EnumParam,
     IntParam,
     PathParam,
@@ -126,6 +127,13 @@ class ThreadsParam(IntParam):
         if isinstance(value, str) and value.strip().lower() == "auto":
             return 0
         return super().parse(value)
+
+
+def _optional_bool(value: Any) -> bool | None:
+    """``None`` (also the string ``"None"``, any case) or a boolean flag's value."""
+    if value is None or (isinstance(value, str) and value.strip().lower() == "none"):
+        return None
+    return bool(BoolParam(False).parse(value))
 
 
 def add_thread_options(config: Config) -> None:
@@ -324,6 +332,15 @@ def build_config(
         "shapes and dtypes, and where its output was created, in notes of the exception; "
         "``high`` adds a note with the node's graph, four levels of owners deep.",
         EnumParam("low", ("low", "medium", "high")),
+    )
+    config.add(
+        "vm__lazy",
+        "Whether the thunk loops (the ``vm`` and ``cvm`` linkers) evaluate lazily "
+        "(PyTensor's flag): ``None`` runs the lazy loop for graphs with a lazy node (an "
+        "``ifelse``) only, ``True`` for every graph (only what the outputs need runs), "
+        "``False`` for none (every node runs, both branches of an ``ifelse`` included). "
+        "A linker's ``lazy`` argument overrides it.",
+        ConfigParam(None, parser=_optional_bool, expected="None, True or False"),
     )
     config.add(
         "DebugMode__patience",

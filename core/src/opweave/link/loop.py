@@ -45,6 +45,7 @@ __all__ = [
     "run_loop",
     "run_timed_loop",
     "thunk_origin",
+    "with_callbacks",
 ]
 
 #: A variable to free: its storage cell and its compute-map cell.
@@ -321,6 +322,33 @@ def run_timed_loop(
     return timed
 
 
+def with_callbacks(
+    thunk: Any,
+    node: Apply,
+    storage_map: dict[Variable, list[Any]],
+    compute_map: dict[Variable, list[int]],
+    before: Callable[..., Any] | None,
+    after: Callable[..., Any] | None,
+) -> Callable[[], Any]:
+    """``thunk`` calling ``before`` and ``after`` (either may be ``None``) around each of
+    its calls, as ``f(node=, thunk=, storage_map=, compute_map=)``; it keeps ``thunk``'s
+    attributes (a lazy thunk stays lazy) and returns what ``thunk`` returns."""
+
+    def run() -> Any:
+        if before is not None:
+            before(node=node, thunk=thunk, storage_map=storage_map, compute_map=compute_map)
+        result = thunk()
+        if after is not None:
+            after(node=node, thunk=thunk, storage_map=storage_map, compute_map=compute_map)
+        return result
+
+    run.__dict__.update(getattr(thunk, "__dict__", {}))
+    for name in ("lazy", "inputs", "outputs"):
+        if name not in run.__dict__ and hasattr(thunk, name):
+            setattr(run, name, getattr(thunk, name))
+    return run
+
+
 class LoopLinker(Linker):
     """A linker running one thunk per node in a loop; subclasses declare what to ask for.
 
@@ -349,6 +377,15 @@ class LoopLinker(Linker):
     name: ClassVar[str] = "loop"
     impls: ClassVar[tuple[str | None, ...]] = ("py",)
     keep_values: ClassVar[bool] = False
+    #: Which loop runs the graph: ``None`` follows ``config.vm__lazy`` (whose ``None``
+    #: takes the lazy loop for graphs with a lazy thunk only), ``True`` the lazy loop
+    #: always, ``False`` the eager loop (a lazy node then runs its backend's thunk after
+    #: all its inputs, both branches of an ``ifelse`` included).
+    lazy: bool | None = None
+    #: Called as ``callback(node=, thunk=, storage_map=, compute_map=)`` after each call
+    #: of a node's thunk (PyTensor's VM callback); ``callback_input`` the same way before.
+    callback: Callable[..., Any] | None = None
+    callback_input: Callable[..., Any] | None = None
     #: Set by the function maker before :meth:`make_all` to link the timed loop
     #: (:func:`run_timed_loop`) recording into this
     #: :class:`~opweave.compile.profiling.ProfileStats`; ``None``: the untimed loop.
@@ -381,7 +418,16 @@ class LoopLinker(Linker):
             input_storage, output_storage, storage_map
         )
         cmap = compute_map_for(smap)
-        linked = LinkedGraph(order, self.make_thunks(order, smap, cmap), ins, outs, smap, cmap)
+        lazy = config.vm__lazy if self.lazy is None else self.lazy
+        thunks = self.make_thunks(order, smap, cmap)
+        if lazy is False:
+            thunks = [getattr(t, "eager", t) if is_lazy(t) else t for t in thunks]
+        if self.callback is not None or self.callback_input is not None:
+            thunks = [
+                with_callbacks(t, node, smap, cmap, self.callback_input, self.callback)
+                for t, node in zip(thunks, order, strict=True)
+            ]
+        linked = LinkedGraph(order, thunks, ins, outs, smap, cmap)
         allow_gc = config.allow_gc if self.allow_gc is None else self.allow_gc
         allow_gc = allow_gc and not self.keep_values
         plan = gc_plan(fgraph, linked) if allow_gc else None
@@ -390,7 +436,7 @@ class LoopLinker(Linker):
         def on_failure(exc: BaseException, i: int) -> None:
             self.on_failure(exc, i, linked)
 
-        if any(is_lazy(t) for t in linked.thunks):
+        if lazy is True or any(is_lazy(t) for t in linked.thunks):
             fn = self._lazy_loop(fgraph, linked, allow_gc, on_failure)
         elif self.profile is None:
             fn = run_loop(linked, plan, on_failure, release)
