@@ -116,18 +116,14 @@ def _parse(subscripts: str, ndims: Sequence[int]) -> tuple[list[list[str]], list
     for labels in inputs:
         for c in labels:
             counts[c] = counts.get(c, 0) + 1
-    has_ellipsis = any(not isinstance(p, list) for p in split)
     if not arrow:
         output = ell + sorted(c for c, n in counts.items() if n == 1 and c not in ell)
         return inputs, output
 
     out_parts = _split_term(rhs, "output subscript")
     if isinstance(out_parts, list):
-        if has_ellipsis and n_ell:
-            raise ValueError(
-                f"einsum: output {rhs!r} has no '...' but the operands' ellipsis stands for "
-                f"{n_ell} dimension(s); put '...' in the output"
-            )
+        # The ellipsis dimensions left out of the output are summed, as in PyTensor and
+        # numpy.einsum(..., optimize=True) (NumPy's unoptimized einsum refuses them).
         output = out_parts
     else:
         output = out_parts[0] + ell + out_parts[1]
