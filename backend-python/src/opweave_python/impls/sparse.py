@@ -117,7 +117,12 @@ def structured_unary_perform(op: Any, node: Apply, inputs: Sequence[Any], out: O
     _check_sparse(op, x)
     out_type = node.outputs[0].type
     x = x.asformat(out_type.format)
-    data = np.asarray(STRUCTURED_KERNELS[op.name](x.data), dtype=out_type.numpy_dtype)
+    values: np.ndarray = x.data
+    if values.dtype.kind in "biu" and out_type.numpy_dtype.kind in "fc":
+        # integers become the output's float dtype first: NumPy would compute in float16
+        # for 8-bit integers, and negating an unsigned integer wraps around
+        values = values.astype(out_type.numpy_dtype)
+    data = np.asarray(STRUCTURED_KERNELS[op.name](values), dtype=out_type.numpy_dtype)
     out[0][0] = out_type.format_class()((data, x.indices.copy(), x.indptr.copy()), shape=x.shape)
 
 
@@ -169,12 +174,15 @@ def add_s_d_perform(op: Any, node: Apply, inputs: Sequence[Any], out: Out) -> No
 
 
 def structured_dot_perform(op: Any, node: Apply, inputs: Sequence[Any], out: Out) -> None:
-    """``a @ b`` with ``b`` dense."""
+    """``a @ b``: dense for a dense ``b``, sparse (the output's format) for a sparse one."""
     a, b = inputs
     _check_sparse(op, a, "a")
     if a.shape[1] != b.shape[0]:
         raise ValueError(f"{op}: shape mismatch, {a.shape} @ {b.shape}")
-    out[0][0] = _dense_output(node, a @ b)
+    if scipy_sparse().issparse(b):
+        out[0][0] = _as_output(node, a @ b)
+    else:
+        out[0][0] = _dense_output(node, a @ b)
 
 
 def dot_perform(op: Any, node: Apply, inputs: Sequence[Any], out: Out) -> None:

@@ -23,15 +23,17 @@ from typing import Any
 import numpy as np
 
 from opweave.configdefaults import config
+from opweave.gradient import grad as symbolic_grad
 from opweave.gradient import grad_not_implemented
 from opweave.graph.basic import Apply, Variable
 from opweave.graph.op import Op
 from opweave.graph.type import DisconnectedType, disconnected_type
-from opweave.sparse.type import SPARSE_FORMATS, SparseTensorType, _is_sparse_value
+from opweave.sparse.type import SPARSE_FORMATS, SparseTensorType, _is_sparse_value, scipy_sparse
 from opweave.tensor import basic as tb
 from opweave.tensor import math as tm
 from opweave.tensor.basic import as_tensor_variable
-from opweave.tensor.type import TensorType, continuous_dtypes
+from opweave.tensor.type import TensorType
+from opweave.tensor.type import continuous_dtypes as tensor_continuous_dtypes
 
 __all__ = [
     "CSC",
@@ -48,11 +50,14 @@ __all__ = [
     "SparseSparseMultiply",
     "StructuredUnary",
     "Transpose",
+    "all_dtypes",
     "as_sparse",
     "as_sparse_or_tensor_variable",
     "as_sparse_variable",
     "block_diag",
     "cast",
+    "complex_dtypes",
+    "continuous_dtypes",
     "csc_dmatrix",
     "csc_fmatrix",
     "csc_from_dense",
@@ -68,6 +73,10 @@ __all__ = [
     "csr_from_dense",
     "csr_matrix",
     "dense_from_sparse",
+    "discrete_dtypes",
+    "float_dtypes",
+    "int_dtypes",
+    "integer_dtypes",
     "is_sparse_variable",
     "matrix",
     "mul_s_d",
@@ -75,16 +84,61 @@ __all__ = [
     "sp_ones_like",
     "sp_zeros_like",
     "sparse_formats",
+    "square_diagonal",
     "transpose",
+    "uint_dtypes",
 ]
 
 #: The formats sparse variables can have (PyTensor's name).
 sparse_formats = list(SPARSE_FORMATS)
 
+#: The dtypes a sparse matrix can have, and their groups (PyTensor's names).
+all_dtypes = [
+    "float32", "float64", "uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64",
+    "int64", "complex128", "complex64",
+]  # fmt: skip
+complex_dtypes = [t for t in all_dtypes if t.startswith("complex")]
+float_dtypes = [t for t in all_dtypes if t.startswith("float")]
+int_dtypes = [t for t in all_dtypes if t.startswith("int")]
+uint_dtypes = [t for t in all_dtypes if t.startswith("uint")]
+integer_dtypes = int_dtypes + uint_dtypes
+continuous_dtypes = complex_dtypes + float_dtypes
+discrete_dtypes = int_dtypes + uint_dtypes
+
 
 def is_sparse_variable(x: Any) -> bool:
     """Whether ``x`` is a variable of a :class:`SparseTensorType`."""
     return isinstance(x, Variable) and isinstance(x.type, SparseTensorType)
+
+
+def _is_sparse_variable(x: Any) -> bool:
+    """Whether the variable ``x`` is sparse (PyTensor's name; raises for non-variables)."""
+    if not isinstance(x, Variable):
+        raise NotImplementedError(f"_is_sparse_variable expects a variable, got {x!r}")
+    return isinstance(x.type, SparseTensorType)
+
+
+def _is_dense_variable(x: Any) -> bool:
+    """Whether the variable ``x`` is a dense tensor (PyTensor's name)."""
+    if not isinstance(x, Variable):
+        raise NotImplementedError(f"_is_dense_variable expects a variable, got {x!r}")
+    return isinstance(x.type, TensorType)
+
+
+def _is_sparse(x: Any) -> bool:
+    """Whether the value ``x`` is a SciPy sparse matrix rather than an array (PyTensor's
+    name)."""
+    if not (_is_sparse_value(x) or isinstance(x, np.ndarray | tuple | list)):
+        raise NotImplementedError(f"_is_sparse expects a sparse matrix or an array, got {x!r}")
+    return _is_sparse_value(x)
+
+
+def __getattr__(name: str) -> Any:
+    """``_mtypes``: the SciPy classes of sparse values (SciPy is imported on first use)."""
+    if name == "_mtypes":
+        sp = scipy_sparse()
+        return [sp.csc_matrix, sp.csr_matrix]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def sparse_input(x: Any, who: str, what: str = "x") -> Variable:
@@ -306,6 +360,7 @@ class SparseFromDense(Op):
 
 csr_from_dense = SparseFromDense("csr")
 csc_from_dense = SparseFromDense("csc")
+SparseTensorType.from_dense.update(csr=csr_from_dense, csc=csc_from_dense)
 
 
 class Transpose(Op):
@@ -355,7 +410,10 @@ class Cast(Op):
     def grad(self, inputs: Sequence[Variable], grads: Sequence[Variable]) -> list[Variable]:
         """The gradient cast back to the input's dtype (float inputs only)."""
         (x,), (gz,) = inputs, grads
-        if x.type.dtype not in continuous_dtypes or self.out_type not in continuous_dtypes:
+        if (
+            x.type.dtype not in tensor_continuous_dtypes
+            or self.out_type not in tensor_continuous_dtypes
+        ):
             return [grad_not_implemented(self, 0, x, "Cast between discrete dtypes")]
         return [cast(gz, x.type.dtype)]
 
@@ -499,6 +557,27 @@ CSC = CSM("csc")
 CSR = CSM("csr")
 
 
+def square_diagonal(diag: Any) -> Variable:
+    """The square sparse matrix (CSC) with the vector ``diag`` on its diagonal, every
+    diagonal position stored.
+
+    Raises
+    ------
+    TypeError
+        If ``diag`` is not a vector.
+    """
+    diag = as_tensor_variable(diag)
+    if diag.ndim != 1:
+        raise TypeError(
+            f"square_diagonal: the data argument must be a vector, got {diag} of type {diag.type!r}"
+        )
+    n = diag.shape[0]
+    positions = tb.arange(n, dtype="int32")
+    built = CSC(diag, positions, tb.arange(n + 1, dtype="int32"), tb.stack([n, n]))
+    assert isinstance(built, Variable)
+    return built
+
+
 class CSMGrad(Op):
     """The gradient of :class:`CSM` with respect to its data: for each stored position of
     ``x`` (in its data order), the value the gradient matrix ``g`` (same format) holds
@@ -585,6 +664,8 @@ def _elementwise_dtype(name: str, dtype: str) -> str:
         return tm.sigmoid(probe).dtype
     if name == "conj":
         return tm.conj(probe).dtype
+    if name == "rint":
+        return tm.round_half_to_even(probe).dtype  # type: ignore[no-any-return]
     return getattr(tm, name)(probe).dtype  # type: ignore[no-any-return]
 
 
@@ -617,8 +698,10 @@ class StructuredUnary(Op):
         return Apply(self, [x], [_sparse_out(x, dtype=_elementwise_dtype(self.name, x.dtype))])
 
     def grad(self, inputs: Sequence[Variable], grads: Sequence[Variable]) -> list[Variable]:
-        """For ``neg``, ``sign``, ``abs``, ``ones_like`` and the rounding functions; the
-        other functions' gradients are not implemented (a clear error when asked)."""
+        """``gz`` times the function's derivative at the stored values, kept to ``x``'s
+        structure (float inputs; the rounding functions, ``sign`` and ``ones_like`` give
+        zeros). ``conj`` and functions of integer or complex inputs have no gradient (a
+        clear error when asked)."""
         (x,), (gz,) = inputs, grads
         gz = as_sparse_gradient(gz, x)
         # the gradient flows to the stored values only: it has x's structure
@@ -628,7 +711,21 @@ class StructuredUnary(Op):
             return [sp_zeros_like(x)]
         if self.name == "abs":
             return [mul_s_s(StructuredUnary("sign")(x), gz)]
+        if self.name != "conj" and str(getattr(x.type, "dtype", "")).startswith("float"):
+            scaled: Any = mul_s_s(self._slope(x), gz)
+            return [scaled]
         return [grad_not_implemented(self, 0, x, f"structured {self.name}")]
+
+    def _slope(self, x: Variable) -> Variable:
+        """The derivative of the function at ``x``'s stored values, in ``x``'s structure."""
+        data: Any = csm_data(x)
+        fn: Any = tm.sigmoid if self.name == "sigmoid" else getattr(tm, self.name)
+        values: Any = fn(data)
+        slope = symbolic_grad(values.sum(), data)
+        fmt: str = getattr(x.type, "format", "csr")
+        built = CSM(fmt)(slope, csm_indices(x), csm_indptr(x), csm_shape(x))
+        assert isinstance(built, Variable)
+        return built
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
         """The input's shape."""

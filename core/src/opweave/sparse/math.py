@@ -7,7 +7,11 @@ sparse, ``sparse + dense`` gives dense, ``sparse * dense`` gives sparse); :func:
 (:class:`Dot`) multiplies matrices of which at least one is sparse into a dense result
 with the regular gradient, :func:`structured_dot` (:class:`StructuredDot`) with the
 gradient of the sparse operand kept to its stored positions; :func:`sign`, :func:`neg`
-and the other structured functions apply to the stored values only.
+and the other structured functions apply to the stored values only;
+:func:`structured_add_s_v` adds a vector's values at the stored positions. The
+comparisons (:func:`lt`, :func:`gt`, :func:`eq` ...) come from
+:mod:`opweave.sparse.comparison`, :func:`mul_s_v`, :func:`col_scale`, :func:`row_scale`
+and :func:`sampling_dot` from :mod:`opweave.sparse.scaling`.
 The kernels live in the backends.
 """
 
@@ -15,6 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 from opweave.configdefaults import config
 from opweave.graph.basic import Apply, Variable
@@ -38,6 +44,8 @@ from opweave.sparse.basic import (
     sparse_input,
     transpose,
 )
+from opweave.sparse.comparison import eq, ge, gt, le, lt, neq
+from opweave.sparse.scaling import col_scale, dense_operand, mul_s_v, row_scale, sampling_dot
 from opweave.sparse.type import SparseTensorType, _is_sparse_value
 from opweave.tensor import basic as tb
 from opweave.tensor import math as tm
@@ -61,26 +69,37 @@ __all__ = [
     "arctan",
     "arctanh",
     "ceil",
+    "col_scale",
     "conj",
     "conjugate",
     "deg2rad",
     "dot",
+    "eq",
     "expm1",
     "floor",
+    "ge",
+    "gt",
+    "le",
     "log1p",
+    "lt",
     "mul",
     "mul_s_d",
     "mul_s_s",
+    "mul_s_v",
     "multiply",
     "neg",
+    "neq",
     "rad2deg",
     "rint",
+    "row_scale",
+    "sampling_dot",
     "sign",
     "sin",
     "sinh",
     "sp_sum",
     "sqr",
     "sqrt",
+    "structured_add_s_v",
     "structured_conjugate",
     "structured_dot",
     "structured_exp",
@@ -151,6 +170,11 @@ structured_sigmoid = _structured("sigmoid")
 # ------------------------------------------------------------------ sums
 
 
+def _sum_dtype(dtype: str) -> str:
+    """The dtype of NumPy's ``sum`` of an array of ``dtype`` (``int8`` gives ``int64``)."""
+    return str(np.zeros(1, dtype=dtype).sum().dtype.name)
+
+
 class SpSum(Op):
     """The sum of a sparse matrix, over ``axis`` (``None``: all of it), as a dense tensor.
 
@@ -176,13 +200,15 @@ class SpSum(Op):
         return f"{type(self).__name__}{{axis={self.axis}}}"
 
     def make_node(self, x: Any) -> Apply:
-        """One sparse matrix; the output has its dtype (0-d, or 1-d along the other axis)."""
+        """One sparse matrix; the output (0-d, or 1-d along the other axis) has the dtype
+        of NumPy's and SciPy's sums: integers narrower than 64 bits are summed as 64-bit
+        ones (signed or unsigned), as in ``x.sum()``."""
         x = sparse_input(x, "SpSum")
         if self.axis is None:
             shape: tuple[Any, ...] = ()
         else:
             shape = (x.type.shape[1 - self.axis],)
-        return Apply(self, [x], [TensorType(x.type.dtype, shape=shape)()])
+        return Apply(self, [x], [TensorType(_sum_dtype(x.type.dtype), shape=shape)()])
 
     def grad(self, inputs: Sequence[Variable], grads: Sequence[Variable]) -> list[Variable]:
         """``gz`` spread over the summed axes (kept to the stored positions if structured)."""
@@ -331,6 +357,22 @@ def multiply(x: Any, y: Any) -> Variable:
 mul = multiply
 
 
+def structured_add_s_v(x: Any, y: Any) -> Variable:
+    """``x + y`` at ``x``'s stored positions only, for a sparse matrix ``x`` and a dense
+    vector ``y`` (one value per column): sparse, with ``x``'s structure.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not sparse or ``y`` not a dense vector.
+    """
+    x = sparse_input(x, "structured_add_s_v")
+    y = dense_operand(y, 1, "structured_add_s_v", "y")
+    total = add_s_s(x, mul_s_d(sp_ones_like(x), y.dimshuffle("x", 0)))
+    assert isinstance(total, Variable)
+    return total
+
+
 # ------------------------------------------------------------------ products
 
 
@@ -342,14 +384,20 @@ def _dense_matrix(y: Any, who: str, what: str) -> Variable:
 
 
 class StructuredDot(Op):
-    """The matrix product of a sparse ``a`` and a dense matrix ``b``: dense; the gradient
-    with respect to ``a`` is kept to ``a``'s stored positions."""
+    """The matrix product of a sparse ``a`` and a matrix ``b``: dense for a dense ``b``,
+    sparse (in ``a``'s format) for a sparse one, as in PyTensor; the gradient with respect
+    to ``a`` is kept to ``a``'s stored positions."""
 
     __props__ = ()
 
     def make_node(self, a: Any, b: Any) -> Apply:
-        """A sparse matrix and a dense matrix."""
+        """A sparse matrix and a dense or sparse matrix."""
         a = sparse_input(a, "StructuredDot", "a")
+        if is_sparse_variable(b) or _is_sparse_value(b):
+            b = sparse_input(b, "StructuredDot", "b")
+            dtype = _upcast(a.dtype, b.dtype)
+            shape = (a.type.shape[0], b.type.shape[1])
+            return Apply(self, [a, b], [SparseTensorType(a.type.format, dtype, shape=shape)()])
         b = _dense_matrix(b, "StructuredDot", "b")
         out = TensorType(_upcast(a.dtype, b.dtype), shape=(a.type.shape[0], b.type.shape[1]))
         return Apply(self, [a, b], [out()])
@@ -357,6 +405,10 @@ class StructuredDot(Op):
     def grad(self, inputs: Sequence[Variable], grads: Sequence[Variable]) -> list[Variable]:
         """``gz @ b.T`` at ``a``'s stored positions, and ``a.T @ gz``."""
         (a, b), (gz,) = inputs, grads
+        if is_sparse_variable(b):
+            gz = as_sparse_gradient(gz, a)
+            ga_sparse = mul_s_s(sp_ones_like(a), _structured_dot(gz, transpose(b)))
+            return [ga_sparse, _structured_dot(transpose(a), gz)]
         ga = mul_s_d(sp_ones_like(a), tm.dot(gz, b.T))
         return [ga, structured_dot(transpose(a), gz)]
 
@@ -370,17 +422,16 @@ _structured_dot = StructuredDot()
 
 def structured_dot(x: Any, y: Any) -> Variable:
     """The matrix product ``x @ y`` of a sparse and a dense matrix (either order), dense,
-    with a structured gradient for the sparse one.
+    with a structured gradient for the sparse one; of two sparse matrices, sparse in
+    ``x``'s format, with a structured gradient for ``x``.
 
     Raises
     ------
     TypeError
-        If neither or both operands are sparse (use :func:`dot` for two sparse ones).
+        If neither operand is sparse.
     """
     x, y = _operand(x), _operand(y)
     x_sparse, y_sparse = is_sparse_variable(x), is_sparse_variable(y)
-    if x_sparse and y_sparse:
-        raise TypeError("structured_dot: one operand must be dense; use dot for two sparse ones")
     if x_sparse:
         return _structured_dot(x, y)
     if y_sparse:

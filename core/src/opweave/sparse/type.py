@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from opweave.graph.basic import Variable
-from opweave.tensor.type import ShapedType
+from opweave.tensor.type import ShapedType, TensorType
 
 __all__ = ["SPARSE_FORMATS", "SparseTensorType", "scipy_sparse"]
 
@@ -83,6 +83,9 @@ class SparseTensorType(ShapedType):
     """
 
     ndim_fixed: ClassVar[int] = 2
+    #: ``format`` -> the Op making a sparse matrix of that format from a dense one
+    #: (:mod:`opweave.sparse.basic` fills it in: ``csr_from_dense``, ``csc_from_dense``).
+    from_dense: ClassVar[dict[str, Any]] = {}
 
     def __init__(
         self,
@@ -129,6 +132,19 @@ class SparseTensorType(ShapedType):
     def is_super(self, otype: Any) -> bool:
         """True if every value of ``otype`` is a value of this Type (same format too)."""
         return super().is_super(otype) and otype.format == self.format
+
+    def convert_variable(self, var: Variable) -> Variable | None:
+        """``var`` when this Type accepts it; a dense matrix variable of this dtype becomes a
+        sparse matrix of this format (``csr_from_dense``/``csc_from_dense``), as in
+        PyTensor; ``None`` for anything else (a sparse matrix of the other format too)."""
+        var_type = var.type
+        if isinstance(var_type, TensorType) and not isinstance(var_type, SparseTensorType):
+            make = self.from_dense.get(self.format)
+            if make is None or var_type.ndim != 2 or var_type.dtype != self.dtype:
+                return None
+            converted: Variable = make(var)
+            return converted if self.is_super(converted.type) else None
+        return super().convert_variable(var)
 
     def __eq__(self, other: object) -> bool:
         equal = super().__eq__(other)
@@ -193,9 +209,10 @@ class SparseTensorType(ShapedType):
         if data.dtype != self.numpy_dtype and not allow_downcast:
             if not np.can_cast(data.dtype, self.numpy_dtype, "safe"):
                 raise TypeError(
-                    f"{self!r} cannot store a sparse matrix of dtype {data.dtype} without "
-                    f"risking loss of precision: cast it to {self.dtype} first, or pass "
-                    "allow_downcast=True (allow_input_downcast=True when calling function)"
+                    f"{self!r}: expected {self.dtype} dtype but got {data.dtype}, which "
+                    "cannot be stored without risking loss of precision: cast the value to "
+                    f"{self.dtype} first, or pass allow_downcast=True "
+                    "(allow_input_downcast=True when calling function)"
                 )
         converted = cls(data, dtype=self.numpy_dtype)
         return self._check_shape(converted)

@@ -7,7 +7,9 @@ dense operands (:func:`opweave.sparse.math.add`, ``subtract``, ``multiply``), un
 (:func:`~opweave.sparse.math.sp_sum`), ``.dot`` (:func:`~opweave.sparse.math.structured_dot`),
 ``.astype``, ``.shape``, ``.ndim``, ``.dtype`` and ``.format``. The other tensor methods
 (``exp``, ``dimshuffle``, ``/``, ``max`` ...) compute on the dense form, with a warning, as
-in PyTensor. ``opweave.tensor.as_tensor_variable`` of a sparse variable is its dense form.
+in PyTensor. ``<``, ``<=``, ``>`` and ``>=`` are the comparisons of
+:mod:`opweave.sparse.comparison` (``uint8`` results, sparse for two sparse operands).
+``opweave.tensor.as_tensor_variable`` of a sparse variable is its dense form.
 """
 
 from __future__ import annotations
@@ -26,7 +28,16 @@ from opweave.sparse.basic import (
     sp_zeros_like,
     transpose,
 )
-from opweave.sparse.math import add, multiply, neg, sp_sum, structured_dot, subtract
+from opweave.sparse.comparison import ge, gt, le, lt
+from opweave.sparse.math import (
+    add,
+    conjugate,
+    multiply,
+    neg,
+    sp_sum,
+    structured_dot,
+    subtract,
+)
 from opweave.sparse.type import SparseTensorType, _is_sparse_value
 from opweave.tensor.shape import shape as tensor_shape
 from opweave.tensor.variable import TensorPyOperators
@@ -36,8 +47,8 @@ __all__ = ["SparseConstant", "SparseVariable", "constant"]
 #: Tensor methods that a sparse variable computes on its dense form.
 DENSE_METHODS: tuple[str, ...] = (
     "__abs__", "__ceil__", "__floor__", "__trunc__", "__truediv__", "__rtruediv__",
-    "__floordiv__", "__pow__", "__mod__", "__and__", "__or__", "__xor__", "__lt__", "__le__",
-    "__gt__", "__ge__", "transpose", "any", "all", "nonzero", "nonzero_values", "flatten",
+    "__floordiv__", "__pow__", "__mod__", "__and__", "__or__", "__xor__", "transpose", "any",
+    "all", "nonzero", "nonzero_values", "flatten",
     "ravel", "arccos", "arcsin", "arctan", "arccosh", "arcsinh", "arctanh", "ceil", "cos",
     "cosh", "deg2rad", "exp", "exp2", "expm1", "floor", "log", "log10", "log1p", "log2",
     "rad2deg", "sin", "sinh", "sqrt", "tan", "tanh", "copy", "prod", "mean", "var", "std",
@@ -126,6 +137,14 @@ class _SparseOperators:
         """See :func:`~opweave.sparse.math.structured_dot`."""
         return structured_dot(self, other)
 
+    def conj(self) -> Variable:
+        """The complex conjugate of the stored values (the variable itself when real)."""
+        if self.type.dtype.startswith("complex"):
+            return conjugate(self)  # type: ignore[no-any-return]
+        return self  # type: ignore[return-value]
+
+    conjugate = conj
+
     def zeros_like(self) -> Variable:
         """A sparse matrix of zeros of this shape, format and dtype."""
         return sp_zeros_like(self)
@@ -154,6 +173,18 @@ class _SparseOperators:
 
     def __rmul__(self, other: Any) -> Variable:
         return multiply(other, self)
+
+    def __lt__(self, other: Any) -> Variable:
+        return lt(self, other)
+
+    def __le__(self, other: Any) -> Variable:
+        return le(self, other)
+
+    def __gt__(self, other: Any) -> Variable:
+        return gt(self, other)
+
+    def __ge__(self, other: Any) -> Variable:
+        return ge(self, other)
 
     def __bool__(self) -> bool:
         raise TypeError("a symbolic sparse variable has no truth value")
