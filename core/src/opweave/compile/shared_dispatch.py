@@ -13,6 +13,8 @@ from typing import Any
 
 from opweave.compile.sharedvalue import SharedVariable, _record_new_shared, shared_constructor
 from opweave.graph.basic import Variable
+from opweave.sparse.sharedvar import sparse_constructor
+from opweave.sparse.type import _is_sparse_value
 from opweave.tensor.sharedvar import shared as tensor_shared
 
 __all__ = ["shared"]
@@ -29,7 +31,9 @@ def shared(
 
     Arrays, NumPy scalars, Python numbers and random generators get the tensor library's
     shared variables (:func:`opweave.tensor.sharedvar.shared`, which takes the keyword
-    arguments ``borrow``, ``shape`` and ``target``); any other value gets a
+    arguments ``borrow``, ``shape`` and ``target``); SciPy sparse matrices get sparse
+    shared variables (:func:`opweave.sparse.sharedvar.sparse_constructor`, keywords
+    ``borrow`` and ``format``); any other value gets a
     :class:`SharedVariable` of the :data:`~opweave.graph.type.generic` Type, which holds
     any Python object.
 
@@ -51,6 +55,8 @@ def _dispatch_shared(
 ) -> SharedVariable:
     """The tensor library's shared variable for ``value`` where it takes it, else a
     generic one (see :func:`shared`)."""
+    if _is_sparse_value(value):
+        return sparse_constructor(value, name, strict, allow_downcast, **kwargs)
     try:
         made: SharedVariable = tensor_shared(value, name, strict, allow_downcast, **kwargs)
         return made
