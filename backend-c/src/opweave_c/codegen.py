@@ -148,8 +148,13 @@ class BlockBuilder:
             try:
                 ctype = c_type_of(var.type)
             except NoCCode as exc:
-                user = var.owner or next(n for n in self.nodes if var in n.inputs)
-                raise NoCCode(f"{exc}, and node {user} uses it (variable {var})") from exc
+                user = var.owner or next((n for n in self.nodes if var in n.inputs), None)
+                role_text = (
+                    f"node {user} uses it"
+                    if user is not None
+                    else "it is an input of the function that no node uses"
+                )
+                raise NoCCode(f"{exc}, and {role_text} (variable {var})") from exc
             if var in in_index:
                 role, idx = INPUT, in_index[var]
             elif var in out_index:

@@ -993,16 +993,16 @@ def _shape_entries(shape: Any) -> list[Any]:
         var = as_tensor_variable(shape)
         if var.ndim == 0:
             return [var]
-        if var.owner is not None and isinstance(var.owner.op, MakeVector):
-            return list(var.owner.inputs)
         entries = _static_vector(var)
         if entries is None:
             raise ValueError(f"the length of the shape {var} is not known statically")
         if isinstance(var, Constant):
             return list(entries)
-        # Symbolic entries even where the length is known statically (as PyTensor's
-        # ``alloc(value, *shape)``): the result stays a function of the vector's inputs,
-        # and Alloc still reads the static lengths through them.
+        # Symbolic entries even where the length is known statically, also of a
+        # ``MakeVector`` (as PyTensor's ``alloc(value, *shape)``): the result stays a
+        # function of the vector itself (an inner graph whose input is the vector does
+        # not reach what computes its entries), and Alloc still reads the static
+        # lengths through them.
         return [var[i] for i in range(len(entries))]
     if isinstance(shape, int | np.integer):
         return [shape]

@@ -1210,7 +1210,13 @@ def broadcast_shape(
     if arrays_are_shapes:
         shapes = [tuple(shape) for shape in arrays]
     else:
-        shapes = _shapes_of([as_tensor_variable(a) for a in arrays])
+        # As PyTensor: each length not known to be 1 is ``a.shape[i]``, even where the
+        # type knows it, so the lengths keep ``a`` in the graph (a random variable's
+        # generator stays among its ancestors) until the shape rewrites fold them.
+        tensors = [as_tensor_variable(a) for a in arrays]
+        shapes = [
+            tuple(1 if n == 1 else t.shape[i] for i, n in enumerate(t.type.shape)) for t in tensors
+        ]
     out: list[TensorVariable] = []
     for first, others in _broadcast_dims(shapes):
         if isinstance(first, int):

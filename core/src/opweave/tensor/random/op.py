@@ -39,6 +39,7 @@ from opweave.tensor.basic import (
     as_tensor_variable,
     concatenate,
     get_vector_length,
+    infer_static_shape,
 )
 from opweave.tensor.extra_ops import _broadcast_arrays_unchecked
 from opweave.tensor.random.type import RandomType
@@ -151,6 +152,28 @@ def compute_batch_shape(params: Sequence[Any], ndims_params: Sequence[int]) -> T
 def _overrides(cls: type, method: str) -> bool:
     """Whether ``cls`` redefines ``method`` of :class:`RandomVariable`."""
     return getattr(cls, method) is not getattr(RandomVariable, method)
+
+
+def _static_size_entry(entry: TensorVariable) -> int | None:
+    """The value of a ``size`` entry when it is known without running anything.
+
+    As PyTensor's ``infer_static_shape``: beyond constants and static lengths, the shape
+    rewrites and constant folding see through the checks of ``broadcast_shape`` (a length
+    ``Assert``-ed equal to another).
+    """
+    known = _const_int(entry)
+    if known is not None:
+        return known
+    return infer_static_shape([entry])[1][0]
+
+
+def _unknown_core_dim_message(who: str, dim: str) -> str:
+    """The error for a core dimension of the draws that no parameter has."""
+    return (
+        f"{who}: the core dimension {dim!r} of the draws is not a dimension of any "
+        "parameter, so the signature is not sufficient to infer the support shape; "
+        "the Op must define _supp_shape_from_params"
+    )
 
 
 def _is_none(v: Variable) -> bool:
@@ -355,23 +378,28 @@ class RandomVariable(RNGConsumerOp):
                     shape.append(p.shape[axis] if param_shapes is None else param_shapes[k][axis])
                     break
             else:
-                raise NotImplementedError(
-                    f"{self.name}: the core dimension {name!r} of the draws is not a "
-                    "dimension of any parameter; the Op must define _supp_shape_from_params"
-                )
+                raise NotImplementedError(_unknown_core_dim_message(self.name, name))
         return shape
 
     def _static_supp_shape(self, dist_params: Sequence[TensorVariable]) -> list[int | None]:
         """The statically known core shape of one draw (``None`` where unknown)."""
         params_dims, out_dims = self._core_dims()
         shape: list[int | None] = []
+        overridden = _overrides(type(self), "_supp_shape_from_params")
         for name in out_dims:
             dim: int | None = int(name) if name.isdigit() else None
+            known = name.isdigit()
             for p, dims in zip(dist_params, params_dims, strict=False):
-                if dim is None and name in dims:
-                    dim = p.type.shape[p.ndim - len(dims) + dims.index(name)]
+                if name in dims:
+                    known = True
+                    if dim is None:
+                        dim = p.type.shape[p.ndim - len(dims) + dims.index(name)]
+            if not (known or overridden):
+                # As PyTensor: an Op whose signature leaves a core dimension of the
+                # draws undetermined cannot be applied without its own shape rule.
+                raise NotImplementedError(_unknown_core_dim_message(self.name, name))
             shape.append(dim)
-        if None in shape and _overrides(type(self), "_supp_shape_from_params"):
+        if None in shape and overridden:
             try:
                 symbolic = self._supp_shape_from_params(dist_params, param_shapes=None)
             except (NotImplementedError, TypeError, ValueError, IndexError):
@@ -490,7 +518,7 @@ class RandomVariable(RNGConsumerOp):
             batch = _broadcast_static(batch_shapes, who)
         else:
             batch = [
-                d if d is not None else _const_int(tensor_var(size_var)[i])
+                d if d is not None else _static_size_entry(tensor_var(size_var)[i])
                 for i, d in enumerate(_static_vector(size_var) or [])
             ]
             if any(len(s) > len(batch) for s in batch_shapes):
