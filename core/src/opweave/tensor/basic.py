@@ -589,8 +589,33 @@ def _static_vector(v: Variable) -> list[int | None] | None:
         static = getattr(owner.inputs[0].type, "shape", None)
         if static is not None:
             return list(static)
+    if owner is not None and type(owner.op).__name__ == "Subtensor":
+        # (the class of opweave.tensor.subtensor, which builds on this module)
+        sliced = _static_slice(owner)
+        if sliced is not None:
+            return sliced
     length = tensor_type_of(v).shape[0]
     return None if length is None else [None] * length
+
+
+def _static_slice(node: Apply) -> list[int | None] | None:
+    """The known entries of ``vector[start:stop:step]`` (a ``Subtensor`` node) with
+    constant bounds, from those of the vector (``x.shape[:2]``: two static lengths)."""
+    entries = _static_vector(node.inputs[0])
+    idx_list = getattr(node.op, "idx_list", ())
+    if entries is None or len(idx_list) != 1 or not isinstance(idx_list[0], slice):
+        return None
+    placeheld = iter(node.inputs[1:])  # the bounds that are not None, in order
+    bounds: list[int | None] = []
+    for bound in (idx_list[0].start, idx_list[0].stop, idx_list[0].step):
+        if bound is None:
+            bounds.append(None)
+            continue
+        value = int(bound) if isinstance(bound, int | np.integer) else _const_int(next(placeheld))
+        if value is None:
+            return None
+        bounds.append(value)
+    return entries[slice(*bounds)]
 
 
 def _grad_undefined(op: Op, x_pos: int, x: Variable, comment: str = "") -> Variable:
