@@ -49,6 +49,9 @@ _MODULES = (
     "rng_consumer",
     "debug",
     "sparse",
+    "reshape",
+    "signal",
+    "fft",
 )
 
 

@@ -58,6 +58,10 @@ MODULE_NAMES = (
     "blockwise",
     "sparse",
     "printing",
+    "fft",
+    "fourier",
+    "reshape",
+    "conv",
 )
 
 

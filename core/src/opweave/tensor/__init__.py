@@ -15,7 +15,10 @@ As in PyTensor, the names of :mod:`opweave.tensor.type_other` (``NoneConst``,
 NumPy's constants ``e``, ``euler_gamma``, ``inf``, ``nan``, ``newaxis`` and ``pi`` are
 here too, with ``Constant``, ``Op`` and the annotation alias ``TensorLike``; one-dimensional
 interpolation (``interp``, ``interpolate1d``) is in :mod:`opweave.tensor.interpolate` and
-``numpy.pad``'s counterpart ``pad`` in :mod:`opweave.tensor.pad`.
+``numpy.pad``'s counterpart ``pad`` in :mod:`opweave.tensor.pad`. As in PyTensor,
+``join_dims``, ``split_dims``, ``pack`` and ``unpack`` of :mod:`opweave.tensor.reshape` are
+here (imported before :mod:`opweave.tensor.shape`, whose ``reshape`` function then takes
+the name ``reshape`` back from that module), and convolutions are in ``ot.signal``.
 """
 
 from collections.abc import Sequence
@@ -36,10 +39,13 @@ from opweave.graph.op import Op
 from opweave.tensor import (  # noqa: F401
     _given_names,
     _pytensor_paths,
+    fft,
+    fourier,
     linalg,
     nlinalg,
     operators,
     random,
+    signal,
     slinalg,
 )
 from opweave.tensor.basic import *  # noqa: F403
@@ -60,6 +66,8 @@ from opweave.tensor.math import __all__ as _math_all
 from opweave.tensor.math_extra import *  # noqa: F403
 from opweave.tensor.math_extra import __all__ as _math_extra_all
 from opweave.tensor.pad import pad
+from opweave.tensor.reshape import *  # noqa: F403 - join_dims, split_dims, pack, unpack
+from opweave.tensor.reshape import __all__ as _reshape_all
 from opweave.tensor.scalar_constant import get_underlying_scalar_constant
 from opweave.tensor.shape import *  # noqa: F403
 from opweave.tensor.shape import __all__ as _shape_all
@@ -133,6 +141,7 @@ __all__ = [
     "jacobian",
     "linalg",
     "shared",
+    "signal",
     "sort",
     "values_eq_approx",
     "transfer",
@@ -143,6 +152,7 @@ __all__ = [
     *_extra_ops_all,
     *_math_all,
     *_math_extra_all,
+    *_reshape_all,
     *_shape_all,
     *_special_all,
     *_special_extra_all,

@@ -602,7 +602,7 @@ def _static_slice(node: Apply) -> list[int | None] | None:
     """The known entries of ``vector[start:stop:step]`` (a ``Subtensor`` node) with
     constant bounds, from those of the vector (``x.shape[:2]``: two static lengths)."""
     entries = _static_vector(node.inputs[0])
-    idx_list = getattr(node.op, "idx_list", ())
+    idx_list: tuple[Any, ...] = getattr(node.op, "idx_list", ())
     if entries is None or len(idx_list) != 1 or not isinstance(idx_list[0], slice):
         return None
     placeheld = iter(node.inputs[1:])  # the bounds that are not None, in order
@@ -2157,6 +2157,20 @@ tensor_from_scalar = TensorFromScalar()
 #: PyTensor's ``scalar_from_tensor``: the ``ScalarFromTensor`` Op instance; calling it on
 #: a 0-d tensor gives the scalar it holds.
 scalar_from_tensor = ScalarFromTensor()
+
+
+@_vectorize_node.register(ScalarFromTensor)
+def vectorize_scalar_from_tensor(op: ScalarFromTensor, node: Apply, batch_x: Variable) -> Apply:
+    """PyTensor's rule: a 0-d tensor still gives a scalar; one that gained batch dimensions
+    stays the tensor it is (the batched gradient of a convolution carries its mode flag
+    so), as its own node or a copy's."""
+    if tensor_type_of(batch_x).ndim == 0:
+        return scalar_from_tensor.make_node(batch_x)
+    if batch_x.owner is not None:
+        return batch_x.owner
+    copied = tensor_copy(batch_x).owner
+    assert copied is not None
+    return copied
 
 
 # ====================================================================== tile and choose

@@ -120,7 +120,12 @@ def vectorize_shape(op: Shape, node: Apply, batched_x: Variable) -> Apply:
     if batch_ndim == 0:
         return cast(Apply, batched_shape.owner)
     core_shape = batched_shape[batch_ndim:]
-    batch_shape = tuple(batched_shape[:batch_ndim])
+    # static batch lengths as constants, so that the Alloc keeps them (a batch of length
+    # 1 then broadcasts against a longer one, as in PyTensor)
+    batch_shape = tuple(
+        batched_shape[i] if length is None else length
+        for i, length in enumerate(x.type.shape[:batch_ndim])
+    )
     return cast(Apply, tensor_out(alloc(core_shape, *batch_shape, core_ndim)).owner)
 
 
