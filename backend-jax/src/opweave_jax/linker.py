@@ -81,6 +81,10 @@ class JAXLinker(JITLinker):
     priority: ClassVar[int] = -10
     compile_priority: ClassVar[int] = -10
     random_generator: ClassVar[str] = "jax"
+    #: In-place rewrites buy nothing here (XLA reuses buffers, and updates are donated),
+    #: and their destroyed inputs make each call copy the shared values the device holds
+    #: (read-only views of its buffers) and send them to the device again.
+    incompatible_rewrites: ClassVar[tuple[str, ...]] = ("inplace",)
     device: Any = None
     _linked: LinkedGraph | None = None
 

@@ -292,7 +292,8 @@ class FunctionMaker:
 
     def _rewrite_query(self) -> tuple[tuple[str, ...], ...] | None:
         """``(include, exclude, require)``: the mode's tags with those of the device, the
-        linker and the flags; ``None`` when the mode does not rewrite."""
+        linker (its ``rewrite_tags`` included, its ``incompatible_rewrites`` excluded) and
+        the flags; ``None`` when the mode does not rewrite."""
         query = self.mode.rewrite_query()
         if query is None:
             return None
@@ -300,6 +301,7 @@ class FunctionMaker:
         include += self._target_rewrite_tags()
         include += tuple(t for t in config.optimizer_including.split(":") if t)
         exclude += tuple(t for t in config.optimizer_excluding.split(":") if t)
+        exclude += tuple(getattr(self._chosen_linker(), "incompatible_rewrites", ()))
         return include, exclude, require
 
     def _rewrite_key(self, query: tuple[tuple[str, ...], ...] | None) -> str | None:

@@ -95,12 +95,16 @@ class Linker:
     ``random_generator`` names the generator its random variables draw from: linkers with
     the same one draw the same numbers from the same seed (``"numpy"``: NumPy's
     ``Generator``, which the standard backends use; the ``jax`` linker's is ``"jax"``).
+    ``incompatible_rewrites`` (PyTensor's attribute) names rewrite tags that a function
+    compiled for the linker never runs, whatever its mode includes (the ``jax`` linker
+    excludes ``inplace``: XLA reuses buffers itself).
     """
 
     name: ClassVar[str] = "linker"
     priority: ClassVar[int] = 0
     compile_priority: ClassVar[int] = 0
     random_generator: ClassVar[str] = "numpy"
+    incompatible_rewrites: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, allow_gc: bool | None = None) -> None:
         self.fgraph: FunctionGraph | None = None
