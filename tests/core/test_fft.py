@@ -12,7 +12,6 @@ computed shapes.
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,6 +23,7 @@ import opweave.tensor as ot
 from opweave.compile.mode import Mode
 from opweave.gradient import verify_grad
 from opweave.graph.basic import Variable
+from opweave.link.lookup import available_linkers, unusable_linkers
 from opweave.tensor import fft, fourier
 from opweave.tensor.fft import IRFFTOp, RFFTOp, irfft, irfft_op, rfft, rfft_op
 from opweave.tensor.fourier import Fourier
@@ -31,17 +31,9 @@ from opweave.tensor.fourier import Fourier
 RNG = np.random.default_rng(7)
 
 
-def _linkers() -> list[str]:
-    """``py`` and ``vm``; ``cvm`` with the C backend; ``jax`` with the JAX backend."""
-    found = ["py", "vm"]
-    if importlib.util.find_spec("opweave_c") is not None:
-        found.append("cvm")
-    if importlib.util.find_spec("opweave_jax") is not None and importlib.util.find_spec("jax"):
-        found.append("jax")
-    return found
-
-
-LINKERS = _linkers()
+#: ``py`` and ``vm``; ``cvm`` with the C backend; ``jax`` with the JAX backend.
+LINKERS = [n for n in ("py", "vm", "cvm", "jax") if n in available_linkers()]
+LINKERS = [n for n in LINKERS if n not in unusable_linkers()]
 NORMS: tuple[Any, ...] = (None, "ortho", "no_norm")
 #: Batch-first input shapes: 1-d transforms of even and odd lengths, 2-d transforms.
 SHAPES = [(1, 16), (3, 7), (2, 4, 6), (2, 3, 5)]

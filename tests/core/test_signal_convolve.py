@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Any, Literal
 
 import numpy as np
@@ -16,22 +15,14 @@ import opweave.tensor as ot
 from opweave.compile.mode import Mode
 from opweave.gradient import verify_grad
 from opweave.graph.replace import vectorize_graph
+from opweave.link.lookup import available_linkers, unusable_linkers
 from opweave.tensor.blockwise import Blockwise
 from opweave.tensor.signal import conv
 from opweave.tensor.signal.conv import Convolve1d, Convolve2d, convolve1d, convolve2d
 
-
-def _linkers() -> list[str]:
-    """``py`` and ``vm``; ``cvm`` with the C backend; ``jax`` with the JAX backend."""
-    found = ["py", "vm"]
-    if importlib.util.find_spec("opweave_c") is not None:
-        found.append("cvm")
-    if importlib.util.find_spec("opweave_jax") is not None and importlib.util.find_spec("jax"):
-        found.append("jax")
-    return found
-
-
-LINKERS = _linkers()
+#: ``py`` and ``vm``; ``cvm`` with the C backend; ``jax`` with the JAX backend.
+LINKERS = [n for n in ("py", "vm", "cvm", "jax") if n in available_linkers()]
+LINKERS = [n for n in LINKERS if n not in unusable_linkers()]
 Mode1d = Literal["full", "valid", "same"]
 MODES: tuple[Mode1d, ...] = ("full", "valid", "same")
 RNG = np.random.default_rng(19)

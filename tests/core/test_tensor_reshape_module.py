@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from typing import Any
 
@@ -15,6 +14,7 @@ import opweave.tensor as ot
 from opweave.compile.mode import Mode
 from opweave.gradient import verify_grad
 from opweave.graph.replace import vectorize_graph
+from opweave.link.lookup import available_linkers, unusable_linkers
 from opweave.tensor.reshape import (
     JoinDims,
     SplitDims,
@@ -25,18 +25,9 @@ from opweave.tensor.reshape import (
     unpack,
 )
 
-
-def _linkers() -> list[str]:
-    """``py`` and ``vm``; ``cvm`` with the C backend; ``jax`` with the JAX backend."""
-    found = ["py", "vm"]
-    if importlib.util.find_spec("opweave_c") is not None:
-        found.append("cvm")
-    if importlib.util.find_spec("opweave_jax") is not None and importlib.util.find_spec("jax"):
-        found.append("jax")
-    return found
-
-
-LINKERS = _linkers()
+#: ``py`` and ``vm``; ``cvm`` with the C backend; ``jax`` with the JAX backend.
+LINKERS = [n for n in ("py", "vm", "cvm", "jax") if n in available_linkers()]
+LINKERS = [n for n in LINKERS if n not in unusable_linkers()]
 RNG = np.random.default_rng(11)
 
 
