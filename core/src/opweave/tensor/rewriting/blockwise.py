@@ -36,23 +36,14 @@ if TYPE_CHECKING:
 __all__ = ["local_eager_useless_unbatched_blockwise", "register_blockwise"]
 
 
-def _vector_behind(x: Variable, expanded_axis: int) -> Variable | None:
-    """The vector that ``x`` is, if ``x`` is a ``DimShuffle`` adding a length-1 axis at
-    ``expanded_axis`` (0: a one-row matrix, 1: a one-column matrix) to a vector."""
+def _shuffled_from(x: Variable, new_order: tuple[int | str, ...]) -> Variable | None:
+    """The input of ``x``'s ``DimShuffle`` if its order is ``new_order`` (``("x", 0)``: a
+    vector as a one-row matrix, ``(0, "x")``: as a one-column matrix, ``(1, 0)``: a
+    transposed matrix), else ``None``."""
     owner = x.owner
     if owner is None or not isinstance(owner.op, DimShuffle):
         return None
-    order = tuple(owner.op.new_order)
-    wanted = ("x", 0) if expanded_axis == 0 else (0, "x")
-    return owner.inputs[0] if order == wanted else None
-
-
-def _transposed_matrix(x: Variable) -> Variable | None:
-    """The matrix whose transpose ``x`` is (a ``DimShuffle`` swapping the two axes)."""
-    owner = x.owner
-    if owner is None or not isinstance(owner.op, DimShuffle):
-        return None
-    return owner.inputs[0] if tuple(owner.op.new_order) == (1, 0) else None
+    return owner.inputs[0] if tuple(owner.op.new_order) == new_order else None
 
 
 @node_rewriter([Blockwise])
@@ -67,9 +58,9 @@ def local_eager_useless_unbatched_blockwise(fgraph: FunctionGraph, node: Apply) 
         return False
     left, right = node.inputs
     matrices = core_ndims == [2, 2]
-    row = _vector_behind(left, 0) if matrices else None
-    column = _vector_behind(right, 1) if matrices else None
-    transposed = _transposed_matrix(left) if row is None and column is not None else None
+    row = _shuffled_from(left, ("x", 0)) if matrices else None
+    column = _shuffled_from(right, (0, "x")) if matrices else None
+    transposed = _shuffled_from(left, (1, 0)) if row is None and column is not None else None
     if transposed is not None and column is not None:
         # PyTensor's vecmat builds A.T @ v[:, None]: computed as v @ A, without a transpose
         product = tensor_out(op.core_op(column, transposed))
