@@ -7,7 +7,6 @@ never when opweave or this backend is imported.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from types import MappingProxyType, ModuleType
 from typing import Any, Literal
@@ -16,25 +15,17 @@ import numpy as np
 
 from opweave.graph.basic import Apply
 from opweave.tensor.signal.conv import Convolve1d, Convolve2d
+from opweave_python.impls.lapack import required_scipy
 
 __all__ = ["PERFORMS", "convolve1d_perform", "convolve2d_perform", "scipy_signal"]
 
 
 def scipy_signal() -> ModuleType:
-    """``scipy.signal``, imported now.
-
-    Raises
-    ------
-    ImportError
-        If SciPy is not installed.
-    """
-    try:
-        return importlib.import_module("scipy.signal")
-    except ImportError as exc:
-        raise ImportError(
-            "the two-dimensional convolution (opweave.tensor.signal.convolve2d) is computed "
-            "with SciPy, which is not installed: pip install scipy"
-        ) from exc
+    """``scipy.signal``, imported now (:func:`~opweave_python.impls.lapack.required_scipy`)."""
+    return required_scipy(
+        "scipy.signal",
+        "the two-dimensional convolution (opweave.tensor.signal.convolve2d) is",
+    )
 
 
 def _mode(full_mode: Any) -> Literal["full", "valid"]:

@@ -97,6 +97,22 @@ def scipy_lapack() -> ModuleType | None:
         return None
 
 
+def required_scipy(module: str, needed_by: str) -> ModuleType:
+    """The SciPy module ``module``, imported now, for kernels that have no NumPy route.
+
+    Raises
+    ------
+    ImportError
+        If SciPy is not installed, naming ``needed_by`` (what is computed with it).
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(
+            f"{needed_by} computed with SciPy, which is not installed: pip install scipy"
+        ) from exc
+
+
 def _checked(routine: str, info: int, failure: str) -> None:
     """``LinAlgError(failure)`` when LAPACK's ``info`` reports a failure (> 0)."""
     if info > 0:

@@ -15,7 +15,6 @@ whose decomposition or reordering fails, gives NaN in all its outputs, as in PyT
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from types import MappingProxyType, ModuleType
 from typing import Any
@@ -25,26 +24,18 @@ import numpy as np
 from opweave.graph.basic import Apply
 from opweave.tensor._typing import tensor_type_of
 from opweave.tensor.linalg.decomposition.schur import QZ, Schur
+from opweave_python.impls.lapack import required_scipy
 from opweave_python.impls.slinalg import batch_check, check_square
 
 __all__ = ["PERFORMS", "qz_perform", "schur_perform", "scipy_linalg"]
 
 
 def scipy_linalg() -> ModuleType:
-    """``scipy.linalg``, imported now.
-
-    Raises
-    ------
-    ImportError
-        If SciPy is not installed.
-    """
-    try:
-        return importlib.import_module("scipy.linalg")
-    except ImportError as exc:
-        raise ImportError(
-            "the Schur and QZ decompositions (opweave.tensor.linalg.schur, qz, ordqz) are "
-            "computed with SciPy, which is not installed: pip install scipy"
-        ) from exc
+    """``scipy.linalg``, imported now (:func:`~opweave_python.impls.lapack.required_scipy`)."""
+    return required_scipy(
+        "scipy.linalg",
+        "the Schur and QZ decompositions (opweave.tensor.linalg.schur, qz, ordqz) are",
+    )
 
 
 # ====================================================================== Schur
