@@ -7,6 +7,7 @@
   ``log_softmax``) and special cases (``dot`` of transposes);
 * :mod:`~opweave.tensor.rewriting.shape`: ``Shape``/``Shape_i`` answered from
   ``infer_shape``;
+* :mod:`~opweave.tensor.rewriting.reshape`: ``join_dims``/``split_dims`` as ``Reshape``;
 * :mod:`~opweave.tensor.rewriting.fusion`: chains of ``Elemwise`` fused into
   ``Elemwise(Composite)``;
 * :mod:`~opweave.tensor.rewriting.inplace`: ``Elemwise`` computed in place;

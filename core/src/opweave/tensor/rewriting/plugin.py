@@ -29,6 +29,8 @@ entry                           where               tags
 ``local_log_erfc``              ``stabilize``,      fast_run, and the phase's name
                                 ``specialize``
 ``local_min_to_neg_max``        ``canonicalize``    fast_run, canonicalize
+``local_join_dims_to_reshape``, ``canonicalize``    fast_run, fast_compile
+``local_split_dims_to_reshape``
 ``local_neg_max_neg_to_min``    ``specialize``      fast_run, uncanonicalize
 ``local_1msigmoid``,            ``specialize``      fast_run, specialize
 ``log1p_neg_sigmoid``
@@ -75,6 +77,7 @@ from opweave.tensor.rewriting.inplace import register_inplace
 from opweave.tensor.rewriting.math import register_math
 from opweave.tensor.rewriting.min_max import register_min_max
 from opweave.tensor.rewriting.reduce_fusion import register_reduce_fusion
+from opweave.tensor.rewriting.reshape import register_reshape
 from opweave.tensor.rewriting.shape import register_shape
 from opweave.tensor.rewriting.simplify import register_simplify
 from opweave.tensor.rewriting.switch_sink import register_switch_sink
@@ -103,6 +106,7 @@ def register_standard_rewrites(db: RewriteDatabase) -> None:
     register_bessel(db)
     register_erf(db)
     register_shape(db)
+    register_reshape(db)
     register_simplify(db)
     register_switch_sink(db)
     register_cancel(db)
