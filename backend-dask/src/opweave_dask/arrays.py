@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import dask.array as da
 import numpy as np
@@ -45,7 +45,7 @@ Runner = Callable[[list[Any]], "list[Any] | None"]
 
 
 def _out_dtype(node: Apply, k: int = 0) -> np.dtype[Any]:
-    return np.dtype(node.outputs[k].type.dtype)
+    return np.dtype(cast(TensorType, node.outputs[k].type).dtype)
 
 
 def _cast(x: da.Array, dtype: np.dtype[Any]) -> da.Array:
@@ -117,7 +117,8 @@ def build_join(node: Apply, linker: str) -> Runner:
     """``dask.array.concatenate`` along the axis (the first input), in the output dtype.
 
     A symbolic axis is computed first; an axis out of range runs the node on one worker
-    (the Python backend's error).
+    (the Python backend's error), and so do inputs of unknown length along another axis
+    (which Dask refuses to join).
     """
     static_axis = join_axis(node)
     ndim = node.outputs[0].type.ndim  # type: ignore[attr-defined]
@@ -127,7 +128,10 @@ def build_join(node: Apply, linker: str) -> Runner:
         axis = static_axis if static_axis is not None else _int_or_none(values[0])
         if axis is None or not -ndim <= axis < ndim:
             return None
-        return [da.concatenate([_cast(as_dask(v), dtype) for v in values[1:]], axis=axis)]
+        parts = [_cast(as_dask(v), dtype) for v in values[1:]]
+        if any(math.isnan(n) for x in parts for a, n in enumerate(x.shape) if a != axis % ndim):
+            return None
+        return [da.concatenate(parts, axis=axis)]
 
     return run
 
@@ -138,12 +142,15 @@ def _int_or_none(value: Any) -> Any:
 
 
 def build_subtensor(node: Apply, linker: str) -> Runner:
-    """Basic indexing (integers and slices) of the Dask array."""
+    """Basic indexing (integers and slices) of the Dask array; indexing an axis of unknown
+    length (which Dask refuses) runs the node on one worker."""
     op = node.op
 
-    def run(values: list[Any]) -> list[Any]:
+    def run(values: list[Any]) -> list[Any] | None:
         x = as_dask(values[0])
         index = indices_from_subtensor([_int_or_none(v) for v in values[1:]], op.idx_list)  # type: ignore[attr-defined]
+        if any(math.isnan(n) and i != slice(None) for n, i in zip(x.shape, index, strict=False)):
+            return None
         try:
             return [x[tuple(index)]]
         except IndexError as exc:
@@ -172,7 +179,7 @@ def build_advanced_subtensor1(node: Apply, linker: str) -> Runner:
         ilist = values[1]
         if isinstance(ilist, da.Array):
             check = Portable(_check_bounds, n=int(n), what=what)
-            checked = ilist.map_blocks(check, dtype=ilist.dtype)
+            checked = da.map_blocks(check, ilist, dtype=ilist.dtype)
             return [x[checked]]
         ilist = _check_bounds(np.asarray(ilist), int(n), what)
         return [x[ilist]]
@@ -187,7 +194,7 @@ def build_deep_copy(node: Apply, linker: str) -> Runner | None:
 
     def run(values: list[Any]) -> list[Any]:
         x = as_dask(values[0])
-        return [x.map_blocks(np.copy, dtype=x.dtype)]
+        return [da.map_blocks(np.copy, x, dtype=x.dtype)]
 
     return run
 

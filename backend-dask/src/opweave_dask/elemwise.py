@@ -9,6 +9,7 @@ chunks and broadcasts axes of length 1 across the other inputs' chunks.
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable
 from typing import Any
@@ -23,7 +24,7 @@ from opweave_dask.values import as_dask, meta_for
 
 __all__ = ["build_elemwise", "chunk_type", "elemwise_on_chunks"]
 
-Runner = Callable[[list[Any]], list[Any]]
+Runner = Callable[[list[Any]], "list[Any] | None"]
 
 
 def chunk_type(type_: TensorType) -> TensorType:
@@ -52,18 +53,39 @@ def elemwise_on_chunks(node: Apply, linker: str) -> tuple[NodeKernel, list[int]]
     return NodeKernel(op, specs, linker), chunked
 
 
+def _same_chunks(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+    return len(a) == len(b) and all(
+        (math.isnan(x) and math.isnan(y)) or x == y for x, y in zip(a, b, strict=True)
+    )
+
+
+def _aligned(arrays: list[da.Array]) -> bool:
+    """Whether Dask can line the arrays' chunks up: on each axis, lengths unknown only
+    where every array not of length 1 there has the same chunks."""
+    for axis in range(max((a.ndim for a in arrays), default=0)):
+        chunks = [a.chunks[axis] for a in arrays if a.ndim > axis and a.shape[axis] != 1]
+        unknown = any(math.isnan(n) for c in chunks for n in c)
+        if unknown and any(not _same_chunks(c, chunks[0]) for c in chunks):
+            return False
+    return True
+
+
 def build_elemwise(node: Apply, linker: str) -> Runner:
     """A runner computing ``node`` (an Elemwise) as one blockwise layer per node (plus one
-    ``getitem`` layer per output for a node of several outputs)."""
+    ``getitem`` layer per output for a node of several outputs); inputs whose chunks Dask
+    cannot line up (lengths unknown on one of them) run the node on one worker."""
     kernel, chunked = elemwise_on_chunks(node, linker)
     ndim = node.outputs[0].type.ndim
     dtypes = [out.type.dtype for out in node.outputs]
     index = tuple(range(ndim))
 
-    def run(values: list[Any]) -> list[Any]:
+    def run(values: list[Any]) -> list[Any] | None:
+        arrays = [as_dask(values[i]) for i in chunked]
+        if not _aligned(arrays):
+            return None  # Dask cannot line the chunks up: the node runs on one worker
         pairs: list[Any] = []
-        for i in chunked:
-            pairs += [as_dask(values[i]), index]
+        for array in arrays:
+            pairs += [array, index]
         if len(dtypes) == 1:
             out = da.blockwise(
                 kernel,

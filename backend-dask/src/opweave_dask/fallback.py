@@ -3,11 +3,14 @@
 The node's Python implementation (the ``vm`` linker's, found through the plugins'
 ``opweave_implementation`` hook) runs in one :func:`dask.delayed` task whose arguments are
 the node's inputs: Dask gathers each input array into one piece for it (its chunks
-concatenated), so nothing is computed before the outputs are. Tensor outputs become Dask
-arrays again (:func:`dask.array.from_delayed`, one chunk), with the lengths the Op's
-``infer_shape`` gives from the inputs' lengths (and from concrete inputs' values); lengths it
-cannot give stay unknown (``nan``), which some later Dask operations refuse. Other outputs
-stay :class:`~dask.delayed.Delayed`.
+concatenated, in a task of their own when their lengths are unknown), so nothing is
+computed before the outputs are. Tensor outputs become Dask arrays again
+(:func:`dask.array.from_delayed`, one chunk), with the lengths the Op's ``infer_shape``
+gives from the inputs' known lengths (and from concrete inputs' values); lengths it cannot
+give stay unknown (``nan``). A later node run on one worker takes such an array as any
+other; a chunk-wise runner whose Dask operation would refuse it (indexing or joining along
+an unknown length) returns ``None``, leaving the node to this module. Other outputs stay
+:class:`~dask.delayed.Delayed`.
 
 The same kernel runs a node at once, as the ``vm`` linker would, when none of its inputs is
 lazy (shape arithmetic, constants).
@@ -21,8 +24,9 @@ from typing import Any
 
 import dask
 import dask.array as da
+import numpy as np
 
-from opweave.graph.basic import Apply, Constant, Variable, graph_inputs
+from opweave.graph.basic import Apply, Constant, Variable, ancestors
 from opweave.tensor.elemwise import Elemwise
 from opweave.tensor.type import TensorType
 from opweave_dask.kernel import NodeKernel, detached_inputs, variable_positions
@@ -52,8 +56,9 @@ class ShapeFunction:
     """The output lengths of a node from its inputs' lengths, through ``infer_shape``.
 
     Built once per node; :meth:`__call__` gives one tuple per tensor output, with ``nan``
-    for lengths it cannot tell (the Op has no ``infer_shape``, or the lengths depend on a
-    lazy input's values).
+    for lengths it cannot tell: the Op has no ``infer_shape``, the lengths depend on the
+    outputs' values or on a lazy input's values, or on input lengths that are unknown
+    themselves (the other lengths are still given).
     """
 
     def __init__(self, node: Apply) -> None:
@@ -61,6 +66,9 @@ class ShapeFunction:
         self.fn: Any = None
         self.uses: list[int] = []
         self.dims: list[int] = []
+        #: For each output length (all outputs' lengths in a row), the positions of the
+        #: input lengths it is computed from; ``None`` for one the inputs do not give.
+        self.needs: list[frozenset[int] | None] = []
         self._build()
 
     def _build(self) -> None:
@@ -68,11 +76,11 @@ class ShapeFunction:
         import opweave.tensor as ot
 
         node = self.node
-        tensors = [o for o in node.outputs if isinstance(o.type, TensorType)]
-        self.dims = [o.type.ndim for o in tensors]
-        if all(s is not None for o in tensors for s in o.type.shape):
+        tensors = [o.type for o in node.outputs if isinstance(o.type, TensorType)]
+        self.dims = [t.ndim for t in tensors]
+        if all(s is not None for t in tensors for s in t.shape):
             return
-        lengths = [
+        lengths: list[Any] = [
             tuple(ot.lscalar(f"n{i}_{d}") for d in range(v.type.ndim))
             if isinstance(v.type, TensorType)
             else None
@@ -85,14 +93,28 @@ class ShapeFunction:
         except Exception:  # no infer_shape, or one this cannot evaluate: lengths unknown
             return
         scalars = [n for shape in lengths if shape is not None for n in shape]
-        roots = set(graph_inputs(flat)) if flat else set()
+        position = {n: k for k, n in enumerate(scalars)}
+        outputs = set(node.outputs)
+        given: list[Any] = []  # the lengths computable from the inputs
+        for n in flat:
+            # The walk stops at the node's inputs: lengths computed from an input's value
+            # (the transform lengths of an FFT) need that value, not what computed it.
+            needed = set(ancestors([n], blockers=node.inputs))
+            if needed & outputs:  # a length of an output's own value: unknown
+                self.needs.append(None)
+                continue
+            self.needs.append(frozenset(position[a] for a in needed if a in position))
+            given.append(n)
+        if not given:
+            return
+        read = set(ancestors(given, blockers=node.inputs))
         self.uses = [
-            i for i, v in enumerate(node.inputs) if not isinstance(v, Constant) and v in roots
+            i for i, v in enumerate(node.inputs) if not isinstance(v, Constant) and v in read
         ]
         try:
             self.fn = opweave.function(
                 scalars + [node.inputs[i] for i in self.uses],
-                flat,
+                given,
                 mode=opweave.Mode(linker="vm"),
                 on_unused_input="ignore",
             )
@@ -101,32 +123,60 @@ class ShapeFunction:
 
     def __call__(self, values: Sequence[Any]) -> list[tuple[float, ...]]:
         node = self.node
-        tensors = [o for o in node.outputs if isinstance(o.type, TensorType)]
-        static = [tuple(math.nan if s is None else s for s in o.type.shape) for o in tensors]
+        tensors = [o.type for o in node.outputs if isinstance(o.type, TensorType)]
+        static = [tuple(math.nan if s is None else s for s in t.shape) for t in tensors]
         if self.fn is None or any(is_lazy_value(values[i]) for i in self.uses):
             return static
-        args: list[Any] = []
+        known: list[float] = []
         for v, value in zip(node.inputs, values, strict=True):
             if isinstance(v.type, TensorType):
-                args += [int(n) if not math.isnan(n) else -1 for n in _shape_of(value)]
-        if -1 in args:
+                shape = _shape_of(value)
+                if len(shape) != v.type.ndim:
+                    shape = (math.nan,) * v.type.ndim
+                known += shape
+        unknown = {k for k, n in enumerate(known) if math.isnan(n)}
+        if all(need is None or need & unknown for need in self.needs):
             return static
+        # Unknown input lengths are given as 0: the lengths computed from them are dropped.
+        args: list[Any] = [0 if math.isnan(n) else int(n) for n in known]
         args += [values[i] for i in self.uses]
-        flat = [int(n) for n in self.fn(*args)]
+        try:
+            computed = iter(self.fn(*args))
+        except Exception:  # a check on the stand-in lengths failed: lengths unknown
+            return static
+        flat: list[float] = []
+        for need in self.needs:
+            n = math.nan if need is None else next(computed)
+            flat.append(math.nan if need is None or need & unknown else int(n))
         result: list[tuple[float, ...]] = []
-        for ndim in self.dims:
-            result.append(tuple(flat[:ndim]))
-            flat = flat[ndim:]
+        for ndim, fixed in zip(self.dims, static, strict=True):
+            lengths, flat = flat[:ndim], flat[ndim:]
+            result.append(
+                tuple(n if math.isnan(s) else s for n, s in zip(lengths, fixed, strict=True))
+            )
         return result
 
 
 def _whole(value: Any) -> Any:
-    """A Dask array as the Delayed of its one chunk (rechunked to one), its graph kept as it
-    is (``dask.delayed`` would optimize it separately, duplicating shared tasks)."""
+    """A Dask array as the Delayed of its one chunk, its graph kept as it is
+    (``dask.delayed`` would optimize it separately, duplicating shared tasks).
+
+    An array of several chunks is rechunked to one when its chunk lengths are known; when
+    some are unknown (``nan``: an output of a node run on one worker) its chunks are joined
+    in a task of their own (:func:`numpy.block`), which needs no lengths.
+    """
     if not isinstance(value, da.Array):
         return value
-    one = value.rechunk({axis: -1 for axis in range(value.ndim)})
-    return one.to_delayed(optimize_graph=False).flat[0]
+    if any(n > 1 for n in value.numblocks):
+        if not _known_chunks(value):
+            blocks = value.to_delayed(optimize_graph=False).tolist()
+            return dask.delayed(np.block, pure=True)(blocks)
+        value = value.rechunk({axis: -1 for axis in range(value.ndim)})
+    return value.to_delayed(optimize_graph=False).flat[0]
+
+
+def _known_chunks(value: da.Array) -> bool:
+    return not any(math.isnan(n) for lengths in value.chunks for n in lengths)
 
 
 def _shape_of(value: Any) -> tuple[float, ...]:

@@ -9,6 +9,7 @@ elementwise map (blockwise) then its reduction. ``Argmax``/``Argmin`` use Dask's
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -25,7 +26,7 @@ from opweave_dask.values import as_dask, meta_for
 
 __all__ = ["build_argmax", "build_careduce", "build_map_reduce", "ufunc_for"]
 
-Runner = Callable[[list[Any]], list[Any]]
+Runner = Callable[[list[Any]], "list[Any] | None"]
 
 
 def ufunc_for(scalar_op: Any, acc_dtype: np.dtype[Any]) -> np.ufunc | None:
@@ -127,8 +128,10 @@ def build_argmax(node: Apply, linker: str) -> Runner:
     ndim = node.inputs[0].type.ndim
     axes = tuple(range(ndim)) if op.axis is None else tuple(a % ndim for a in op.axis)
 
-    def run(values: list[Any]) -> list[Any]:
+    def run(values: list[Any]) -> list[Any] | None:
         x = as_dask(values[0])
+        if any(math.isnan(x.shape[a]) for a in axes):
+            return None  # Dask's arg-reductions need the lengths: one worker runs it
         if any(x.shape[a] == 0 for a in axes):  # NumPy's refusal, before Dask's own
             raise ValueError(f"attempt to get {fn.__name__} of an empty sequence")
         if op.axis is None or len(axes) == ndim:
