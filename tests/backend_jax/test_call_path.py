@@ -60,6 +60,33 @@ def test_python_floats_and_numpy_scalars_agree_for_float64_scalars() -> None:
         assert out == 10.5
 
 
+def test_a_python_float_for_a_float64_scalar_is_not_computed_in_a_narrower_dtype() -> None:
+    # JAX takes a Python float as a weakly typed scalar, which a switch with a float32
+    # branch would round to float32; the Type says float64.
+    a, x = pt.dscalar("a"), pt.fvector("x")
+    f = opweave.function([a, x], pt.switch(pt.gt(x, 2), x, a), mode=JAX)
+    xv = np.array([1.0, 3.0, 7.0], dtype="float32")
+    expected = np.where(xv > 2, xv.astype("float64"), 0.1)
+    for scale in (0.1, np.float64(0.1)):
+        out = f(scale, xv)
+        assert out.dtype == "float64"
+        np.testing.assert_array_equal(out, expected)
+
+
+def test_nothing_keeps_a_returned_output_alive() -> None:
+    # A kept result would hold its device buffer until the next call, so that every
+    # call wrote into fresh memory.
+    import weakref
+
+    f = _fused()
+    x = np.linspace(0.0, 1.0, 100_000)
+    out = f(x, x, x)
+    np.testing.assert_allclose(out, _expected(x, x, x), rtol=1e-15)
+    ref = weakref.ref(out)
+    del out
+    assert ref() is None
+
+
 @pytest.mark.parametrize(
     ("bad", "match"),
     [

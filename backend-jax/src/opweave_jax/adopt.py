@@ -15,6 +15,7 @@ copy costs less than the checks.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -90,7 +91,7 @@ def adoptable(
         Output index -> buffer address, for the outputs of at least :data:`MIN_BYTES`
         whose buffer no input and no other output shares.
     """
-    big = [o for o in candidates if results[o].nbytes >= MIN_BYTES]
+    big = [o for o in candidates if _nbytes(results[o]) >= MIN_BYTES]
     if not big:
         return {}
     addresses: dict[int, int] = {}
@@ -111,10 +112,15 @@ def adoptable(
         start = addresses.get(o)
         if start is None or counts[start] != 1:
             continue
-        end = start + results[o].nbytes
+        end = start + _nbytes(results[o])
         if all(end <= lo or hi <= start for lo, hi in spans):
             chosen[o] = start
     return chosen
+
+
+def _nbytes(value: Any) -> int:
+    """The bytes of a JAX array's data (cheaper than its ``nbytes`` property)."""
+    return math.prod(value.shape) * value.dtype.itemsize
 
 
 def adopt(value: Any, address: int, dtype: np.dtype[Any]) -> np.ndarray:

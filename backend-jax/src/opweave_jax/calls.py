@@ -13,8 +13,9 @@ device mirrors, how each output comes back to the host) and runs calls two ways:
 An argument that already is exactly a value of its input's Type (a plain NumPy array of
 the Type's dtype and rank, for a Type without static lengths or finiteness check) is not
 filtered again: the Type's ``filter`` would return it unchanged, or copy it when it is
-misaligned, which JAX does itself. A Python ``float`` for a ``float64`` scalar Type becomes
-a NumPy ``float64`` (what the filter gives, as JAX sees it). A JAX array of the Type's
+misaligned, which JAX does itself. A Python ``float`` for a ``float64`` scalar Type goes
+to JAX as it is (the program makes JAX's weakly typed scalar a ``float64``, what the
+filter gives). A JAX array of the Type's
 dtype and rank is passed as it is (it stays on its device, which must be the function's)
 instead of coming to the host and going back.
 
@@ -28,6 +29,7 @@ read-only NumPy views of the device buffer on the CPU (no copy).
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -38,7 +40,7 @@ from opweave.scalar.type import ScalarType
 from opweave.sparse.type import SparseTensorType
 from opweave.tensor.random.type import RandomType
 from opweave.tensor.type import TensorType
-from opweave_jax.adopt import adopt, adoptable
+from opweave_jax.adopt import MIN_BYTES, adopt, adoptable
 from opweave_jax.lowerings.sparse_matrix import from_scipy, is_sparse_value, to_scipy
 from opweave_jax.mirror import DeviceMirror, to_host
 
@@ -76,6 +78,17 @@ def _owned_output(var: Variable, borrowed: bool) -> Convert:
         return out if found is dtype or found == dtype else out.astype(dtype)
 
     return copy
+
+
+def _may_be_large(var: Variable) -> bool:
+    """Whether a value of ``var``'s Type may be large enough to adopt (a tensor whose
+    static lengths do not bound it below :data:`~opweave_jax.adopt.MIN_BYTES`)."""
+    typ = var.type
+    if type(typ) is not TensorType or typ.ndim == 0:
+        return False
+    if any(length is None for length in typ.shape):
+        return True
+    return math.prod(typ.shape) * np.dtype(typ.dtype).itemsize >= MIN_BYTES
 
 
 def _exact(var: Variable) -> tuple[np.dtype[Any], int] | None:
@@ -146,7 +159,7 @@ class LinkedGraph:
         self.candidates: list[int] = []
         self.dtypes: dict[int, np.dtype[Any]] = {}
         for o, var in enumerate(self.outputs):
-            if zero_copy and o not in kept and type(var.type) is TensorType:
+            if zero_copy and o not in kept and _may_be_large(var):
                 self.candidates.append(o)
                 self.dtypes[o] = np.dtype(var.type.dtype)
             if o in kept:
@@ -229,10 +242,11 @@ class LinkedGraph:
         The arguments go to the jitted function without passing through a storage cell
         (so no cell keeps them: the transient cells stay empty); an argument that is not
         exactly a value of its Type goes through ``arg_filters``; a refused one raises the
-        filter's exception with attribute :data:`FAILED_INPUT` set to its position. The
-        outputs are stored in the output cells, each update's in its input's cell, and the
-        user outputs returned. Calls may run in several threads at once (the mirrors of
-        shared inputs are thread-safe; JAX's dispatch is).
+        filter's exception with attribute :data:`FAILED_INPUT` set to its position. Each
+        update's result is stored in its input's cell and the user outputs are returned
+        (their cells keep nothing, so XLA reuses their buffers at the next call). Calls
+        may run in several threads at once (the mirrors of shared inputs are thread-safe;
+        JAX's dispatch is).
         """
         import jax
 
@@ -251,8 +265,6 @@ class LinkedGraph:
         jax_array = jax.Array
         tracer = jax.core.Tracer
         float64 = np.dtype("float64")
-        # A Python float of a float64 scalar Type: what its filter gives, as JAX sees it.
-        to_float64 = np.float64
 
         def prepare(k: int, value: Any) -> Any:
             """Argument ``k`` as the jitted function takes it: a JAX array of the Type's
@@ -282,7 +294,8 @@ class LinkedGraph:
         def call(*args: Any) -> Any:
             if len(args) != n:
                 return NotImplemented
-            values = list(args)
+            # The arguments as they came while none needs converting (no copy).
+            values: Sequence[Any] = args
             k = 0
             try:
                 for k, dtype, ndim in checked:
@@ -292,17 +305,21 @@ class LinkedGraph:
                         if value.dtype is dtype and value.ndim == ndim:
                             continue
                     elif kind is float and ndim == 0 and dtype is float64:
-                        values[k] = to_float64(value)
-                        continue
-                    values[k] = prepare(k, value)
-                for k in others:
-                    values[k] = prepare(k, values[k])
+                        continue  # the program makes it a float64 (GraphProgram)
+                    if values is args:
+                        values = list(args)
+                    values[k] = prepare(k, value)  # type: ignore[index]
+                if others:
+                    if values is args:
+                        values = list(args)
+                    for k in others:
+                        values[k] = prepare(k, values[k])  # type: ignore[index]
             except (TypeError, ValueError) as exc:
                 with contextlib.suppress(AttributeError):  # an exception class with slots
                     setattr(exc, FAILED_INPUT, k)
                 raise
             if implicit:
-                values += _cell_values(implicit, key_data_of)
+                values = [*values, *_cell_values(implicit, key_data_of)]
             if device is None:
                 results, conditions = jitted(*values)
             else:
@@ -310,8 +327,14 @@ class LinkedGraph:
                     results, conditions = jitted(*values)
             if conditions:
                 check_failed(conditions)
-            outs = host(results, returned, candidates, values)
-            for o in range(n_cells):
+            if candidates:
+                outs = host(results, returned, candidates, values)
+            else:
+                outs = [convert(value) for convert, value in zip(returned, results, strict=True)]
+            # The user outputs are not kept in their cells: a cell holding the last
+            # result would keep its buffer from XLA's allocator until the next call
+            # returned, so each call would write into fresh memory (page faults).
+            for o in range(n_user_outputs, n_cells):
                 output_cells[o][0] = outs[o]
             for src, dst in update_cells:
                 dst[0] = src[0]

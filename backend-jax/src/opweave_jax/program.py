@@ -134,11 +134,23 @@ class GraphProgram:
         self.inputs = list(fgraph.inputs)
         self.outputs = list(fgraph.outputs)
         self.steps = [(node, _node_lowering(node)) for node in order]
+        #: The inputs a Python float may come for (float64 scalars): JAX traces it
+        #: weakly typed, which the program makes a float64 before any node sees it.
+        self.float_scalars = [
+            k
+            for k, var in enumerate(self.inputs)
+            if isinstance(var.type, TensorType)
+            and var.type.ndim == 0
+            and var.type.dtype == "float64"
+        ]
         self.checks: dict[str, DeferredCheck] = {}
 
     def __call__(self, *args: Any) -> tuple[list[Any], dict[str, Any]]:
         """The outputs' values and the deferred checks' conditions, by key."""
         env: dict[Variable, Any] = dict(zip(self.inputs, args, strict=True))
+        for k in self.float_scalars:
+            if getattr(args[k], "weak_type", False):
+                env[self.inputs[k]] = jax.lax.convert_element_type(args[k], np.float64)
 
         def value(var: Variable) -> Any:
             return var.data if isinstance(var, Constant) else env[var]
