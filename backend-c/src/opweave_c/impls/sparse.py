@@ -13,17 +13,36 @@ from typing import Any
 from opweave.sparse.basic import (
     CSM,
     Cast,
+    ConstructSparseFromList,
     CSMGrad,
     CSMProperties,
     DenseFromSparse,
+    Diag,
+    EnsureSortedIndices,
+    GetItem2d,
+    GetItem2Lists,
+    GetItem2ListsGrad,
+    GetItemList,
+    GetItemListGrad,
+    GetItemScalar,
+    Remove0,
     SparseBlockDiagonal,
     SparseDenseMultiply,
     SparseFromDense,
     SparseSparseMultiply,
+    Stack,
     StructuredUnary,
     Transpose,
 )
-from opweave.sparse.math import AddSD, AddSS, Dot, SpSum, StructuredDot
+from opweave.sparse.math import (
+    AddSD,
+    AddSS,
+    Dot,
+    SpSum,
+    StructuredAddSV,
+    StructuredDot,
+    TrueDot,
+)
 from opweave_c.impls.common import python_only
 
 __all__ = ["C_OPS"]
@@ -39,16 +58,29 @@ C_OPS: MappingProxyType[type, Any] = MappingProxyType(
             CSM,
             CSMGrad,
             CSMProperties,
+            ConstructSparseFromList,
             DenseFromSparse,
+            Diag,
             Dot,
+            EnsureSortedIndices,
+            GetItem2d,
+            GetItem2Lists,
+            GetItem2ListsGrad,
+            GetItemList,
+            GetItemListGrad,
+            GetItemScalar,
+            Remove0,
             SparseBlockDiagonal,
             SparseDenseMultiply,
             SparseFromDense,
             SparseSparseMultiply,
             SpSum,
+            Stack,
+            StructuredAddSV,
             StructuredDot,
             StructuredUnary,
             Transpose,
+            TrueDot,
         )
     }
 )

@@ -1,4 +1,5 @@
-"""NumPy/SciPy implementations of the package :mod:`opweave.sparse` (``basic``, ``math``).
+"""NumPy/SciPy implementations of the package :mod:`opweave.sparse` (``basic``, ``math``):
+conversions, arithmetic and products, then indexing, stacking and cleaning.
 
 Sparse values are ``scipy.sparse.csr_matrix`` / ``csc_matrix``; each output is built in
 the format and dtype of its node's output Type. SciPy is the ``scipy`` extra of
@@ -17,17 +18,36 @@ from opweave.graph.basic import Apply
 from opweave.sparse.basic import (
     CSM,
     Cast,
+    ConstructSparseFromList,
     CSMGrad,
     CSMProperties,
     DenseFromSparse,
+    Diag,
+    EnsureSortedIndices,
+    GetItem2d,
+    GetItem2Lists,
+    GetItem2ListsGrad,
+    GetItemList,
+    GetItemListGrad,
+    GetItemScalar,
+    Remove0,
     SparseBlockDiagonal,
     SparseDenseMultiply,
     SparseFromDense,
     SparseSparseMultiply,
+    Stack,
     StructuredUnary,
     Transpose,
 )
-from opweave.sparse.math import AddSD, AddSS, Dot, SpSum, StructuredDot
+from opweave.sparse.math import (
+    AddSD,
+    AddSS,
+    Dot,
+    SpSum,
+    StructuredAddSV,
+    StructuredDot,
+    TrueDot,
+)
 from opweave.sparse.type import scipy_sparse
 
 __all__ = ["PERFORMS", "STRUCTURED_KERNELS"]
@@ -240,6 +260,167 @@ def csm_grad_perform(op: Any, node: Apply, inputs: Sequence[Any], out: Out) -> N
     out[0][0] = np.asarray(values, dtype=node.outputs[0].type.numpy_dtype).reshape(x_data.shape)
 
 
+def _positions(op: Any, index: np.ndarray, length: int, what: str) -> np.ndarray:
+    """``index`` with negative positions counted from the end, or an ``IndexError``."""
+    index = np.asarray(index, dtype=np.int64)
+    if index.size and (index.min() < -length or index.max() >= length):
+        raise IndexError(f"{op}: {what} {index.tolist()} out of range for length {length}")
+    return np.where(index < 0, index + length, index)
+
+
+def get_item_list_perform(op: Any, node: Apply, inputs: Sequence[Any], out: Out) -> None:
+    """``x[index]``: the rows at ``index``."""
+    x, index = inputs
+    _check_sparse(op, x)
+    out[0][0] = _as_output(node, x[_positions(op, index, x.shape[0], "index")])
+
+
+def get_item_list_grad_perform(op: Any, node: Apply, inputs: Sequence[Any], out: Out) -> None:
+    """Row ``k`` of ``gz`` added into row ``index[k]`` of a zero matrix of ``x``'s shape."""
+    x, index, gz = inputs
+    rows = _positions(op, index, x.shape[0], "index")
+    if gz.shape != (len(rows), x.shape[1]):
+        raise ValueError(f"{op}: gz has shape {gz.shape}, expected {(len(rows), x.shape[1])}")
+    pick = scipy_sparse().coo_matrix(
+        (np.ones(len(rows)), (rows, np.arange(len(rows)))), shape=(x.shape[0], len(rows))
+    )
+    out[0][0] = _as_output(node, pick @ gz)
+
+
+def get_item_2lists_perform(op: Any, node: Apply, inputs: Sequence[Any], out: Out) -> None:
+    """``x[ind1, ind2]``, a dense vector."""
+    x, ind1, ind2 = inputs
+    _check_sparse(op, x)
+    if len(ind1) != len(ind2):
+        raise ValueError(f"{op}: the index vectors differ in length ({len(ind1)}, {len(ind2)})")
+    rows = _positions(op, ind1, x.shape[0], "ind1")
+    cols = _positions(op, ind2, x.shape[1], "ind2")
+    values = np.asarray(x[rows, cols]).ravel() if len(rows) else np.zeros(0)
+    out[0][0] = _dense_output(node, values)
+
+
+def get_item_2lists_grad_perform(op: Any, node: Apply, inputs: Sequence[Any], out: Out) -> None:
+    """``gz[k]`` added at ``(ind1[k], ind2[k])`` of a zero matrix of ``x``'s shape."""
+    x, ind1, ind2, gz = inputs
+    rows = _positions(op, ind1, x.shape[0], "ind1")
+    cols = _positions(op, ind2, x.shape[1], "ind2")
+    coo = scipy_sparse().coo_matrix((np.asarray(gz), (rows, cols)), shape=x.shape)
+    out[0][0] = _as_output(node, coo)
+
+
+def _bound(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def get_item_2d_perform(op: Any, node: Apply, inputs: Sequence[Any], out: Out) -> None:
+    """``x[start1:stop1:step1, start2:stop2:step2]``."""
+    x, *bounds = inputs
+    _check_sparse(op, x)
+    b = [_bound(v) for v in bounds]
+    if 0 in (b[2], b[5]):
+        raise ValueError(f"{op}: slice step cannot be zero")
+    out[0][0] = _as_output(node, x[b[0] : b[1] : b[2], b[3] : b[4] : b[5]])
+
+
+def get_item_scalar_perform(op: Any, node: Apply, inputs: Sequence[Any], out: Out) -> None:
+    """``x[i, j]``, a 0-d array."""
+    x, i, j = inputs
+    _check_sparse(op, x)
+    out[0][0] = _dense_output(node, x[int(i), int(j)])
+
+
+def diag_perform(op: Any, node: Apply, inputs: Sequence[Any], out: Out) -> None:
+    """``x.diagonal()`` of a square matrix."""
+    (x,) = inputs
+    _check_sparse(op, x)
+    if x.shape[0] != x.shape[1]:
+        raise ValueError(
+            f"{op}: the diagonal is taken of square matrices only, got shape {x.shape}"
+        )
+    out[0][0] = _dense_output(node, x.diagonal())
+
+
+def ensure_sorted_indices_perform(op: Any, node: Apply, inputs: Sequence[Any], out: Out) -> None:
+    """``x.sorted_indices()`` (``x.sort_indices()`` in place)."""
+    (x,) = inputs
+    _check_sparse(op, x)
+    if op.inplace:
+        x.sort_indices()
+        out[0][0] = x
+    else:
+        out[0][0] = x.sorted_indices()
+
+
+def remove0_perform(op: Any, node: Apply, inputs: Sequence[Any], out: Out) -> None:
+    """``x`` without stored zeros (``eliminate_zeros`` on a copy, or in place)."""
+    (x,) = inputs
+    _check_sparse(op, x)
+    result = x if op.inplace else x.copy()
+    result.eliminate_zeros()
+    out[0][0] = result
+
+
+def stack_perform(op: Any, node: Apply, inputs: Sequence[Any], out: Out) -> None:
+    """``scipy.sparse.hstack`` (``op.axis`` 1) or ``vstack`` (0) of the blocks."""
+    for i, block in enumerate(inputs):
+        _check_sparse(op, block, f"blocks[{i}]")
+    other = 1 - op.axis
+    lengths = {block.shape[other] for block in inputs}
+    if len(lengths) > 1:
+        raise ValueError(f"{op}: the blocks' lengths along axis {other} differ: {sorted(lengths)}")
+    sp = scipy_sparse()
+    join = sp.hstack if op.axis == 1 else sp.vstack
+    out[0][0] = _as_output(node, join(list(inputs), format=op.format, dtype=op.dtype))
+
+
+def construct_sparse_from_list_perform(
+    op: Any, node: Apply, inputs: Sequence[Any], out: Out
+) -> None:
+    """The CSC matrix of shape ``out_shape`` with row ``k`` of ``values`` added into row
+    ``ilist[k]``."""
+    out_shape, values, ilist = inputs
+    n_rows, n_cols = (int(n) for n in out_shape)
+    rows, cols = values.shape
+    if rows != len(ilist) or cols != n_cols:
+        raise ValueError(
+            f"{op}: values has shape {values.shape}; expected {len(ilist)} rows (one per "
+            f"index) and {n_cols} columns"
+        )
+    positions = _positions(op, ilist, n_rows, "ilist")
+    matrix = scipy_sparse().csc_matrix(
+        (values.T.ravel(), np.tile(positions, cols), np.arange(cols + 1) * rows),
+        shape=(n_rows, n_cols),
+    )
+    matrix.sum_duplicates()
+    out[0][0] = _as_output(node, matrix)
+
+
+def true_dot_perform(op: Any, node: Apply, inputs: Sequence[Any], out: Out) -> None:
+    """``x @ y``, sparse."""
+    x, y = inputs
+    _check_sparse(op, x)
+    if x.shape[1] != y.shape[0]:
+        raise ValueError(f"{op}: shape mismatch, {x.shape} @ {y.shape}")
+    out[0][0] = _as_output(node, x @ y)
+
+
+def structured_add_s_v_perform(op: Any, node: Apply, inputs: Sequence[Any], out: Out) -> None:
+    """``y[j]`` added to each stored value of column ``j`` (the structure kept)."""
+    x, y = inputs
+    _check_sparse(op, x)
+    if x.shape[1] != len(y):
+        raise ValueError(f"{op}: x has {x.shape[1]} columns but y has {len(y)} values")
+    out_type: Any = node.outputs[0].type
+    x = x.asformat(out_type.format)
+    if out_type.format == "csr":
+        cols = x.indices
+    else:
+        cols = np.repeat(np.arange(x.shape[1]), np.diff(x.indptr))
+    data = np.asarray(x.data + np.asarray(y)[cols], dtype=out_type.numpy_dtype)
+    parts = (data, x.indices.copy(), x.indptr.copy())
+    out[0][0] = out_type.format_class()(parts, shape=x.shape)
+
+
 #: Op class -> ``perform(op, node, inputs, output_storage)``. Read-only.
 PERFORMS: MappingProxyType[type, Callable[..., None]] = MappingProxyType(
     {
@@ -259,5 +440,18 @@ PERFORMS: MappingProxyType[type, Callable[..., None]] = MappingProxyType(
         AddSD: add_s_d_perform,
         StructuredDot: structured_dot_perform,
         Dot: dot_perform,
+        GetItemList: get_item_list_perform,
+        GetItemListGrad: get_item_list_grad_perform,
+        GetItem2Lists: get_item_2lists_perform,
+        GetItem2ListsGrad: get_item_2lists_grad_perform,
+        GetItem2d: get_item_2d_perform,
+        GetItemScalar: get_item_scalar_perform,
+        Diag: diag_perform,
+        EnsureSortedIndices: ensure_sorted_indices_perform,
+        Remove0: remove0_perform,
+        Stack: stack_perform,
+        ConstructSparseFromList: construct_sparse_from_list_perform,
+        TrueDot: true_dot_perform,
+        StructuredAddSV: structured_add_s_v_perform,
     }
 )

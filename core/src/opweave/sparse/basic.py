@@ -12,7 +12,13 @@ takes a matrix apart and :class:`CSM` (``CSR``, ``CSC``) builds one from those p
 functions are in :mod:`opweave.sparse.math`); :class:`SparseSparseMultiply` and
 :class:`SparseDenseMultiply` (``mul_s_s``, ``mul_s_d``, which
 :func:`opweave.sparse.math.multiply` dispatches to) multiply elementwise, the result
-stored where the sparse operand stores. The kernels live in the backends.
+stored where the sparse operand stores. :class:`HStack` and :class:`VStack`
+(``hstack``, ``vstack``) join matrices; :class:`GetItem2d`, :class:`GetItemScalar`,
+:class:`GetItemList` and :class:`GetItem2Lists` index them (``x[a:b, c:d]``, ``x[i, j]``,
+``x[rows]``, ``x[rows, cols]``); :class:`Diag` (``diag``) takes the diagonal;
+:class:`Remove0`, :class:`EnsureSortedIndices` and ``clean`` tidy the stored entries;
+:class:`ConstructSparseFromList` builds a matrix from rows. The kernels live in the
+backends.
 """
 
 from __future__ import annotations
@@ -24,14 +30,16 @@ import numpy as np
 
 from opweave.configdefaults import config
 from opweave.gradient import grad as symbolic_grad
-from opweave.gradient import grad_not_implemented
-from opweave.graph.basic import Apply, Variable
+from opweave.gradient import grad_not_implemented, grad_undefined
+from opweave.graph.basic import Apply, Constant, Variable
 from opweave.graph.op import Op
-from opweave.graph.type import DisconnectedType, disconnected_type
+from opweave.graph.type import DisconnectedType, disconnected_type, generic
 from opweave.sparse.type import SPARSE_FORMATS, SparseTensorType, _is_sparse_value, scipy_sparse
 from opweave.tensor import basic as tb
 from opweave.tensor import math as tm
 from opweave.tensor.basic import as_tensor_variable
+from opweave.tensor.index_shapes import slice_length, slice_static_length
+from opweave.tensor.subtensor import advanced_subtensor1
 from opweave.tensor.type import TensorType
 from opweave.tensor.type import continuous_dtypes as tensor_continuous_dtypes
 
@@ -43,20 +51,35 @@ __all__ = [
     "CSMGrad",
     "CSMProperties",
     "Cast",
+    "ConstructSparseFromList",
     "DenseFromSparse",
+    "Diag",
+    "EnsureSortedIndices",
+    "GetItem2Lists",
+    "GetItem2ListsGrad",
+    "GetItem2d",
+    "GetItemList",
+    "GetItemListGrad",
+    "GetItemScalar",
+    "HStack",
+    "Remove0",
     "SparseBlockDiagonal",
     "SparseDenseMultiply",
     "SparseFromDense",
     "SparseSparseMultiply",
+    "Stack",
     "StructuredUnary",
     "Transpose",
+    "VStack",
     "all_dtypes",
     "as_sparse",
     "as_sparse_or_tensor_variable",
     "as_sparse_variable",
     "block_diag",
     "cast",
+    "clean",
     "complex_dtypes",
+    "construct_sparse_from_list",
     "continuous_dtypes",
     "csc_dmatrix",
     "csc_fmatrix",
@@ -73,20 +96,31 @@ __all__ = [
     "csr_from_dense",
     "csr_matrix",
     "dense_from_sparse",
+    "diag",
     "discrete_dtypes",
+    "ensure_sorted_indices",
     "float_dtypes",
+    "get_item_2d",
+    "get_item_2lists",
+    "get_item_2lists_grad",
+    "get_item_list",
+    "get_item_list_grad",
+    "get_item_scalar",
+    "hstack",
     "int_dtypes",
     "integer_dtypes",
     "is_sparse_variable",
     "matrix",
     "mul_s_d",
     "mul_s_s",
+    "remove0",
     "sp_ones_like",
     "sp_zeros_like",
     "sparse_formats",
     "square_diagonal",
     "transpose",
     "uint_dtypes",
+    "vstack",
 ]
 
 #: The formats sparse variables can have (PyTensor's name).
@@ -933,3 +967,564 @@ def block_diag(*matrices: Any, format: str = "csc") -> Variable:
     if len(matrices) == 1:
         return as_sparse_or_tensor_variable(matrices[0])
     return SparseBlockDiagonal(len(matrices), format=format)(*matrices)
+
+
+# ------------------------------------------------------------------ indexing
+
+
+def _int_scalar(v: Any, who: str, what: str) -> Variable:
+    """``v`` as a 0-d integer tensor, or raise a ``ValueError`` naming it."""
+    var = v if isinstance(v, Variable) else as_tensor_variable(v)
+    if getattr(var.type, "ndim", None) != 0 or var.type.dtype not in integer_dtypes:
+        raise ValueError(
+            f"{who}: cannot index a sparse matrix with {what}={v!r}: expected None, an int "
+            f"or a 0-d integer variable, got type {var.type!r}"
+        )
+    return var
+
+
+def _is_index_scalar(v: Any) -> bool:
+    """Whether ``v`` is an integer, or a 0-d integer variable (one row or column)."""
+    if isinstance(v, Variable):
+        return getattr(v.type, "ndim", None) == 0 and v.type.dtype in integer_dtypes
+    return isinstance(v, int | np.integer) and not isinstance(v, bool)
+
+
+def _none_or_value(v: Variable) -> Any:
+    """``None`` for a constant ``None`` input, the variable itself otherwise."""
+    return None if isinstance(v, Constant) and v.data is None else v
+
+
+def _int_list(v: Any, who: str, what: str) -> Variable:
+    """``v`` as an integer vector (a list of row or column positions), or raise."""
+    var = as_tensor_variable(v)
+    if var.ndim != 1 or var.type.dtype not in integer_dtypes:
+        raise TypeError(
+            f"{who}: input {what} must be a vector of integers, got {var} of type {var.type!r}"
+        )
+    return var
+
+
+class GetItemList(Op):
+    """The rows of a sparse matrix at the positions of an integer vector (``x[index]``),
+    a sparse matrix of ``x``'s format; positions may repeat and be negative."""
+
+    __props__ = ()
+
+    def make_node(self, x: Any, index: Any) -> Apply:
+        """A sparse matrix and an integer vector (or list)."""
+        x = sparse_input(x, "GetItemList")
+        index = _int_list(index, "GetItemList", "index")
+        shape = (index.type.shape[0], x.type.shape[1])
+        return Apply(
+            self, [x, index], [SparseTensorType(x.type.format, x.type.dtype, shape=shape)()]
+        )
+
+    def grad(self, inputs: Sequence[Variable], grads: Sequence[Variable]) -> list[Variable]:
+        """The output gradient's rows added back at their positions; none for ``index``."""
+        (x, index), (gz,) = inputs, grads
+        gx: Any = get_item_list_grad(x, index, as_sparse_gradient(gz, x))
+        return [
+            gx,
+            grad_undefined(self, 1, index, "the positions are not differentiable"),
+        ]
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+        """``(len(index), columns of x)``."""
+        return [(shapes[1][0], shapes[0][1])]
+
+
+get_item_list = GetItemList()
+
+
+class GetItemListGrad(Op):
+    """The gradient of :class:`GetItemList`: a sparse matrix of ``x``'s shape and format
+    holding row ``i`` of ``gz`` added into row ``index[i]`` (repeated positions add up)."""
+
+    __props__ = ()
+
+    def make_node(self, x: Any, index: Any, gz: Any) -> Apply:
+        """The sparse matrix, the positions and the (sparse) output gradient."""
+        x = sparse_input(x, "GetItemListGrad")
+        gz = sparse_input(gz, "GetItemListGrad", "gz")
+        index = _int_list(index, "GetItemListGrad", "index")
+        return Apply(self, [x, index, gz], [_sparse_out(x, dtype=gz.type.dtype)])
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+        """``x``'s shape."""
+        return [shapes[0]]
+
+
+get_item_list_grad = GetItemListGrad()
+
+
+class GetItem2Lists(Op):
+    """The values of a sparse matrix at the positions ``(ind1[k], ind2[k])``, a dense
+    vector of ``x``'s dtype (``x[ind1, ind2]``)."""
+
+    __props__ = ()
+
+    def make_node(self, x: Any, ind1: Any, ind2: Any) -> Apply:
+        """A sparse matrix and two integer vectors (rows and columns)."""
+        x = sparse_input(x, "GetItem2Lists")
+        ind1 = _int_list(ind1, "GetItem2Lists", "ind1")
+        ind2 = _int_list(ind2, "GetItem2Lists", "ind2")
+        return Apply(self, [x, ind1, ind2], [TensorType(x.type.dtype, shape=(None,))()])
+
+    def grad(self, inputs: Sequence[Variable], grads: Sequence[Variable]) -> list[Variable]:
+        """The output gradient's values added at their positions; none for the indices."""
+        (x, ind1, ind2), (gz,) = inputs, grads
+        gx: Any = get_item_2lists_grad(x, ind1, ind2, gz)
+        return [
+            gx,
+            grad_undefined(self, 1, ind1, "the positions are not differentiable"),
+            grad_undefined(self, 2, ind2, "the positions are not differentiable"),
+        ]
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+        """The length of the index vectors."""
+        return [(shapes[1][0],)]
+
+
+get_item_2lists = GetItem2Lists()
+
+
+class GetItem2ListsGrad(Op):
+    """The gradient of :class:`GetItem2Lists`: a sparse matrix of ``x``'s shape and
+    format holding ``gz[k]`` added at ``(ind1[k], ind2[k])`` (repeated positions add up)."""
+
+    __props__ = ()
+
+    def make_node(self, x: Any, ind1: Any, ind2: Any, gz: Any) -> Apply:
+        """The sparse matrix, the two index vectors and the (dense) output gradient."""
+        x = sparse_input(x, "GetItem2ListsGrad")
+        ind1 = _int_list(ind1, "GetItem2ListsGrad", "ind1")
+        ind2 = _int_list(ind2, "GetItem2ListsGrad", "ind2")
+        gz = as_tensor_variable(gz)
+        return Apply(self, [x, ind1, ind2, gz], [_sparse_out(x, dtype=gz.type.dtype)])
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+        """``x``'s shape."""
+        return [shapes[0]]
+
+
+get_item_2lists_grad = GetItem2ListsGrad()
+
+
+class GetItem2d(Op):
+    """A block of a sparse matrix selected by one or two slices (``x[a:b:s, c:d:t]``),
+    a sparse matrix of ``x``'s format. Bounds and steps are ``None``, ints or 0-d integer
+    variables (negative ones count from the end). An integer index would make a sparse
+    vector, which does not exist: use ``x[a:a + 1]`` instead. No gradient, as in PyTensor.
+    """
+
+    __props__ = ()
+
+    def make_node(self, x: Any, index: Any) -> Apply:
+        """A sparse matrix and a tuple of one or two slices.
+
+        Raises
+        ------
+        NotImplementedError
+            For an integer index (the result would be a sparse vector).
+        ValueError
+            For another kind of index or slice bound, or more than two indices.
+        """
+        x = sparse_input(x, "GetItem2d")
+        index = tuple(index) if isinstance(index, tuple | list) else (index,)
+        if len(index) not in (1, 2):
+            raise ValueError(f"GetItem2d: expected 1 or 2 indices, got {len(index)}")
+        inputs: list[Variable] = [x]
+        static = list(x.type.shape)
+        for axis, ind in enumerate(index):
+            if isinstance(ind, slice):
+                step = None if isinstance(ind.step, int) and ind.step == 1 else ind.step
+                static[axis] = slice_static_length(ind, static[axis])
+                for what, bound in (("start", ind.start), ("stop", ind.stop), ("step", step)):
+                    inputs.append(
+                        Constant(generic, None)
+                        if bound is None
+                        else _int_scalar(bound, "GetItem2d", what)
+                    )
+            elif _is_index_scalar(ind):
+                raise NotImplementedError(
+                    "GetItem2d: there are no sparse vectors; use x[a:b, c:d], x[a:b, c:c+1] "
+                    "or x[a:b] instead of an integer index"
+                )
+            else:
+                raise ValueError(
+                    "GetItem2d: advanced indexing is not implemented for sparse matrices; "
+                    f"index not supported: {ind!r}"
+                )
+        inputs += [Constant(generic, None) for _ in range(7 - len(inputs))]
+        return Apply(self, inputs, [SparseTensorType(x.type.format, x.type.dtype, shape=static)()])
+
+    def grad(self, inputs: Sequence[Variable], grads: Sequence[Variable]) -> list[Variable]:
+        """Not implemented (as in PyTensor)."""
+        return [grad_not_implemented(self, 0, inputs[0], "sparse slicing")] + [
+            disconnected_type() for _ in inputs[1:]
+        ]
+
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        """Only ``x`` carries values."""
+        return [[i == 0] for i in range(len(node.inputs))]
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+        """The lengths of the two slices."""
+        p = [_none_or_value(v) for v in node.inputs[1:]]
+        rows = slice_length(p[0], p[1], p[2], shapes[0][0])
+        cols = slice_length(p[3], p[4], p[5], shapes[0][1])
+        return [(rows, cols)]
+
+
+get_item_2d = GetItem2d()
+
+
+class GetItemScalar(Op):
+    """One value of a sparse matrix, ``x[i, j]``, as a 0-d tensor of its dtype (0 where
+    nothing is stored; negative positions count from the end). No gradient, as in
+    PyTensor."""
+
+    __props__ = ()
+
+    def make_node(self, x: Any, index: Any) -> Apply:
+        """A sparse matrix and a pair of ints or 0-d integer variables.
+
+        Raises
+        ------
+        ValueError
+            For a slice, or another number of indices.
+        """
+        x = sparse_input(x, "GetItemScalar")
+        if len(index) != 2:
+            raise ValueError(f"GetItemScalar: expected 2 indices, got {len(index)}")
+        inputs = [x]
+        for what, ind in zip(("i", "j"), index, strict=True):
+            if isinstance(ind, slice):
+                raise ValueError("GetItemScalar: called with a slice as index (use GetItem2d)")
+            inputs.append(_int_scalar(ind, "GetItemScalar", what))
+        return Apply(self, inputs, [TensorType(x.type.dtype, shape=())()])
+
+    def grad(self, inputs: Sequence[Variable], grads: Sequence[Variable]) -> list[Variable]:
+        """Not implemented (as in PyTensor)."""
+        return [
+            grad_not_implemented(self, 0, inputs[0], "sparse item"),
+            disconnected_type(),
+            disconnected_type(),
+        ]
+
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        """Only ``x`` carries values."""
+        return [[True], [False], [False]]
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+        """``()``."""
+        return [()]
+
+
+get_item_scalar = GetItemScalar()
+
+
+# ------------------------------------------------------------------ diagonal and cleaning
+
+
+class Diag(Op):
+    """The diagonal of a square sparse matrix, as a dense vector (the regular gradient,
+    a sparse diagonal matrix)."""
+
+    __props__ = ()
+
+    def make_node(self, x: Any) -> Apply:
+        """One sparse matrix (square when computed)."""
+        x = sparse_input(x, "Diag")
+        return Apply(self, [x], [TensorType(x.type.dtype, shape=(None,))()])
+
+    def grad(self, inputs: Sequence[Variable], grads: Sequence[Variable]) -> list[Variable]:
+        """The sparse diagonal matrix of the gradient, in ``x``'s format."""
+        (x,), (gz,) = inputs, grads
+        square = square_diagonal(gz)
+        gx: Any = square if getattr(x.type, "format", None) == "csc" else transpose(square)
+        return [gx]
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+        """The shorter side (the sides are equal for the square matrices computed)."""
+        return [(tm.minimum(*shapes[0]),)]
+
+
+diag = Diag()
+
+
+class EnsureSortedIndices(Op):
+    """The sparse matrix with the indices of each row (CSR) or column (CSC) sorted.
+
+    Parameters
+    ----------
+    inplace
+        Sort the input's indices in place (the output is a view of the input).
+    """
+
+    __props__ = ("inplace",)
+
+    def __init__(self, inplace: bool = False) -> None:
+        self.inplace = bool(inplace)
+        if self.inplace:
+            self.view_map = {0: [0]}
+
+    def __str__(self) -> str:
+        return f"{type(self).__name__}{{{'inplace' if self.inplace else 'no_inplace'}}}"
+
+    def make_node(self, x: Any) -> Apply:
+        """One sparse matrix."""
+        x = sparse_input(x, "EnsureSortedIndices")
+        return Apply(self, [x], [x.type()])
+
+    def grad(self, inputs: Sequence[Variable], grads: Sequence[Variable]) -> list[Variable]:
+        """The output gradient (the values do not change)."""
+        return [grads[0]]
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+        """The input's shape."""
+        return [shapes[0]]
+
+
+ensure_sorted_indices = EnsureSortedIndices(inplace=False)
+
+
+class Remove0(Op):
+    """The sparse matrix without its explicitly stored zeros.
+
+    Parameters
+    ----------
+    inplace
+        Remove them from the input itself (which the Op destroys).
+    """
+
+    __props__ = ("inplace",)
+
+    def __init__(self, inplace: bool = False) -> None:
+        self.inplace = bool(inplace)
+        if self.inplace:
+            self.destroy_map = {0: [0]}
+
+    def __str__(self) -> str:
+        return f"{type(self).__name__}{{{'inplace' if self.inplace else ''}}}"
+
+    def make_node(self, x: Any) -> Apply:
+        """One sparse matrix."""
+        x = sparse_input(x, "Remove0")
+        return Apply(self, [x], [x.type()])
+
+    def grad(self, inputs: Sequence[Variable], grads: Sequence[Variable]) -> list[Variable]:
+        """The output gradient (the values do not change)."""
+        return [grads[0]]
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+        """The input's shape."""
+        return [shapes[0]]
+
+
+remove0 = Remove0()
+
+
+def clean(x: Any) -> Variable:
+    """``x`` without explicitly stored zeros and with its indices sorted
+    (``ensure_sorted_indices(remove0(x))``)."""
+    cleaned: Any = ensure_sorted_indices(remove0(x))
+    return cleaned  # type: ignore[no-any-return]
+
+
+# ------------------------------------------------------------------ stacking
+
+
+class Stack(Op):
+    """The base of :class:`HStack` and :class:`VStack`.
+
+    Parameters
+    ----------
+    format
+        The output format, ``"csc"`` (default) or ``"csr"``.
+    dtype
+        The output dtype (required).
+    """
+
+    __props__ = ("format", "dtype")
+    #: The axis the matrices are joined along.
+    axis = 0
+
+    def __init__(self, format: str | None = None, dtype: Any = None) -> None:
+        format = "csc" if format is None else format
+        if format not in SPARSE_FORMATS:
+            raise ValueError(
+                f"{type(self).__name__}: format must be one of {SPARSE_FORMATS}, got {format!r}"
+            )
+        if dtype is None:
+            raise ValueError(f"{type(self).__name__}: the output dtype must be specified")
+        self.format = format
+        self.dtype = np.dtype(dtype).name
+
+    def __str__(self) -> str:
+        return f"{type(self).__name__}({self.format},{self.dtype})"
+
+    def make_node(self, *blocks: Any) -> Apply:
+        """One or more sparse matrices.
+
+        Raises
+        ------
+        ValueError
+            For no matrix, or static lengths that differ along the other axis.
+        """
+        name = type(self).__name__
+        if not blocks:
+            raise ValueError(f"{name}: cannot join an empty list of sparse matrices")
+        inputs: list[Any] = [sparse_input(b, name, f"blocks[{i}]") for i, b in enumerate(blocks)]
+        other = 1 - self.axis
+        known = {x.type.shape[other] for x in inputs if x.type.shape[other] is not None}
+        if len(known) > 1:
+            what = "rows" if other == 0 else "columns"
+            raise ValueError(
+                f"{name}: all matrices must have the same number of {what}; got {sorted(known)}"
+            )
+        lengths = [x.type.shape[self.axis] for x in inputs]
+        shape: list[Any] = [None, None]
+        shape[self.axis] = None if None in lengths else sum(lengths)
+        shape[other] = known.pop() if known else None
+        return Apply(self, inputs, [SparseTensorType(self.format, self.dtype, shape=shape)()])
+
+    def grad(self, inputs: Sequence[Variable], grads: Sequence[Variable]) -> list[Variable]:
+        """Each block's part of the (dense) output gradient, sparse in the output's format;
+        discrete inputs get none."""
+        (gz,) = grads
+        g: Any = dense_from_sparse(gz) if is_sparse_variable(gz) else gz
+        result: list[Any] = []
+        start: Any = 0
+        x: Any
+        for i, x in enumerate(inputs):
+            dense_x: Any = dense_from_sparse(x)
+            end = tm.add(start, dense_x.shape[self.axis])
+            part = g[start:end] if self.axis == 0 else g[:, start:end]
+            if x.type.dtype in tensor_continuous_dtypes:
+                result.append(SparseFromDense(x.type.format)(part))
+            else:
+                result.append(grad_undefined(self, i, x, "a discrete input"))
+            start = end
+        return result
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+        """The sum of the lengths along the axis, the first input's along the other."""
+        lengths = [s[self.axis] for s in shapes]
+        out: list[Any] = [None, None]
+        out[self.axis] = tm.add(*lengths) if len(lengths) > 1 else lengths[0]
+        out[1 - self.axis] = shapes[0][1 - self.axis]
+        return [tuple(out)]
+
+
+class HStack(Stack):
+    """Sparse matrices with one number of rows joined side by side
+    (``scipy.sparse.hstack``)."""
+
+    axis = 1
+
+
+class VStack(Stack):
+    """Sparse matrices with one number of columns joined one above the other
+    (``scipy.sparse.vstack``)."""
+
+    axis = 0
+
+
+def _stack_args(blocks: Any, dtype: Any) -> tuple[list[Any], Any]:
+    inputs: list[Any] = [sparse_input(b, "stack", "blocks") for b in blocks]
+    if dtype is None:
+        dtype = _upcast(*(x.type.dtype for x in inputs)) if inputs else None
+    return inputs, dtype
+
+
+def hstack(blocks: Sequence[Any], format: str | None = None, dtype: Any = None) -> Variable:
+    """The sparse matrices ``blocks`` (one number of rows) joined side by side.
+
+    Parameters
+    ----------
+    blocks
+        Sparse variables or SciPy sparse matrices.
+    format
+        The result's format, ``"csc"`` (default) or ``"csr"``.
+    dtype
+        The result's dtype (default: the blocks' dtypes upcast).
+    """
+    inputs, dtype = _stack_args(blocks, dtype)
+    joined: Any = HStack(format=format, dtype=dtype)(*inputs)
+    return joined  # type: ignore[no-any-return]
+
+
+def vstack(blocks: Sequence[Any], format: str | None = None, dtype: Any = None) -> Variable:
+    """The sparse matrices ``blocks`` (one number of columns) joined one above the other.
+
+    Parameters
+    ----------
+    blocks
+        Sparse variables or SciPy sparse matrices.
+    format
+        The result's format, ``"csc"`` (default) or ``"csr"``.
+    dtype
+        The result's dtype (default: the blocks' dtypes upcast).
+    """
+    inputs, dtype = _stack_args(blocks, dtype)
+    joined: Any = VStack(format=format, dtype=dtype)(*inputs)
+    return joined  # type: ignore[no-any-return]
+
+
+# ------------------------------------------------------------------ rows from a list
+
+
+class ConstructSparseFromList(Op):
+    """The CSC matrix of the shape of ``x`` holding row ``k`` of the dense matrix
+    ``values`` in row ``ilist[k]`` (repeated rows add up): the sparse gradient of
+    ``x[ilist]``. The node keeps ``x.shape``, not ``x``."""
+
+    __props__ = ()
+
+    def make_node(self, x: Any, values: Any, ilist: Any) -> Apply:
+        """A dense matrix (for its shape and dtype), the dense rows and their positions.
+
+        Raises
+        ------
+        TypeError
+            If ``ilist`` is not an integer vector, or ``x`` or ``values`` not a matrix.
+        """
+        x_ = as_tensor_variable(x)
+        values_ = as_tensor_variable(values)
+        ilist_ = as_tensor_variable(ilist)
+        if ilist_.type.dtype not in integer_dtypes:
+            raise TypeError(f"ConstructSparseFromList: index must be integers, got {ilist_.type!r}")
+        if ilist_.type.ndim != 1:
+            raise TypeError(f"ConstructSparseFromList: index must be a vector, got {ilist_.type!r}")
+        if x_.type.ndim != 2:
+            raise TypeError(
+                f"ConstructSparseFromList: cannot create a sparse matrix with {x_.type.ndim} "
+                "dimensions"
+            )
+        if values_.type.ndim != 2:
+            raise TypeError(
+                "ConstructSparseFromList: cannot create a sparse matrix from values with "
+                f"{values_.type.ndim} dimensions"
+            )
+        out = SparseTensorType("csc", x_.type.dtype, shape=x_.type.shape)()
+        return Apply(self, [x_.shape, values_, ilist_], [out])
+
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        """Only ``values`` carries values."""
+        return [[False], [True], [False]]
+
+    def grad(self, inputs: Sequence[Variable], grads: Sequence[Variable]) -> list[Variable]:
+        """The output gradient's rows at ``ilist`` for ``values``."""
+        (_, _, ilist), (gz,) = inputs, grads
+        g = dense_from_sparse(gz) if is_sparse_variable(gz) else gz
+        return [disconnected_type(), advanced_subtensor1(g, ilist), disconnected_type()]
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+        """The shape input's two entries."""
+        shape: Any = node.inputs[0]
+        return [(shape[0], shape[1])]
+
+
+construct_sparse_from_list = ConstructSparseFromList()

@@ -8,7 +8,8 @@ sparse, ``sparse + dense`` gives dense, ``sparse * dense`` gives sparse); :func:
 with the regular gradient, :func:`structured_dot` (:class:`StructuredDot`) with the
 gradient of the sparse operand kept to its stored positions; :func:`sign`, :func:`neg`
 and the other structured functions apply to the stored values only;
-:func:`structured_add_s_v` adds a vector's values at the stored positions. The
+:func:`structured_add_s_v` (:class:`StructuredAddSV`) adds a vector's values at the
+stored positions; :func:`true_dot` (:class:`TrueDot`) gives a sparse product. The
 comparisons (:func:`lt`, :func:`gt`, :func:`eq` ...) come from
 :mod:`opweave.sparse.comparison`, :func:`mul_s_v`, :func:`col_scale`, :func:`row_scale`
 and :func:`sampling_dot` from :mod:`opweave.sparse.scaling`.
@@ -59,7 +60,9 @@ __all__ = [
     "SpSum",
     "SparseDenseMultiply",
     "SparseSparseMultiply",
+    "StructuredAddSV",
     "StructuredDot",
+    "TrueDot",
     "abs",
     "add",
     "add_s_d",
@@ -109,6 +112,7 @@ __all__ = [
     "subtract",
     "tan",
     "tanh",
+    "true_dot",
     "trunc",
 ]
 
@@ -357,20 +361,41 @@ def multiply(x: Any, y: Any) -> Variable:
 mul = multiply
 
 
-def structured_add_s_v(x: Any, y: Any) -> Variable:
-    """``x + y`` at ``x``'s stored positions only, for a sparse matrix ``x`` and a dense
-    vector ``y`` (one value per column): sparse, with ``x``'s structure.
+class StructuredAddSV(Op):
+    """``x + y`` at the stored positions of the sparse matrix ``x`` only, for a dense
+    vector ``y`` (one value per column): a sparse matrix with ``x``'s structure and format
+    (explicitly stored zeros included). The dtype is the operands' upcast one."""
 
-    Raises
-    ------
-    TypeError
-        If ``x`` is not sparse or ``y`` not a dense vector.
-    """
-    x = sparse_input(x, "structured_add_s_v")
-    y = dense_operand(y, 1, "structured_add_s_v", "y")
-    total = add_s_s(x, mul_s_d(sp_ones_like(x), y.dimshuffle("x", 0)))
-    assert isinstance(total, Variable)
-    return total
+    __props__ = ()
+
+    def make_node(self, x: Any, y: Any) -> Apply:
+        """A sparse matrix and a dense vector.
+
+        Raises
+        ------
+        TypeError
+            If ``x`` is not sparse or ``y`` not a dense vector.
+        """
+        x = sparse_input(x, "structured_add_s_v")
+        y = dense_operand(y, 1, "structured_add_s_v", "y")
+        out = SparseTensorType(x.type.format, _upcast(x.dtype, y.dtype), shape=x.type.shape)
+        return Apply(self, [x, y], [out()])
+
+    def grad(self, inputs: Sequence[Variable], grads: Sequence[Variable]) -> list[Variable]:
+        """``gz`` for ``x``, and the column sums of ``gz`` at ``x``'s stored positions for
+        ``y``."""
+        (x, _), (gz,) = inputs, grads
+        gz = as_sparse_gradient(gz, x)
+        gy = sp_sum(mul_s_s(gz, sp_ones_like(x)), axis=0, sparse_grad=True)
+        return [gz, gy]
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+        """The sparse input's shape."""
+        return [shapes[0]]
+
+
+#: ``x + y`` at the stored positions of ``x`` (see :class:`StructuredAddSV`).
+structured_add_s_v = StructuredAddSV()
 
 
 # ------------------------------------------------------------------ products
@@ -518,3 +543,93 @@ def dot(x: Any, y: Any) -> Variable:
         If neither operand is sparse.
     """
     return _dot(x, y)
+
+
+class TrueDot(Op):
+    """The matrix product ``x @ y`` of a sparse ``x`` and a sparse or dense matrix ``y``
+    of the same dtype, as a sparse matrix in ``x``'s format, with the regular gradient.
+
+    Parameters
+    ----------
+    grad_preserves_dense
+        Give a dense ``y`` a dense gradient (default); else a sparse one. Not part of the
+        Op's identity.
+    """
+
+    __props__ = ()
+
+    def __init__(self, grad_preserves_dense: bool = True) -> None:
+        self.grad_preserves_dense = bool(grad_preserves_dense)
+
+    def make_node(self, x: Any, y: Any) -> Apply:
+        """A sparse matrix and a sparse or dense matrix of its dtype.
+
+        Raises
+        ------
+        TypeError
+            If ``x`` is not sparse, or ``y`` not a matrix.
+        NotImplementedError
+            For operands of different dtypes (as in PyTensor).
+        """
+        x = sparse_input(x, "TrueDot", "x")
+        y = _operand(y)
+        if not is_sparse_variable(y):
+            y = _dense_matrix(y, "TrueDot", "y")
+        if x.type.dtype != y.type.dtype:
+            raise NotImplementedError(
+                f"TrueDot: the operands must have one dtype, got {x.type.dtype} and "
+                f"{y.type.dtype} (cast one of them)"
+            )
+        shape = (x.type.shape[0], y.type.shape[1])
+        out = SparseTensorType(x.type.format, x.type.dtype, shape=shape)()
+        return Apply(self, [x, y], [out])
+
+    def grad(self, inputs: Sequence[Variable], grads: Sequence[Variable]) -> list[Variable]:
+        """``gz @ y.T`` and ``x.T @ gz`` (sparse; the latter dense for a dense ``y`` when
+        ``grad_preserves_dense``), each in its input's format."""
+        x: Any
+        y: Any
+        gy: Any
+        (x, y), (gz,) = inputs, grads
+        gz = as_sparse_gradient(gz, x)
+        gx = true_dot(gz, transpose(y) if is_sparse_variable(y) else y.T)
+        if is_sparse_variable(y) and y.type.format == x.type.format:
+            # x.T @ gz in y's format: the transpose of gz.T @ x
+            gy = transpose(true_dot(transpose(gz), x))
+        else:
+            gy = true_dot(transpose(x), gz)
+        if not is_sparse_variable(y) and self.grad_preserves_dense:
+            gy = dense_from_sparse(gy)
+        return [gx, gy]
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+        """``(rows of x, columns of y)``."""
+        return [(shapes[0][0], shapes[1][1])]
+
+
+def true_dot(x: Any, y: Any, grad_preserves_dense: bool = True) -> Variable:
+    """The matrix product ``x @ y`` where at least one operand is sparse, as a sparse
+    matrix (regular gradient).
+
+    Parameters
+    ----------
+    x, y
+        Matrices of one dtype, at least one sparse (a sparse variable or a SciPy matrix).
+        For a dense ``x``, the result is ``(y.T @ x.T).T``, in ``y``'s format.
+    grad_preserves_dense
+        Give dense operands dense gradients (default).
+
+    Raises
+    ------
+    TypeError
+        If neither operand is sparse.
+    """
+    x, y = _operand(x), _operand(y)
+    product: Any
+    if is_sparse_variable(x):
+        product = TrueDot(grad_preserves_dense)(x, y)
+        return product  # type: ignore[no-any-return]
+    if is_sparse_variable(y):
+        product = transpose(TrueDot(grad_preserves_dense)(transpose(y), x.T))
+        return product  # type: ignore[no-any-return]
+    raise TypeError(f"true_dot: at least one operand must be sparse, got {x} and {y}")

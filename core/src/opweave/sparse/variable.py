@@ -21,9 +21,14 @@ from typing import Any
 
 from opweave.graph.basic import Constant, Variable
 from opweave.sparse.basic import (
+    _is_index_scalar,
     cast,
     csm_data,
     dense_from_sparse,
+    get_item_2d,
+    get_item_2lists,
+    get_item_list,
+    get_item_scalar,
     sp_ones_like,
     sp_zeros_like,
     transpose,
@@ -72,6 +77,13 @@ def _dense_method(name: str) -> Callable[..., Any]:
     on_dense.__name__ = name
     on_dense.__doc__ = f"``{name}`` of the dense form (with a warning)."
     return on_dense
+
+
+def _is_index_list(v: Any) -> bool:
+    """Whether ``v`` is a list of positions, or an integer vector variable."""
+    if isinstance(v, Variable):
+        return getattr(v.type, "ndim", None) == 1 and str(v.type.dtype).startswith(("int", "uint"))
+    return isinstance(v, list)
 
 
 class _SparseOperators:
@@ -152,6 +164,26 @@ class _SparseOperators:
     def ones_like(self) -> Variable:
         """This structure with every stored value 1."""
         return sp_ones_like(self)
+
+    def __getitem__(self, args: Any) -> Variable:
+        """``x[i, j]`` (two integers: a 0-d tensor, :class:`~opweave.sparse.basic
+        .GetItemScalar`), ``x[rows, cols]`` (two lists: a dense vector,
+        :class:`~opweave.sparse.basic.GetItem2Lists`), ``x[rows]`` (a list or an integer
+        vector: those rows, :class:`~opweave.sparse.basic.GetItemList`), or slices
+        (``x[a:b]``, ``x[a:b, c:d]``: a sparse matrix, :class:`~opweave.sparse.basic
+        .GetItem2d`), as in PyTensor."""
+        picked: Any
+        if not isinstance(args, tuple):
+            args = (args,)
+        if len(args) == 2 and _is_index_scalar(args[0]) and _is_index_scalar(args[1]):
+            picked = get_item_scalar(self, args)
+        elif len(args) == 2 and _is_index_list(args[0]):
+            picked = get_item_2lists(self, args[0], args[1])
+        elif len(args) == 1 and _is_index_list(args[0]):
+            picked = get_item_list(self, args[0])
+        else:
+            picked = get_item_2d(self, args)
+        return picked  # type: ignore[no-any-return]
 
     def __neg__(self) -> Variable:
         return neg(self)
