@@ -47,6 +47,11 @@ entry                           where               tags
 ``local_div_switch_sink``       ``canonicalize``    fast_run, canonicalize
 ``local_mul_div_cancel``,       ``canonicalize``    fast_run, canonicalize
 ``local_greedy_distributor``
+``local_mul_constants``         own phase           fast_run, canonicalize
+                                (``canonicalize_
+                                mul_constants``,
+                                0.45),
+                                ``canonicalize``
 ``elemwise_fusion``             own phase, 3        fast_run, fusion
 ``careduce_fusion``             own phase, 3.5      fast_run, fusion
 ``inplace_elemwise``            ``inplace``         fast_run, inplace
