@@ -120,7 +120,7 @@ def adoptable(
 
 def _nbytes(value: Any) -> int:
     """The bytes of a JAX array's data (cheaper than its ``nbytes`` property)."""
-    return math.prod(value.shape) * value.dtype.itemsize
+    return int(math.prod(value.shape) * value.dtype.itemsize)
 
 
 def adopt(value: Any, address: int, dtype: np.dtype[Any]) -> np.ndarray:

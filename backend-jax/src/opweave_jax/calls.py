@@ -86,9 +86,10 @@ def _may_be_large(var: Variable) -> bool:
     typ = var.type
     if type(typ) is not TensorType or typ.ndim == 0:
         return False
-    if any(length is None for length in typ.shape):
+    lengths = [length for length in typ.shape if length is not None]
+    if len(lengths) < typ.ndim:
         return True
-    return math.prod(typ.shape) * np.dtype(typ.dtype).itemsize >= MIN_BYTES
+    return math.prod(lengths) * np.dtype(typ.dtype).itemsize >= MIN_BYTES
 
 
 def _exact(var: Variable) -> tuple[np.dtype[Any], int] | None:
@@ -161,7 +162,7 @@ class LinkedGraph:
         for o, var in enumerate(self.outputs):
             if zero_copy and o not in kept and _may_be_large(var):
                 self.candidates.append(o)
-                self.dtypes[o] = np.dtype(var.type.dtype)
+                self.dtypes[o] = np.dtype(var.type.dtype)  # type: ignore[attr-defined]
             if o in kept:
                 i, mirror = kept[o]
                 keeper = _keeper(mirror, self.inputs[i], zero_copy)  # type: ignore[arg-type]
