@@ -573,6 +573,27 @@ class Config:
             flag.value = value
             flag.source = origin
 
+    def set_from(self, name: str, value: Any, origin: str) -> None:
+        """Set a flag from an outside source, which :meth:`source` then names.
+
+        Parameters
+        ----------
+        name
+            A flag name.
+        value
+            A raw value (a string, as in an environment variable) or a Python value.
+        origin
+            What set it, e.g. ``"PYTENSOR_FLAGS"``.
+
+        Raises
+        ------
+        UnknownFlagError
+            For an unknown name (the message names ``origin``).
+        ValueError
+            For a value the flag refuses (the message names ``origin``).
+        """
+        self._set(name, value, origin)
+
     # -- internals
 
     def _lookup(self, name: str, origin: str) -> _Flag:
@@ -780,7 +801,7 @@ def read_user_flags(path: str | os.PathLike[str]) -> list[tuple[str, Any]]:
     return pairs
 
 
-def parse_env_flags(text: str) -> list[tuple[str, str]]:
+def parse_env_flags(text: str, variable: str = ENV_VAR) -> list[tuple[str, str]]:
     """Parse an ``OPWEAVE_FLAGS`` value: comma-separated ``name=value`` items.
 
     Whitespace around items, names and values is ignored, as are empty items. Values may
@@ -790,6 +811,8 @@ def parse_env_flags(text: str) -> list[tuple[str, str]]:
     ----------
     text
         The variable's value, e.g. ``"linker=c, mode=FAST_RUN"``.
+    variable
+        The variable's name, for messages (``PYTENSOR_FLAGS`` has the same form).
 
     Returns
     -------
@@ -800,7 +823,7 @@ def parse_env_flags(text: str) -> list[tuple[str, str]]:
     ------
     ValueError
         For an item without ``=`` or with an empty name; the message names the item and
-        ``OPWEAVE_FLAGS``.
+        ``variable``.
     """
     pairs: list[tuple[str, str]] = []
     for item in text.split(","):
@@ -810,6 +833,6 @@ def parse_env_flags(text: str) -> list[tuple[str, str]]:
         name, sep, value = item.partition("=")
         name = name.strip()
         if not sep or not name:
-            raise ValueError(f"{ENV_VAR}: malformed item {item!r} (expected name=value)")
+            raise ValueError(f"{variable}: malformed item {item!r} (expected name=value)")
         pairs.append((name, value.strip()))
     return pairs

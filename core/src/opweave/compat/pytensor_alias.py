@@ -17,6 +17,7 @@ import sys
 from types import ModuleType
 
 from opweave.compat.absent_backend import stand_in_module
+from opweave.compat.pytensor_flags import apply_pytensor_flags
 
 __all__ = [
     "ENVIRONMENT_SWITCH",
@@ -148,7 +149,9 @@ def _refuse_real_pytensor() -> None:
 def pytensor_alias() -> None:
     """Make ``import pytensor`` (and every ``pytensor.X``) give opweave's modules.
 
-    Idempotent. Call it before anything imports ``pytensor``.
+    Idempotent. Call it before anything imports ``pytensor``. Starting it applies
+    ``PYTENSOR_FLAGS`` to opweave's configuration
+    (:func:`~opweave.compat.pytensor_flags.apply_pytensor_flags`).
 
     Raises
     ------
@@ -158,6 +161,7 @@ def pytensor_alias() -> None:
     if pytensor_alias_active():
         return
     _refuse_real_pytensor()
+    apply_pytensor_flags()
     sys.meta_path.insert(0, PyTensorAliasFinder())
 
 
