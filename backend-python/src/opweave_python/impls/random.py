@@ -122,20 +122,22 @@ def _invgamma(
     return 1 / rng.gamma(shape, 1 / scale, size)
 
 
+_searchsorted_core = np.vectorize(np.searchsorted, signature="(p),()->()")
+
+
 def _categorical(
     op: RandomVariable, rng: np.random.Generator, params: list[np.ndarray], size: Size
 ) -> Any:
+    # Like PyTensor, ``p`` is not validated: each draw is the left insertion point of
+    # a uniform in ``cumsum(p)``, also when ``p`` is not a probability vector.
     (p,) = params
-    if np.any(p < 0) or not np.allclose(p.sum(axis=-1), 1.0):
-        raise ValueError(
-            "the probabilities p must be non-negative and sum to 1 along the last axis"
-        )
     if size is not None:
         p = np.broadcast_to(p, size + p.shape[-1:])
     cum = np.cumsum(p, axis=-1)
     u = rng.uniform(size=p.shape[:-1])
-    idx = np.sum(cum < u[..., None], axis=-1)  # the first i with cum[i] >= u
-    return np.minimum(idx, p.shape[-1] - 1)
+    if np.all(np.diff(cum, axis=-1) >= 0):
+        return np.sum(cum < u[..., None], axis=-1)  # the first i with cum[i] >= u
+    return _searchsorted_core(cum, u)
 
 
 def _batch_loop(

@@ -89,7 +89,26 @@ int_div = _elemwise(ps.int_div, "int_div", "Elementwise floor division ``x // y`
 floor_div = int_div
 mod = _elemwise(ps.mod, "mod", "Elementwise ``x % y`` (the sign of ``y``, as in NumPy).")
 pow = _elemwise(ps.pow, "pow", "Elementwise ``x ** y``.")
-power = pow
+
+
+def power(x: typing.Any, y: typing.Any) -> typing.Any:
+    """``x ** y``, as PyTensor's ``power``.
+
+    Parameters
+    ----------
+    x, y
+        Tensors, arrays or Python numbers.
+
+    Returns
+    -------
+    Any
+        The :data:`pow` of ``x`` and ``y`` when either is a tensor variable; for two Python
+        numbers, the Python number ``x ** y`` (computed in double precision, where ``pow``
+        of the constants ``3`` and ``1.5`` would be a ``float32`` tensor).
+    """
+    return x**y
+
+
 neg = _elemwise(ps.neg, "neg", "Elementwise ``-x``.")
 abs = _elemwise(ps.abs_, "abs", "Elementwise absolute value.")
 abs_ = abs
