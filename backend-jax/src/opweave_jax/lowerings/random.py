@@ -124,6 +124,49 @@ def _weibull(key: Any, shape: tuple[int, ...], dtype: Any, k: Any) -> Any:
     return jax.random.weibull_min(key, 1.0, _bcast(k, shape), shape, _float(dtype))
 
 
+def _wald(key: Any, shape: tuple[int, ...], dtype: Any, mean: Any, scale: Any) -> Any:
+    """Inverse Gaussian draws of ``mean`` and shape ``scale``: ``scale`` times a draw of
+    ``mean / scale`` and shape 1 (``jax.random.wald``)."""
+    mean, scale = _bcast(mean, shape), _bcast(scale, shape)
+    return scale * jax.random.wald(key, mean / scale, shape, _float(dtype))
+
+
+def _gengamma(key: Any, shape: tuple[int, ...], dtype: Any, alpha: Any, p: Any, lambd: Any) -> Any:
+    """``lambd * G ** (1 / p)`` with ``G ~ Gamma(alpha / p)``: SciPy's ``gengamma(alpha / p,
+    p, scale=lambd)``."""
+    alpha, p = _bcast(alpha, shape), _bcast(p, shape)
+    return lambd * jax.random.gamma(key, alpha / p, shape, _float(dtype)) ** (1 / p)
+
+
+def _negative_binomial(key: Any, shape: tuple[int, ...], dtype: Any, n: Any, p: Any) -> Any:
+    """Failures before ``n`` successes: Poisson draws of a ``Gamma(n, (1 - p) / p)`` rate."""
+    gamma_key, poisson_key = jax.random.split(key)
+    n = _bcast(jnp.asarray(n, "float64"), shape)
+    p = _bcast(jnp.asarray(p, "float64"), shape)
+    rate = jax.random.gamma(gamma_key, n, shape, np.dtype("float64")) * (1 - p) / p
+    return jax.random.poisson(poisson_key, rate, shape, dtype=np.dtype("int64"))
+
+
+def _beta_binomial(key: Any, shape: tuple[int, ...], dtype: Any, n: Any, a: Any, b: Any) -> Any:
+    """Binomial draws of ``n`` trials with a ``Beta(a, b)`` probability."""
+    beta_key, binomial_key = jax.random.split(key)
+    a = _bcast(jnp.asarray(a, "float64"), shape)
+    b = _bcast(jnp.asarray(b, "float64"), shape)
+    p = jax.random.beta(beta_key, a, b, shape, np.dtype("float64"))
+    return _binomial(binomial_key, shape, dtype, n, p)
+
+
+def _triangular(
+    key: Any, shape: tuple[int, ...], dtype: Any, left: Any, mode: Any, right: Any
+) -> Any:
+    """Triangular draws by the inverse of the distribution function."""
+    u = jax.random.uniform(key, shape, _float(dtype))
+    width = right - left
+    below = left + jnp.sqrt(u * width * (mode - left))
+    above = right - jnp.sqrt((1 - u) * width * (right - mode))
+    return jnp.where(u < (mode - left) / width, below, above)
+
+
 def _categorical(key: Any, shape: tuple[int, ...], dtype: Any, p: Any) -> Any:
     logits = jnp.log(_bcast(p, (*shape, p.shape[-1])))
     return jax.random.categorical(key, logits, axis=-1, shape=shape)
@@ -228,6 +271,11 @@ SAMPLERS: dict[type, Sampler] = {
     rb.CategoricalRV: _categorical,
     rb.DirichletRV: _dirichlet,
     rb.MultinomialRV: _multinomial,
+    rb.WaldRV: _wald,
+    rb.GenGammaRV: _gengamma,
+    rb.NegBinomialRV: _negative_binomial,
+    rb.BetaBinomialRV: _beta_binomial,
+    rb.TriangularRV: _triangular,
 }
 
 

@@ -127,8 +127,18 @@ def _true_div(op: Any, node: Apply) -> Fn:
 
 def _pow(op: Any, node: Apply) -> Fn:
     """Float powers as ``jnp.power``; integer powers wrap around in the output dtype, a
-    negative exponent giving the real power truncated towards zero (as the ``py`` backend)."""
+    negative exponent giving the real power truncated towards zero (as the ``py`` backend).
+    A complex zero to a power of positive real part is 0, as in NumPy (XLA: NaN when the
+    power is not real)."""
     dtype = out_dtype(node)
+    if dtype.kind == "c":
+
+        def run_complex(x: Any, y: Any) -> Any:
+            x, y = jnp.asarray(x).astype(dtype), jnp.asarray(y).astype(dtype)
+            zero = (x == 0) & (jnp.real(y) > 0)
+            return jnp.where(zero, jnp.zeros((), dtype), jnp.power(x, y))
+
+        return run_complex
     if dtype.kind not in "iu":
 
         def run_float(x: Any, y: Any) -> Any:

@@ -106,10 +106,34 @@ def _ndtri_exp(y: Any) -> Any:
     return jnp.where(y == -jnp.inf, y, jnp.where(tail, x, direct))
 
 
+#: Gauss-Legendre nodes and weights on [-1, 1] of :func:`_owens_t_far`.
+_OWENS_NODES, _OWENS_WEIGHTS = np.polynomial.legendre.leggauss(64)
+#: Where :func:`_owens_t_far` replaces JAX's ``owens_t`` (``|h| > 5``, ``|a| <= 1.2``).
+_OWENS_H, _OWENS_A = 5.0, 1.2
+
+
+def _owens_t_far(h: Any, a: Any) -> Any:
+    """``T(h, a)`` for ``h > 5``, ``|a| <= 1.2``: ``exp(-h**2 / 2) / (2 pi h)`` times the
+    integral of ``exp(-t**2 / 2) / (1 + t**2 / h**2)`` over ``t`` in ``[0, |a| h]`` (cut at
+    40, where the integrand underflows), by 64-point Gauss-Legendre quadrature (2.5e-13
+    relative to SciPy there)."""
+    top = jnp.minimum(jnp.abs(a) * h, 40.0)
+    t = 0.5 * top[..., None] * (_OWENS_NODES + 1.0)
+    f = jnp.exp(-0.5 * t * t) / (1.0 + (t / h[..., None]) ** 2)
+    integral = 0.5 * top * jnp.sum(_OWENS_WEIGHTS * f, axis=-1)
+    return jnp.sign(a) * jnp.exp(-0.5 * h * h) / (2.0 * np.pi * h) * integral
+
+
 def _owens_t(h: Any, a: Any) -> Any:
-    """``owens_t``, with ``T(0, +-inf) = +-1/4`` (XLA gives NaN there)."""
+    """``owens_t``, with ``T(0, +-inf) = +-1/4`` (XLA gives NaN there); for ``|h| > 5`` and
+    ``|a| <= 1.2`` by quadrature (:func:`_owens_t_far`): JAX's loses up to 66% of the
+    (small) value for ``h`` in ``[7, 37]``, ``a`` in ``[0.2, 1.08]``."""
+    h, a = jnp.broadcast_arrays(h, a)
     quarter = jnp.where(a > 0, 0.25, -0.25).astype(a.dtype)
-    return jnp.where((h == 0) & jnp.isinf(a), quarter, jss.owens_t(h, a))
+    far = (jnp.abs(h) > _OWENS_H) & jnp.isfinite(h) & (jnp.abs(a) <= _OWENS_A)
+    quadrature = _owens_t_far(jnp.where(far, jnp.abs(h), 10.0), jnp.where(far, a, 0.5))
+    value = jnp.where(far, quadrature, jss.owens_t(h, a))
+    return jnp.where((h == 0) & jnp.isinf(a), quarter, value)
 
 
 #: From this shape on, near the mean (``|x / k - 1| < _TEMME_BAND``), the regularized
@@ -189,7 +213,6 @@ LOWERINGS: dict[type, Callable[[Any, Apply], Fn]] = {
     sm.TriGamma: in_output_dtype(_trigamma),
     sm.PolyGamma: _polygamma,
     sm.GammaInc: in_output_dtype(_regularized_gamma(True)),
-    sm.GammaIncC: in_output_dtype(_regularized_gamma(False)),
     sm.XlogX: in_output_dtype(_xlogx),
     sm.XlogY0: in_output_dtype(jss.xlogy),
     ssp.I0: in_output_dtype(jss.i0),

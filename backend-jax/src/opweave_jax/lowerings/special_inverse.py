@@ -1,5 +1,6 @@
 """Lowerings of the inverses of ``gammaincc`` (:mod:`opweave.scalar.special`) and of
-``betainc`` (:mod:`opweave.scalar.probability`), which JAX lacks.
+``betainc`` (:mod:`opweave.scalar.probability`), which JAX lacks, and of ``gammaincc``
+itself (summed directly at small shapes, where XLA's ``1 - P`` cancels).
 
 They follow the ``py`` backend's kernels (:mod:`opweave_python.special_math_extra`,
 :mod:`opweave_python.special_probability`) in float64:
@@ -25,15 +26,19 @@ import jax.scipy.special as jss
 from jax import lax
 
 from opweave.graph.basic import Apply
+from opweave.scalar import math as sm
 from opweave.scalar import probability as sprob
 from opweave.scalar import special as ssp
 from opweave_jax.lowerings import special_more as more
-from opweave_jax.lowerings.special import in_float64
+from opweave_jax.lowerings.scalar import in_output_dtype
+from opweave_jax.lowerings.special import _regularized_gamma, in_float64
 
 __all__ = ["LOWERINGS"]
 
 Fn = Callable[..., Any]
 
+#: XLA's ``gammaincc`` (with :mod:`~opweave_jax.lowerings.special`'s edges and large shapes).
+_UPPER = _regularized_gamma(False)
 _EPS = 2.220446049250313e-16
 _TINY = 1e-300
 #: The most terms a continued fraction is given.
@@ -99,6 +104,17 @@ def _upper_small_a(a: Any, x: Any) -> Any:
         series = jnp.where(done, series, series + piece)
         done = done | (jnp.abs(piece) < jnp.abs(series) * _EPS)
     return head - jnp.exp(log_xa - jss.gammaln(a)) * series
+
+
+def _gammaincc(a: Any, x: Any) -> Any:
+    """``gammaincc``: as ``gammainc``'s lowering (:mod:`opweave_jax.lowerings.special`),
+    but summed directly (:func:`_upper_small_a`) for shapes below ``1e-3`` and ``x < a + 1``,
+    where XLA's ``1 - P`` cancels: ``Q(1e-300, 0.5)`` is ``5.6e-301``, XLA gives
+    ``-2.4e-14``."""
+    a, x = jnp.broadcast_arrays(a, x)
+    near = (a > 0) & (a < _SMALL_A) & (x > 0) & (x < a + 1.0)
+    small = _upper_small_a(jnp.where(near, a, 1e-4), jnp.where(near, x, 0.5))
+    return jnp.where(near, small, _UPPER(a, x))
 
 
 def _log_upper(a: Any, x: Any) -> Any:
@@ -313,6 +329,7 @@ def _betaincinv(a: Any, b: Any, y: Any) -> Any:
 
 #: Scalar Op class -> factory.
 LOWERINGS: dict[type, Callable[[Any, Apply], Fn]] = {
+    sm.GammaIncC: in_output_dtype(_gammaincc),
     ssp.GammaIncCInv: in_float64(_gammainccinv),
     sprob.BetaIncInv: in_float64(_betaincinv),
 }

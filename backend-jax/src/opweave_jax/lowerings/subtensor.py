@@ -1,11 +1,15 @@
 """Lowerings of indexing: ``Subtensor``, ``IncSubtensor`` (``inc_subtensor`` and
 ``set_subtensor``), ``AdvancedSubtensor1``, ``AdvancedIncSubtensor1``, ``AdvancedSubtensor``
-and ``AdvancedIncSubtensor``, through JAX's indexing and ``x.at[...]`` updates.
+and ``AdvancedIncSubtensor``, through JAX's indexing and ``x.at[...]`` updates (a basic
+index of slices of step 1 or -1 and integers updates its region with
+``lax.dynamic_update_slice``). As on the other backends, an update value broadcasts only
+along the dimensions its Type lets broadcast (``ValueError`` otherwise).
 
 Slice bounds must be static (constants, or computed from shapes). Static integer indices
 are checked (an ``IndexError`` out of bounds, as NumPy); integer indices and index arrays
 that depend on the input values are not: XLA clamps them into bounds instead. Boolean
-masks must be static. When setting with repeated advanced indices, which of the values
+masks must be static, except alone in the index of an update by a 0-d value (then
+``jnp.where``). When setting with repeated advanced indices, which of the values
 lands is XLA's choice (NumPy: the last); incrementing accumulates them all, as
 ``numpy.add.at`` does (unless ``ignore_duplicates``, which JAX does not distinguish).
 """
@@ -17,6 +21,7 @@ from typing import Any
 
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from opweave.graph.basic import Apply
 from opweave.tensor.index_list import indices_from_subtensor
@@ -28,6 +33,7 @@ from opweave.tensor.subtensor import (
     IncSubtensor,
     Subtensor,
 )
+from opweave_jax.lowerings.basic import check_broadcast
 from opweave_jax.lowerings.scalar import out_dtype
 from opweave_jax.values import is_static, static_int
 
@@ -87,18 +93,91 @@ def subtensor(op: Subtensor, node: Apply) -> Fn:
     return run
 
 
+def _check_value(op: Any, node: Apply, x: Any, index: Any, y: Any) -> tuple[int, ...]:
+    """The shape of ``x[index]``, after checking that ``y`` broadcasts to it the way its Type
+    allows (:func:`~opweave_jax.lowerings.basic.check_broadcast`), as on the other backends."""
+    target = tuple(jnp.shape(jnp.asarray(x)[index]))
+    static = node.inputs[1].type.shape  # type: ignore[attr-defined]
+    check_broadcast(str(op), static, tuple(jnp.shape(y)), target)
+    return target
+
+
 def _update(x: Any, index: Any, y: Any, dtype: np.dtype[Any], set_: bool) -> Any:
     target = jnp.asarray(x).astype(dtype).at[index]
     y = jnp.asarray(y).astype(dtype)
     return target.set(y) if set_ else target.add(y)
 
 
+def _region(index: tuple[Any, ...], shape: tuple[int, ...]) -> Any:
+    """For a basic index of slices of step 1 or -1 and integers: the start of the region it
+    selects on each axis, the region's lengths, the axes read backwards (step -1) and the
+    integer-indexed axes; ``None`` for other steps."""
+    starts: list[Any] = []
+    sizes: list[int] = []
+    flipped: list[int] = []
+    dropped: list[int] = []
+    for axis, n in enumerate(shape):
+        entry = index[axis] if axis < len(index) else slice(None)
+        if isinstance(entry, slice):
+            start, stop, step = entry.indices(n)
+            if step == 1:
+                size = max(0, stop - start)
+            elif step == -1:
+                size = max(0, start - stop)
+                start = stop + 1 if size else 0
+                flipped.append(axis)
+            else:
+                return None
+            starts.append(start)
+            sizes.append(size)
+        else:
+            starts.append(entry + n if is_static(entry) and entry < 0 else entry)
+            if not is_static(entry):
+                starts[-1] = jnp.where(entry < 0, entry + n, entry)
+            sizes.append(1)
+            dropped.append(axis)
+    return starts, sizes, flipped, dropped
+
+
+def _update_region(
+    x: Any, index: tuple[Any, ...], y: Any, target: tuple[int, ...], set_: bool
+) -> Any | None:
+    """``x`` with the region of a basic index set to (or incremented by) ``y``, through
+    ``lax.dynamic_update_slice``; ``None`` when the index has a step other than 1 or -1.
+
+    XLA's CPU compiler aborts on a scatter that covers a whole array followed by a reversal
+    (``zeros(4).at[:].add(u)[::-1]``), which the gradients of scans make; a dynamic update
+    does not scatter.
+    """
+    found = _region(index, jnp.shape(x))
+    if found is None:
+        return None
+    starts, sizes, flipped, dropped = found
+    kept = [axis for axis in range(len(sizes)) if axis not in dropped]
+    value = jnp.broadcast_to(y, target)
+    if flipped:
+        value = jnp.flip(value, axis=tuple(kept.index(axis) for axis in flipped))
+    value = jnp.reshape(value, tuple(sizes))
+    int_type = jnp.asarray(0).dtype
+    starts = [jnp.asarray(start).astype(int_type) for start in starts]
+    if not set_:
+        value = lax.dynamic_slice(x, starts, sizes) + value
+    return lax.dynamic_update_slice(x, value, starts)
+
+
 def inc_subtensor(op: IncSubtensor, node: Apply) -> Fn:
-    """``x.at[index].add(y)`` (``.set(y)`` for ``set_subtensor``)."""
+    """``x[index]`` set to (or incremented by) ``y``: a dynamic update of the region the
+    index selects (slices of step 1 or -1, integers), else ``x.at[index].add(y)``
+    (``.set(y)`` for ``set_subtensor``)."""
     dtype = out_dtype(node)
 
     def run(x: Any, y: Any, *values: Any) -> Any:
+        x, y = jnp.asarray(x).astype(dtype), jnp.asarray(y).astype(dtype)
         index = _basic_index(op, jnp.shape(x), values)
+        target = _check_value(op, node, x, index, y)
+        found = _update_region(x, index, y, target, op.set_instead_of_inc)
+        if found is not None:
+            return found
         return _update(x, index, y, dtype, op.set_instead_of_inc)
 
     return run
@@ -118,6 +197,7 @@ def advanced_inc_subtensor1(op: AdvancedIncSubtensor1, node: Apply) -> Fn:
     dtype = out_dtype(node)
 
     def run(x: Any, y: Any, ilist: Any) -> Any:
+        _check_value(op, node, x, ilist, y)
         return _update(x, ilist, y, dtype, op.set_instead_of_inc)
 
     return run
@@ -132,12 +212,47 @@ def advanced_subtensor(op: AdvancedSubtensor, node: Apply) -> Fn:
     return run
 
 
+def _masked_update(x: Any, mask: Any, y: Any, set_: bool) -> Any:
+    """``x`` with the entries a boolean ``mask`` over its leading axes selects set to (or
+    incremented by) a 0-d ``y``: ``jnp.where``, whose shape does not depend on the mask's
+    values.
+
+    Raises
+    ------
+    IndexError
+        When the mask's shape is not that of ``x``'s leading axes (as NumPy).
+    """
+    k = mask.ndim
+    if tuple(mask.shape) != tuple(x.shape[:k]):
+        raise IndexError(
+            f"boolean index of shape {tuple(mask.shape)} does not match the indexed "
+            f"dimensions {tuple(x.shape[:k])} of the array"
+        )
+    mask = jnp.reshape(mask, tuple(mask.shape) + (1,) * (x.ndim - k))
+    return jnp.where(mask, y if set_ else x + y, x)
+
+
 def advanced_inc_subtensor(op: AdvancedIncSubtensor, node: Apply) -> Fn:
-    """``x.at[index].add(y)`` (``.set(y)`` when setting)."""
+    """``x.at[index].add(y)`` (``.set(y)`` when setting); a boolean mask known only when the
+    function is called, alone in the index, with a 0-d ``y`` goes through ``jnp.where``
+    (as PyTensor's JAX backend rewrites it)."""
     dtype = out_dtype(node)
+    scalar_value = node.inputs[1].type.ndim == 0  # type: ignore[attr-defined]
 
     def run(x: Any, y: Any, *values: Any) -> Any:
-        return _update(x, _advanced_index(op, values), y, dtype, op.set_instead_of_inc)
+        index = _advanced_index(op, values)
+        x, y = jnp.asarray(x).astype(dtype), jnp.asarray(y).astype(dtype)
+        mask = index[0] if len(index) == 1 else None
+        if (
+            scalar_value
+            and mask is not None
+            and not isinstance(mask, slice)
+            and not is_static(mask)
+            and jnp.asarray(mask).dtype == np.bool_
+        ):
+            return _masked_update(x, jnp.asarray(mask), y, op.set_instead_of_inc)
+        _check_value(op, node, x, index, y)
+        return _update(x, index, y, dtype, op.set_instead_of_inc)
 
     return run
 
