@@ -410,7 +410,8 @@ def eigh(
         ``(..., m, m)``; only the triangle named by ``lower`` is read.
     b
         ``None``, or ``(..., m, m)`` symmetric positive definite for the generalized
-        problem ``a @ v = w * b @ v``.
+        problem ``a @ v = w * b @ v``. A string here is PyTensor 2's positional ``UPLO``
+        (``eigh(a, "U")``).
     lower
         Read the lower (default) or the upper triangle.
     UPLO
@@ -425,6 +426,8 @@ def eigh(
     list of TensorVariable
         ``[w, v]``: the eigenvalues in ascending order and the eigenvectors as columns.
     """
+    if isinstance(b, str):  # PyTensor 2's eigh(a, UPLO)
+        UPLO, b = b, None
     if UPLO is not None:
         warnings.warn(
             "eigh: UPLO is deprecated, use lower=True (for 'L') or lower=False (for 'U')",

@@ -134,7 +134,6 @@ __all__ = [
     "slice_at_axis",
     "slice_len",
     "slice_static_length",
-    "subtensor",
     "take",
     "unflatten_index_variables",
 ]
