@@ -395,3 +395,14 @@ def test_sum_of_narrow_integers(fmt: str) -> None:
     X = sp.csr_matrix(np.array([[100, 100], [100, 0]], dtype="int8")).asformat(fmt)
     got = check([x], [sparse.sp_sum(x), sparse.sp_sum(x, axis=0)], [X])
     assert int(got[0]) == int(np.asarray(X.sum(), dtype=got[0].dtype))
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_structured_add_of_a_vector_keeps_the_structure(fmt: str) -> None:
+    x, y = sparse_var(fmt, "x"), pt.dvector("y")
+    value, vector = random_sparse(fmt), np.arange(1.0, 5.0)
+    (got,) = check([x, y], [sparse.structured_add_s_v(x, y)], [value, vector])
+    coo = value.tocoo()
+    want = sp.coo_matrix((coo.data + vector[coo.col], (coo.row, coo.col)), shape=value.shape)
+    scipy_close(got, want)
+    assert got.nnz == value.nnz

@@ -35,7 +35,7 @@ from opweave.sparse.basic import (
     StructuredUnary,
     Transpose,
 )
-from opweave.sparse.math import AddSD, AddSS, Dot, SpSum, StructuredDot
+from opweave.sparse.math import AddSD, AddSS, Dot, SpSum, StructuredAddSV, StructuredDot
 from opweave_jax.lowerings.float_to_int import convert
 from opweave_jax.lowerings.scalar import out_dtype
 from opweave_jax.lowerings.sparse_matrix import (
@@ -250,6 +250,23 @@ def _mul_s_d(op: Any, node: Apply) -> Fn:
     return run
 
 
+def _structured_add_s_v(op: Any, node: Apply) -> Fn:
+    """``x + y[column]`` at ``x``'s stored entries (the structure is ``x``'s)."""
+    dtype = out_dtype(node)
+
+    def run(x: Any, y: Any) -> SparseMatrix:
+        matrix = _sparse(x)
+        y = _dense(y, dtype)
+        if y.shape[0] != matrix.shape[1]:
+            raise ValueError(f"{op}: x has {matrix.shape[1]} columns but y has {y.shape[0]} values")
+        _, cols = matrix.coordinates()
+        valid = matrix.valid() if not matrix.exact else True
+        picked = y[jnp.where(valid, cols, 0)]
+        return matrix.with_data(jnp.where(valid, _dense(matrix.data, dtype) + picked, 0))
+
+    return run
+
+
 def _through_dense(combine: Fn) -> Callable[[Any, Apply], Fn]:
     """A factory for a sparse result of two sparse matrices of one shape computed from
     their dense forms (``combine``), stored where it is not 0 (SciPy's canonical binary
@@ -430,6 +447,7 @@ LOWERINGS: dict[type, Callable[[Any, Apply], Fn]] = {
     CSM: _csm,
     CSMGrad: _csm_grad,
     SparseDenseMultiply: _mul_s_d,
+    StructuredAddSV: _structured_add_s_v,
     SparseSparseMultiply: _through_dense(jnp.multiply),
     AddSS: _through_dense(jnp.add),
     AddSD: _add_s_d,
