@@ -27,10 +27,11 @@ from opweave.tensor.basic import (
     ScalarFromTensor,
     TensorFromScalar,
 )
+from opweave.tensor.runtime_broadcast import check_runtime_broadcast
 from opweave_jax.lowerings.scalar import out_dtype
 from opweave_jax.values import is_static, static_int
 
-__all__ = ["LOWERINGS", "check_broadcast"]
+__all__ = ["LOWERINGS"]
 
 Fn = Callable[..., Any]
 
@@ -42,40 +43,15 @@ def _shape(op: Any, dims: tuple[Any, ...]) -> tuple[int, ...]:
     return shp
 
 
-def check_broadcast(
-    who: str, static: tuple[int | None, ...], shape: tuple[int, ...], target: tuple[int, ...]
-) -> None:
-    """Check, while tracing, that a value of ``shape`` broadcasts to ``target`` the way its
-    Type allows, as the other backends do: a dimension of length 1 stretches only when its
-    static length (in ``static``) is 1.
-
-    Raises
-    ------
-    ValueError
-        When the shapes do not broadcast, or a dimension of length 1 whose static length is
-        not 1 would stretch.
-    """
-    offset = len(target) - len(shape)
-    if offset < 0 or any(s not in (t, 1) for s, t in zip(shape, target[offset:], strict=True)):
-        raise ValueError(f"{who}: cannot broadcast a value of shape {shape} to {target}")
-    for d, (st, s, t) in enumerate(zip(static, shape, target[offset:], strict=True)):
-        if s == 1 and t != 1 and st != 1:
-            raise ValueError(
-                f"{who}: run-time broadcasting is not allowed: dimension {d} of the value has "
-                f"length 1 but its static length is unknown, and the target has length {t} "
-                "(use specify_shape to mark the dimension as length 1)"
-            )
-
-
 def alloc(op: Alloc, node: Apply) -> Fn:
     """The value broadcast to the (static) shape (only along the dimensions its Type lets
-    broadcast: :func:`check_broadcast`)."""
+    broadcast: :func:`~opweave.tensor.runtime_broadcast.check_runtime_broadcast`)."""
     dtype = out_dtype(node)
     static = node.inputs[0].type.shape  # type: ignore[attr-defined]
 
     def run(value: Any, *dims: Any) -> Any:
         shape = _shape("Alloc", dims)
-        check_broadcast("Alloc", static, tuple(jnp.shape(value)), shape)
+        check_runtime_broadcast("Alloc", static, tuple(jnp.shape(value)), shape)
         return jnp.broadcast_to(jnp.asarray(value).astype(dtype), shape)
 
     return run

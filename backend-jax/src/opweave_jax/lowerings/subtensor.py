@@ -25,6 +25,7 @@ from jax import lax
 
 from opweave.graph.basic import Apply
 from opweave.tensor.index_list import indices_from_subtensor
+from opweave.tensor.runtime_broadcast import check_runtime_broadcast
 from opweave.tensor.subtensor import (
     AdvancedIncSubtensor,
     AdvancedIncSubtensor1,
@@ -33,7 +34,6 @@ from opweave.tensor.subtensor import (
     IncSubtensor,
     Subtensor,
 )
-from opweave_jax.lowerings.basic import check_broadcast
 from opweave_jax.lowerings.scalar import out_dtype
 from opweave_jax.values import is_static, static_int
 
@@ -95,10 +95,11 @@ def subtensor(op: Subtensor, node: Apply) -> Fn:
 
 def _check_value(op: Any, node: Apply, x: Any, index: Any, y: Any) -> tuple[int, ...]:
     """The shape of ``x[index]``, after checking that ``y`` broadcasts to it the way its Type
-    allows (:func:`~opweave_jax.lowerings.basic.check_broadcast`), as on the other backends."""
+    allows, as on the other backends
+    (:func:`~opweave.tensor.runtime_broadcast.check_runtime_broadcast`)."""
     target = tuple(jnp.shape(jnp.asarray(x)[index]))
     static = node.inputs[1].type.shape  # type: ignore[attr-defined]
-    check_broadcast(str(op), static, tuple(jnp.shape(y)), target)
+    check_runtime_broadcast(str(op), static, tuple(jnp.shape(y)), target)
     return target
 
 

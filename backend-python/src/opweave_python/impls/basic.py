@@ -26,6 +26,7 @@ from opweave.tensor.basic import (
     Split,
     TensorFromScalar,
 )
+from opweave.tensor.runtime_broadcast import check_runtime_broadcast
 
 
 def _out_dtype(node: Apply, i: int = 0) -> np.dtype:
@@ -46,26 +47,6 @@ def _reusable(cell: list[Any], shape: tuple[int, ...], dtype: np.dtype) -> np.nd
     return None
 
 
-def check_broadcast(
-    who: str, static: tuple[int | None, ...], shape: tuple[int, ...], target: tuple[int, ...]
-) -> None:
-    """Check that a value of ``shape`` broadcasts to ``target`` the way its Type allows.
-
-    As for ``Elemwise``, a dimension of length 1 stretches only when its static
-    length is 1: gradients sum over statically broadcast dimensions only.
-    """
-    offset = len(target) - len(shape)
-    if offset < 0 or any(s not in (t, 1) for s, t in zip(shape, target[offset:], strict=True)):
-        raise ValueError(f"{who}: cannot broadcast a value of shape {shape} to {target}")
-    for d, (st, s, t) in enumerate(zip(static, shape, target[offset:], strict=True)):
-        if s == 1 and t != 1 and st != 1:
-            raise ValueError(
-                f"{who}: run-time broadcasting is not allowed: dimension {d} of the value has "
-                f"length 1 but its static length is unknown, and the target has length {t} "
-                "(use specify_shape to mark the dimension as length 1)"
-            )
-
-
 def make_vector_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[Any]]) -> None:
     """The scalars as a vector of ``op.dtype``."""
     dtype = np.dtype(op.dtype)
@@ -83,7 +64,7 @@ def alloc_perform(op: Any, node: Apply, inputs: Sequence[Any], out: list[list[An
     if any(s < 0 for s in shp):
         raise ValueError(f"Alloc: negative dimensions are not allowed: {shp}")
     value = np.asarray(value)
-    check_broadcast("Alloc", node.inputs[0].type.shape, value.shape, shp)  # type: ignore[attr-defined]
+    check_runtime_broadcast("Alloc", node.inputs[0].type.shape, value.shape, shp)  # type: ignore[attr-defined]
     dtype = _out_dtype(node)
     z = _reusable(out[0], shp, dtype)
     if z is None:

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from opweave.graph.basic import Apply
+from opweave.tensor.runtime_broadcast import check_runtime_broadcast
 from opweave.tensor.subtensor import (
     AdvancedIncSubtensor,
     AdvancedIncSubtensor1,
@@ -18,7 +19,6 @@ from opweave.tensor.subtensor import (
     Subtensor,
     indices_from_subtensor,
 )
-from opweave_python.impls.basic import check_broadcast
 
 
 def _index(op: Any, values: Sequence[Any]) -> tuple[Any, ...]:
@@ -46,7 +46,7 @@ def inc_subtensor_perform(
         view = x[_index(op, rest)]
     except IndexError as exc:
         raise IndexError(f"{op}: {exc} (input shape {x.shape})") from None
-    check_broadcast(str(op), node.inputs[1].type.shape, np.shape(y), view.shape)  # type: ignore[attr-defined]
+    check_runtime_broadcast(str(op), node.inputs[1].type.shape, np.shape(y), view.shape)  # type: ignore[attr-defined]
     try:
         if op.set_instead_of_inc:
             np.copyto(view, y, casting="unsafe")
@@ -89,7 +89,7 @@ def advanced_inc_subtensor1_perform(
     if not op.inplace:
         x = x.copy()
     target = (len(ilist), *x.shape[1:])
-    check_broadcast(str(op), node.inputs[1].type.shape, np.shape(y), target)  # type: ignore[attr-defined]
+    check_runtime_broadcast(str(op), node.inputs[1].type.shape, np.shape(y), target)  # type: ignore[attr-defined]
     try:
         y = np.broadcast_to(np.asarray(y, dtype=x.dtype), target)
     except ValueError:
@@ -173,7 +173,7 @@ def advanced_inc_subtensor_perform(
     x, y, *rest = inputs
     index = _advanced_index(op, x, rest)
     target = _indexed_shape(op, x, index)
-    check_broadcast(str(op), node.inputs[1].type.shape, np.shape(y), target)  # type: ignore[attr-defined]
+    check_runtime_broadcast(str(op), node.inputs[1].type.shape, np.shape(y), target)  # type: ignore[attr-defined]
     if not op.inplace:
         x = x.copy()
     y = np.asarray(y).astype(x.dtype, copy=False)
