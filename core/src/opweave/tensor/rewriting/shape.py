@@ -50,7 +50,7 @@ from opweave.tensor.dimshuffle import DimShuffle
 from opweave.tensor.elemwise import Elemwise
 from opweave.tensor.shape import Reshape, Shape, Shape_i
 from opweave.tensor.subtensor import Subtensor
-from opweave.tensor.type import TensorType
+from opweave.tensor.type import ShapedType, TensorType
 
 if TYPE_CHECKING:
     from opweave.graph.fg import FunctionGraph
@@ -217,7 +217,7 @@ def local_shape_i_from_infer_shape(fgraph: FunctionGraph, node: Apply) -> list[V
     if not isinstance(op, Shape_i):  # the rewriter tracks Shape_i nodes only
         return False
     (var,) = node.inputs
-    if not isinstance(var.type, TensorType):
+    if not isinstance(var.type, ShapedType):
         return False
     dim = infer_dim(fgraph, var, op.i)
     if dim is None or dim is node.outputs[0]:
@@ -251,7 +251,7 @@ def _follow_shape_i(fgraph: FunctionGraph, dim: Variable) -> Variable:
         if key in ends:
             dim = ends[key]
             break
-        if not isinstance(inner.type, TensorType):
+        if not isinstance(inner.type, ShapedType):
             break
         step = infer_dim(fgraph, inner, owner.op.i)
         if step is None or step is dim or key in visited:
@@ -269,7 +269,7 @@ def local_shape_from_infer_shape(fgraph: FunctionGraph, node: Apply) -> list[Var
     inferred from ``v.owner``'s ``infer_shape``; left alone for graph inputs."""
     (var,) = node.inputs
     typ = var.type
-    if not isinstance(typ, TensorType):
+    if not isinstance(typ, ShapedType):
         return False
     if None not in typ.shape:
         return [constant(np.array(typ.shape, dtype="int64"))]
@@ -313,7 +313,7 @@ def local_subtensor_of_shape(fgraph: FunctionGraph, node: Apply) -> list[Variabl
     if isinstance(vector.op, Shape):
         (var,) = vector.inputs
         ndim = getattr(var.type, "ndim", None)
-        if not isinstance(var.type, TensorType) or ndim is None or not -ndim <= k < ndim:
+        if not isinstance(var.type, ShapedType) or ndim is None or not -ndim <= k < ndim:
             return False
         new = infer_dim(fgraph, var, k % ndim)
         if new is None:
@@ -501,8 +501,9 @@ class ShapeFeature(Feature):
         return _int64_constant(length) if length is not None else Shape_i(i)(r)
 
     def shape_tuple(self, r: Variable) -> SymbolicShape:
-        """The shape of ``r`` from its Type alone (``None`` for non-tensor variables)."""
-        if not isinstance(r.type, TensorType):
+        """The shape of ``r`` from its Type alone (``None`` for variables of a Type without
+        a shape: tensors, sparse matrices and device arrays have one)."""
+        if not isinstance(r.type, ShapedType):
             return None
         return tuple(self.shape_ir(i, r) for i in range(r.type.ndim))
 
