@@ -182,11 +182,13 @@ def test_random_variables_inside_scan_draw_anew_at_each_step() -> None:
 
 
 def test_number_of_steps_must_be_static() -> None:
-    n = pt.lscalar("n")
-    xs, _ = scan(lambda a: a + 1.0, outputs_info=pt.constant(0.0, dtype="float64"), n_steps=n)
-    fn = opweave.function([n], xs, mode=Mode(linker="jax", optimizer=None))
+    # Computed from floats: no integer input to make static.
+    v = pt.dvector("v")
+    steps = pt.cast(v.sum(), "int64")
+    xs, _ = scan(lambda a: a + 1.0, outputs_info=pt.constant(0.0, dtype="float64"), n_steps=steps)
+    fn = opweave.function([v], xs, mode=Mode(linker="jax", optimizer=None))
     with pytest.raises(NotImplementedError, match="number of steps"):
-        fn(3)
+        fn(np.array([1.0, 2.0]))
 
 
 # ---------------------------------------------------------------------- IfElse

@@ -87,7 +87,9 @@ def test_repeated_indices_accumulate_when_incrementing(same_as_py: Any) -> None:
 
 
 def test_shape_from_values_is_refused_with_a_clear_message() -> None:
-    n = pt.lscalar("n")
-    f = opweave.function([n], pt.zeros((n,)), mode=opweave.Mode(linker="jax", optimizer=None))
+    # A length computed from floats (no integer input to make static).
+    v = pt.dvector("v")
+    length = pt.cast(v.sum(), "int64")
+    f = opweave.function([v], pt.zeros((length,)), mode=opweave.Mode(linker="jax", optimizer=None))
     with pytest.raises(NotImplementedError, match="must be known when the graph is compiled"):
-        f(3)
+        f(np.array([1.0, 2.0]))

@@ -85,6 +85,8 @@ class JAXLinker(JITLinker):
     #: and their destroyed inputs make each call copy the shared values the device holds
     #: (read-only views of its buffers) and send them to the device again.
     incompatible_rewrites: ClassVar[tuple[str, ...]] = ("inplace",)
+    #: Its own rewrites (:mod:`opweave_jax.rewrites`): ``sum(x[mask])`` as a masked sum.
+    rewrite_tags: ClassVar[tuple[str, ...]] = ("jax",)
     device: Any = None
     _linked: LinkedGraph | None = None
 
@@ -110,12 +112,16 @@ class JAXLinker(JITLinker):
         return GraphProgram(fgraph, fgraph.toposort() if order is None else order)
 
     def jit_compile(
-        self, fn: Callable[..., Any], donate_argnums: tuple[int, ...] = ()
+        self,
+        fn: Callable[..., Any],
+        donate_argnums: tuple[int, ...] = (),
+        static_argnums: tuple[int, ...] = (),
     ) -> Callable[..., Any]:
-        """``jax.jit(fn)``, donating the buffers of the arguments ``donate_argnums``."""
+        """``jax.jit(fn)``, donating the buffers of the arguments ``donate_argnums`` and
+        tracing once per value of the arguments ``static_argnums`` (Python ``int``)."""
         import jax
 
-        return jax.jit(fn, donate_argnums=donate_argnums)
+        return jax.jit(fn, donate_argnums=donate_argnums, static_argnums=static_argnums)
 
     def make_all(
         self,
@@ -137,6 +143,7 @@ class JAXLinker(JITLinker):
         from opweave_jax.calls import LinkedGraph
         from opweave_jax.compile_cache import configure_compilation_cache
         from opweave_jax.options import jax_device
+        from opweave_jax.static_args import StaticShapeArguments, shape_input_candidates
 
         fgraph, order, ins, outs, smap = self.wire_storage(
             input_storage, output_storage, storage_map
@@ -166,7 +173,17 @@ class JAXLinker(JITLinker):
                 }
             )
         )
-        jitted = self.jit_compile(program, donate_argnums=donated)
+        candidates = shape_input_candidates(inputs)
+        jitted: Callable[..., Any]
+        if candidates:
+            # Integer scalars become static arguments when a trace needs their value.
+            jitted = StaticShapeArguments(
+                program,
+                lambda fn, static: self.jit_compile(fn, donated, static),
+                candidates,
+            )
+        else:
+            jitted = self.jit_compile(program, donate_argnums=donated)
         # An output the caller borrows (Out(borrow=True)) is one the core lets the linker
         # reuse: it is not in no_recycling.
         recycled = set(self.no_recycling or ())

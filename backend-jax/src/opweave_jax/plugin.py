@@ -80,3 +80,12 @@ def opweave_backend_info() -> dict[str, Any]:
 def opweave_modes() -> dict[str, Any]:
     """``JAX``."""
     return {"JAX": jax_mode()}
+
+
+@hookimpl
+def opweave_rewrites(db: Any) -> None:
+    """The phase ``jax_boolean_indexing`` (tag ``jax``: only the ``jax`` linker's
+    compilations run it; :mod:`opweave_jax.rewrites`)."""
+    from opweave_jax.rewrites import register_jax_rewrites
+
+    register_jax_rewrites(db)

@@ -144,6 +144,11 @@ class GraphProgram:
             and var.type.dtype == "float64"
         ]
         self.checks: dict[str, DeferredCheck] = {}
+        #: The inputs passed as Python ``int`` or tuples of them (static arguments of
+        #: ``jax.jit``: :mod:`opweave_jax.static_args`), made NumPy values of their dtype.
+        self.static_inputs: tuple[int, ...] = ()
+        #: The node whose lowering raised in the last trace (``None`` when it succeeded).
+        self.failed_node: Apply | None = None
 
     def __call__(self, *args: Any) -> tuple[list[Any], dict[str, Any]]:
         """The outputs' values and the deferred checks' conditions, by key."""
@@ -151,6 +156,10 @@ class GraphProgram:
         for k in self.float_scalars:
             if getattr(args[k], "weak_type", False):
                 env[self.inputs[k]] = jax.lax.convert_element_type(args[k], np.float64)
+        for k in self.static_inputs:
+            var = self.inputs[k]
+            env[var] = np.asarray(args[k], dtype=var.type.dtype)  # type: ignore[attr-defined]
+        self.failed_node = None
 
         def value(var: Variable) -> Any:
             return var.data if isinstance(var, Constant) else env[var]
@@ -165,6 +174,7 @@ class GraphProgram:
                     else:
                         results = self._run(lower, node, values)
                 except Exception as exc:
+                    self.failed_node = node
                     exc.add_note(f"jax linker: while lowering node {node}")
                     raise
                 env.update(zip(node.outputs, results, strict=True))
