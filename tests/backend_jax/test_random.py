@@ -253,13 +253,6 @@ def test_the_py_linker_draws_from_a_generator_the_jax_linker_advanced() -> None:
     assert a.shape == (5,) and not np.array_equal(a, b)
 
 
-def test_a_distribution_without_a_jax_sampler_is_refused() -> None:
-    rng = opweave.shared(np.random.default_rng(0))
-    draws = rb.hypergeometric(5, 5, 3, rng=rng)
-    with pytest.raises(NoImplementationError, match=r"no jax.random sampler.*hypergeometric"):
-        opweave.function([], draws, mode="JAX")
-
-
 def test_a_subclass_with_its_own_rng_fn_is_refused() -> None:
     class Shifted(rb.NormalRV):
         def rng_fn(self, rng: np.random.Generator, *args: Any, **kwargs: Any) -> Any:

@@ -25,13 +25,18 @@ class DeferredCheck:
         The exception class.
     msg
         Its message.
+    warn
+        Whether ``jax_funcify``'s functions warn when they skip it under a JAX
+        transformation (a graph's own ``CheckAndRaise``), or skip it silently (the bounds
+        of indices, which PyTensor's JAX backend never checks).
     """
 
-    __slots__ = ("exc_type", "msg")
+    __slots__ = ("exc_type", "msg", "warn")
 
-    def __init__(self, exc_type: type[Exception], msg: str) -> None:
+    def __init__(self, exc_type: type[Exception], msg: str, warn: bool = True) -> None:
         self.exc_type = exc_type
         self.msg = msg
+        self.warn = warn
 
 
 #: The conditions of the trace under way: ``{key: (condition, check)}``.
@@ -51,8 +56,9 @@ def tracing() -> Iterator[dict[str, tuple[Any, DeferredCheck]]]:
         _CHECKS.reset(token)
 
 
-def defer_check(condition: Any, exc_type: type[Exception], msg: str) -> None:
-    """Test ``condition`` (a traced boolean) after the call; raise ``exc_type(msg)`` if false.
+def defer_check(condition: Any, exc_type: type[Exception], msg: str, *, warn: bool = True) -> None:
+    """Test ``condition`` (a traced boolean) after the call; raise ``exc_type(msg)`` if false
+    (``warn``: see :class:`DeferredCheck`).
 
     Raises
     ------
@@ -62,4 +68,4 @@ def defer_check(condition: Any, exc_type: type[Exception], msg: str) -> None:
     found = _CHECKS.get()
     if found is None:
         raise RuntimeError("defer_check is only available while the jax linker traces a graph")
-    found[f"check{len(found):06d}"] = (condition, DeferredCheck(exc_type, msg))
+    found[f"check{len(found):06d}"] = (condition, DeferredCheck(exc_type, msg, warn))

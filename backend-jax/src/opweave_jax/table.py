@@ -49,6 +49,7 @@ _MODULES = (
     "rng_consumer",
     "debug",
     "sparse",
+    "sparse_more",
     "reshape",
     "signal",
     "fft",

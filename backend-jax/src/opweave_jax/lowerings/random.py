@@ -6,7 +6,9 @@ of a ``threefry2x32`` key (the linker turns a ``numpy.random.Generator`` into on
 key it receives in two, draws with one half and returns the other as its next generator,
 so that ``updates`` of a shared generator carry the stream from call to call, as in
 PyTensor's JAX backend. The draws follow the distributions of the NumPy/SciPy ones the
-other linkers use, not their streams.
+other linkers use, not their streams. The samplers of the distributions ``jax.random`` does
+not draw itself (von Mises, hypergeometric, truncated exponential) are in
+:mod:`~opweave_jax.lowerings.random_more`.
 
 A random variable whose distribution has no sampler here (or a subclass with its own
 ``rng_fn``) is refused when the function is compiled, with a ``NoImplementationError``.
@@ -26,6 +28,7 @@ from opweave.graph.utils import NoImplementationError
 from opweave.tensor.random import basic as rb
 from opweave.tensor.random.op import RandomVariable
 from opweave.tensor.type import TensorType
+from opweave_jax.lowerings.random_more import SAMPLERS as MORE_SAMPLERS
 from opweave_jax.values import is_static, key_data_of, static_ints
 
 __all__ = ["LOWERINGS", "SAMPLERS"]
@@ -276,6 +279,7 @@ SAMPLERS: dict[type, Sampler] = {
     rb.NegBinomialRV: _negative_binomial,
     rb.BetaBinomialRV: _beta_binomial,
     rb.TriangularRV: _triangular,
+    **MORE_SAMPLERS,  # von Mises, hypergeometric, truncated exponential
 }
 
 

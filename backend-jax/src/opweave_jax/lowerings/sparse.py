@@ -41,6 +41,7 @@ from opweave_jax.lowerings.scalar import out_dtype
 from opweave_jax.lowerings.sparse_matrix import (
     INDEX_DTYPE,
     SparseMatrix,
+    compress,
     from_dense,
     from_scipy,
     is_sparse_value,
@@ -385,7 +386,7 @@ def _block_diagonal(op: SparseBlockDiagonal, node: Apply) -> Fn:
             valid.append(b.valid())
             row0, col0 = row0 + b.shape[0], col0 + b.shape[1]
         exact = all(b.exact for b in blocks)
-        return _compress(
+        return compress(
             jnp.concatenate(data),
             jnp.concatenate(rows),
             jnp.concatenate(cols),
@@ -405,35 +406,6 @@ def _all_entries(x: Any) -> SparseMatrix:
     indices = jnp.tile(jnp.arange(cols, dtype=INDEX_DTYPE), rows)
     indptr = jnp.arange(rows + 1, dtype=INDEX_DTYPE) * cols
     return SparseMatrix(x.reshape(-1), indices, indptr, (rows, cols), "csr")
-
-
-def _compress(
-    data: Any,
-    rows: Any,
-    cols: Any,
-    valid: Any,
-    shape: tuple[int, int],
-    fmt: str,
-    exact: bool,
-) -> SparseMatrix:
-    """The ``fmt`` matrix of entries without duplicates (those not ``valid`` dropped),
-    sorted as SciPy's canonical order."""
-    outer, inner = (rows, cols) if fmt == "csr" else (cols, rows)
-    n_outer, n_inner = shape if fmt == "csr" else shape[::-1]
-    outer = jnp.where(valid, outer, n_outer).astype(np.int64)
-    key = outer * max(n_inner, 1) + jnp.where(valid, inner, 0)
-    order = jnp.argsort(key, stable=True)
-    sorted_outer = outer[order]
-    indptr = jnp.searchsorted(sorted_outer, jnp.arange(n_outer + 1), side="left")
-    inner_sorted = jnp.where(valid[order], inner[order], n_inner).astype(INDEX_DTYPE)
-    return SparseMatrix(
-        jnp.where(valid[order], data[order], 0),
-        inner_sorted,
-        indptr.astype(INDEX_DTYPE),
-        shape,
-        fmt,
-        exact,
-    )
 
 
 #: Op class -> factory.

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SparseMatrix",
+    "coalesce",
+    "compress",
     "from_dense",
     "from_scipy",
     "is_sparse_value",
@@ -256,4 +258,111 @@ def from_dense(x: Any, format: str, dtype: Any = None, capacity: int | None = No
     compressed = jax_sparse().BCSR.fromdense(outer, nse=nse, index_dtype=INDEX_DTYPE)
     return SparseMatrix(
         compressed.data, compressed.indices, compressed.indptr, shape, format, exact=False
+    )
+
+
+def compress(
+    data: Any,
+    rows: Any,
+    cols: Any,
+    valid: Any,
+    shape: tuple[int, int],
+    fmt: str,
+    exact: bool,
+) -> SparseMatrix:
+    """The ``fmt`` matrix of the entries ``data`` at ``(rows, cols)`` where ``valid`` (the
+    others dropped, as padding), sorted as SciPy's canonical order (duplicates are kept,
+    in their order).
+
+    Parameters
+    ----------
+    data, rows, cols, valid
+        The values, their positions and whether each is stored (1-d, one length).
+    shape
+        The matrix's shape.
+    fmt
+        ``"csr"`` or ``"csc"``.
+    exact
+        Whether every entry is ``valid`` (the result is then not padded).
+    """
+    outer, inner = (rows, cols) if fmt == "csr" else (cols, rows)
+    n_outer, n_inner = shape if fmt == "csr" else shape[::-1]
+    outer = jnp.where(valid, outer, n_outer).astype(np.int64)
+    key = outer * max(n_inner, 1) + jnp.where(valid, inner, 0)
+    order = jnp.argsort(key, stable=True)
+    sorted_outer = outer[order]
+    indptr = jnp.searchsorted(sorted_outer, jnp.arange(n_outer + 1), side="left")
+    inner_sorted = jnp.where(valid[order], inner[order], n_inner).astype(INDEX_DTYPE)
+    return SparseMatrix(
+        jnp.where(valid[order], data[order], 0),
+        inner_sorted,
+        indptr.astype(INDEX_DTYPE),
+        shape,
+        fmt,
+        exact,
+    )
+
+
+def coalesce(
+    data: Any,
+    rows: Any,
+    cols: Any,
+    valid: Any,
+    shape: tuple[int, int],
+    fmt: str,
+    drop_zeros: bool = False,
+) -> SparseMatrix:
+    """The padded ``fmt`` matrix of the entries ``data`` at ``(rows, cols)`` where
+    ``valid``, the values at one position added up (SciPy's ``sum_duplicates``), in
+    SciPy's canonical order.
+
+    Parameters
+    ----------
+    data, rows, cols, valid
+        The values, their positions and whether each counts (1-d, one length).
+    shape
+        The matrix's shape.
+    fmt
+        ``"csr"`` or ``"csc"``.
+    drop_zeros
+        Leave out the sums equal to 0 (as SciPy's sparse products do); else they are
+        stored.
+    """
+    outer, inner = (rows, cols) if fmt == "csr" else (cols, rows)
+    n_outer, n_inner = shape if fmt == "csr" else shape[::-1]
+    width = max(n_inner, 1)
+    end = n_outer * width  # the key of no position
+    key = jnp.where(valid, outer.astype(np.int64) * width + inner.astype(np.int64), end)
+    order = jnp.argsort(key, stable=True)
+    sorted_key = key[order]
+    values = jnp.where(valid[order], jnp.asarray(data)[order], 0)
+    capacity = int(sorted_key.shape[0])
+    if capacity == 0:
+        return SparseMatrix(
+            values,
+            sorted_key.astype(INDEX_DTYPE),
+            jnp.zeros(n_outer + 1, INDEX_DTYPE),
+            shape,
+            fmt,
+            exact=False,
+        )
+    first = jnp.concatenate([jnp.ones(1, bool), sorted_key[1:] != sorted_key[:-1]])
+    group = jnp.cumsum(first) - 1
+    sums = jnp.zeros(capacity, values.dtype).at[group].add(values)
+    group_key = jnp.full(capacity, end, np.int64).at[group].set(sorted_key)
+    keep = group_key < end
+    if drop_zeros:
+        keep = keep & (sums != 0)
+    packed = jnp.argsort(~keep, stable=True)  # the kept positions first, still sorted
+    kept = keep[packed]
+    packed_key = jnp.where(kept, group_key[packed], end)
+    packed_outer = packed_key // width
+    indptr = jnp.searchsorted(packed_outer, jnp.arange(n_outer + 1), side="left")
+    return SparseMatrix(
+        jnp.where(kept, sums[packed], 0),
+        jnp.where(kept, packed_key % width, n_inner).astype(INDEX_DTYPE),
+        indptr.astype(INDEX_DTYPE),
+        shape,
+        fmt,
+        exact=False,
     )
