@@ -70,7 +70,7 @@ def _defer_all(program: GraphProgram, conditions: dict[str, Any]) -> None:
     """Raise the inner graph's deferred checks after the call, as the outer graph's."""
     for key, condition in conditions.items():
         check = program.checks[key]
-        defer_check(condition, check.exc_type, check.msg)
+        defer_check(condition, check.exc_type, check.msg, warn=check.warn)
 
 
 # ---------------------------------------------------------------------- Scan

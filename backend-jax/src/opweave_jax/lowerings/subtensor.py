@@ -5,9 +5,10 @@ index of slices of step 1 or -1 and integers updates its region with
 ``lax.dynamic_update_slice``). As on the other backends, an update value broadcasts only
 along the dimensions its Type lets broadcast (``ValueError`` otherwise).
 
-Slice bounds must be static (constants, or computed from shapes). Static integer indices
-are checked (an ``IndexError`` out of bounds, as NumPy); integer indices and index arrays
-that depend on the input values are not: XLA clamps them into bounds instead. Boolean
+Slice bounds must be static (constants, or computed from shapes). Integer indices and index
+arrays are checked: an ``IndexError`` out of bounds, as NumPy raises; while tracing for
+those known then, after the call for those that depend on the input values (XLA would
+clamp them into bounds: :func:`~opweave_jax.context.defer_check`). Boolean
 masks must be static, except alone in the index of an update by a 0-d value (then
 ``jnp.where``). When setting with repeated advanced indices, which of the values
 lands is XLA's choice (NumPy: the last); incrementing accumulates them all, as
@@ -34,6 +35,7 @@ from opweave.tensor.subtensor import (
     IncSubtensor,
     Subtensor,
 )
+from opweave_jax.context import defer_check
 from opweave_jax.lowerings.scalar import out_dtype
 from opweave_jax.values import is_static, static_int
 
@@ -44,6 +46,28 @@ Fn = Callable[..., Any]
 
 def _bound(value: Any, op: Any) -> int | None:
     return None if value is None else static_int(value, f"a slice bound of {op}")
+
+
+def _check_bounds(op: Any, index: Any, axis: int, size: int) -> None:
+    """Raise NumPy's ``IndexError`` when an integer ``index`` (a scalar or an array) falls
+    outside an axis of length ``size``: now when it is known, after the call otherwise."""
+    if is_static(index):
+        values = np.asarray(index)
+        if values.dtype == np.bool_ or values.size == 0:
+            return
+        low, high = int(values.min()), int(values.max())
+        if low < -size or high >= size:
+            bad = low if low < -size else high
+            raise IndexError(f"{op}: index {bad} is out of bounds for axis {axis} with size {size}")
+        return
+    if jnp.asarray(index).dtype == np.bool_:
+        return
+    defer_check(
+        jnp.all((index >= -size) & (index < size)),
+        IndexError,
+        f"{op}: an index is out of bounds for axis {axis} with size {size}",
+        warn=False,
+    )
 
 
 def _basic_index(op: Any, shape: tuple[int, ...], values: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -58,28 +82,36 @@ def _basic_index(op: Any, shape: tuple[int, ...], values: tuple[Any, ...]) -> tu
                 raise ValueError(f"{op}: slice step cannot be zero")
         elif is_static(entry):
             i = int(np.asarray(entry))
-            if not -shape[axis] <= i < shape[axis]:
-                raise IndexError(
-                    f"{op}: index {i} is out of bounds for axis {axis} with size {shape[axis]}"
-                )
+            _check_bounds(op, i, axis, shape[axis])
             found.append(i)
         else:
+            _check_bounds(op, entry, axis, shape[axis])
             found.append(entry)
     return tuple(found)
 
 
-def _advanced_index(op: Any, values: tuple[Any, ...]) -> tuple[Any, ...]:
-    """The index of an advanced node from its index values (slices made static)."""
+def _advanced_index(op: Any, shape: tuple[int, ...], values: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The index of an advanced node from its index values (slices made static, integer
+    indices checked against the lengths of ``shape``)."""
     found: list[Any] = []
+    axis = 0
     for entry in indices_from_subtensor(values, op.idx_list):
         if isinstance(entry, slice):
             found.append(
                 slice(_bound(entry.start, op), _bound(entry.stop, op), _bound(entry.step, op))
             )
+            axis += 1
         elif entry is None:
             found.append(None)
         else:
-            found.append(entry if not is_static(entry) else np.asarray(entry))
+            entry = entry if not is_static(entry) else np.asarray(entry)
+            if jnp.asarray(entry).dtype == np.bool_:
+                axis += max(1, jnp.ndim(entry))
+            else:
+                if axis < len(shape):
+                    _check_bounds(op, entry, axis, shape[axis])
+                axis += 1
+            found.append(entry)
     return tuple(found)
 
 
@@ -188,7 +220,9 @@ def advanced_subtensor1(op: AdvancedSubtensor1, node: Apply) -> Fn:
     """``x[ilist]``."""
 
     def run(x: Any, ilist: Any) -> Any:
-        return jnp.asarray(x)[ilist]
+        x = jnp.asarray(x)
+        _check_bounds(op, ilist, 0, x.shape[0])
+        return x[ilist]
 
     return run
 
@@ -198,6 +232,7 @@ def advanced_inc_subtensor1(op: AdvancedIncSubtensor1, node: Apply) -> Fn:
     dtype = out_dtype(node)
 
     def run(x: Any, y: Any, ilist: Any) -> Any:
+        _check_bounds(op, ilist, 0, jnp.shape(x)[0])
         _check_value(op, node, x, ilist, y)
         return _update(x, ilist, y, dtype, op.set_instead_of_inc)
 
@@ -208,7 +243,8 @@ def advanced_subtensor(op: AdvancedSubtensor, node: Apply) -> Fn:
     """``x[index]`` with integer arrays, static masks, ints and static slices."""
 
     def run(x: Any, *values: Any) -> Any:
-        return jnp.asarray(x)[_advanced_index(op, values)]
+        x = jnp.asarray(x)
+        return x[_advanced_index(op, x.shape, values)]
 
     return run
 
@@ -241,7 +277,7 @@ def advanced_inc_subtensor(op: AdvancedIncSubtensor, node: Apply) -> Fn:
     scalar_value = node.inputs[1].type.ndim == 0  # type: ignore[attr-defined]
 
     def run(x: Any, y: Any, *values: Any) -> Any:
-        index = _advanced_index(op, values)
+        index = _advanced_index(op, jnp.shape(x), values)
         x, y = jnp.asarray(x).astype(dtype), jnp.asarray(y).astype(dtype)
         mask = index[0] if len(index) == 1 else None
         if (

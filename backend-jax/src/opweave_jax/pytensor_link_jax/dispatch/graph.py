@@ -10,7 +10,9 @@ Checks (:class:`~opweave.raise_op.CheckAndRaise`, ``Assert``): a condition known
 tracing raises at once, as with the ``jax`` linker; a condition known only at run time is
 tested after the call when the function is called with concrete arrays (the Op's exception
 is raised when it is false), and skipped when the function runs under a JAX transformation
-(no exception can leave a traced function), with a warning, as PyTensor does.
+(no exception can leave a traced function), with a warning, as PyTensor does; the bounds
+checks of indices computed from the values are skipped there without one (PyTensor's JAX
+backend has none).
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ def graph_function(
         for key, condition in conditions.items():
             check = program.checks[key]
             if not is_static(condition):
-                if not warned:
+                if check.warn and not warned:
                     warned.append(True)
                     warnings.warn(
                         f"Skipping the run-time check {check.msg!r} ({check.exc_type.__name__})"
