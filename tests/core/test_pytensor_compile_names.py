@@ -568,3 +568,11 @@ def test_graph_utils_helpers() -> None:
     with config.change_flags(traceback__limit=0):
         untraced = dvector("untraced")
     assert get_variable_trace_string(untraced) == ""
+
+
+def test_mode_private_optimizer_is_the_provided_query() -> None:
+    # PyTensor's tests build their JAX mode from ``JAX._optimizer.exclude``.
+    mode = Mode(linker="py", optimizer="fast_run").excluding("fusion")
+    assert mode._optimizer.exclude == mode.provided_optimizer.exclude
+    assert "fusion" in mode._optimizer.exclude
+    assert "fast_run" in mode._optimizer.include

@@ -476,6 +476,12 @@ class Mode:
             base.including(*self._including).excluding(*self._excluding).requiring(*self._requiring)
         )
 
+    @property
+    def _optimizer(self) -> Any:
+        """PyTensor's private name of :attr:`provided_optimizer` (its tests and some user
+        code read ``mode._optimizer.exclude``)."""
+        return self.provided_optimizer
+
     def rewrite_query(self) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
         """Return ``(include, exclude, require)`` tags, or ``None`` for no rewriting of
         :data:`optdb` (also when the optimizer is a graph rewriter: see
