@@ -107,3 +107,21 @@ def test_reshape_to_a_shape_given_as_a_vector(same_as_py: Any) -> None:
     a, shape = pt.dvector("a"), pt.lvector("shape")
     same_as_py([a, shape], [pt.reshape(a, shape, ndim=2)], [np.arange(6.0), np.array([3, 2])])
     same_as_py([a, shape], [pt.reshape(a, shape, ndim=2)], [np.arange(6.0), np.array([1, 6])])
+
+
+def test_a_length_kept_in_a_shared_variable() -> None:
+    # PyMC keeps the lengths of mutable dimensions in shared integer scalars.
+    n = opweave.shared(np.int64(3), name="n")
+    x = pt.dvector("x")
+    f = opweave.function([x], pt.zeros(n) + x[0], mode=JAX)
+    np.testing.assert_array_equal(f(np.array([2.0])), np.full(3, 2.0))
+    n.set_value(np.int64(5))
+    np.testing.assert_array_equal(f(np.array([2.0])), np.full(5, 2.0))
+
+
+def test_a_shared_length_the_function_updates_is_refused() -> None:
+    # Its buffer is donated to the update: it cannot also be a static argument.
+    m = opweave.shared(np.int64(2), name="m")
+    f = opweave.function([], pt.zeros(m), updates={m: m + 1}, mode=JAX)
+    with pytest.raises(NotImplementedError, match="must be known when the graph is compiled"):
+        f()

@@ -173,7 +173,7 @@ class JAXLinker(JITLinker):
                 }
             )
         )
-        candidates = shape_input_candidates(inputs)
+        candidates = shape_input_candidates(inputs, donated)
         jitted: Callable[..., Any]
         if candidates:
             # Integer scalars become static arguments when a trace needs their value.

@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 
-from opweave.compile.sharedvalue import SharedVariable
 from opweave.graph.basic import Variable
 from opweave.graph.walks import ancestors
 from opweave.tensor.type import TensorType
@@ -30,17 +29,21 @@ from opweave.tensor.type import TensorType
 __all__ = ["StaticShapeArguments", "shape_input_candidates"]
 
 
-def shape_input_candidates(inputs: Sequence[Variable]) -> tuple[int, ...]:
+def shape_input_candidates(
+    inputs: Sequence[Variable], donated: Sequence[int] = ()
+) -> tuple[int, ...]:
     """The positions of the inputs that may be made static: integer scalars and vectors
-    (0-d and 1-d tensors of a signed or unsigned integer dtype: lengths, and shapes) that
-    are not shared variables."""
+    (0-d and 1-d tensors of a signed or unsigned integer dtype: lengths, and shapes),
+    arguments or shared variables (a length kept in a shared variable, as PyMC keeps the
+    lengths of its mutable dimensions), except those whose buffers are ``donated`` (the
+    shared variables the function updates)."""
     return tuple(
         k
         for k, var in enumerate(inputs)
         if isinstance(var.type, TensorType)
         and var.type.ndim <= 1
         and np.dtype(var.type.dtype).kind in "iu"
-        and not isinstance(var, SharedVariable)
+        and k not in donated
     )
 
 
