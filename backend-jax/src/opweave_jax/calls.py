@@ -109,10 +109,11 @@ class LinkedGraph:
     Parameters
     ----------
     jitted
-        ``jax.jit`` of the :class:`~opweave_jax.program.GraphProgram`: a function of the
-        graph's input values returning ``(outputs, conditions)``.
+        ``jax.jit`` of the :class:`~opweave_jax.checked.CheckedProgram`: a function of the
+        graph's input values returning ``(outputs, code)``.
     program
-        The program (its ``checks`` name the exceptions of the conditions).
+        The :class:`~opweave_jax.checked.CheckedProgram` (it raises the exception of the
+        deferred check a ``code`` names).
     inputs, outputs
         The graph's inputs and outputs.
     input_cells, output_cells
@@ -180,27 +181,24 @@ class LinkedGraph:
             for m, v in zip(mirrors, self.inputs, strict=True)
         ]
 
-    def _check_failed(self, conditions: dict[str, Any]) -> None:
-        """Raise the exception of the first deferred check whose condition is false."""
-        checks = self.program.checks
-        for key, condition in conditions.items():
-            if not bool(condition):
-                check = checks[key]
-                raise check.exc_type(check.msg)
+    def _check_failed(self, code: Any) -> None:
+        """Raise the exception of the first deferred check whose condition is false
+        (``code``: :class:`~opweave_jax.checked.CheckedProgram`)."""
+        self.program.raise_failed(code)
 
     def _call_jitted(self, values: list[Any], converters: list[Convert]) -> list[Any]:
         """The jitted function on ``values``; its outputs on the host (``converters``),
         once the deferred checks passed."""
         device = self.device
         if device is None:
-            results, conditions = self.jitted(*values)
+            results, code = self.jitted(*values)
         else:
             import jax
 
             with jax.default_device(device):
-                results, conditions = self.jitted(*values)
-        if conditions:
-            self._check_failed(conditions)
+                results, code = self.jitted(*values)
+        if code is not None:
+            self._check_failed(code)
         return self._host(results, converters, self.candidates, values)
 
     def _host(
@@ -290,7 +288,7 @@ class LinkedGraph:
         host = self._host
         candidates = [o for o in self.candidates if o not in self._borrowed]
         n_cells = len(output_cells)
-        check_failed = self._check_failed
+        check_failed = self.program.raise_failed
         # Every output a tensor copied into a new NumPy array (no update, none borrowed):
         # the program gives each its Type's dtype, so ``numpy.array`` is the whole copy.
         plain = (
@@ -332,12 +330,12 @@ class LinkedGraph:
             if implicit:
                 values = [*values, *_cell_values(implicit, key_data_of)]
             if device is None:
-                results, conditions = jitted(*values)
+                results, code = jitted(*values)
             else:
                 with jax.default_device(device):
-                    results, conditions = jitted(*values)
-            if conditions:
-                check_failed(conditions)
+                    results, code = jitted(*values)
+            if code is not None:
+                check_failed(code)
             if candidates:
                 outs = host(results, returned, candidates, values)
             elif plain:

@@ -141,6 +141,7 @@ class JAXLinker(JITLinker):
         import jax
 
         from opweave_jax.calls import LinkedGraph
+        from opweave_jax.checked import CheckedProgram
         from opweave_jax.compile_cache import configure_compilation_cache
         from opweave_jax.options import jax_device
         from opweave_jax.static_args import StaticShapeArguments, shape_input_candidates
@@ -173,17 +174,19 @@ class JAXLinker(JITLinker):
                 }
             )
         )
+        # The deferred checks' conditions come back as one integer (opweave_jax.checked).
+        checked = CheckedProgram(program)
         candidates = shape_input_candidates(inputs, donated)
         jitted: Callable[..., Any]
         if candidates:
             # Integer scalars become static arguments when a trace needs their value.
             jitted = StaticShapeArguments(
                 program,
-                lambda fn, static: self.jit_compile(fn, donated, static),
+                lambda static: self.jit_compile(checked, donated, static),
                 candidates,
             )
         else:
-            jitted = self.jit_compile(program, donate_argnums=donated)
+            jitted = self.jit_compile(checked, donate_argnums=donated)
         # An output the caller borrows (Out(borrow=True)) is one the core lets the linker
         # reuse: it is not in no_recycling.
         recycled = set(self.no_recycling or ())
@@ -194,7 +197,7 @@ class JAXLinker(JITLinker):
         )
         linked = LinkedGraph(
             jitted,
-            program,
+            checked,
             inputs,
             outputs,
             ins,

@@ -79,7 +79,8 @@ class StaticShapeArguments:
     program
         The :class:`~opweave_jax.program.GraphProgram`; its ``static_inputs`` are set here.
     jit
-        Makes the jitted function: ``jit(program, static_argnums)``.
+        Makes the jitted function (of the program) for the static arguments given:
+        ``jit(static_argnums)``.
     candidates
         The positions of the inputs that may become static
         (:func:`shape_input_candidates`).
@@ -93,14 +94,14 @@ class StaticShapeArguments:
     def __init__(
         self,
         program: Any,
-        jit: Callable[[Any, tuple[int, ...]], Callable[..., Any]],
+        jit: Callable[[tuple[int, ...]], Callable[..., Any]],
         candidates: Sequence[int],
     ) -> None:
         self.program = program
         self._jit = jit
         self._candidates = tuple(candidates)
         self.static: tuple[int, ...] = ()
-        self._jitted = jit(program, ())
+        self._jitted = jit(())
 
     def __call__(self, *values: Any) -> Any:
         """The jitted program on ``values`` (the static ones as Python ``int``)."""
@@ -129,4 +130,4 @@ class StaticShapeArguments:
     def _make_static(self, more: Sequence[int]) -> None:
         self.static = tuple(sorted({*self.static, *more}))
         self.program.static_inputs = self.static
-        self._jitted = self._jit(self.program, self.static)
+        self._jitted = self._jit(self.static)
