@@ -104,7 +104,7 @@ def test_random_size_given_as_an_integer_vector() -> None:
 
 
 def test_reshape_to_a_shape_given_as_a_vector(same_as_py: Any) -> None:
-    a, shape = pt.dvector("a"), pt.lvector("shape")
+    a, shape = pt.dvector("a"), pt.tensor("shape", dtype="int64", shape=(2,))
     same_as_py([a, shape], [pt.reshape(a, shape, ndim=2)], [np.arange(6.0), np.array([3, 2])])
     same_as_py([a, shape], [pt.reshape(a, shape, ndim=2)], [np.arange(6.0), np.array([1, 6])])
 
@@ -125,3 +125,11 @@ def test_a_shared_length_the_function_updates_is_refused() -> None:
     f = opweave.function([], pt.zeros(m), updates={m: m + 1}, mode=JAX)
     with pytest.raises(NotImplementedError, match="must be known when the graph is compiled"):
         f()
+
+
+def test_index_vectors_of_unknown_length_are_not_made_static() -> None:
+    # Their values may change at every call: a program per value would compile each time.
+    i = pt.lvector("i")
+    f = opweave.function([i], pt.bincount(i), mode=opweave.Mode(linker="jax", optimizer=None))
+    with pytest.raises(NotImplementedError, match="must be known when the graph is compiled"):
+        f(np.array([0, 1, 1]))

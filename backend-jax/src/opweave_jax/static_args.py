@@ -2,8 +2,9 @@
 
 XLA compiles for fixed shapes, so a length computed from an input's *value* (``reshape(a,
 (n, n))``, ``normal(size=n)``, ``zeros(n)``, ``arange(n)``, ``normal(size=shape)`` with an
-integer vector ``shape``) cannot be traced. The ``jax`` linker then makes that input a
-static argument of ``jax.jit``, as PyTensor's JAX linker does for its scalar shape inputs:
+integer vector ``shape`` of static length) cannot be traced. The ``jax`` linker then makes
+that input a static argument of ``jax.jit``, as PyTensor's JAX linker does for its scalar
+shape inputs:
 the function is traced (and compiled) once per value of it, and the value is a constant
 while tracing, so every lowering sees a known length.
 
@@ -26,23 +27,34 @@ from opweave.graph.basic import Variable
 from opweave.graph.walks import ancestors
 from opweave.tensor.type import TensorType
 
-__all__ = ["StaticShapeArguments", "shape_input_candidates"]
+__all__ = ["MAX_SHAPE_LENGTH", "StaticShapeArguments", "shape_input_candidates"]
+
+#: The longest integer vector input taken for a shape (and made static when needed).
+MAX_SHAPE_LENGTH = 32
 
 
 def shape_input_candidates(
     inputs: Sequence[Variable], donated: Sequence[int] = ()
 ) -> tuple[int, ...]:
-    """The positions of the inputs that may be made static: integer scalars and vectors
-    (0-d and 1-d tensors of a signed or unsigned integer dtype: lengths, and shapes),
-    arguments or shared variables (a length kept in a shared variable, as PyMC keeps the
-    lengths of its mutable dimensions), except those whose buffers are ``donated`` (the
-    shared variables the function updates)."""
+    """The positions of the inputs that may be made static: integer scalars (lengths) and
+    integer vectors of a static length up to :data:`MAX_SHAPE_LENGTH` (shapes), arguments
+    or shared variables (a length kept in a shared variable, as PyMC keeps the lengths of
+    its mutable dimensions), except those whose buffers are ``donated`` (the shared
+    variables the function updates). A vector of unknown length is not one: index vectors
+    whose values change at each call would compile a new program at each call."""
     return tuple(
         k
         for k, var in enumerate(inputs)
         if isinstance(var.type, TensorType)
-        and var.type.ndim <= 1
         and np.dtype(var.type.dtype).kind in "iu"
+        and (
+            var.type.ndim == 0
+            or (
+                var.type.ndim == 1
+                and var.type.shape[0] is not None
+                and var.type.shape[0] <= MAX_SHAPE_LENGTH
+            )
+        )
         and k not in donated
     )
 
