@@ -55,6 +55,41 @@ def _is_shared(var: Variable) -> bool:
     return hasattr(var, "container") and hasattr(var, "get_value")
 
 
+def _shared_roots_in_order(
+    outputs: Sequence[Variable],
+    updates: Sequence[tuple[Variable, Variable]],
+    explicit: set[Variable],
+) -> list[Variable]:
+    """The shared variables a function reads, in PyTensor's order of its implicit inputs.
+
+    That is the order a left-to-right depth-first walk meets them: through the outputs
+    first, then through each update expression followed by the variable it updates.
+    Libraries give new states to the random generators of a function in this order, so it
+    fixes which stream each generator draws from.
+    """
+    found: dict[Variable, None] = {}
+    visited: set[Variable] = set()
+
+    def walk(var: Variable) -> None:
+        stack = [var]
+        while stack:
+            v = stack.pop()
+            if v in visited:
+                continue
+            visited.add(v)
+            if v.owner is not None:
+                stack.extend(reversed(v.owner.inputs))
+            elif _is_shared(v) and v not in explicit:
+                found.setdefault(v, None)
+
+    for out in outputs:
+        walk(out)
+    for target, expr in updates:
+        walk(expr)
+        walk(target)
+    return list(found)
+
+
 class FunctionMaker:
     """Builds the :class:`FunctionGraph` of a function, rewrites it, and links it.
 
@@ -164,13 +199,13 @@ class FunctionMaker:
             raise ValueError("a variable is updated more than once")
 
         out_vars = [o.variable for o in self.outputs]
-        exprs = out_vars + [e for _, e in self.updates]
         explicit = [i.variable for i in self.inputs]
-        implicit_vars = [
-            v for v in graph_inputs(exprs + targets) if _is_shared(v) and v not in seen
-        ]
-        self.implicit = list(dict.fromkeys(implicit_vars))
+        self.implicit = _shared_roots_in_order(out_vars, self.updates, seen)
         all_inputs = explicit + self.implicit
+        # As in PyTensor, the update outputs follow the order of the inputs they update.
+        position = {var: k for k, var in enumerate(all_inputs)}
+        self.updates.sort(key=lambda pair: position[pair[0]])
+        exprs = out_vars + [e for _, e in self.updates]
         self._check_unused(exprs, on_unused_input)
         update_mapping = {
             len(out_vars) + k: all_inputs.index(t) for k, (t, _) in enumerate(self.updates)

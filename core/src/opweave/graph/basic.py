@@ -919,8 +919,14 @@ def variable_depends_on(variable: Variable, depends_on: Variable | Iterable[Vari
 ReplaceTypes = Mapping[Variable, Variable] | Iterable[tuple[Variable, Variable]]
 
 
-def _format_replace(replace: ReplaceTypes | None, what: str) -> dict[Variable, Variable]:
+def _format_replace(
+    replace: ReplaceTypes | None, what: str, *, values: bool = False
+) -> dict[Variable, Variable]:
     """``replace`` as a dict, each new variable converted to its old variable's Type.
+
+    With ``values``, a replacement may also be a NumPy array or scalar, which the caller
+    converts to a constant of the old variable's Type (PyTensor's ``graph_replace`` accepts
+    them).
 
     Raises
     ------
@@ -944,7 +950,8 @@ def _format_replace(replace: ReplaceTypes | None, what: str) -> dict[Variable, V
         if not (isinstance(pair, tuple) and len(pair) == 2):
             raise TypeError(f"{what}: replace must hold (old, new) pairs, got {pair!r}")
         old, new = pair
-        if not isinstance(old, Variable) or not isinstance(new, Variable):
+        is_value = values and isinstance(new, np.ndarray | np.generic)
+        if not isinstance(old, Variable) or not (is_value or isinstance(new, Variable)):
             raise TypeError(
                 f"{what}: replacements must map Variables to Variables, got "
                 f"{type(old).__name__} -> {type(new).__name__}"

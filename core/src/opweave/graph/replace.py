@@ -52,7 +52,8 @@ def graph_replace(
     outputs
         One variable or a sequence of them.
     replace
-        ``{old: new}`` (or pairs); each ``new`` is converted to its ``old``'s Type.
+        ``{old: new}`` (or pairs); each ``new`` is converted to its ``old``'s Type. As in
+        PyTensor, ``new`` may be a NumPy array or scalar: it becomes a constant.
     strict
         Raise if a replaced variable is not part of the graph of ``outputs``.
 
@@ -69,7 +70,7 @@ def graph_replace(
     """
     as_list = not isinstance(outputs, Variable)
     outs = [outputs] if isinstance(outputs, Variable) else list(outputs)
-    items = _format_replace(replace, "graph_replace")
+    items = _format_replace(replace, "graph_replace", values=True)
     given = {old: old.type.filter_variable(new) for old, new in items.items()}
     if strict:
         in_graph = set(ancestors(outs))

@@ -9,6 +9,7 @@ The constructors (``scalar``/``vector``/``matrix``/..., the typed shortcuts ``dm
 
 from __future__ import annotations
 
+import numbers
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -486,6 +487,9 @@ def as_tensor_variable(
     TypeError
         If ``x`` cannot be converted, or is a Python ``bool`` (often the result of ``==`` on
         variables, which compares identities: use ``opweave.tensor.eq``).
+    NoTensorConversionError
+        A ``TypeError`` that is also a ``NotImplementedError`` (as PyTensor raises): ``x``
+        is neither a number, an array nor a list or tuple, and cannot be converted.
     ValueError
         If ``ndim`` cannot be reached.
     """
@@ -526,7 +530,26 @@ def as_tensor_variable(
     try:
         return constant(x, name=name, ndim=ndim, dtype=dtype)
     except TypeError as exc:
+        if not isinstance(x, _CONVERTIBLE_KINDS):
+            raise NoTensorConversionError(
+                f"Cannot convert {x!r:.60} to a tensor variable: cannot convert "
+                f"{type(x).__name__} values to a tensor ({exc})"
+            ) from None
         raise TypeError(f"cannot convert {type(x).__name__} {x!r:.60} to a tensor: {exc}") from None
+
+
+class NoTensorConversionError(TypeError, NotImplementedError):
+    """:func:`as_tensor_variable` has no conversion for objects of this type.
+
+    A ``TypeError`` as every failed conversion, and a ``NotImplementedError`` as in PyTensor,
+    which raises that for objects (strings, ``None``...) of a type without a conversion.
+    """
+
+
+#: The kinds of values PyTensor converts to constants: a failure with one of them is a
+#: plain ``TypeError`` (such as an unsupported dtype), with anything else
+#: :class:`NoTensorConversionError`.
+_CONVERTIBLE_KINDS = (numbers.Number, np.ndarray, np.generic, list, tuple)
 
 
 def _range_tensor(x: range, name: str | None, ndim: int | None, dtype: Any) -> TensorVariable:
