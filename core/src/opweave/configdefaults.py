@@ -334,6 +334,13 @@ def build_config(
         EnumParam("low", ("low", "medium", "high")),
     )
     config.add(
+        "warn_float64",
+        "What happens when a float64 tensor variable is created (PyTensor's flag, with its "
+        "values): ``ignore``, ``warn`` (a ``UserWarning``), ``raise`` (a ``TypeError``) or "
+        "``pdb`` (the debugger). Constants are not checked, as in PyTensor.",
+        EnumParam("ignore", ("ignore", "warn", "raise", "pdb")),
+    )
+    config.add(
         "vm__lazy",
         "Whether the thunk loops (the ``vm`` and ``cvm`` linkers) evaluate lazily "
         "(PyTensor's flag): ``None`` runs the lazy loop for graphs with a lazy node (an "

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from opweave.configdefaults import config
 from opweave.graph.basic import Constant, OptionalApplyType, Variable
 from opweave.graph.utils import MetaType
 from opweave.tensor.exceptions import NotScalarConstantError  # re-exported here
@@ -124,7 +125,41 @@ class TensorVariable(TensorPyOperators, Variable["TensorType", OptionalApplyType
         The TensorType.
     owner, index, name
         As for :class:`~opweave.graph.basic.Variable`.
+
+    Warns
+    -----
+    UserWarning
+        For a float64 variable when the ``warn_float64`` flag is ``warn`` (``raise``
+        raises a ``TypeError`` instead, ``pdb`` starts the debugger).
     """
+
+    def __init__(
+        self,
+        type: TensorType,
+        owner: OptionalApplyType | None = None,
+        index: int | None = None,
+        name: str | None = None,
+    ) -> None:
+        super().__init__(type, owner, index, name)
+        if type.dtype == "float64":
+            _check_float64()
+
+
+def _check_float64() -> None:
+    """Act on the ``warn_float64`` flag for a float64 variable being created."""
+    action = config.warn_float64
+    if action == "ignore":
+        return
+    message = (
+        "You are creating a TensorVariable with float64 dtype. You requested an action "
+        f"via the warn_float64 flag ({action})."
+    )
+    if action == "warn":
+        warnings.warn(message, UserWarning, stacklevel=4)
+    elif action == "raise":
+        raise TypeError(message)
+    else:
+        breakpoint()
 
 
 class TensorConstant(TensorVariable[None], Constant["TensorType"]):

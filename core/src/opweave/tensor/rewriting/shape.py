@@ -16,6 +16,13 @@ Registered in ``canonicalize`` (tags ``fast_run``, ``shape``):
 * ``local_subtensor_of_shape``: ``v.shape[k]`` (a constant ``k``) -> ``Shape_i(k)(v)``
   (itself answered as above), and ``MakeVector(a, b, ...)[k]`` -> the ``k``-th entry.
 
+``FAST_COMPILE`` runs the same three, once over the graph, in their own phase
+``fast_compile_shape`` (position 0.1, tags ``fast_compile``, ``shape``), as PyTensor's
+``FAST_COMPILE`` answers shapes through its ``ShapeFeature``: ``x.shape`` of a statically
+shaped ``x`` is then a constant there too, which also fixes the order in which
+:func:`~opweave.graph.traversal.graph_inputs` meets the random generators of a graph
+such as ``uniform(size=x.shape, rng=r) + x`` (PyMC sets their states in that order).
+
 Where ``infer_shape`` is not defined, raises, or returns something that is not an
 integer scalar, the node is left alone. As in PyTensor, a shape answered this way does
 not check at run time that the result could have been computed (e.g. that the inputs of
@@ -41,7 +48,7 @@ import numpy as np
 from opweave.graph.basic import Apply, Constant, Variable, equal_computations
 from opweave.graph.features import Feature
 from opweave.graph.fg import AlreadyThere
-from opweave.graph.rewriting import GraphRewriter, copy_stack_trace, node_rewriter
+from opweave.graph.rewriting import GraphRewriter, copy_stack_trace, in2out, node_rewriter
 from opweave.scalar import ScalarType
 from opweave.tensor._typing import tensor_out, tensor_type_of, tensor_var
 from opweave.tensor.basic import MakeVector, cast, tensor_from_scalar
@@ -391,6 +398,18 @@ def register_shape(db: RewriteDatabase) -> None:
         local_subtensor_of_shape,
         "fast_run",
         "shape",
+    )
+    db.register(
+        "fast_compile_shape",
+        in2out(
+            local_shape_from_infer_shape,
+            local_shape_i_from_infer_shape,
+            local_subtensor_of_shape,
+            name="fast_compile_shape",
+        ),
+        "fast_compile",
+        "shape",
+        position=0.1,
     )
 
 
