@@ -329,7 +329,14 @@ def test_graph_replace_strictness_and_types() -> None:
     with pytest.raises(TypeError):
         graph_replace(out, {x: ot.dvector("v")})
     with pytest.raises(TypeError, match="Variables to Variables"):
-        graph_replace(out, {x: 2.0})  # type: ignore[dict-item]
+        graph_replace(out, {x: "2.0"})  # type: ignore[dict-item]
+    # As in PyTensor, a number or an array stands for a constant of the old Type.
+    for value in (2.0, 2, np.float64(2.0), np.array(2.0)):
+        new = graph_replace(out, {x: value})  # type: ignore[dict-item]
+        assert new.dtype == "float64"
+        np.testing.assert_array_equal(new.eval(), 3.0)
+        cloned = clone_replace(out, {x: value}, rebuild_strict=False)  # type: ignore[dict-item]
+        np.testing.assert_array_equal(cloned.eval(), 3.0)
     with pytest.raises(TypeError, match="dict"):
         graph_replace(out, 3)  # type: ignore[arg-type]
 

@@ -919,14 +919,22 @@ def variable_depends_on(variable: Variable, depends_on: Variable | Iterable[Vari
 ReplaceTypes = Mapping[Variable, Variable] | Iterable[tuple[Variable, Variable]]
 
 
+def _is_replacement_value(new: Any) -> bool:
+    """Whether ``new`` is a value that replaces a variable as a constant: a number (not a
+    ``bool``) or a NumPy array or scalar."""
+    if isinstance(new, bool):
+        return False
+    return isinstance(new, int | float | complex | np.ndarray | np.generic)
+
+
 def _format_replace(
     replace: ReplaceTypes | None, what: str, *, values: bool = False
 ) -> dict[Variable, Variable]:
     """``replace`` as a dict, each new variable converted to its old variable's Type.
 
-    With ``values``, a replacement may also be a NumPy array or scalar, which the caller
-    converts to a constant of the old variable's Type (PyTensor's ``graph_replace`` accepts
-    them).
+    With ``values``, a replacement may also be a number or a NumPy array, which the caller
+    converts to a constant of the old variable's Type (PyTensor's ``graph_replace`` and
+    ``clone_replace`` accept them; PyMC's ``sample_node`` passes arrays).
 
     Raises
     ------
@@ -950,7 +958,7 @@ def _format_replace(
         if not (isinstance(pair, tuple) and len(pair) == 2):
             raise TypeError(f"{what}: replace must hold (old, new) pairs, got {pair!r}")
         old, new = pair
-        is_value = values and isinstance(new, np.ndarray | np.generic)
+        is_value = values and _is_replacement_value(new)
         if not isinstance(old, Variable) or not (is_value or isinstance(new, Variable)):
             raise TypeError(
                 f"{what}: replacements must map Variables to Variables, got "
@@ -990,11 +998,12 @@ def clone_replace(
         For malformed replacements, or (with ``rebuild_strict``) a new variable whose
         Type cannot stand for the old one's.
     """
-    items = _format_replace(replace, "clone_replace")
+    items = _format_replace(replace, "clone_replace", values=True)
     outputs = [output] if isinstance(output, Variable) else list(output)
     memo: dict[Node, Any] = {}
     for old, new in items.items():
-        memo[old] = old.type.filter_variable(new) if rebuild_strict else new
+        strict = rebuild_strict or not isinstance(new, Variable)  # a value: a constant
+        memo[old] = old.type.filter_variable(new) if strict else new
     roots = [v for v in graph_inputs(outputs) if v not in memo] + list(items)
     equiv = clone_get_equiv(
         roots, outputs, copy_inputs=False, copy_orphans=False, memo=memo, strict=rebuild_strict

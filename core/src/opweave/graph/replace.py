@@ -53,7 +53,7 @@ def graph_replace(
         One variable or a sequence of them.
     replace
         ``{old: new}`` (or pairs); each ``new`` is converted to its ``old``'s Type. As in
-        PyTensor, ``new`` may be a NumPy array or scalar: it becomes a constant.
+        PyTensor, ``new`` may be a number or a NumPy array: it becomes a constant.
     strict
         Raise if a replaced variable is not part of the graph of ``outputs``.
 
