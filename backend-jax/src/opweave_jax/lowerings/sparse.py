@@ -41,10 +41,10 @@ from opweave_jax.lowerings.scalar import out_dtype
 from opweave_jax.lowerings.sparse_matrix import (
     INDEX_DTYPE,
     SparseMatrix,
+    as_sparse_matrix,
     compress,
     from_dense,
-    from_scipy,
-    is_sparse_value,
+    is_sparse_operand,
     jax_sparse,
 )
 from opweave_jax.values import static_ints
@@ -52,15 +52,6 @@ from opweave_jax.values import static_ints
 __all__ = ["LOWERINGS", "STRUCTURED"]
 
 Fn = Callable[..., Any]
-
-
-def _sparse(value: Any) -> SparseMatrix:
-    """A sparse input (a :class:`SparseMatrix`, or a SciPy constant) as a SparseMatrix."""
-    return from_scipy(value) if is_sparse_value(value) else value
-
-
-def _is_sparse(value: Any) -> bool:
-    return isinstance(value, SparseMatrix) or is_sparse_value(value)
 
 
 def _dense(value: Any, dtype: Any) -> Any:
@@ -115,7 +106,7 @@ def _dense_from_sparse(op: Any, node: Apply) -> Fn:
     dtype = out_dtype(node)
 
     def run(x: Any) -> Any:
-        return _sparse(x).todense(dtype)
+        return as_sparse_matrix(x).todense(dtype)
 
     return run
 
@@ -131,7 +122,7 @@ def _sparse_from_dense(op: SparseFromDense, node: Apply) -> Fn:
 
 def _transpose(op: Any, node: Apply) -> Fn:
     def run(x: Any) -> SparseMatrix:
-        x = _sparse(x)
+        x = as_sparse_matrix(x)
         fmt = "csc" if x.format == "csr" else "csr"
         return SparseMatrix(x.data, x.indices, x.indptr, x.shape[::-1], fmt, x.exact)
 
@@ -142,7 +133,7 @@ def _cast(op: Cast, node: Apply) -> Fn:
     dtype = out_dtype(node)
 
     def run(x: Any) -> SparseMatrix:
-        matrix = _sparse(x)
+        matrix = as_sparse_matrix(x)
         return matrix.with_data(convert(jnp.asarray(matrix.data), dtype))
 
     return run
@@ -153,7 +144,7 @@ def _structured_unary(op: StructuredUnary, node: Apply) -> Fn:
     fn = STRUCTURED[op.name]
 
     def run(x: Any) -> SparseMatrix:
-        matrix = _sparse(x)
+        matrix = as_sparse_matrix(x)
         data = jnp.asarray(matrix.data)
         if dtype.kind in "fc" and data.dtype.kind not in "fc":
             data = data.astype(dtype)
@@ -169,7 +160,7 @@ def _csm_properties(op: Any, node: Apply) -> Fn:
     dtype = out_dtype(node)
 
     def run(x: Any) -> tuple[Any, Any, Any, Any]:
-        x = _sparse(x)
+        x = as_sparse_matrix(x)
         if not x.exact:
             raise NotImplementedError(
                 f"jax linker: {op} of a sparse matrix whose number of stored values depends "
@@ -240,7 +231,7 @@ def _mul_s_d(op: Any, node: Apply) -> Fn:
     dtype = out_dtype(node)
 
     def run(x: Any, y: Any) -> SparseMatrix:
-        matrix = _sparse(x)
+        matrix = as_sparse_matrix(x)
         y = _dense(y, dtype)
         y = jnp.broadcast_to(y.reshape((1,) * (2 - y.ndim) + y.shape), matrix.shape)
         rows, cols = matrix.coordinates()
@@ -256,7 +247,7 @@ def _structured_add_s_v(op: Any, node: Apply) -> Fn:
     dtype = out_dtype(node)
 
     def run(x: Any, y: Any) -> SparseMatrix:
-        matrix = _sparse(x)
+        matrix = as_sparse_matrix(x)
         y = _dense(y, dtype)
         if y.shape[0] != matrix.shape[1]:
             raise ValueError(f"{op}: x has {matrix.shape[1]} columns but y has {y.shape[0]} values")
@@ -278,7 +269,7 @@ def _through_dense(combine: Fn) -> Callable[[Any, Apply], Fn]:
         fmt = node.outputs[0].type.format  # type: ignore[attr-defined]
 
         def run(x: Any, y: Any) -> Any:
-            x, y = _sparse(x), _sparse(y)
+            x, y = as_sparse_matrix(x), as_sparse_matrix(y)
             _check_same_shape(op, x, y)
             dense = combine(x.todense(dtype), y.todense(dtype))
             return from_dense(dense, fmt, dtype, capacity=x.capacity + y.capacity)
@@ -292,7 +283,7 @@ def _add_s_d(op: Any, node: Apply) -> Fn:
     dtype = out_dtype(node)
 
     def run(x: Any, y: Any) -> Any:
-        dense, y = _sparse(x).todense(dtype), _dense(y, dtype)
+        dense, y = as_sparse_matrix(x).todense(dtype), _dense(y, dtype)
         total = dense + y
         if dtype.kind not in "fc":
             return total
@@ -309,7 +300,7 @@ def _sp_sum(op: SpSum, node: Apply) -> Fn:
     dtype = out_dtype(node)
 
     def run(x: Any) -> Any:
-        matrix = _sparse(x).bcoo(dtype)  # summed in the output dtype (int8 in int64)
+        matrix = as_sparse_matrix(x).bcoo(dtype)  # summed in the output dtype (int8 in int64)
         axes = (0, 1) if op.axis is None else (op.axis,)
         total = jax_sparse().bcoo_reduce_sum(matrix, axes=axes).todense()
         return convert(total, dtype)
@@ -344,7 +335,7 @@ def _structured_dot(op: Any, node: Apply) -> Fn:
     dtype = out_dtype(node)
 
     def run(a: Any, b: Any) -> Any:
-        a = _sparse(a)
+        a = as_sparse_matrix(a)
         b = _dense(b, dtype)
         _check_product(op, a, b)
         return _sparse_times_dense(a, b, dtype)
@@ -357,10 +348,10 @@ def _dot(op: Any, node: Apply) -> Fn:
 
     def run(x: Any, y: Any) -> Any:
         _check_product(op, x, y)
-        if _is_sparse(x):
-            right = _sparse(y).todense(dtype) if _is_sparse(y) else _dense(y, dtype)
-            return _sparse_times_dense(_sparse(x), right, dtype)
-        return _dense_times_sparse(_dense(x, dtype), _sparse(y), dtype)
+        if is_sparse_operand(x):
+            right = as_sparse_matrix(y).todense(dtype) if is_sparse_operand(y) else _dense(y, dtype)
+            return _sparse_times_dense(as_sparse_matrix(x), right, dtype)
+        return _dense_times_sparse(_dense(x, dtype), as_sparse_matrix(y), dtype)
 
     return run
 
@@ -373,7 +364,9 @@ def _block_diagonal(op: SparseBlockDiagonal, node: Apply) -> Fn:
 
     def run(*matrices: Any) -> SparseMatrix:
         # SciPy stores every entry of a dense block, zeros too.
-        blocks = [_sparse(m) if _is_sparse(m) else _all_entries(m) for m in matrices]
+        blocks = [
+            as_sparse_matrix(m) if is_sparse_operand(m) else _all_entries(m) for m in matrices
+        ]
         n_rows = sum(b.shape[0] for b in blocks)
         n_cols = sum(b.shape[1] for b in blocks)
         rows, cols, data, valid = [], [], [], []

@@ -34,10 +34,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SparseMatrix",
+    "as_sparse_matrix",
     "coalesce",
     "compress",
     "from_dense",
     "from_scipy",
+    "is_sparse_operand",
     "is_sparse_value",
     "jax_sparse",
     "to_scipy",
@@ -201,6 +203,17 @@ class SparseMatrix:
 def is_sparse_value(value: Any) -> bool:
     """Whether ``value`` is a SciPy sparse matrix or array (SciPy need not be imported)."""
     return type(value).__module__.startswith("scipy.sparse") and hasattr(value, "nnz")
+
+
+def as_sparse_matrix(value: Any) -> SparseMatrix:
+    """A sparse operand of a lowering (a :class:`SparseMatrix`, or a SciPy constant) as a
+    :class:`SparseMatrix`."""
+    return from_scipy(value) if is_sparse_value(value) else value
+
+
+def is_sparse_operand(value: Any) -> bool:
+    """Whether a lowering's operand is sparse (a :class:`SparseMatrix` or a SciPy matrix)."""
+    return isinstance(value, SparseMatrix) or is_sparse_value(value)
 
 
 def from_scipy(value: Any, format: str | None = None) -> SparseMatrix:

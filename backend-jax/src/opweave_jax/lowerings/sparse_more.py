@@ -45,26 +45,17 @@ from opweave_jax.lowerings.scalar import out_dtype
 from opweave_jax.lowerings.sparse_matrix import (
     INDEX_DTYPE,
     SparseMatrix,
+    as_sparse_matrix,
     coalesce,
     compress,
     from_dense,
-    from_scipy,
-    is_sparse_value,
+    is_sparse_operand,
 )
 from opweave_jax.values import is_static, static_int, static_ints
 
 __all__ = ["LOWERINGS"]
 
 Fn = Callable[..., Any]
-
-
-def _sparse(value: Any) -> SparseMatrix:
-    """A sparse input (a :class:`SparseMatrix`, or a SciPy constant) as a SparseMatrix."""
-    return from_scipy(value) if is_sparse_value(value) else value
-
-
-def _is_sparse(value: Any) -> bool:
-    return isinstance(value, SparseMatrix) or is_sparse_value(value)
 
 
 def _data(matrix: SparseMatrix, dtype: Any) -> Any:
@@ -130,7 +121,7 @@ def _stack(op: Stack, node: Apply) -> Fn:
     axis = op.axis
 
     def run(*blocks: Any) -> SparseMatrix:
-        matrices = [_sparse(b) for b in blocks]
+        matrices = [as_sparse_matrix(b) for b in blocks]
         other = 1 - axis
         lengths = {m.shape[other] for m in matrices}
         if len(lengths) > 1:
@@ -168,7 +159,7 @@ def _diag(op: Diag, node: Apply) -> Fn:
     dtype = out_dtype(node)
 
     def run(x: Any) -> Any:
-        matrix = _sparse(x)
+        matrix = as_sparse_matrix(x)
         n, m = matrix.shape
         if n != m:
             raise ValueError(
@@ -183,7 +174,7 @@ def _diag(op: Diag, node: Apply) -> Fn:
 
 def _ensure_sorted_indices(op: EnsureSortedIndices, node: Apply) -> Fn:
     def run(x: Any) -> SparseMatrix:
-        matrix = _sparse(x)
+        matrix = as_sparse_matrix(x)
         rows, cols = matrix.coordinates()
         return compress(
             matrix.data, rows, cols, matrix.valid(), matrix.shape, matrix.format, matrix.exact
@@ -210,7 +201,7 @@ def _keep(matrix: SparseMatrix, keep: Any) -> SparseMatrix:
 
 def _remove0(op: Remove0, node: Apply) -> Fn:
     def run(x: Any) -> SparseMatrix:
-        matrix = _sparse(x)
+        matrix = as_sparse_matrix(x)
         return _keep(matrix, matrix.valid() & (jnp.asarray(matrix.data) != 0))
 
     return run
@@ -223,7 +214,7 @@ def _get_item_scalar(op: GetItemScalar, node: Apply) -> Fn:
     dtype = out_dtype(node)
 
     def run(x: Any, i: Any, j: Any) -> Any:
-        matrix = _sparse(x)
+        matrix = as_sparse_matrix(x)
         row = _positions(op, i, matrix.shape[0], "i")
         col = _positions(op, j, matrix.shape[1], "j")
         return _lookup(matrix, row, col, dtype)
@@ -235,7 +226,7 @@ def _get_item_2lists(op: GetItem2Lists, node: Apply) -> Fn:
     dtype = out_dtype(node)
 
     def run(x: Any, ind1: Any, ind2: Any) -> Any:
-        matrix = _sparse(x)
+        matrix = as_sparse_matrix(x)
         if np.shape(ind1) != np.shape(ind2):
             raise ValueError(
                 f"{op}: the index vectors differ in length ({np.shape(ind1)[0]}, "
@@ -254,7 +245,7 @@ def _get_item_2lists_grad(op: GetItem2ListsGrad, node: Apply) -> Fn:
     fmt = node.outputs[0].type.format  # type: ignore[attr-defined]
 
     def run(x: Any, ind1: Any, ind2: Any, gz: Any) -> SparseMatrix:
-        shape = _sparse(x).shape
+        shape = as_sparse_matrix(x).shape
         rows = _positions(op, ind1, shape[0], "ind1")
         cols = _positions(op, ind2, shape[1], "ind2")
         values = convert(jnp.asarray(gz), dtype)
@@ -305,7 +296,7 @@ def _get_item_list(op: GetItemList, node: Apply) -> Fn:
     """``x[index]``: the rows at ``index`` (CSC goes through CSR, sorted back)."""
 
     def run(x: Any, index: Any) -> SparseMatrix:
-        matrix = _sparse(x)
+        matrix = as_sparse_matrix(x)
         rows = _positions(op, index, matrix.shape[0], "index")
         taken = _take_rows(_in_format(matrix, "csr"), rows)
         return _in_format(taken, matrix.format)
@@ -319,7 +310,7 @@ def _get_item_list_grad(op: GetItemListGrad, node: Apply) -> Fn:
     dtype = out_dtype(node)
 
     def run(x: Any, index: Any, gz: Any) -> SparseMatrix:
-        matrix, grad = _sparse(x), _sparse(gz)
+        matrix, grad = as_sparse_matrix(x), as_sparse_matrix(gz)
         rows = _positions(op, index, matrix.shape[0], "index")
         if grad.shape != (int(rows.shape[0]), matrix.shape[1]):
             raise ValueError(
@@ -359,7 +350,7 @@ def _get_item_2d(op: GetItem2d, node: Apply) -> Fn:
     """``x[a:b:s, c:d:t]`` (static bounds)."""
 
     def run(x: Any, *bounds: Any) -> SparseMatrix:
-        matrix = _sparse(x)
+        matrix = as_sparse_matrix(x)
         n_rows, n_cols = matrix.shape
         row_map, out_rows = _slice_map(op, list(bounds[0:3]), n_rows)
         col_map, out_cols = _slice_map(op, list(bounds[3:6]), n_cols)
@@ -413,8 +404,12 @@ def _true_dot(op: TrueDot, node: Apply) -> Fn:
     fmt = node.outputs[0].type.format  # type: ignore[attr-defined]
 
     def run(x: Any, y: Any) -> SparseMatrix:
-        left = _sparse(x)
-        right = _sparse(y).todense(dtype) if _is_sparse(y) else convert(jnp.asarray(y), dtype)
+        left = as_sparse_matrix(x)
+        right = (
+            as_sparse_matrix(y).todense(dtype)
+            if is_sparse_operand(y)
+            else convert(jnp.asarray(y), dtype)
+        )
         if left.shape[1] != right.shape[0]:
             raise ValueError(f"{op}: shape mismatch, {left.shape} @ {tuple(right.shape)}")
         product = left.bcoo(dtype) @ right
