@@ -72,14 +72,19 @@ def _boolean_mask_read(var: Variable) -> tuple[Any, Any] | None:
 
 
 def _checked_mask(x: Any, mask: Any) -> Any:
-    """``mask`` once its lengths are checked against ``x``'s leading ones: ``switch`` would
-    broadcast a length-1 mask where NumPy's indexing raises."""
+    """``mask`` once its lengths are checked against ``x``'s leading ones (``switch`` would
+    broadcast a length-1 mask where NumPy's indexing raises), with axes of length 1 added
+    for ``x``'s other axes, ready for ``switch(mask, ..., x)``."""
     lengths = [eq(mask.shape[k], x.shape[k]) for k in range(mask.type.ndim)]
     same = lengths[0]
     for more in lengths[1:]:
         same = and_(same, more)
     check = CheckAndRaise(IndexError, "boolean index did not match the indexed array's shape")
-    return check(mask, same)
+    checked: Any = check(mask, same)
+    extra = x.type.ndim - mask.type.ndim
+    if extra:
+        return checked.dimshuffle(*range(mask.type.ndim), *(["x"] * extra))
+    return checked
 
 
 @node_rewriter([Sum])
@@ -94,9 +99,6 @@ def boolean_indexing_sum(fgraph: Any, node: Apply) -> list[Variable] | None:
         return None
     x, mask = found
     mask = _checked_mask(x, mask)
-    extra = x.type.ndim - mask.type.ndim
-    if extra:
-        mask = mask.dimshuffle(*range(mask.type.ndim), *(["x"] * extra))
     masked = switch(mask, x, ptb.constant(0, dtype=x.type.dtype))
     op: Any = node.op
     total: Any = Sum(axis=None, dtype=op.dtype, acc_dtype=op.acc_dtype)(masked)
@@ -123,11 +125,10 @@ def local_elemwise_of_boolean_indexing(fgraph: Any, node: Apply) -> list[Variabl
     """``f(x[mask], c, ...)`` -> ``f(x, c, ...)[mask]`` for scalar ``c``."""
     if len(node.outputs) != 1:
         return None
-    reads = [k for k, var in enumerate(node.inputs) if _boolean_mask_read(var) is not None]
+    reads = [(k, found) for k, var in enumerate(node.inputs) if (found := _boolean_mask_read(var))]
     if len(reads) != 1:
         return None
-    [k] = reads
-    x, mask = _boolean_mask_read(node.inputs[k])  # type: ignore[misc]
+    [(k, (x, mask))] = reads
     ndim = node.outputs[0].type.ndim  # type: ignore[attr-defined]
     inputs: list[Variable] = []
     for j, var in enumerate(node.inputs):
@@ -172,9 +173,6 @@ def boolean_indexing_set_or_inc(fgraph: Any, node: Apply) -> list[Variable] | No
         return None
     value = value.astype(x.type.dtype)  # type: ignore[attr-defined]
     mask = _checked_mask(x, mask)
-    extra = x.type.ndim - mask.type.ndim
-    if extra:
-        mask = mask.dimshuffle(*range(mask.type.ndim), *(["x"] * extra))
     new = value if node.op.set_instead_of_inc else (x + value).astype(x.type.dtype)  # type: ignore[attr-defined]
     out: Any = switch(mask, new, x)
     if out.type != node.outputs[0].type:
