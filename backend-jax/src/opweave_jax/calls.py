@@ -181,11 +181,6 @@ class LinkedGraph:
             for m, v in zip(mirrors, self.inputs, strict=True)
         ]
 
-    def _check_failed(self, code: Any) -> None:
-        """Raise the exception of the first deferred check whose condition is false
-        (``code``: :class:`~opweave_jax.checked.CheckedProgram`)."""
-        self.program.raise_failed(code)
-
     def _call_jitted(self, values: list[Any], converters: list[Convert]) -> list[Any]:
         """The jitted function on ``values``; its outputs on the host (``converters``),
         once the deferred checks passed."""
@@ -198,7 +193,7 @@ class LinkedGraph:
             with jax.default_device(device):
                 results, code = self.jitted(*values)
         if code is not None:
-            self._check_failed(code)
+            self.program.raise_failed(code)  # the first failing check, if any
         return self._host(results, converters, self.candidates, values)
 
     def _host(
