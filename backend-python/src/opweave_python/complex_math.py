@@ -30,8 +30,10 @@ def _scalarize(x: np.ndarray) -> Any:
 
 
 def real(x: Any) -> Any:
-    """The real part (``x`` itself for real values)."""
-    return np.real(x)
+    """The real part (a copy of ``x`` for real values): never a view of ``x``, which
+    ``np.real`` returns (an Elemwise output must not alias its input undeclared)."""
+    out = np.real(x)
+    return out.copy() if isinstance(out, np.ndarray) else out
 
 
 def imag(x: Any) -> Any:
