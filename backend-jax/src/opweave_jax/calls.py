@@ -40,6 +40,7 @@ from opweave.scalar.type import ScalarType
 from opweave.sparse.type import SparseTensorType
 from opweave.tensor.random.type import RandomType
 from opweave.tensor.type import TensorType
+from opweave.xtensor.type import XTensorType
 from opweave_jax.adopt import MIN_BYTES, adopt, adoptable
 from opweave_jax.lowerings.sparse_matrix import from_scipy, is_sparse_value, to_scipy
 from opweave_jax.mirror import DeviceMirror, to_host
@@ -61,7 +62,7 @@ def _owned_output(var: Variable, borrowed: bool) -> Convert:
     if isinstance(var.type, SparseTensorType):
         fmt, sparse_dtype = var.type.format, var.type.dtype
         return lambda value: to_scipy(value, fmt, sparse_dtype)
-    if isinstance(var.type, ScalarType) or not isinstance(var.type, TensorType):
+    if isinstance(var.type, ScalarType) or not isinstance(var.type, TensorType | XTensorType):
         return lambda value: to_host(value, var)
     dtype = np.dtype(var.type.dtype)
     if borrowed:

@@ -35,6 +35,7 @@ from opweave.scalar.type import ScalarType
 from opweave.sparse.type import SparseTensorType
 from opweave.tensor.random.type import RandomType
 from opweave.tensor.type import TensorType
+from opweave.xtensor.type import XTensorType
 from opweave_jax.context import DeferredCheck, tracing
 from opweave_jax.lowerings.float_to_int import convert
 from opweave_jax.lowerings.sparse_matrix import from_scipy, is_sparse_value
@@ -93,10 +94,13 @@ def _node_lowering(node: Apply) -> Lowering:
 
 
 def _check_type(var: Variable, what: str) -> None:
-    if not isinstance(var.type, TensorType | ScalarType | RandomType | SparseTensorType):
+    if not isinstance(
+        var.type, TensorType | XTensorType | ScalarType | RandomType | SparseTensorType
+    ):
         raise NoImplementationError(
-            f"jax linker: {what} {var} has type {var.type}; the jax linker passes tensors, "
-            "scalars and random generators only, and sparse matrices"
+            f"jax linker: {what} {var} has type {var.type}; the jax linker passes tensors "
+            "(named-dimension ones too), scalars and random generators only, and sparse "
+            "matrices"
         )
 
 

@@ -49,8 +49,9 @@ The order follows what depends on what:
 7. ``tensor`` (with ``tensor.rewriting``): the tensor library, including ``Shape``/
    ``Shape_i`` (``opweave.tensor.shape``) and the core plugin's standard rewrites
    (``tensor.rewriting.plugin``). ``ifelse`` (lazy ``IfElse``), ``scan`` (loops),
-   ``raise_op`` (checks), ``sparse`` (sparse matrices) and ``updates`` build on the tensor
-   library on the same floor.
+   ``raise_op`` (checks), ``sparse`` (sparse matrices), ``xtensor`` (named-dimension
+   tensors, lowered to tensor Ops by a phase the standard rewrites register) and
+   ``updates`` build on the tensor library on the same floor.
 8. the top: the ``opweave`` package itself (its re-exports), ``_wiring``, ``cli``,
    ``__main__``, ``testing``, and ``_variable_eval``, which gives every Variable its
    ``eval`` method (PyTensor's: it compiles with ``opweave.function``) when it is
@@ -125,6 +126,7 @@ FLOORS: dict[str, int] = {
     "scan": 7,
     "raise_op": 7,  # CheckAndRaise/Assert: tensor Ops at PyTensor's path
     "sparse": 7,  # sparse matrices: a Type and Ops built on the tensor library
+    "xtensor": 7,  # named-dimension tensors, lowered to the tensor library's Ops
     "updates": 7,  # OrderedUpdates, PyTensor's name for an ordered updates mapping
     "": 8,  # the ``opweave`` package __init__
     "_wiring": 8,  # binds PyTensor's paths in lower floors to names of higher ones

@@ -21,6 +21,7 @@ from opweave.plugins import get_plugin_manager
 from opweave.scalar.type import ScalarType
 from opweave.tensor.shape import Shape, Shape_i
 from opweave.tensor.type import TensorType
+from opweave.xtensor.type import XTensorType
 from opweave_c.impls.common import python_only
 from opweave_c.impls.csource import snippet
 
@@ -42,27 +43,36 @@ GENERIC_VIEW = snippet("compile_ops.c", "generic_view")
 
 
 def deep_copy_entries() -> list[tuple[type, str, tuple[Any, ...]]]:
-    """DeepCopyOp for arrays and scalars."""
-    return [(TensorType, TENSOR_DEEP_COPY, VERSION), (ScalarType, SCALAR_COPY, VERSION)]
+    """DeepCopyOp for arrays (named-dimension ones too) and scalars."""
+    return [
+        (TensorType, TENSOR_DEEP_COPY, VERSION),
+        (XTensorType, TENSOR_DEEP_COPY, VERSION),
+        (ScalarType, SCALAR_COPY, VERSION),
+    ]
 
 
 def view_entries() -> list[tuple[type, str, tuple[Any, ...]]]:
-    """ViewOp for arrays, scalars and generic objects."""
+    """ViewOp (and the other type casts) for arrays, named-dimension arrays, scalars and
+    generic objects."""
     return [
         (TensorType, TENSOR_VIEW, VERSION),
+        (XTensorType, TENSOR_VIEW, VERSION),
         (ScalarType, SCALAR_COPY, VERSION),
         (Generic, GENERIC_VIEW, VERSION),
     ]
 
 
 def shape_entries() -> list[tuple[type, str, tuple[Any, ...]]]:
-    """Shape of arrays."""
-    return [(TensorType, TENSOR_SHAPE, VERSION)]
+    """Shape of arrays (named-dimension ones too)."""
+    return [(TensorType, TENSOR_SHAPE, VERSION), (XTensorType, TENSOR_SHAPE, VERSION)]
 
 
 def shape_i_entries() -> list[tuple[type, str, str, tuple[Any, ...]]]:
-    """Shape_i of arrays, with the rank check."""
-    return [(TensorType, TENSOR_SHAPE_I, TENSOR_SHAPE_I_CHECK, VERSION)]
+    """Shape_i of arrays (named-dimension ones too), with the rank check."""
+    return [
+        (TensorType, TENSOR_SHAPE_I, TENSOR_SHAPE_I_CHECK, VERSION),
+        (XTensorType, TENSOR_SHAPE_I, TENSOR_SHAPE_I_CHECK, VERSION),
+    ]
 
 
 #: The registry hook of each type-generic Op class (subclasses included).

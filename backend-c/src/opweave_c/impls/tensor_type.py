@@ -8,6 +8,7 @@ from typing import Any
 
 from opweave.graph.utils import MethodNotDefined
 from opweave.tensor.type import TensorType
+from opweave.xtensor.type import XTensorType
 from opweave_c.impls.csource import render
 
 TENSOR_SUPPORT = (Path(__file__).parent.parent / "csrc" / "tensor.h").read_text()
@@ -157,5 +158,12 @@ def _tensor(type_: TensorType) -> TensorCType | None:
     return TensorCType(type_) if type_.dtype in C_DTYPES else None
 
 
+def _xtensor(type_: XTensorType) -> TensorCType | None:
+    """A named-dimension tensor's value is an array with its axes in the order of its dims:
+    its C side is the tensor's (its Python ``filter``, which the linker supplies, also
+    takes an ``xarray.DataArray``)."""
+    return _tensor(TensorType(type_.dtype, shape=type_.shape))
+
+
 #: Type class -> ``factory(type_)`` giving the C interface or ``None``. Read-only.
-C_TYPES = MappingProxyType({TensorType: _tensor})
+C_TYPES = MappingProxyType({TensorType: _tensor, XTensorType: _xtensor})

@@ -16,6 +16,7 @@ from opweave.graph.basic import Variable
 from opweave.sparse.sharedvar import sparse_constructor
 from opweave.sparse.type import _is_sparse_value
 from opweave.tensor.sharedvar import shared as tensor_shared
+from opweave.xtensor.type import is_data_array, xtensor_shared
 
 __all__ = ["shared"]
 
@@ -33,7 +34,9 @@ def shared(
     shared variables (:func:`opweave.tensor.sharedvar.shared`, which takes the keyword
     arguments ``borrow``, ``shape`` and ``target``); SciPy sparse matrices get sparse
     shared variables (:func:`opweave.sparse.sharedvar.sparse_constructor`, keywords
-    ``borrow`` and ``format``); any other value gets a
+    ``borrow`` and ``format``); an ``xarray.DataArray`` gets a shared xtensor with its
+    dims (:func:`opweave.xtensor.type.xtensor_shared`, keywords ``borrow``, ``shape`` and
+    ``dims``); any other value gets a
     :class:`SharedVariable` of the :data:`~opweave.graph.type.generic` Type, which holds
     any Python object.
 
@@ -57,6 +60,10 @@ def _dispatch_shared(
     generic one (see :func:`shared`)."""
     if _is_sparse_value(value):
         return sparse_constructor(value, name, strict, allow_downcast, **kwargs)
+    if is_data_array(value):  # an xarray.DataArray keeps its dims
+        return xtensor_shared(
+            value, name=name, strict=strict, allow_downcast=allow_downcast, **kwargs
+        )
     try:
         made: SharedVariable = tensor_shared(value, name, strict, allow_downcast, **kwargs)
         return made

@@ -104,11 +104,17 @@ def op_classes_of(package: str, exclude: tuple[str, ...] = ()) -> list[type]:
 
 
 def core_op_classes() -> list[type]:
-    """Every public Op class of the core's libraries (scalar, tensor, compile).
+    """Every public Op class of the core's libraries (scalar, tensor, compile, xtensor).
 
-    ``import opweave`` imports them all; the graph contract's own classes are left out.
+    ``import opweave`` imports them all; the graph contract's own classes are left out,
+    and so are the Ops every compilation rewrites away before linking (those whose class
+    says ``lowered_before_linking``: the xtensor Ops).
     """
-    return op_classes_of("opweave", exclude=(_CONTRACT,))
+    return [
+        cls
+        for cls in op_classes_of("opweave", exclude=(_CONTRACT,))
+        if not getattr(cls, "lowered_before_linking", False)
+    ]
 
 
 def own_method_defined(cls: type, method: str) -> bool:

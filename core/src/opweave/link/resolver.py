@@ -312,6 +312,14 @@ def refusal(resolution: Resolution, op: Any, node: Apply) -> NoImplementationErr
             f"{resolution.source} runs {op} (node {node}) not on {resolution.backend!r} but "
             f"falls back to another implementation{where}"
         )
+    if getattr(op, "lowered_before_linking", False):
+        return NoImplementationError(
+            f"{op} (node {node}) is an xtensor Op, which no backend implements: the "
+            "compilation's `lower_xtensor` phase replaces it with tensor Ops, and none of "
+            "its lowerings (the `LOWERINGS` of opweave.xtensor.rewriting's modules) "
+            "rewrote this node. Check that the mode does not exclude `lower_xtensor`, "
+            "or give the Op's module a lowering."
+        )
     return NoImplementationError(
         f"no installed backend implements {op} (node {node}) for backend "
         f"{resolution.backend!r}; asked: {', '.join(resolution.asked)}. "

@@ -479,8 +479,9 @@ def as_tensor_variable(
         ``x`` when ``x`` is already a variable (or an Apply node): that is returned with its
         own dtype; use :func:`~opweave.tensor.basic.cast` to convert a variable.
     allow_xtensor_conversion
-        PyTensor's permission to convert a labelled tensor (``xtensor``); opweave has no
-        labelled tensors, so every value it accepts is converted either way.
+        Convert a named-dimension tensor (an xtensor, :mod:`opweave.xtensor`) to its data
+        (axes in the order of its dims). Without it an xtensor is refused, as in PyTensor:
+        converting it silently would drop its names and the alignment by name.
 
     Raises
     ------
@@ -503,6 +504,13 @@ def as_tensor_variable(
                 f"cannot convert the Apply node {x} to a tensor ({kind}): {exc}"
             ) from None
     if isinstance(x, Variable):
+        if getattr(x, "requires_explicit_conversion", False) and not allow_xtensor_conversion:
+            raise TypeError(
+                "To avoid subtle bugs, opweave forbids automatic conversion of "
+                f"XTensorVariable to TensorVariable ({x}).\n"
+                "You can convert explicitly using `x.values` or pass "
+                "`allow_xtensor_conversion=True`."
+            )
         return _variable_with_ndim(_tensor_of_variable(x), ndim)
     if isinstance(x, range):
         return _range_tensor(x, name, ndim, dtype)

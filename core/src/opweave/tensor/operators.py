@@ -95,8 +95,14 @@ _OPERANDS = (Variable, Number, np.ndarray, np.generic, list, tuple)
 
 
 def _defers(other: Any) -> bool:
-    """True if ``other`` is a non-tensor variable that should handle the operator itself."""
-    if not isinstance(other, Variable) or hasattr(other, "_as_TensorVariable"):
+    """True if ``other`` is a non-tensor variable that should handle the operator itself:
+    one that does not convert to a tensor, or one that converts only when asked (an
+    xtensor: ``tensor * xtensor`` is the xtensor's ``__rmul__``, as in PyTensor)."""
+    if not isinstance(other, Variable):
+        return False
+    if getattr(other, "requires_explicit_conversion", False):
+        return True
+    if hasattr(other, "_as_TensorVariable"):
         return False
     return not isinstance(other.type, TensorType)
 

@@ -12,6 +12,9 @@ Where everything goes (positions of the standard phases: ``merge1`` 0,
 entry                           where               tags
 =============================== =================== ===================================
 ``inline_ofg_expansion``        own phase, -0.01    fast_run, fast_compile
+``lower_xtensor``, ...          own phases, 0.09    fast_run, fast_compile (see
+                                and 0.091           :mod:`opweave.xtensor.rewriting.
+                                                    plugin`)
 ``constant_folding``            own phase, 0.5      fast_run, fast_compile,
                                                     constant_folding
 ``canonicalize_constant_folding`` ``canonicalize``  fast_run, constant_folding
@@ -86,6 +89,7 @@ from opweave.tensor.rewriting.reshape import register_reshape
 from opweave.tensor.rewriting.shape import register_shape
 from opweave.tensor.rewriting.simplify import register_simplify
 from opweave.tensor.rewriting.switch_sink import register_switch_sink
+from opweave.xtensor.rewriting.plugin import register_xtensor_lowering
 
 if TYPE_CHECKING:
     from opweave.graph.rewriting import RewriteDatabase
@@ -103,6 +107,7 @@ def register_standard_rewrites(db: RewriteDatabase) -> None:
         phases (see :func:`opweave.graph.rewriting.build_rewrite_database`).
     """
     register_inline_ofg(db)
+    register_xtensor_lowering(db)
     register_constant_folding(db)
     register_canonicalize(db)
     register_blockwise(db)

@@ -1,0 +1,2 @@
+"""The lowering of xtensor graphs to tensor graphs (PyTensor's
+``pytensor.xtensor.rewriting``): see :mod:`opweave.xtensor.rewriting.plugin`."""
