@@ -69,7 +69,7 @@ def is_data_array(value: Any) -> bool:
     return _is_data_array_class(type(value))
 
 
-class DataArrayLike(abc.ABC):
+class DataArrayLike(abc.ABC):  # noqa: B024 (members come from __subclasshook__)
     """The ``xarray.DataArray`` class as an abstract base, for dispatch on it without
     importing xarray (``issubclass(xarray.DataArray, DataArrayLike)`` is true)."""
 
