@@ -16,7 +16,8 @@ from types import EllipsisType
 import opweave.scalar as ps
 from opweave.graph.basic import Apply, Variable
 from opweave.graph.op import Op
-from opweave.tensor.math import variadic_mul
+from opweave.tensor.basic import cast as tensor_cast
+from opweave.tensor.math import maximum, variadic_mul
 from opweave.xtensor.basic import XOp
 from opweave.xtensor.math import cast, neq, sqr, sqrt
 from opweave.xtensor.type import XTensorVariable, as_xtensor, xtensor
@@ -226,15 +227,25 @@ def _reduced_size(original: XTensorVariable, reduced: XTensorVariable) -> typing
     return variadic_mul(*[size for d, size in original.sizes.items() if d not in kept])
 
 
+def _divisor_like(count: typing.Any, total: XTensorVariable) -> typing.Any:
+    """``count`` in the float dtype of ``total`` (so that a float32 mean stays float32, as
+    NumPy's does); an integer ``total`` divides by the integer count (float64 result)."""
+    if total.type.numpy_dtype.kind in "fc":
+        return tensor_cast(count, total.type.dtype)
+    return count
+
+
 def mean(x: typing.Any, dim: REDUCE_DIM = None) -> XTensorVariable:
-    """Arithmetic mean over ``dim``."""
+    """Arithmetic mean over ``dim`` (NumPy's dtype: float32 stays float32, integers give
+    float64; NaN over an empty dimension)."""
     x = as_xtensor(x)
     total = sum(x, dim)
-    return typing.cast(XTensorVariable, total / _reduced_size(x, total))
+    return typing.cast(XTensorVariable, total / _divisor_like(_reduced_size(x, total), total))
 
 
 def var(x: typing.Any, dim: REDUCE_DIM = None, *, ddof: int = 0) -> XTensorVariable:
-    """Variance over ``dim``: the mean squared deviation, divided by ``n - ddof``.
+    """Variance over ``dim``: the sum of squared deviations divided by ``n - ddof``, or by
+    0 where ``ddof >= n`` (``inf``, or ``nan`` for no deviation), as NumPy does.
 
     Parameters
     ----------
@@ -247,8 +258,9 @@ def var(x: typing.Any, dim: REDUCE_DIM = None, *, ddof: int = 0) -> XTensorVaria
     """
     x = as_xtensor(x)
     x_mean = mean(x, dim)
-    n = _reduced_size(x, x_mean)
-    return typing.cast(XTensorVariable, sum(sqr(x - x_mean), dim) / (n - ddof))
+    squares = sum(sqr(x - x_mean), dim)
+    dof = maximum(_reduced_size(x, x_mean) - ddof, 0)
+    return typing.cast(XTensorVariable, squares / _divisor_like(dof, squares))
 
 
 def std(x: typing.Any, dim: REDUCE_DIM = None, *, ddof: int = 0) -> XTensorVariable:
