@@ -265,3 +265,32 @@ def test_data_arrays_keep_their_dims_as_constants_shared_variables_and_arguments
     np.testing.assert_array_equal(f(data), data.values.T)  # put in the order of x's dims
     with pytest.raises(ValueError, match=r"has dims \('a', 'b'\), the XTensorType expects"):
         xtensor("y", dims=("a", "c")).type.filter(data)
+
+
+def test_dims_may_be_named_like_the_methods_first_argument() -> None:
+    a = xtensor("a", dims=("x", "self"), shape=(3, 4))
+    value = np.arange(12.0).reshape(3, 4)
+    outs = [
+        a.isel(x=0),
+        a.head(x=1),
+        a.tail(self=2),
+        a.thin(x=2),
+        a.rename(x="z"),
+        a.stack(s=("x", "self")),
+        a.expand_dims(y=1),
+        a.isel(self=slice(None, 1)).squeeze("self"),
+    ]
+    got = opweave.function([a], outs)(value)
+    want = [
+        value[0],
+        value[:1],
+        value[:, -2:],
+        value[::2],
+        value,
+        value.ravel(),
+        value[None],
+        value[:, 0],
+    ]
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)
+    assert outs[4].dims == ("z", "self") and outs[7].dims == ("x",)

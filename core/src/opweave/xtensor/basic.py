@@ -225,7 +225,7 @@ class Rename(XTypeCastOp):
         return [type(self)(dims)(new_x)]
 
 
-def rename(x: Any, name_dict: dict[str, str] | None = None, **names: str) -> XTensorVariable:
+def rename(x: Any, /, name_dict: dict[str, str] | None = None, **names: str) -> XTensorVariable:
     """``x`` with some dimensions renamed (``rename(x, {"a": "b"})`` or ``rename(x, a="b")``).
 
     Raises

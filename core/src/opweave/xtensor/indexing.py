@@ -333,6 +333,7 @@ def getitem(x: XTensorVariable, idx: typing.Any) -> XTensorVariable:
 
 def isel(
     x: XTensorVariable,
+    /,
     indexers: Mapping[str, typing.Any] | None = None,
     drop: bool = False,
     missing_dims: Literal["raise", "warn", "ignore"] = "raise",
@@ -422,6 +423,7 @@ def inc_value(x: XTensorVariable, value: typing.Any) -> XTensorVariable:
 
 def _per_dim_counts(
     x: XTensorVariable,
+    /,
     indexers: Mapping[str, typing.Any] | int | None,
     indexers_kwargs: Mapping[str, typing.Any],
     kind: str,
@@ -442,6 +444,7 @@ def _per_dim_counts(
 
 def head(
     x: XTensorVariable,
+    /,
     indexers: Mapping[str, typing.Any] | int | None = None,
     **indexers_kwargs: typing.Any,
 ) -> XTensorVariable:
@@ -455,6 +458,7 @@ def head(
 
 def tail(
     x: XTensorVariable,
+    /,
     indexers: Mapping[str, typing.Any] | int | None = None,
     **indexers_kwargs: typing.Any,
 ) -> XTensorVariable:
@@ -470,6 +474,7 @@ def tail(
 
 def thin(
     x: XTensorVariable,
+    /,
     indexers: Mapping[str, typing.Any] | int | None = None,
     **indexers_kwargs: typing.Any,
 ) -> XTensorVariable:

@@ -74,7 +74,7 @@ _REFLECTED += ("floordiv",)
 
 
 def _rename(
-    self: XTensorVariable, new_name_or_name_dict: Any = None, **names: str
+    self: XTensorVariable, /, new_name_or_name_dict: Any = None, **names: str
 ) -> XTensorVariable:
     """The variable renamed (a str), or with dimensions renamed (a dict or keywords)."""
     if isinstance(new_name_or_name_dict, str):
@@ -114,6 +114,7 @@ def _getitem(self: XTensorVariable, idx: Any) -> Any:
 
 def _isel(
     self: XTensorVariable,
+    /,
     indexers: dict[str, Any] | None = None,
     drop: bool = False,
     missing_dims: Literal["raise", "warn", "ignore"] = "raise",
@@ -133,17 +134,17 @@ def _inc(self: XTensorVariable, value: Any) -> Any:
     return indexing.inc_value(self, value)
 
 
-def _head(self: XTensorVariable, indexers: Any = None, **indexers_kwargs: Any) -> Any:
+def _head(self: XTensorVariable, /, indexers: Any = None, **indexers_kwargs: Any) -> Any:
     """The first ``n`` entries along dimensions (default 5)."""
     return indexing.head(self, indexers, **indexers_kwargs)
 
 
-def _tail(self: XTensorVariable, indexers: Any = None, **indexers_kwargs: Any) -> Any:
+def _tail(self: XTensorVariable, /, indexers: Any = None, **indexers_kwargs: Any) -> Any:
     """The last ``n`` entries along dimensions (default 5)."""
     return indexing.tail(self, indexers, **indexers_kwargs)
 
 
-def _thin(self: XTensorVariable, indexers: Any = None, **indexers_kwargs: Any) -> Any:
+def _thin(self: XTensorVariable, /, indexers: Any = None, **indexers_kwargs: Any) -> Any:
     """Every ``n``-th entry along dimensions."""
     return indexing.thin(self, indexers, **indexers_kwargs)
 
@@ -165,6 +166,7 @@ def _squeeze(
 
 def _expand_dims(
     self: XTensorVariable,
+    /,
     dim: Any = None,
     create_index_for_new_dim: bool | None = None,
     axis: int | Sequence[int] | None = None,
@@ -224,12 +226,12 @@ def _transpose(
     return shape.transpose(self, *dim, missing_dims=missing_dims)
 
 
-def _stack(self: XTensorVariable, dim: Any = None, **dims: Any) -> Any:
+def _stack(self: XTensorVariable, /, dim: Any = None, **dims: Any) -> Any:
     """Merge dimensions into new ones (``x.stack(ab=["a", "b"])``)."""
     return shape.stack(self, dim, **dims)
 
 
-def _unstack(self: XTensorVariable, dim: Any = None, **dims: Any) -> Any:
+def _unstack(self: XTensorVariable, /, dim: Any = None, **dims: Any) -> Any:
     """Split a dimension into new ones of given lengths."""
     return shape.unstack(self, dim, **dims)
 

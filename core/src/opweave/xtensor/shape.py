@@ -161,7 +161,7 @@ class Stack(XOp):
 
 
 def stack(
-    x: Any, dim: Mapping[str, Sequence[str]] | None = None, **dims: Sequence[str]
+    x: Any, /, dim: Mapping[str, Sequence[str]] | None = None, **dims: Sequence[str]
 ) -> XTensorVariable:
     """Merge groups of dims into new dims (xarray's ``DataArray.stack``).
 
@@ -276,7 +276,7 @@ class UnStack(XOp):
 
 
 def unstack(
-    x: Any, dim: Mapping[str, Mapping[str, Any]] | None = None, **dims: Mapping[str, Any]
+    x: Any, /, dim: Mapping[str, Mapping[str, Any]] | None = None, **dims: Mapping[str, Any]
 ) -> XTensorVariable:
     """Split dims into several new dims (xarray's ``DataArray.unstack``, with lengths).
 
@@ -667,6 +667,7 @@ def _new_dim_sizes(dim: Any) -> dict[str, Any]:
 
 def expand_dims(
     x: Any,
+    /,
     dim: str | Sequence[str] | Mapping[str, Any] | None = None,
     create_index_for_new_dim: bool | None = None,
     axis: int | Sequence[int] | None = None,
