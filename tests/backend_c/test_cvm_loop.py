@@ -18,6 +18,7 @@ from opweave.compile import In, Mode
 from opweave.graph.basic import Apply
 from opweave.graph.op import Op
 from opweave.ifelse import ifelse
+from opweave.xtensor.type import XTensorType
 from opweave_c.linkers.c_loop import CLoop, exact_spec
 
 
@@ -166,6 +167,20 @@ def test_exact_spec_describes_what_the_tensor_filter_returns_unchanged() -> None
     assert exact_spec(opweave.scalar.float64) is None
     value = np.arange(3.0)
     assert ot.dvector().type.filter(value) is value
+
+
+def test_named_dimension_arrays_take_the_tensor_exact_path() -> None:
+    xtype = XTensorType("int32", dims=("a", "b"), shape=(3, None))
+    assert exact_spec(xtype) == exact_spec(xtype.tensor_type) == (np.dtype("int32").num, 2, (3, -1))
+    x = xtype("x")
+    f = cvm([x], x.values * 2)
+    value = np.arange(6, dtype="int32").reshape(3, 2)
+    np.testing.assert_array_equal(f(value), value * 2)
+    np.testing.assert_array_equal(f(value[:, ::-1]), value[:, ::-1] * 2)  # a strided view
+    with pytest.raises(TypeError, match="bad input argument 0"):
+        f(np.zeros((4, 2), dtype="int32"))  # the static length is still checked
+    with pytest.raises(TypeError):
+        f(np.zeros((3, 2)))  # float64 is no int32 (the filter refuses it)
 
 
 def test_static_shapes_are_checked_on_exact_arrays() -> None:

@@ -162,7 +162,7 @@ def _xtensor(type_: XTensorType) -> TensorCType | None:
     """A named-dimension tensor's value is an array with its axes in the order of its dims:
     its C side is the tensor's (its Python ``filter``, which the linker supplies, also
     takes an ``xarray.DataArray``)."""
-    return _tensor(TensorType(type_.dtype, shape=type_.shape))
+    return _tensor(type_.tensor_type)
 
 
 #: Type class -> ``factory(type_)`` giving the C interface or ``None``. Read-only.

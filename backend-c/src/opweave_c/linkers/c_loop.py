@@ -26,6 +26,7 @@ import numpy as np
 
 from opweave.link.loop import GcEntry
 from opweave.tensor.type import TensorType
+from opweave.xtensor.type import XTensorType
 from opweave_c.linkers.lazy_plan import LazyProgram
 
 __all__ = ["CLoop", "exact_spec"]
@@ -41,8 +42,12 @@ def exact_spec(type_: Any) -> tuple[int, int, tuple[int, ...]] | None:
     may differ) whose filter does not check values: ``(type number, rank, static sizes)``
     (``-1`` where the Type fixes no size). A plain, aligned, native-order ndarray of that
     type number, rank and shape is what that filter returns unchanged. ``None`` for
-    every other Type: its arguments always go through the filter.
+    every other Type: its arguments always go through the filter. A named-dimension
+    :class:`~opweave.xtensor.type.XTensorType` answers as its ``tensor_type``: its filter
+    is that Type's for every value but an ``xarray.DataArray``, which is no ndarray.
     """
+    if type(type_) is XTensorType:
+        type_ = type_.tensor_type
     if type(type_) is not TensorType or getattr(type_, "filter_checks_isfinite", False):
         return None
     sizes = tuple(-1 if n is None else int(n) for n in type_.shape)

@@ -137,6 +137,8 @@ class XTensorType(Type):
         self.filter_checks_isfinite = False
         # Not meaningful for named dimensions; code written for tensors may ask for it.
         self.broadcastable = (False,) * self.ndim
+        #: The Type of the same values as a tensor (built once: ``filter`` runs per call).
+        self.tensor_type = TensorType(self.dtype, shape=self.shape)
 
     def clone(
         self,
@@ -153,15 +155,12 @@ class XTensorType(Type):
             **kwargs,
         )
 
-    def _as_tensor_type(self) -> TensorType:
-        return TensorType(self.dtype, shape=self.shape)
-
     def filter(self, data: Any, strict: bool = False, allow_downcast: bool | None = None) -> Any:
         """The value as a NumPy array of this Type's dtype and rank (a DataArray's axes
         are put in the order of ``dims``), as :meth:`TensorType.filter` checks it."""
         if is_data_array(data):
             data = _data_array_values(data, self.dims)
-        return self._as_tensor_type().filter(data, strict=strict, allow_downcast=allow_downcast)
+        return self.tensor_type.filter(data, strict=strict, allow_downcast=allow_downcast)
 
     @staticmethod
     def may_share_memory(a: Any, b: Any) -> bool:
